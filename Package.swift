@@ -1,0 +1,61 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "Remodel",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Remodel", targets: ["Remodel"]),
+        .library(name: "ExpressionLanguage", targets: ["ExpressionLanguage"]),
+        .executable(name: "mapping-eval", targets: ["mapping-eval"]),
+        .executable(name: "mapping-migrate", targets: ["mapping-migrate"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+    ],
+    targets: [
+        // System libraries. The store's hot path and MATCHES talk to the C APIs directly.
+        .systemLibrary(
+            name: "CSQLite",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
+        .systemLibrary(
+            name: "CPCRE2",
+            pkgConfig: "libpcre2-8",
+            providers: [.apt(["libpcre2-dev"]), .brew(["pcre2"])]
+        ),
+        .systemLibrary(
+            name: "CEditLine",
+            providers: [.apt(["libedit-dev"])]
+        ),
+
+        // The library, one module per layer; dependencies point one way.
+        .target(
+            name: "ExpressionLanguage",
+            dependencies: [
+                "CPCRE2",
+                .product(name: "OrderedCollections", package: "swift-collections"),
+            ]
+        ),
+        .target(name: "ObjectGraph", dependencies: ["ExpressionLanguage", "CSQLite"]),
+        .target(name: "Migration", dependencies: ["ObjectGraph", "ExpressionLanguage"]),
+        .target(name: "Remodel", dependencies: ["ExpressionLanguage", "ObjectGraph", "Migration"]),
+
+        // The logic behind the command-line tools, kept out of the thin executables so
+        // that it can be tested as a library too.
+        .target(
+            name: "RemodelCLI",
+            dependencies: [
+                "Remodel",
+                "CEditLine",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(name: "mapping-eval", dependencies: ["RemodelCLI"]),
+        .executableTarget(name: "mapping-migrate", dependencies: ["RemodelCLI"]),
+
+        .testTarget(name: "ExpressionLanguageTests", dependencies: ["ExpressionLanguage"]),
+        .testTarget(name: "CLITests", dependencies: ["RemodelCLI", "mapping-eval"]),
+    ]
+)

@@ -1,0 +1,1 @@
+print("mapping-eval: under construction")
