@@ -38,7 +38,14 @@ let package = Package(
                 .product(name: "OrderedCollections", package: "swift-collections"),
             ]
         ),
-        .target(name: "ObjectGraph", dependencies: ["ExpressionLanguage", "CSQLite"]),
+        .target(
+            name: "ObjectGraph",
+            dependencies: [
+                "ExpressionLanguage",
+                "CSQLite",
+                .product(name: "OrderedCollections", package: "swift-collections"),
+            ]
+        ),
         .target(name: "Migration", dependencies: ["ObjectGraph", "ExpressionLanguage"]),
         .target(name: "Remodel", dependencies: ["ExpressionLanguage", "ObjectGraph", "Migration"]),
 
@@ -56,6 +63,7 @@ let package = Package(
         .executableTarget(name: "mapping-migrate", dependencies: ["RemodelCLI"]),
 
         .testTarget(name: "ExpressionLanguageTests", dependencies: ["ExpressionLanguage"]),
+        .testTarget(name: "ObjectGraphTests", dependencies: ["ObjectGraph"]),
         .testTarget(name: "CLITests", dependencies: ["RemodelCLI", "mapping-eval"]),
     ]
 )

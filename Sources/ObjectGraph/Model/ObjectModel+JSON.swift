@@ -1,0 +1,272 @@
+import ExpressionLanguage
+import Foundation
+import OrderedCollections
+
+extension ObjectModel {
+    /// Loads and validates a JSON model file (`*.model.json`, docs/model-format.md).
+    /// Every problem is reported, each with the file and its JSON path.
+    public static func load(contentsOf url: URL) throws(ModelErrors) -> ObjectModel {
+        let file = url.lastPathComponent
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw ModelErrors([ModelError(file: url.path, path: "", message: "cannot read the file: \(error.localizedDescription)")])
+        }
+        let json: JSON
+        do throws(JSONError) {
+            json = try JSON.parse(data)
+        } catch {
+            throw ModelErrors([ModelError(file: file, path: "", message: "invalid JSON at \(error)")])
+        }
+        let model = try ObjectModel(json: json, file: file)
+        try model.validate(file: file)
+        return model
+    }
+
+    /// Reads a model from JSON without validating the relations between entities (see
+    /// ``validate(file:)``). Throws every structural problem found.
+    public init(json: JSON, file: String? = nil) throws(ModelErrors) {
+        var reader = ModelJSONReader(file: file)
+        let model = reader.model(json)
+        if !reader.errors.isEmpty { throw ModelErrors(reader.errors) }
+        self = model!
+    }
+
+    /// The model as a JSON model file: what ``init(json:file:)`` reads back.
+    public var json: JSON {
+        var entitiesJSON = OrderedDictionary<String, JSON>()
+        for entity in entities {
+            var e = OrderedDictionary<String, JSON>()
+            if let parent = entity.parent { e["parent"] = .string(parent) }
+            if entity.isAbstract { e["abstract"] = .bool(true) }
+            if let r = entity.renamingIdentifier { e["renamingIdentifier"] = .string(r) }
+            if let v = entity.versionHashModifier { e["versionHashModifier"] = .string(v) }
+            var attributes = OrderedDictionary<String, JSON>()
+            for a in entity.attributes {
+                var o = OrderedDictionary<String, JSON>()
+                o["type"] = .string(a.type.rawValue)
+                if !a.isOptional { o["optional"] = .bool(false) }
+                if a.isTransient { o["transient"] = .bool(true) }
+                if let d = a.defaultValue { o["default"] = d.json }
+                if let m = a.minValue { o["min"] = m.json }
+                if let m = a.maxValue { o["max"] = m.json }
+                if let r = a.renamingIdentifier { o["renamingIdentifier"] = .string(r) }
+                if let v = a.versionHashModifier { o["versionHashModifier"] = .string(v) }
+                if a.allowsExternalBinaryDataStorage { o["allowsExternalBinaryDataStorage"] = .bool(true) }
+                if let t = a.valueTransformerName { o["valueTransformerName"] = .string(t) }
+                if !a.userInfo.isEmpty { o["userInfo"] = Value.dictionary(a.userInfo).json }
+                attributes[a.name] = o.count == 1 ? .string(a.type.rawValue) : .object(o)
+            }
+            if !attributes.isEmpty { e["attributes"] = .object(attributes) }
+            var relationships = OrderedDictionary<String, JSON>()
+            for r in entity.relationships {
+                var o = OrderedDictionary<String, JSON>()
+                o["destination"] = .string(r.destination)
+                if let i = r.inverse { o["inverse"] = .string(i) }
+                if r.isToMany { o["toMany"] = .bool(true) }
+                if r.isOrdered { o["ordered"] = .bool(true) }
+                if !r.isOptional { o["optional"] = .bool(false) }
+                if r.isTransient { o["transient"] = .bool(true) }
+                if r.minCount != 0 { o["minCount"] = .integer(Int64(r.minCount)) }
+                if r.maxCount != 0 { o["maxCount"] = .integer(Int64(r.maxCount)) }
+                if r.deleteRule != .nullify { o["deleteRule"] = .string(r.deleteRule.rawValue) }
+                if let n = r.renamingIdentifier { o["renamingIdentifier"] = .string(n) }
+                if let v = r.versionHashModifier { o["versionHashModifier"] = .string(v) }
+                if !r.userInfo.isEmpty { o["userInfo"] = Value.dictionary(r.userInfo).json }
+                relationships[r.name] = .object(o)
+            }
+            if !relationships.isEmpty { e["relationships"] = .object(relationships) }
+            if !entity.userInfo.isEmpty { e["userInfo"] = Value.dictionary(entity.userInfo).json }
+            entitiesJSON[entity.name] = .object(e)
+        }
+        return .object(["version": .string(version), "entities": .object(entitiesJSON)])
+    }
+}
+
+/// Reads the JSON model format, collecting every problem with its path.
+private struct ModelJSONReader {
+    let file: String?
+    var errors: [ModelError] = []
+
+    init(file: String?) { self.file = file }
+
+    mutating func fail(_ path: String, _ message: String) {
+        errors.append(ModelError(file: file, path: path, message: message))
+    }
+
+    mutating func object(_ json: JSON, _ path: String, allowed: [String]) -> OrderedDictionary<String, JSON>? {
+        guard let object = json.objectValue else {
+            fail(path, "expected an object, found \(json.kindName)")
+            return nil
+        }
+        for key in object.keys where !allowed.contains(key) {
+            fail(path.isEmpty ? key : "\(path).\(key)", "unknown key '\(key)'; expected one of \(allowed.joined(separator: ", "))")
+        }
+        return object
+    }
+
+    mutating func string(_ json: JSON?, _ path: String) -> String? {
+        guard let json else { return nil }
+        guard let s = json.stringValue else { fail(path, "expected a string, found \(json.kindName)"); return nil }
+        return s
+    }
+
+    mutating func bool(_ json: JSON?, _ path: String, default value: Bool) -> Bool {
+        guard let json else { return value }
+        guard let b = json.boolValue else { fail(path, "expected true or false, found \(json.kindName)"); return value }
+        return b
+    }
+
+    mutating func int(_ json: JSON?, _ path: String) -> Int {
+        guard let json else { return 0 }
+        guard let i = json.integerValue, i >= 0, i <= Int64(Int32.max) else {
+            fail(path, "expected a non-negative integer, found \(json)")
+            return 0
+        }
+        return Int(i)
+    }
+
+    mutating func value(_ json: JSON?, _ path: String) -> Value? {
+        guard let json else { return nil }
+        do throws(ExpressionError) {
+            return try Value(json: json)
+        } catch {
+            fail(path, error.message)
+            return nil
+        }
+    }
+
+    mutating func userInfo(_ json: JSON?, _ path: String) -> [String: Value] {
+        guard let json else { return [:] }
+        guard case .dictionary(let d)? = value(json, path) else {
+            fail(path, "expected an object")
+            return [:]
+        }
+        return d
+    }
+
+    mutating func model(_ json: JSON) -> ObjectModel? {
+        guard let root = object(json, "", allowed: ["version", "entities", "$schema", "comment"]) else { return nil }
+        guard let version = string(root["version"], "version") else {
+            if root["version"] == nil { fail("version", "missing: a model names its version, such as \"Model1\"") }
+            return nil
+        }
+        guard let entitiesJSON = root["entities"] else {
+            fail("entities", "missing: a model has an object of entities")
+            return nil
+        }
+        guard let entitiesObject = object(entitiesJSON, "entities", allowed: entitiesJSON.objectValue.map { Array($0.keys) } ?? []) else { return nil }
+        var entities: [EntityDescription] = []
+        for (name, body) in entitiesObject {
+            if let entity = entity(name, body, "entities.\(name)") { entities.append(entity) }
+        }
+        return ObjectModel(version: version, entities: entities)
+    }
+
+    mutating func entity(_ name: String, _ json: JSON, _ path: String) -> EntityDescription? {
+        guard let o = object(json, path, allowed: ["parent", "abstract", "attributes", "relationships",
+                                                    "renamingIdentifier", "versionHashModifier", "userInfo", "comment"])
+        else { return nil }
+        var entity = EntityDescription(name: name)
+        entity.parent = string(o["parent"], path + ".parent")
+        entity.isAbstract = bool(o["abstract"], path + ".abstract", default: false)
+        entity.renamingIdentifier = string(o["renamingIdentifier"], path + ".renamingIdentifier")
+        entity.versionHashModifier = string(o["versionHashModifier"], path + ".versionHashModifier")
+        entity.userInfo = userInfo(o["userInfo"], path + ".userInfo")
+        if let attributes = o["attributes"] {
+            let apath = path + ".attributes"
+            if let ao = object(attributes, apath, allowed: attributes.objectValue.map { Array($0.keys) } ?? []) {
+                for (attributeName, body) in ao {
+                    if let a = attribute(attributeName, body, "\(apath).\(attributeName)") { entity.attributes.append(a) }
+                }
+            }
+        }
+        if let relationships = o["relationships"] {
+            let rpath = path + ".relationships"
+            if let ro = object(relationships, rpath, allowed: relationships.objectValue.map { Array($0.keys) } ?? []) {
+                for (relationshipName, body) in ro {
+                    if let r = relationship(relationshipName, body, "\(rpath).\(relationshipName)") { entity.relationships.append(r) }
+                }
+            }
+        }
+        return entity
+    }
+
+    mutating func attributeType(_ text: String, _ path: String) -> AttributeType? {
+        if let t = AttributeType(rawValue: text) ?? AttributeType(xcodeName: text) { return t }
+        fail(path, "unknown attribute type '\(text)'; the types are \(AttributeType.allCases.map(\.rawValue).joined(separator: " "))")
+        return nil
+    }
+
+    mutating func attribute(_ name: String, _ json: JSON, _ path: String) -> AttributeDescription? {
+        if let shorthand = json.stringValue {
+            guard let type = attributeType(shorthand, path) else { return nil }
+            return AttributeDescription(name: name, type: type)
+        }
+        guard let o = object(json, path, allowed: ["type", "optional", "transient", "default", "min", "max",
+                                                    "renamingIdentifier", "versionHashModifier",
+                                                    "allowsExternalBinaryDataStorage", "valueTransformerName",
+                                                    "userInfo", "comment"])
+        else { return nil }
+        guard let typeName = string(o["type"], path + ".type") else {
+            if o["type"] == nil { fail(path + ".type", "missing: an attribute has a type") }
+            return nil
+        }
+        guard let type = attributeType(typeName, path + ".type") else { return nil }
+        var a = AttributeDescription(name: name, type: type)
+        a.isOptional = bool(o["optional"], path + ".optional", default: true)
+        a.isTransient = bool(o["transient"], path + ".transient", default: false)
+        a.defaultValue = value(o["default"], path + ".default").map { Self.coerce($0, to: type) }
+        a.minValue = value(o["min"], path + ".min")
+        a.maxValue = value(o["max"], path + ".max")
+        a.renamingIdentifier = string(o["renamingIdentifier"], path + ".renamingIdentifier")
+        a.versionHashModifier = string(o["versionHashModifier"], path + ".versionHashModifier")
+        a.allowsExternalBinaryDataStorage = bool(o["allowsExternalBinaryDataStorage"], path + ".allowsExternalBinaryDataStorage", default: false)
+        a.valueTransformerName = string(o["valueTransformerName"], path + ".valueTransformerName")
+        a.userInfo = userInfo(o["userInfo"], path + ".userInfo")
+        return a
+    }
+
+    /// JSON has no float or boolean-as-number distinction: `"default": 0` on a double
+    /// attribute means 0.0, on a boolean attribute NO.
+    static func coerce(_ value: Value, to type: AttributeType) -> Value {
+        switch (type, value) {
+        case (.double, .integer(let i)), (.float, .integer(let i)): .double(Double(i))
+        case (.boolean, .integer(let i)) where i == 0 || i == 1: .bool(i == 1)
+        case (.decimal, .integer(let i)): .decimal(Decimal(i))
+        case (.decimal, .double(let d)): .decimal(Decimal(string: "\(d)") ?? Decimal(d))
+        default: value
+        }
+    }
+
+    mutating func relationship(_ name: String, _ json: JSON, _ path: String) -> RelationshipDescription? {
+        guard let o = object(json, path, allowed: ["destination", "inverse", "toMany", "ordered", "optional", "transient",
+                                                    "minCount", "maxCount", "deleteRule", "renamingIdentifier",
+                                                    "versionHashModifier", "userInfo", "comment"])
+        else { return nil }
+        guard let destination = string(o["destination"], path + ".destination") else {
+            if o["destination"] == nil { fail(path + ".destination", "missing: a relationship has a destination entity") }
+            return nil
+        }
+        var r = RelationshipDescription(name: name, destination: destination)
+        r.inverse = string(o["inverse"], path + ".inverse")
+        r.isToMany = bool(o["toMany"], path + ".toMany", default: false)
+        r.isOrdered = bool(o["ordered"], path + ".ordered", default: false)
+        r.isOptional = bool(o["optional"], path + ".optional", default: true)
+        r.isTransient = bool(o["transient"], path + ".transient", default: false)
+        r.minCount = int(o["minCount"], path + ".minCount")
+        r.maxCount = int(o["maxCount"], path + ".maxCount")
+        if let rule = string(o["deleteRule"], path + ".deleteRule") {
+            if let parsed = DeleteRule(rawValue: rule) ?? DeleteRule(xcodeName: rule) {
+                r.deleteRule = parsed
+            } else {
+                fail(path + ".deleteRule", "unknown delete rule '\(rule)'; the rules are nullify, cascade, deny, noAction")
+            }
+        }
+        r.renamingIdentifier = string(o["renamingIdentifier"], path + ".renamingIdentifier")
+        r.versionHashModifier = string(o["versionHashModifier"], path + ".versionHashModifier")
+        r.userInfo = userInfo(o["userInfo"], path + ".userInfo")
+        return r
+    }
+}

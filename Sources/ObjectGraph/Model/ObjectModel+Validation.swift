@@ -1,0 +1,139 @@
+import ExpressionLanguage
+
+extension ObjectModel {
+    /// Every problem in the model: duplicate or invalid names, unknown parents or
+    /// destinations, inverses that do not point back, inheritance cycles, defaults or
+    /// bounds that do not fit their attribute's type, bad counts.
+    public func validationErrors(file: String? = nil) -> [ModelError] {
+        var errors: [ModelError] = []
+        func fail(_ path: String, _ message: String) { errors.append(ModelError(file: file, path: path, message: message)) }
+        let names = entities.map(\.name)
+        let known = names.sorted().joined(separator: ", ")
+        var seenEntities = Set<String>()
+
+        for entity in entities {
+            let path = "entities.\(entity.name)"
+            if !seenEntities.insert(entity.name).inserted { fail(path, "the entity '\(entity.name)' is declared twice") }
+            if !Self.isValidName(entity.name) || entity.name.first?.isUppercase != true {
+                fail(path, "'\(entity.name)' is not a valid entity name; entity names start with an upper-case letter and use letters, digits and _")
+            }
+            if let parent = entity.parent {
+                if self.entity(named: parent) == nil {
+                    fail(path + ".parent", "unknown parent entity '\(parent)'; the entities are \(known)")
+                } else if ancestors(of: entity).contains(where: { $0.name == entity.name }) || hasCycle(entity) {
+                    fail(path + ".parent", "the inheritance of '\(entity.name)' forms a cycle")
+                }
+            }
+            var seenProperties = Set<String>()
+            let inherited = Set(ancestors(of: entity).flatMap { $0.attributes.map(\.name) + $0.relationships.map(\.name) })
+            for attribute in entity.attributes {
+                let apath = "\(path).attributes.\(attribute.name)"
+                checkProperty(attribute.name, apath, &seenProperties, inherited, fail)
+                if let value = attribute.defaultValue, let problem = Self.fitProblem(value, attribute.type) {
+                    fail(apath + ".default", "the default value \(value.formatDescription) \(problem)")
+                }
+                for (bound, key) in [(attribute.minValue, "min"), (attribute.maxValue, "max")] {
+                    if let bound, !(attribute.type.isNumeric || attribute.type == .string || attribute.type == .binary || attribute.type == .date) {
+                        fail("\(apath).\(key)", "a \(attribute.type.rawValue) attribute has no \(key) bound")
+                    } else if let bound, Self.boundProblem(bound, attribute.type) {
+                        fail("\(apath).\(key)", "the \(key) bound \(bound.formatDescription) does not fit a \(attribute.type.rawValue) attribute")
+                    }
+                }
+            }
+            for relationship in entity.relationships {
+                let rpath = "\(path).relationships.\(relationship.name)"
+                checkProperty(relationship.name, rpath, &seenProperties, inherited, fail)
+                guard let destination = self.entity(named: relationship.destination) else {
+                    fail(rpath + ".destination", "unknown destination entity '\(relationship.destination)'; the entities are \(known)")
+                    continue
+                }
+                if relationship.minCount < 0 || relationship.maxCount < 0 || (relationship.maxCount > 0 && relationship.minCount > relationship.maxCount) {
+                    fail(rpath, "minCount \(relationship.minCount) and maxCount \(relationship.maxCount) do not make a range")
+                }
+                if relationship.isOrdered && !relationship.isToMany {
+                    fail(rpath + ".ordered", "only a to-many relationship can be ordered")
+                }
+                guard let inverseName = relationship.inverse else { continue }
+                guard let inverse = allRelationships(of: destination).first(where: { $0.name == inverseName }) else {
+                    fail(rpath + ".inverse", "the inverse '\(inverseName)' is not a relationship of '\(destination.name)'")
+                    continue
+                }
+                let owners = Set([entity.name] + ancestors(of: entity).map(\.name) + descendants(of: entity).map(\.name))
+                if inverse.inverse != relationship.name || !owners.contains(inverse.destination) {
+                    fail(rpath + ".inverse",
+                         "the inverse '\(destination.name).\(inverseName)' does not point back: it has destination '\(inverse.destination)' and inverse '\(inverse.inverse ?? "none")'")
+                }
+            }
+        }
+        return errors
+    }
+
+    /// Throws ``ModelErrors`` listing every problem, when there are any.
+    public func validate(file: String? = nil) throws(ModelErrors) {
+        let errors = validationErrors(file: file)
+        if !errors.isEmpty { throw ModelErrors(errors) }
+    }
+
+    private func hasCycle(_ entity: EntityDescription) -> Bool {
+        var seen: Set<String> = [entity.name]
+        var next = entity.parent
+        while let name = next {
+            if !seen.insert(name).inserted { return true }
+            next = self.entity(named: name)?.parent
+        }
+        return false
+    }
+
+    private func checkProperty(
+        _ name: String, _ path: String, _ seen: inout Set<String>, _ inherited: Set<String>, _ fail: (String, String) -> Void
+    ) {
+        if !seen.insert(name).inserted { fail(path, "the property '\(name)' is declared twice") }
+        if inherited.contains(name) { fail(path, "the property '\(name)' is already inherited from a parent entity") }
+        if !Self.isValidName(name) || name.first?.isLowercase != true {
+            fail(path, "'\(name)' is not a valid property name; property names start with a lower-case letter and use letters, digits and _")
+        }
+        if Self.reservedPropertyNames.contains(name) {
+            fail(path, "'\(name)' is reserved (it clashes with an NSManagedObject method or a store column); choose another name")
+        }
+    }
+
+    static let reservedPropertyNames: Set<String> = ["description", "entity", "objectID", "self", "class", "hash"]
+
+    static func isValidName(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, first.isASCII, first.properties.isAlphabetic || first == "_" else { return false }
+        return name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil || $0 == "_") }
+    }
+
+    /// Why `value` cannot be stored in an attribute of `type`, or nil when it can.
+    static func fitProblem(_ value: Value, _ type: AttributeType) -> String? {
+        switch (type, value) {
+        case (_, .null): return nil
+        case (.int16, .integer(let i)), (.int32, .integer(let i)), (.int64, .integer(let i)):
+            return type.integerRange!.contains(i) ? nil : "is out of range for \(type.rawValue)"
+        case (.int16, .bool), (.int32, .bool), (.int64, .bool), (.boolean, .bool): return nil
+        case (.boolean, .integer(let i)): return i == 0 || i == 1 ? nil : "is not a boolean (0 or 1)"
+        case (.double, .integer), (.double, .double), (.float, .integer), (.float, .double), (.decimal, .integer),
+            (.decimal, .double), (.decimal, .decimal):
+            return nil
+        case (.string, .string), (.uri, .string), (.date, .date), (.binary, .data), (.transformable, .data): return nil
+        case (.uuid, .string(let s)): return UUIDText.isValid(s) ? nil : "is not a UUID"
+        case (.uuid, .data(let d)): return d.count == 16 ? nil : "is not 16 bytes"
+        default: return "does not fit a \(type.rawValue) attribute"
+        }
+    }
+
+    private static func boundProblem(_ bound: Value, _ type: AttributeType) -> Bool {
+        switch type {
+        case .string, .binary: return bound.integerValue == nil
+        case .date: if case .date = bound { return false } else { return bound.doubleValue == nil }
+        default: return !bound.isNumber
+        }
+    }
+}
+
+enum UUIDText {
+    static func isValid(_ s: String) -> Bool {
+        let parts = s.split(separator: "-", omittingEmptySubsequences: false)
+        return parts.map(\.count) == [8, 4, 4, 4, 12] && s.allSatisfy { $0 == "-" || $0.isHexDigit }
+    }
+}

@@ -1,0 +1,94 @@
+import ExpressionLanguage
+
+/// One version of an object model: its entities, with inheritance resolved.
+///
+/// Load one from a JSON model file (``ObjectModel/load(contentsOf:)``) or from Xcode's
+/// `.xcdatamodel` (``XcodeModelImporter``); build one in code and ``validate()`` it.
+public struct ObjectModel: Hashable, Sendable {
+    /// The version's name, such as `Model2`.
+    public var version: String
+    /// The entities in the order they were declared.
+    public var entities: [EntityDescription]
+
+    public init(version: String, entities: [EntityDescription]) {
+        self.version = version
+        self.entities = entities
+    }
+
+    public func entity(named name: String) -> EntityDescription? {
+        entities.first { $0.name == name }
+    }
+
+    /// The entity's ancestors, nearest first.
+    public func ancestors(of entity: EntityDescription) -> [EntityDescription] {
+        var chain: [EntityDescription] = []
+        var seen: Set<String> = [entity.name]
+        var parentName = entity.parent
+        while let name = parentName, let parent = self.entity(named: name), seen.insert(name).inserted {
+            chain.append(parent)
+            parentName = parent.parent
+        }
+        return chain
+    }
+
+    /// The entity at the top of `entity`'s hierarchy (itself when it has no parent): the
+    /// one whose table the store keeps it in.
+    public func rootEntity(of entity: EntityDescription) -> EntityDescription {
+        ancestors(of: entity).last ?? entity
+    }
+
+    /// Direct sub-entities.
+    public func subentities(of entity: EntityDescription) -> [EntityDescription] {
+        entities.filter { $0.parent == entity.name }
+    }
+
+    /// The entity and all entities below it.
+    public func descendants(of entity: EntityDescription, includingSelf: Bool = true) -> [EntityDescription] {
+        var result = includingSelf ? [entity] : []
+        for sub in subentities(of: entity) { result += descendants(of: sub) }
+        return result
+    }
+
+    /// Attributes including inherited ones, ancestors' first.
+    public func allAttributes(of entity: EntityDescription) -> [AttributeDescription] {
+        ancestors(of: entity).reversed().flatMap(\.attributes) + entity.attributes
+    }
+
+    /// Relationships including inherited ones, ancestors' first.
+    public func allRelationships(of entity: EntityDescription) -> [RelationshipDescription] {
+        ancestors(of: entity).reversed().flatMap(\.relationships) + entity.relationships
+    }
+
+    /// Entity numbers as Core Data assigns them (`Z_ENT`): from 1, in name order.
+    public var entityNumbers: [String: Int] {
+        Dictionary(uniqueKeysWithValues: entities.map(\.name).sorted().enumerated().map { ($1, $0 + 1) })
+    }
+}
+
+/// A problem in a model, with where it is: the file and the JSON path
+/// (`entities.Book.relationships.user`).
+public struct ModelError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var file: String?
+    public var path: String
+    public var message: String
+
+    public init(file: String? = nil, path: String, message: String) {
+        self.file = file
+        self.path = path
+        self.message = message
+    }
+
+    /// `Model2.model.json: entities.Book.relationships.user: unknown destination entity 'Usr'`.
+    public var description: String {
+        [file, path.isEmpty ? nil : path, message].compactMap { $0 }.joined(separator: ": ")
+    }
+}
+
+/// All the problems found in a model, in the order found.
+public struct ModelErrors: Error, Hashable, Sendable, CustomStringConvertible {
+    public var errors: [ModelError]
+
+    public init(_ errors: [ModelError]) { self.errors = errors }
+
+    public var description: String { errors.map(\.description).joined(separator: "\n") }
+}

@@ -1,0 +1,246 @@
+import ExpressionLanguage
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+/// Imports models from Xcode: an `.xcdatamodel` folder's `contents` XML, or every version
+/// of an `.xcdatamodeld` folder.
+///
+/// Everything the store and migrations need is kept: entities, inheritance, attributes
+/// (type, optional, transient, default, min/max, renaming identifier from `elementID`,
+/// version hash modifier, external storage, transformer name, userInfo) and relationships
+/// (destination, inverse, to-many, ordered, counts, delete rule, renaming identifier).
+/// Diagram layout, code generation settings, fetch requests, configurations, fetch indexes
+/// and uniqueness constraints are not part of a migration and are skipped.
+public enum XcodeModelImporter {
+    /// The model in an `.xcdatamodel` folder (or a `contents` file); its version is the
+    /// folder's name without the extension.
+    public static func importModel(at url: URL) throws(ModelErrors) -> ObjectModel {
+        var isDirectory: ObjCBool = false
+        FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory)
+        let contents = isDirectory.boolValue ? url.appendingPathComponent("contents") : url
+        let folder = isDirectory.boolValue ? url : url.deletingLastPathComponent()
+        let version = folder.deletingPathExtension().lastPathComponent
+        guard let data = FileManager.default.contents(atPath: contents.path) else {
+            throw ModelErrors([ModelError(file: contents.path, path: "", message: "cannot read the model's contents file")])
+        }
+        let model = try parse(data, version: version, file: "\(folder.lastPathComponent)/contents")
+        try model.validate(file: "\(folder.lastPathComponent)/contents")
+        return model
+    }
+
+    /// Every version in an `.xcdatamodeld` folder, in natural order of their names, and the
+    /// name of the current version (from `.xccurrentversion`; the last one when absent).
+    public static func importVersions(at url: URL) throws(ModelErrors) -> (versions: [ObjectModel], current: String) {
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: url.path)
+                .filter { $0.hasSuffix(".xcdatamodel") }
+        } catch {
+            throw ModelErrors([ModelError(file: url.path, path: "", message: "cannot read the folder: \(error.localizedDescription)")])
+        }
+        guard !names.isEmpty else {
+            throw ModelErrors([ModelError(file: url.lastPathComponent, path: "", message: "no .xcdatamodel versions inside")])
+        }
+        var versions: [ObjectModel] = []
+        var errors: [ModelError] = []
+        for name in names.sorted(by: { $0.localizedStandardCompare($1) == .orderedAscending }) {
+            do throws(ModelErrors) {
+                versions.append(try importModel(at: url.appendingPathComponent(name)))
+            } catch {
+                errors += error.errors
+            }
+        }
+        if !errors.isEmpty { throw ModelErrors(errors) }
+        var current = versions.last!.version
+        if let data = FileManager.default.contents(atPath: url.appendingPathComponent(".xccurrentversion").path),
+            let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any],
+            let name = plist["_XCCurrentVersionName"] as? String
+        {
+            current = (name as NSString).deletingPathExtension
+        }
+        return (versions, current)
+    }
+
+    /// Parses `contents` XML.
+    public static func parse(_ data: Data, version: String, file: String? = nil) throws(ModelErrors) -> ObjectModel {
+        let parser = XMLParser(data: data)
+        let delegate = ContentsParser(file: file)
+        parser.delegate = delegate
+        if !parser.parse() && delegate.errors.isEmpty {
+            let message = parser.parserError.map { "\($0.localizedDescription)" } ?? "unknown error"
+            throw ModelErrors([ModelError(file: file, path: "", message: "invalid XML at line \(parser.lineNumber), column \(parser.columnNumber): \(message)")])
+        }
+        if !delegate.sawModel && delegate.errors.isEmpty {
+            delegate.errors.append(ModelError(file: file, path: "", message: "not a Core Data model: no <model> element"))
+        }
+        if !delegate.errors.isEmpty { throw ModelErrors(delegate.errors) }
+        return ObjectModel(version: version, entities: delegate.entities)
+    }
+}
+
+private final class ContentsParser: NSObject, XMLParserDelegate {
+    let file: String?
+    var entities: [EntityDescription] = []
+    var errors: [ModelError] = []
+    var sawModel = false
+
+    private enum Owner { case entity, attribute, relationship, other }
+    private var stack: [String] = []
+    private var current: EntityDescription?
+    private var currentAttribute: AttributeDescription?
+    private var currentRelationship: RelationshipDescription?
+    private var userInfoOwner: Owner?
+
+    init(file: String?) { self.file = file }
+
+    private func fail(_ path: String, _ message: String) {
+        errors.append(ModelError(file: file, path: path, message: message))
+    }
+
+    private static func yes(_ value: String?) -> Bool { value == "YES" }
+
+    func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
+                attributes a: [String: String] = [:]) {
+        defer { stack.append(name) }
+        let parent = stack.last
+        switch (parent, name) {
+        case (nil, "model"):
+            sawModel = true
+        case ("model", "entity"):
+            var entity = EntityDescription(name: a["name"] ?? "")
+            entity.parent = a["parentEntity"]
+            entity.isAbstract = Self.yes(a["isAbstract"])
+            entity.renamingIdentifier = a["elementID"]
+            entity.versionHashModifier = a["versionHashModifier"]
+            current = entity
+        case ("entity", "attribute"):
+            currentAttribute = attribute(a)
+        case ("entity", "relationship"):
+            currentRelationship = relationship(a)
+        case (_, "userInfo"):
+            switch parent {
+            case "entity": userInfoOwner = .entity
+            case "attribute": userInfoOwner = .attribute
+            case "relationship": userInfoOwner = .relationship
+            default: userInfoOwner = .other
+            }
+        case ("userInfo", "entry"):
+            guard let key = a["key"] else { return }
+            let value = Value.string(a["value"] ?? "")
+            switch userInfoOwner {
+            case .entity: current?.userInfo[key] = value
+            case .attribute: currentAttribute?.userInfo[key] = value
+            case .relationship: currentRelationship?.userInfo[key] = value
+            default: break
+            }
+        default:
+            break
+        }
+    }
+
+    func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+        stack.removeLast()
+        switch (stack.last, name) {
+        case ("model", "entity"):
+            if let current { entities.append(current) }
+            current = nil
+        case ("entity", "attribute"):
+            if let currentAttribute { current?.attributes.append(currentAttribute) }
+            currentAttribute = nil
+        case ("entity", "relationship"):
+            if let currentRelationship { current?.relationships.append(currentRelationship) }
+            currentRelationship = nil
+        default:
+            break
+        }
+    }
+
+    private func attribute(_ a: [String: String]) -> AttributeDescription? {
+        let entityName = current?.name ?? "?"
+        let name = a["name"] ?? ""
+        let path = "entity \(entityName) attribute \(name)"
+        let typeName = a["attributeType"] ?? "Undefined"
+        guard let type = AttributeType(xcodeName: typeName) else {
+            fail(path, "the attribute type '\(typeName)' is not supported; Remodel stores "
+                 + AttributeType.allCases.map(\.xcodeName).joined(separator: ", "))
+            return nil
+        }
+        var attribute = AttributeDescription(name: name, type: type)
+        attribute.isOptional = Self.yes(a["optional"])
+        attribute.isTransient = Self.yes(a["transient"])
+        attribute.renamingIdentifier = a["elementID"]
+        attribute.versionHashModifier = a["versionHashModifier"]
+        attribute.allowsExternalBinaryDataStorage = Self.yes(a["allowsExternalBinaryDataStorage"])
+        attribute.valueTransformerName = a["valueTransformerName"]
+        if type == .date, let interval = a["defaultDateTimeInterval"].flatMap(Double.init) {
+            attribute.defaultValue = .date(Date(timeIntervalSinceReferenceDate: interval))
+        } else if let text = a["defaultValueString"] {
+            attribute.defaultValue = parseValue(text, type, path + " defaultValueString")
+        }
+        if let text = a["minValueString"] { attribute.minValue = parseBound(text, type, path + " minValueString") }
+        if let text = a["maxValueString"] { attribute.maxValue = parseBound(text, type, path + " maxValueString") }
+        return attribute
+    }
+
+    private func parseValue(_ text: String, _ type: AttributeType, _ path: String) -> Value? {
+        switch type {
+        case .int16, .int32, .int64:
+            if let i = Int64(text) { return .integer(i) }
+        case .double, .float:
+            if let d = Double(text) { return .double(d) }
+        case .decimal:
+            if let d = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) { return .decimal(d) }
+        case .boolean:
+            if text == "YES" || text == "NO" { return .bool(text == "YES") }
+            if let i = Int64(text), i == 0 || i == 1 { return .bool(i == 1) }
+        case .string, .uri, .uuid:
+            return .string(text)
+        case .date:
+            if let d = Double(text) { return .date(Date(timeIntervalSinceReferenceDate: d)) }
+        case .binary, .transformable:
+            break
+        }
+        fail(path, "'\(text)' is not a valid \(type.xcodeName) value")
+        return nil
+    }
+
+    private func parseBound(_ text: String, _ type: AttributeType, _ path: String) -> Value? {
+        switch type {
+        case .string, .binary:
+            if let i = Int64(text) { return .integer(i) }
+            fail(path, "'\(text)' is not a length")
+            return nil
+        default:
+            return parseValue(text, type, path)
+        }
+    }
+
+    private func relationship(_ a: [String: String]) -> RelationshipDescription? {
+        let entityName = current?.name ?? "?"
+        let name = a["name"] ?? ""
+        guard let destination = a["destinationEntity"] else {
+            fail("entity \(entityName) relationship \(name)", "no destinationEntity")
+            return nil
+        }
+        var r = RelationshipDescription(name: name, destination: destination, inverse: a["inverseName"],
+                                        isToMany: Self.yes(a["toMany"]))
+        r.isOrdered = Self.yes(a["ordered"])
+        r.isOptional = Self.yes(a["optional"])
+        r.isTransient = Self.yes(a["transient"])
+        // Xcode writes maxCount="1" for every to-one; only to-many counts mean anything.
+        if r.isToMany {
+            r.minCount = a["minCount"].flatMap(Int.init) ?? 0
+            r.maxCount = a["maxCount"].flatMap(Int.init) ?? 0
+        }
+        if let rule = a["deletionRule"] {
+            if let parsed = DeleteRule(xcodeName: rule) { r.deleteRule = parsed } else {
+                fail("entity \(entityName) relationship \(name)", "unknown deletionRule '\(rule)'")
+            }
+        }
+        r.renamingIdentifier = a["elementID"]
+        r.versionHashModifier = a["versionHashModifier"]
+        return r
+    }
+}

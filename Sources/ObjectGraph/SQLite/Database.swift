@@ -1,0 +1,95 @@
+import CSQLite
+import Foundation
+
+/// A connection to one SQLite database: the thin, owned boundary between Remodel and the
+/// C API. Statements are prepared once and reused; errors carry the SQL and SQLite's code
+/// and message. A connection is used from one thread at a time.
+public final class Database {
+    /// How a database is opened.
+    public enum Mode: Sendable {
+        /// Read only; the file must exist and is never changed (the source of a migration).
+        case readOnly
+        /// Read and write an existing file.
+        case readWrite
+        /// Read and write, creating the file if needed.
+        case create
+    }
+
+    let handle: OpaquePointer
+    /// The file, or `:memory:`.
+    public let path: String
+
+    /// Opens `path` (`:memory:` for an in-memory database).
+    public init(path: String, mode: Mode = .create) throws(SQLiteError) {
+        var db: OpaquePointer?
+        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        switch mode {
+        case .readOnly: flags |= SQLITE_OPEN_READONLY
+        case .readWrite: flags |= SQLITE_OPEN_READWRITE
+        case .create: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+        }
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
+            if let db { sqlite3_close_v2(db) }
+            throw SQLiteError(code: rc & 0xFF, extendedCode: rc, message: "cannot open \(path): \(message)")
+        }
+        self.handle = db
+        self.path = path
+        sqlite3_busy_timeout(db, 5_000)
+    }
+
+    deinit {
+        sqlite3_close_v2(handle)
+    }
+
+    func error(_ rc: Int32, sql: String? = nil) -> SQLiteError {
+        SQLiteError(code: rc & 0xFF, extendedCode: sqlite3_extended_errcode(handle),
+                    message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+    }
+
+    /// Runs one or more statements that return no rows of interest.
+    public func execute(_ sql: String) throws(SQLiteError) {
+        var message: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &message)
+        if rc != SQLITE_OK {
+            let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
+            sqlite3_free(message)
+            throw SQLiteError(code: rc & 0xFF, extendedCode: sqlite3_extended_errcode(handle), message: text, sql: sql)
+        }
+    }
+
+    /// Prepares a statement; keep it and rebind it rather than preparing again.
+    public func prepare(_ sql: String) throws(SQLiteError) -> Statement {
+        try Statement(database: self, sql: sql)
+    }
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// The rowid of the last inserted row.
+    public var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// The rows changed by the last statement.
+    public var changes: Int { Int(sqlite3_changes(handle)) }
+
+    /// Whether a transaction is open.
+    public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    /// The first column of the first row of `sql`, or nil.
+    public func scalar(_ sql: String) throws(SQLiteError) -> SQLiteValue? {
+        let statement = try prepare(sql)
+        guard try statement.step() else { return nil }
+        return statement.value(at: 0)
+    }
+}
