@@ -13,6 +13,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
     ],
     targets: [
         // System libraries. The store's hot path and MATCHES talk to the C APIs directly.
@@ -44,6 +45,7 @@ let package = Package(
                 "ExpressionLanguage",
                 "CSQLite",
                 .product(name: "OrderedCollections", package: "swift-collections"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .target(name: "Migration", dependencies: ["ObjectGraph", "ExpressionLanguage"]),

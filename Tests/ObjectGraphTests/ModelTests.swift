@@ -190,3 +190,49 @@ import Testing
         #expect(model.entity(named: "Tag")?.relationship(named: "notes")?.deleteRule == .noAction)
     }
 }
+
+@Suite struct VersionHashTests {
+    static func model(_ entities: String) throws -> ObjectModel {
+        try ObjectModel(json: JSON.parse(#"{"version": "M", "entities": {"# + entities + "}}"))
+    }
+
+    @Test func hashesWhatTheStoreDependsOn() throws {
+        let base = try Self.model(#""Book": {"attributes": {"title": "string", "pages": "int32"}}"#)
+        let hash = try #require(base.entityVersionHashes["Book"])
+        #expect(hash.count == 32)
+        // Declaration order, defaults, renaming identifiers and user info do not change the store.
+        let same = try Self.model(#""Book": {"attributes": {"pages": "int32", "title": {"type": "string", "default": "x", "renamingIdentifier": "name", "userInfo": {"a": 1}}}}"#)
+        #expect(same.entityVersionHashes["Book"] == hash)
+        // Types, optionality, names and modifiers do.
+        for changed in [
+            #""Book": {"attributes": {"title": "string", "pages": "int64"}}"#,
+            #""Book": {"attributes": {"title": {"type": "string", "optional": false}, "pages": "int32"}}"#,
+            #""Book": {"attributes": {"name": "string", "pages": "int32"}}"#,
+            #""Book": {"attributes": {"title": {"type": "string", "versionHashModifier": "2"}, "pages": "int32"}}"#,
+            #""Book": {"versionHashModifier": "v2", "attributes": {"title": "string", "pages": "int32"}}"#,
+        ] {
+            #expect(try Self.model(changed).entityVersionHashes["Book"] != hash, "\(changed)")
+        }
+    }
+
+    @Test func modelHashCombinesEntitiesInNameOrder() throws {
+        let a = try Self.model(#""A": {}, "B": {}"#)
+        let b = try Self.model(#""B": {}, "A": {}"#)
+        #expect(a.versionHash == b.versionHash)
+        #expect(a.versionHash != (try Self.model(#""A": {}"#)).versionHash)
+    }
+
+    @Test func canonicalFormIsPinned() throws {
+        let model = try Self.model(#""Book": {"attributes": {"title": "string"}, "relationships": {"user": {"destination": "Book"}}}"#)
+        #expect(model.canonicalForm(of: model.entities[0]) == """
+            remodel-entity-hash 1
+            entity 4:Book
+            abstract 0
+            parent -
+            modifier -
+            attribute 5:title type=700 optional=1 transient=0 external=0 modifier=-
+            relationship 4:user destination=4:Book inverse=- toMany=0 ordered=0 optional=1 transient=0 min=0 max=0 modifier=-
+
+            """)
+    }
+}

@@ -31,17 +31,39 @@ enum ISO8601Text {
         let secondOfDay = unixSeconds - days * 86_400
         let (year, month, day) = civilDate(fromDays: days)
 
-        var text = ""
-        if (0...9999).contains(year) {
-            text += padded(year, 4)
-        } else {
-            text += (year < 0 ? "-" : "+") + padded(year.magnitude, 4)
+        // Built as bytes: this runs once per date in every JSON output.
+        var text: [UInt8] = []
+        text.reserveCapacity(24 + fraction.count)
+        if !(0...9999).contains(year) { text.append(year < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+")) }
+        appendDigits(year.magnitude, width: 4, to: &text)
+        text.append(UInt8(ascii: "-"))
+        appendDigits(UInt64(month), width: 2, to: &text)
+        text.append(UInt8(ascii: "-"))
+        appendDigits(UInt64(day), width: 2, to: &text)
+        text.append(UInt8(ascii: "T"))
+        appendDigits(UInt64(secondOfDay / 3600), width: 2, to: &text)
+        text.append(UInt8(ascii: ":"))
+        appendDigits(UInt64(secondOfDay / 60 % 60), width: 2, to: &text)
+        text.append(UInt8(ascii: ":"))
+        appendDigits(UInt64(secondOfDay % 60), width: 2, to: &text)
+        if !fraction.isEmpty {
+            text.append(UInt8(ascii: "."))
+            text.append(contentsOf: fraction.utf8)
         }
-        text += "-" + padded(month, 2) + "-" + padded(day, 2)
-        text += "T" + padded(secondOfDay / 3600, 2) + ":" + padded(secondOfDay / 60 % 60, 2) + ":"
-            + padded(secondOfDay % 60, 2)
-        if !fraction.isEmpty { text += "." + fraction }
-        return text + "Z"
+        text.append(UInt8(ascii: "Z"))
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// `value` in decimal, with leading zeros up to `width` digits.
+    private static func appendDigits(_ value: UInt64, width: Int, to text: inout [UInt8]) {
+        let start = text.count
+        var value = value
+        repeat {
+            text.append(UInt8(ascii: "0") + UInt8(value % 10))
+            value /= 10
+        } while value > 0
+        while text.count - start < width { text.append(UInt8(ascii: "0")) }
+        text[start...].reverse()
     }
 
     /// Reads `YYYY-MM-DDThh:mm:ss[.fraction](Z|±hh:mm|±hhmm)`; the year may be signed and
@@ -111,46 +133,46 @@ enum ISO8601Text {
         if interval.rounded(.down) == interval { return (Int64(interval), "") }
         // Not integral, so |interval| < 2^52: `description` is "123.456" or, below 1e-4,
         // "1.5e-05".
-        var mantissa = Substring(interval.magnitude.description)
+        let text = Array(interval.magnitude.description.utf8)
+        var mantissaEnd = text.count
         var exponent = 0
-        if let e = mantissa.firstIndex(of: "e") {
-            exponent = Int(mantissa[mantissa.index(after: e)...])!
-            mantissa = mantissa[..<e]
+        if let e = text.firstIndex(of: UInt8(ascii: "e")) {
+            exponent = Int(String(decoding: text[(e + 1)...], as: UTF8.self))!
+            mantissaEnd = e
         }
-        let pointIndex = mantissa.firstIndex(of: ".") ?? mantissa.endIndex
-        let digits = Array(mantissa.filter { $0 != "." })
-        let point = mantissa.distance(from: mantissa.startIndex, to: pointIndex) + exponent
-        var integerDigits = "0"
-        var fractionDigits: String
-        if point <= 0 {
-            fractionDigits = String(repeating: "0", count: -point) + String(digits)
-        } else {
-            integerDigits = String(digits[..<min(point, digits.count)])
-            fractionDigits = point < digits.count ? String(digits[point...]) : ""
+        var digits: [UInt8] = []
+        var point = mantissaEnd
+        for (index, byte) in text[..<mantissaEnd].enumerated() {
+            if byte == UInt8(ascii: ".") { point = index } else { digits.append(byte) }
         }
-        while fractionDigits.hasSuffix("0") { fractionDigits.removeLast() }
-        let integer = Int64(integerDigits)!
-        if fractionDigits.isEmpty { return (interval < 0 ? -integer : integer, "") }
-        return interval < 0 ? (-integer - 1, complement(fractionDigits)) : (integer, fractionDigits)
+        point += exponent
+        var integer: Int64 = 0
+        for byte in digits.prefix(max(0, point)) { integer = integer * 10 + Int64(byte - UInt8(ascii: "0")) }
+        var fraction = point <= 0
+            ? [UInt8](repeating: UInt8(ascii: "0"), count: -point) + digits : Array(digits.dropFirst(point))
+        while fraction.last == UInt8(ascii: "0") { fraction.removeLast() }
+        if fraction.isEmpty { return (interval < 0 ? -integer : integer, "") }
+        if interval < 0 { return (-integer - 1, String(decoding: complement(fraction), as: UTF8.self)) }
+        return (integer, String(decoding: fraction, as: UTF8.self))
     }
 
     /// `whole + 0.fraction` with a single rounding, by letting `Double(String)` read the
     /// exact decimal.
     static func seconds(whole: Int64, fraction: String) -> Double {
-        var fraction = Substring(fraction)
-        while fraction.hasSuffix("0") { fraction.removeLast() }
+        var fraction = Array(fraction.utf8)
+        while fraction.last == UInt8(ascii: "0") { fraction.removeLast() }
         if fraction.isEmpty { return Double(whole) }
-        if whole >= 0 { return Double("\(whole).\(fraction)")! }
+        if whole >= 0 { return Double("\(whole).\(String(decoding: fraction, as: UTF8.self))")! }
         // whole + 0.f = -((-whole - 1) + (1 - 0.f))
-        return Double("-\(-(whole + 1)).\(complement(String(fraction)))")!
+        return Double("-\(-(whole + 1)).\(String(decoding: complement(fraction), as: UTF8.self))")!
     }
 
-    /// The digits of 1 - 0.`digits` (which has no trailing zero): "25" → "75", "5" → "5".
-    private static func complement(_ digits: String) -> String {
-        let values = digits.utf8.map { Int($0 - UInt8(ascii: "0")) }
-        var result = values.dropLast().map { Character(String(9 - $0)) }
-        result.append(Character(String(10 - values.last!)))
-        return String(result)
+    /// The ASCII digits of 1 - 0.`digits`, where `digits` has no trailing zero:
+    /// "25" → "75", "5" → "5".
+    private static func complement(_ digits: [UInt8]) -> [UInt8] {
+        var result = digits.map { UInt8(ascii: "9") - $0 + UInt8(ascii: "0") }
+        result[result.count - 1] += 1
+        return result
     }
 
     // MARK: Civil dates (Howard Hinnant's algorithms, days since 1970-01-01)

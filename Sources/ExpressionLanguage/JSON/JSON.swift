@@ -17,7 +17,10 @@ import OrderedCollections
 ///     json["price"]                 // .double(2.5)
 ///     json["count"]                 // .integer(3)
 ///     json.serialized()             // {"price":2.5,"count":3}
-public indirect enum JSON: Hashable, Sendable {
+///
+/// Not `indirect`: arrays and dictionaries already store their elements out of line, and
+/// boxing every scalar cost a fifth of the reading time (the enum is 24 bytes, like `Value`).
+public enum JSON: Hashable, Sendable {
     case null
     case bool(Bool)
     /// A number written without `.`, `e` or `E`, within `Int64`.

@@ -38,7 +38,8 @@ extension JSON {
     /// characters, unknown escapes, lone surrogates (`"\ud83d"`), invalid UTF-8,
     /// duplicate keys in an object, nesting deeper than ``maximumDepth``, and anything
     /// after the value other than whitespace. A leading byte order mark is ignored, as
-    /// RFC 8259 §8.1 allows.
+    /// RFC 8259 §8.1 allows. Keys are compared as Swift strings compare, so `"é"` and
+    /// `"e\u0301"` are the same key.
     ///
     ///     try JSON.parse("[1, 1.0]")    // [.integer(1), .double(1.0)]
     ///     try JSON.parse("[1, 2,]")     // 1:6: trailing comma before ']'
@@ -378,8 +379,10 @@ struct JSONReader {
             }
             Self.appendUTF8(scalar, to: &buffer)
         default:
-            position -= 1
-            throw error("invalid escape '\\\(tokenCharacter(at: position))' in string", at: escapeStart)
+            if byte < 0x20 || byte == 0x7F {
+                throw error("invalid escape: '\\' followed by control character \(Self.scalarName(UInt32(byte))) in string", at: escapeStart)
+            }
+            throw error("invalid escape '\\\(tokenCharacter(at: position - 1))' in string", at: escapeStart)
         }
     }
 
@@ -493,11 +496,10 @@ struct JSONReader {
         return "'\(tokenCharacter(at: offset))'"
     }
 
-    /// The character (Unicode scalar) at `offset`, for messages.
+    /// The printable character (Unicode scalar) at `offset`, for messages.
     private func tokenCharacter(at offset: Int) -> String {
-        guard offset < bytes.count else { return "" }
         let byte = bytes[offset]
-        if byte < 0x80 { return byte < 0x20 || byte == 0x7F ? "\\u{\(String(byte, radix: 16))}" : String(UnicodeScalar(byte)) }
+        if byte < 0x80 { return String(UnicodeScalar(byte)) }
         guard let length = utf8SequenceLength(at: offset) else { return Self.hex(byte) }
         return text(offset..<(offset + length))
     }

@@ -8,7 +8,11 @@ import OrderedCollections
 //     integer 2, double 2.5      2, 2.5 (and 2.0 for the double 2)
 //     double NaN, ±infinity      {"$double": "NaN"}, {"$double": "Infinity"}, {"$double": "-Infinity"}
 //     decimal 12.5               12.5 (a number: integer when integral, else double)
-//     date                       {"$date": "2001-01-01T00:00:00Z"} (ISO 8601, UTC)
+//     date                       {"$date": "2001-01-01T00:00:00Z"} (ISO 8601, UTC, proleptic
+//                                Gregorian calendar; fractional seconds only when there are
+//                                some, with as many digits as the exact value needs)
+//     date NaN, ±infinity        {"$date": "NaN"}, {"$date": "Infinity"}, … (also dates more
+//                                than ~285 billion years away, as ±infinity)
 //     data                       {"$data": "AQID"} (base64)
 //     array                      [...]
 //     set                        {"$set": [...]}
@@ -26,7 +30,9 @@ extension Value {
     ///
     /// `resolveObject` turns the text of `{"$object": "Book/9"}` into an object; without
     /// one, such a reference is an error. Errors have kind ``ExpressionError/Kind/type``
-    /// and say which form was expected and where, as a JSON path:
+    /// (an `ExpressionError` thrown by `resolveObject` keeps its kind; any other error it
+    /// throws becomes kind ``ExpressionError/Kind/host``) and say which form was expected
+    /// and where, as a JSON path:
     ///
     ///     try Value(json: JSON.parse(#"{"$date": "2001-01-01T00:00:00.5Z"}"#))
     ///     // .date(Date(timeIntervalSinceReferenceDate: 0.5))
@@ -42,7 +48,8 @@ extension Value {
     }
 
     /// This value as JSON (see the table at the top of Value+JSON.swift). Deterministic:
-    /// dictionary keys are sorted by Unicode code point, sets keep their order.
+    /// dictionary keys are sorted as Swift orders strings (by the Unicode code points of
+    /// their NFC forms), sets keep their order.
     ///
     ///     Value.double(2).json.serialized()                    // 2.0
     ///     Value.date(Date(timeIntervalSinceReferenceDate: 0)).json.serialized()
@@ -67,7 +74,7 @@ extension Value {
         case .set(let elements): return ["$set": .array(elements.map(\.json))]
         case .dictionary(let members):
             var object = OrderedDictionary<String, JSON>(minimumCapacity: members.count)
-            for key in members.keys.sorted(by: { $0.unicodeScalars.lexicographicallyPrecedes($1.unicodeScalars) }) {
+            for key in members.keys.sorted() {
                 object[key] = members[key]!.json
             }
             return .object(object)

@@ -1,0 +1,54 @@
+import Crypto
+import Foundation
+
+extension ObjectModel {
+    /// The version hash of each entity: SHA-256 of its canonical form
+    /// (``canonicalForm(of:)``). Apple's hash bytes cannot be reproduced (the layout Core
+    /// Data hashes is not public), so stores written by Apple are matched by schema instead.
+    public var entityVersionHashes: [String: Data] {
+        Dictionary(uniqueKeysWithValues: entities.map { ($0.name, Data(SHA256.hash(data: Data(canonicalForm(of: $0).utf8)))) })
+    }
+
+    /// The model's version hash: SHA-256 of the entity hashes concatenated in entity-name
+    /// order, as Core Data computes `NSManagedObjectModel.versionHash`.
+    public var versionHash: Data {
+        let hashes = entityVersionHashes
+        var input = Data()
+        for name in hashes.keys.sorted() { input += hashes[name]! }
+        return Data(SHA256.hash(data: input))
+    }
+
+    /// The text an entity's version hash digests: what Core Data hashes (B5 of the Core Data
+    /// notes: the entity's name, abstractness, parent, version hash modifier and stored
+    /// properties — for attributes name, type, optionality, transience, external storage and
+    /// modifier; for relationships name, destination, inverse, to-many, ordered, optionality,
+    /// transience, counts and modifier), one field per line, properties sorted by name.
+    /// Renaming identifiers, defaults, user info and delete rules do not change the store
+    /// and are not hashed. Every free-text field is length-prefixed so no two entities
+    /// share a form.
+    public func canonicalForm(of entity: EntityDescription) -> String {
+        func field(_ text: String?) -> String {
+            guard let text else { return "-" }
+            return "\(text.utf8.count):\(text)"
+        }
+        func flag(_ b: Bool) -> String { b ? "1" : "0" }
+        var lines = [
+            "remodel-entity-hash 1",
+            "entity \(field(entity.name))",
+            "abstract \(flag(entity.isAbstract))",
+            "parent \(field(entity.parent))",
+            "modifier \(field(entity.versionHashModifier))",
+        ]
+        for a in entity.attributes.sorted(by: { $0.name < $1.name }) {
+            lines.append("attribute \(field(a.name)) type=\(a.type.coreDataCode) optional=\(flag(a.isOptional)) "
+                + "transient=\(flag(a.isTransient)) external=\(flag(a.allowsExternalBinaryDataStorage)) "
+                + "modifier=\(field(a.versionHashModifier))")
+        }
+        for r in entity.relationships.sorted(by: { $0.name < $1.name }) {
+            lines.append("relationship \(field(r.name)) destination=\(field(r.destination)) inverse=\(field(r.inverse)) "
+                + "toMany=\(flag(r.isToMany)) ordered=\(flag(r.isOrdered)) optional=\(flag(r.isOptional)) "
+                + "transient=\(flag(r.isTransient)) min=\(r.minCount) max=\(r.maxCount) modifier=\(field(r.versionHashModifier))")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
