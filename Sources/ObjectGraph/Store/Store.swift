@@ -1,0 +1,113 @@
+import Foundation
+
+/// A store in Core Data's SQLite layout, bound to one model version.
+///
+///     let store = try Store.create(at: "Books.sqlite", model: model)
+///     let existing = try Store.open(at: "Books.sqlite", model: model, mode: .readOnly)
+///
+/// Opening never changes the file: nothing is written until something is saved, and the
+/// journal mode is left as the file has it.
+public final class Store {
+    public let path: String
+    public let database: Database
+    public let model: ObjectModel
+    public let layout: StoreLayout
+    public private(set) var metadata: StoreMetadata
+
+    private init(path: String, database: Database, model: ObjectModel, metadata: StoreMetadata) {
+        self.path = path
+        self.database = database
+        self.model = model
+        self.layout = StoreLayout(model: model)
+        self.metadata = metadata
+    }
+
+    /// Creates a new, empty store for `model` (`:memory:` for an in-memory store). The file
+    /// must not exist yet.
+    public static func create(at path: String, model: ObjectModel) throws(StoreError) -> Store {
+        if path != ":memory:", FileManager.default.fileExists(atPath: path) {
+            throw StoreError(.cannotOpen, "a file already exists here; a new store needs a new file", path: path)
+        }
+        do {
+            let database = try Database(path: path, mode: .create)
+            let metadata = StoreMetadata(model: model)
+            let store = Store(path: path, database: database, model: model, metadata: metadata)
+            try database.transaction {
+                for statement in store.layout.createStatements { try database.execute(statement) }
+                let insert = try database.prepare("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)")
+                for entity in store.layout.entities.values.sorted(by: { $0.number < $1.number }) {
+                    try insert.bind(Int64(entity.number), at: 1)
+                    try insert.bind(entity.name, at: 2)
+                    try insert.bind(Int64(entity.superNumber), at: 3)
+                    try insert.run()
+                }
+                let meta = try database.prepare("INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)")
+                try meta.bind(metadata.uuid, at: 1)
+                try meta.bind(try metadata.propertyList(), at: 2)
+                try meta.run()
+            }
+            return store
+        } catch let error as SQLiteError {
+            throw StoreError(error, path: path)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError(.metadata, "cannot write the store's metadata: \(error)", path: path)
+        }
+    }
+
+    /// Opens an existing store as `model`, checking that its tables and columns are those
+    /// the model needs.
+    public static func open(at path: String, model: ObjectModel, mode: Database.Mode = .readWrite) throws(StoreError) -> Store {
+        guard path == ":memory:" || FileManager.default.fileExists(atPath: path) else {
+            throw StoreError(.cannotOpen, "no such file", path: path)
+        }
+        do {
+            let database = try Database(path: path, mode: mode == .create ? .readWrite : mode)
+            let metadata = try readMetadata(database, path: path)
+            let store = Store(path: path, database: database, model: model, metadata: metadata)
+            let mismatches = StoreMatcher.mismatches(try StoreSchema(database: database), store.layout)
+            if !mismatches.isEmpty {
+                throw StoreError(.modelMismatch,
+                    "the store does not have the layout of model \(model.version): " + mismatches.prefix(5).joined(separator: "; "),
+                    path: path)
+            }
+            return store
+        } catch let error as SQLiteError {
+            throw StoreError(error, path: path)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError(.cannotOpen, "\(error)", path: path)
+        }
+    }
+
+    /// The metadata of the store at `path`, read without opening it for writing.
+    public static func metadata(at path: String) throws(StoreError) -> StoreMetadata {
+        do {
+            return try readMetadata(Database(path: path, mode: .readOnly), path: path)
+        } catch let error as SQLiteError {
+            throw StoreError(error, path: path)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError(.cannotOpen, "\(error)", path: path)
+        }
+    }
+
+    static func readMetadata(_ database: Database, path: String) throws -> StoreMetadata {
+        let tables = try StoreSchema(database: database).tables
+        guard tables["Z_METADATA"] != nil, tables["Z_PRIMARYKEY"] != nil else {
+            throw StoreError(.notAStore, "not a Core Data store: it has no Z_METADATA and Z_PRIMARYKEY tables", path: path)
+        }
+        let statement = try database.prepare("SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1")
+        guard try statement.step(), let plist = statement.data(at: 1) else {
+            throw StoreError(.metadata, "the store's Z_METADATA table is empty", path: path)
+        }
+        do {
+            return try StoreMetadata(propertyList: plist, uuid: statement.string(at: 0))
+        } catch {
+            throw StoreError(error.kind, error.message, path: path)
+        }
+    }
+}

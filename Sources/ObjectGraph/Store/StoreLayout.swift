@@ -1,0 +1,212 @@
+/// How a model version is laid out in Core Data's SQLite format (docs/store-format.md):
+/// a table per root entity with `Z_PK`, `Z_ENT`, `Z_OPT` and a `Z<NAME>` column per stored
+/// attribute and to-one relationship; sub-entities share their root's table; many-to-many
+/// relationships get join tables `Z_<n><NAME>`.
+public struct StoreLayout: Sendable {
+    public let model: ObjectModel
+    /// Per entity, by name.
+    public let entities: [String: EntityLayout]
+    /// Per root entity table, by table name.
+    public let tables: [String: Table]
+    /// Join tables of many-to-many relationships (and to-many relationships without an inverse).
+    public let joinTables: [JoinTable]
+
+    /// Where one entity's values live.
+    public struct EntityLayout: Sendable {
+        public let name: String
+        /// `Z_ENT`.
+        public let number: Int
+        /// The parent's number; 0 for a root entity (`Z_SUPER`).
+        public let superNumber: Int
+        /// The root entity's table.
+        public let table: String
+        /// This entity's and its sub-entities' numbers: what a fetch of the entity selects.
+        public let numbers: [Int]
+        /// Column of each stored attribute (inherited ones included), by attribute name.
+        public let attributeColumns: [String: String]
+        /// Columns of each to-one relationship, by relationship name.
+        public let toOneColumns: [String: ToOneColumns]
+        /// Join table of each many-to-many relationship, by relationship name.
+        public let joinTables: [String: JoinTable.Side]
+    }
+
+    /// The columns of a to-one relationship: the destination's `Z_PK`, and its `Z_ENT` when
+    /// the destination has sub-entities.
+    public struct ToOneColumns: Sendable, Hashable {
+        public let key: String
+        public let entity: String?
+    }
+
+    public struct Table: Sendable {
+        public let name: String
+        public let columns: [Column]
+        /// `(index name, column)` for the indexes Core Data creates on to-one columns.
+        public let indexes: [(name: String, column: String)]
+    }
+
+    public struct Column: Sendable, Hashable {
+        public let name: String
+        public let sqlType: String
+    }
+
+    /// A join table and its two columns.
+    public struct JoinTable: Sendable, Hashable {
+        public let name: String
+        /// The primary keys of the first side's entity (`Z_<n><INVERSE>`).
+        public let firstColumn: String
+        /// The primary keys of the second side's entity (`Z_<m><NAME>`).
+        public let secondColumn: String
+        /// `Z_FOK_<column>` ordering columns for ordered relationships.
+        public let firstOrderColumn: String?
+        public let secondOrderColumn: String?
+
+        /// One relationship's view of its join table: which column holds its own objects'
+        /// keys, which the destination's, and where its order is kept.
+        public struct Side: Sendable, Hashable {
+            public let table: String
+            public let sourceColumn: String
+            public let destinationColumn: String
+            public let orderColumn: String?
+        }
+    }
+
+    public init(model: ObjectModel) {
+        self.model = model
+        let numbers = model.entityNumbers
+
+        func column(for name: String) -> String { "Z" + name.uppercased() }
+
+        // Tables: one per root entity; columns of the whole hierarchy, root first.
+        var tables: [String: Table] = [:]
+        var attributeColumns: [String: [String: String]] = [:]
+        var toOneColumns: [String: [String: ToOneColumns]] = [:]
+        for root in model.entities where root.parent == nil {
+            let tableName = column(for: root.name)
+            var columns = [Column(name: "Z_PK", sqlType: "INTEGER PRIMARY KEY"),
+                           Column(name: "Z_ENT", sqlType: "INTEGER"), Column(name: "Z_OPT", sqlType: "INTEGER")]
+            var indexes: [(String, String)] = []
+            var used: Set<String> = ["Z_PK", "Z_ENT", "Z_OPT"]
+            func unique(_ base: String) -> String {
+                if used.insert(base).inserted { return base }
+                var n = 1
+                while !used.insert("\(base)\(n)").inserted { n += 1 }
+                return "\(base)\(n)"
+            }
+            // Each entity of the hierarchy adds its own properties; children inherit the
+            // parent's column names.
+            func add(_ entity: EntityDescription, inheriting attributes: [String: String], _ toOnes: [String: ToOneColumns]) {
+                var myAttributes = attributes
+                var myToOnes = toOnes
+                for r in entity.relationships where !r.isToMany && !r.isTransient {
+                    let key = unique(column(for: r.name))
+                    columns.append(Column(name: key, sqlType: "INTEGER"))
+                    indexes.append(("\(tableName)_\(key)_INDEX", key))
+                    var entityColumn: String? = nil
+                    if let destination = model.entity(named: r.destination), !model.subentities(of: destination).isEmpty {
+                        let name = unique("Z\(numbers[entity.name] ?? 0)_\(r.name.uppercased())")
+                        columns.append(Column(name: name, sqlType: "INTEGER"))
+                        entityColumn = name
+                    }
+                    myToOnes[r.name] = ToOneColumns(key: key, entity: entityColumn)
+                }
+                for a in entity.attributes where !a.isTransient {
+                    let name = unique(column(for: a.name))
+                    columns.append(Column(name: name, sqlType: a.type.sqlType))
+                    myAttributes[a.name] = name
+                }
+                attributeColumns[entity.name] = myAttributes
+                toOneColumns[entity.name] = myToOnes
+                for sub in model.subentities(of: entity) { add(sub, inheriting: myAttributes, myToOnes) }
+            }
+            add(root, inheriting: [:], [:])
+            tables[tableName] = Table(name: tableName, columns: columns, indexes: indexes)
+        }
+
+        // Join tables: one per many-to-many pair (and per to-many without an inverse).
+        var joinTables: [JoinTable] = []
+        var sides: [String: [String: JoinTable.Side]] = [:]
+        var done: Set<String> = []
+        for entity in model.entities {
+            for r in entity.relationships where r.isToMany && !r.isTransient {
+                guard let destination = model.entity(named: r.destination) else { continue }
+                let inverse = r.inverse.flatMap { name in model.allRelationships(of: destination).first { $0.name == name } }
+                if let inverse, !inverse.isToMany { continue }  // one-to-many: the inverse's column.
+                let key = "\(entity.name).\(r.name)"
+                if done.contains(key) { continue }
+                // The side whose entity name sorts first names the table (Core Data's
+                // choice is not documented; readers accept either name, see StoreMatcher).
+                var first = (entity: entity.name, relationship: r)
+                var second: (entity: String, relationship: RelationshipDescription)? = inverse.map { (destination.name, $0) }
+                if let s = second, (s.entity, s.relationship.name) < (first.entity, first.relationship.name) {
+                    second = first
+                    first = s
+                }
+                let n = numbers[first.entity] ?? 0
+                let m = numbers[first.relationship.destination] ?? 0
+                let tableName = "Z_\(n)\(first.relationship.name.uppercased())"
+                let firstColumn = "Z_\(n)\((second?.relationship.name ?? "INVERSE").uppercased())"
+                var secondColumn = "Z_\(m)\(first.relationship.name.uppercased())"
+                if secondColumn == firstColumn { secondColumn += "1" }
+                let firstOrder = second?.relationship.isOrdered == true ? "Z_FOK_\(firstColumn.dropFirst(2))" : nil
+                let secondOrder = first.relationship.isOrdered ? "Z_FOK_\(secondColumn.dropFirst(2))" : nil
+                let table = JoinTable(name: tableName, firstColumn: firstColumn, secondColumn: secondColumn,
+                                      firstOrderColumn: firstOrder, secondOrderColumn: secondOrder)
+                joinTables.append(table)
+                // The first side's objects are in firstColumn; their destinations in secondColumn.
+                let firstSide = JoinTable.Side(table: tableName, sourceColumn: firstColumn, destinationColumn: secondColumn, orderColumn: secondOrder)
+                sides[first.entity, default: [:]][first.relationship.name] = firstSide
+                done.insert("\(first.entity).\(first.relationship.name)")
+                if let second {
+                    sides[second.entity, default: [:]][second.relationship.name] = JoinTable.Side(
+                        table: tableName, sourceColumn: secondColumn, destinationColumn: firstColumn, orderColumn: firstOrder)
+                    done.insert("\(second.entity).\(second.relationship.name)")
+                }
+            }
+        }
+
+        var entities: [String: EntityLayout] = [:]
+        for entity in model.entities {
+            let root = model.rootEntity(of: entity)
+            // Sub-entities inherit their ancestors' join tables.
+            var joins: [String: JoinTable.Side] = [:]
+            for ancestor in ([entity] + model.ancestors(of: entity)).reversed() {
+                joins.merge(sides[ancestor.name] ?? [:]) { _, new in new }
+            }
+            entities[entity.name] = EntityLayout(
+                name: entity.name,
+                number: numbers[entity.name] ?? 0,
+                superNumber: entity.parent.flatMap { numbers[$0] } ?? 0,
+                table: column(for: root.name),
+                numbers: model.descendants(of: entity).compactMap { numbers[$0.name] }.sorted(),
+                attributeColumns: attributeColumns[entity.name] ?? [:],
+                toOneColumns: toOneColumns[entity.name] ?? [:],
+                joinTables: joins)
+        }
+        self.entities = entities
+        self.tables = tables
+        self.joinTables = joinTables
+    }
+
+    /// The statements that create the store's tables and indexes, in a stable order.
+    public var createStatements: [String] {
+        var statements: [String] = []
+        for table in tables.values.sorted(by: { $0.name < $1.name }) {
+            statements.append("CREATE TABLE \(table.name) ( "
+                + table.columns.map { "\($0.name) \($0.sqlType)" }.joined(separator: ", ") + " )")
+            for index in table.indexes {
+                statements.append("CREATE INDEX \(index.name) ON \(table.name) (\(index.column))")
+            }
+        }
+        for join in joinTables.sorted(by: { $0.name < $1.name }) {
+            var columns = ["\(join.firstColumn) INTEGER", "\(join.secondColumn) INTEGER"]
+            if let o = join.firstOrderColumn { columns.append("\(o) INTEGER") }
+            if let o = join.secondOrderColumn { columns.append("\(o) INTEGER") }
+            statements.append("CREATE TABLE \(join.name) ( \(columns.joined(separator: ", ")), PRIMARY KEY (\(join.firstColumn), \(join.secondColumn)) )")
+            statements.append("CREATE INDEX \(join.name)_\(join.secondColumn)_INDEX ON \(join.name) (\(join.secondColumn), \(join.firstColumn))")
+        }
+        statements.append("CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
+        statements.append("CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
+        statements.append("CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)")
+        return statements
+    }
+}

@@ -1,0 +1,101 @@
+import ExpressionLanguage
+import Foundation
+import Testing
+@testable import ObjectGraph
+
+@Suite struct StoreLayoutTests {
+    static let model: ObjectModel = try! ObjectModel(json: JSON.parse("""
+        {"version": "Library1", "entities": {
+          "Item": {"abstract": true, "attributes": {"name": "string"},
+                   "relationships": {"shelf": {"destination": "Shelf", "inverse": "items"}}},
+          "Book": {"parent": "Item", "attributes": {"pages": "int32", "price": "double", "published": "date", "cover": "binary"},
+                   "relationships": {"authors": {"destination": "Author", "inverse": "books", "toMany": true}}},
+          "Magazine": {"parent": "Item", "attributes": {"issue": "int16", "name2": "string"}},
+          "Shelf": {"relationships": {"items": {"destination": "Item", "inverse": "shelf", "toMany": true}}},
+          "Author": {"attributes": {"name": "string"},
+                     "relationships": {"books": {"destination": "Book", "inverse": "authors", "toMany": true},
+                                       "favourite": {"destination": "Item"}}}
+        }}
+        """))
+
+    @Test func createStatementsArePinned() throws {
+        try Self.model.validate()
+        let layout = StoreLayout(model: Self.model)
+        #expect(layout.createStatements == [
+            "CREATE TABLE ZAUTHOR ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZFAVOURITE INTEGER, Z1_FAVOURITE INTEGER, ZNAME VARCHAR )",
+            "CREATE INDEX ZAUTHOR_ZFAVOURITE_INDEX ON ZAUTHOR (ZFAVOURITE)",
+            "CREATE TABLE ZITEM ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZSHELF INTEGER, ZNAME VARCHAR, ZPAGES INTEGER, ZPRICE FLOAT, ZPUBLISHED TIMESTAMP, ZCOVER BLOB, ZISSUE INTEGER, ZNAME2 VARCHAR )",
+            "CREATE INDEX ZITEM_ZSHELF_INDEX ON ZITEM (ZSHELF)",
+            "CREATE TABLE ZSHELF ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER )",
+            "CREATE TABLE Z_1BOOKS ( Z_1AUTHORS INTEGER, Z_2BOOKS INTEGER, PRIMARY KEY (Z_1AUTHORS, Z_2BOOKS) )",
+            "CREATE INDEX Z_1BOOKS_Z_2BOOKS_INDEX ON Z_1BOOKS (Z_2BOOKS, Z_1AUTHORS)",
+            "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)",
+            "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)",
+            "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)",
+        ])
+        let book = try #require(layout.entities["Book"])
+        #expect(book.number == 2 && book.superNumber == 3 && book.table == "ZITEM" && book.numbers == [2])
+        #expect(layout.entities["Item"]?.numbers == [2, 3, 4])
+        #expect(book.attributeColumns == ["name": "ZNAME", "pages": "ZPAGES", "price": "ZPRICE", "published": "ZPUBLISHED", "cover": "ZCOVER"])
+        #expect(book.toOneColumns["shelf"] == StoreLayout.ToOneColumns(key: "ZSHELF", entity: nil))
+        #expect(layout.entities["Author"]?.toOneColumns["favourite"] == StoreLayout.ToOneColumns(key: "ZFAVOURITE", entity: "Z1_FAVOURITE"))
+        #expect(book.joinTables["authors"] == .init(table: "Z_1BOOKS", sourceColumn: "Z_2BOOKS", destinationColumn: "Z_1AUTHORS", orderColumn: nil))
+        #expect(layout.entities["Author"]?.joinTables["books"] == .init(table: "Z_1BOOKS", sourceColumn: "Z_1AUTHORS", destinationColumn: "Z_2BOOKS", orderColumn: nil))
+    }
+
+    @Test(arguments: [":memory:", "disk"])
+    func createAndReopen(where place: String) throws {
+        let path = place == "disk" ? FileManager.default.temporaryDirectory.appendingPathComponent("layout-\(UUID()).sqlite").path : ":memory:"
+        defer { if place == "disk" { try? FileManager.default.removeItem(atPath: path) } }
+        let store = try Store.create(at: path, model: Self.model)
+        #expect(store.metadata.remodelVersion == "Library1")
+        let rows = try store.database.prepare("SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT")
+        var found: [String] = []
+        while try rows.step() { found.append("\(rows.int64(at: 0)) \(rows.string(at: 1)!) \(rows.int64(at: 2)) \(rows.int64(at: 3))") }
+        #expect(found == ["1 Author 0 0", "2 Book 3 0", "3 Item 0 0", "4 Magazine 3 0", "5 Shelf 0 0"])
+        guard place == "disk" else { return }
+        let metadata = try Store.metadata(at: path)
+        #expect(metadata == store.metadata)
+        #expect(metadata.versionHashes == Self.model.entityVersionHashes)
+        let reopened = try Store.open(at: path, model: Self.model, mode: .readOnly)
+        #expect(reopened.metadata.uuid == store.metadata.uuid)
+        #expect(try StoreMatcher.identify(storeAt: path, among: [Self.model]).version == "Library1")
+    }
+
+    @Test func createRefusesAnExistingFile() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("exists-\(UUID()).sqlite").path
+        FileManager.default.createFile(atPath: path, contents: Data())
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let error = #expect(throws: StoreError.self) { try Store.create(at: path, model: Self.model) }
+        #expect(error?.description == "\(path): a file already exists here; a new store needs a new file")
+    }
+
+    @Test func identifiesAppleStoresBySchema() throws {
+        try #require(SharedFixtures.isAvailable, Comment(rawValue: SharedFixtures.missingMessage))
+        let fixture = SharedFixtures.bookMigration
+        let (versions, _) = try XcodeModelImporter.importVersions(at: fixture.appendingPathComponent("Model.xcdatamodeld"))
+        let store = fixture.appendingPathComponent("Model1.sqlite").path
+        let before = try Data(contentsOf: URL(fileURLWithPath: store))
+        #expect(try StoreMatcher.identify(storeAt: store, among: versions).version == "Model1")
+        let metadata = try Store.metadata(at: store)
+        #expect(metadata.remodelVersion == nil)
+        #expect(Set(metadata.versionHashes.keys) == ["Book", "User"])
+        #expect(metadata.versionHashes.values.allSatisfy { $0.count == 32 })
+        // Apple's hash bytes are not ours; the schema decided.
+        #expect(metadata.versionHashes != versions[0].entityVersionHashes)
+        _ = try Store.open(at: store, model: versions[0], mode: .readOnly)
+        let error = #expect(throws: StoreError.self) { try Store.open(at: store, model: versions[2], mode: .readOnly) }
+        #expect(error?.kind == .modelMismatch)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before, "identifying and opening must not change the file")
+    }
+
+    @Test func unknownVersionListsWhatDidNotFit() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("unknown-\(UUID()).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        _ = try Store.create(at: path, model: Self.model)
+        let other = try ObjectModel(json: JSON.parse(#"{"version": "Other", "entities": {"Thing": {"attributes": {"x": "string"}}}}"#))
+        let error = #expect(throws: StoreError.self) { try StoreMatcher.identify(storeAt: path, among: [other]) }
+        #expect(error?.kind == .unknownVersion)
+        #expect(error?.message == "the store matches none of the model versions Other:\n  Other: no table ZTHING")
+    }
+}
