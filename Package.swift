@@ -64,7 +64,12 @@ let package = Package(
         .executableTarget(name: "mapping-eval", dependencies: ["RemodelCLI"]),
         .executableTarget(name: "mapping-migrate", dependencies: ["RemodelCLI"]),
 
-        .testTarget(name: "ExpressionLanguageTests", dependencies: ["ExpressionLanguage"]),
+        .testTarget(
+            name: "ExpressionLanguageTests",
+            dependencies: ["ExpressionLanguage"],
+            // Case tables the tests read by path.
+            exclude: ["Fixtures"]
+        ),
         .testTarget(name: "ObjectGraphTests", dependencies: ["ObjectGraph"]),
         .testTarget(name: "CLITests", dependencies: ["RemodelCLI", "mapping-eval"]),
     ]

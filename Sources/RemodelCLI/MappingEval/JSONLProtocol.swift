@@ -1,0 +1,161 @@
+import ExpressionLanguage
+
+/// `mapping-eval --jsonl`: one JSON request per line in, one compact JSON response per
+/// line out. This is the interface tests and other programs use; keep it stable.
+///
+/// Requests: `{"expression": "…"}` or `{"predicate": "…"}`, with optional `"object"`
+/// (SELF), `"variables"` (an object of `$name` values) and `"arguments"` (an array for
+/// `%@`, `%K`, `%d`…), all in the JSON encoding of values. Responses:
+///
+///     {"value":42,"type":"integer"}
+///     {"error":{"kind":"syntax","message":"expected an expression, near end of input","line":1,"column":4}}
+///
+/// `kind` is an ``ExpressionError/Kind`` raw value, or `request` for a request that is
+/// not valid (not JSON, not an object, a member missing or of the wrong type); `line` and
+/// `column` point into the expression (for `request`, into the request line) and are
+/// null when unknown.
+public struct JSONLProtocol {
+    /// What a request that does not say otherwise evaluates with (`--object`, `--var`,
+    /// `--arg`, `--example`): a request's `"object"` and `"arguments"` replace these, its
+    /// `"variables"` are added to these.
+    public var object: Value
+    public var variables: [String: Value]
+    public var arguments: [Value]
+    public var functions: FunctionRegistry
+
+    public init(object: Value = .null, variables: [String: Value] = [:], arguments: [Value] = [], functions: FunctionRegistry = .standard) {
+        self.object = object
+        self.variables = variables
+        self.arguments = arguments
+        self.functions = functions
+    }
+
+    /// The members a request may have.
+    public static let members = ["expression", "predicate", "object", "variables", "arguments"]
+
+    /// The response to one request line (without its line break), or nil for a blank line.
+    public func response<Bytes: Collection<UInt8>>(to line: Bytes) -> String? {
+        if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return nil }
+        return response(toRequest: line).serialized()
+    }
+
+    /// The response to one request line as JSON.
+    func response<Bytes: Collection<UInt8>>(toRequest line: Bytes) -> JSON {
+        let request: Request
+        do {
+            request = try Request(line, defaults: self)
+        } catch {
+            return Self.errorResponse(kind: "request", message: error.message, line: error.line, column: error.column)
+        }
+        do {
+            let evaluation = try InputEvaluator.evaluate(
+                request.source, mode: request.mode, object: request.object, variables: request.variables,
+                arguments: request.arguments, compiler: ExpressionCompiler(functions: functions))
+            return ["value": evaluation.value.json, "type": .string(evaluation.value.kind.rawValue)]
+        } catch {
+            let e = error.error
+            let location = e.location
+            return Self.errorResponse(
+                kind: e.kind.rawValue, message: e.message + (e.near.map { ", near \($0)" } ?? ""),
+                line: location?.line, column: location?.column)
+        }
+    }
+
+    static func errorResponse(kind: String, message: String, line: Int?, column: Int?) -> JSON {
+        let details: JSON = [
+            "kind": .string(kind), "message": .string(message),
+            "line": line.map { .integer(Int64($0)) } ?? .null,
+            "column": column.map { .integer(Int64($0)) } ?? .null,
+        ]
+        return ["error": details]
+    }
+
+    /// Answers every line of `input` until its end, writing each response with `write`
+    /// (which should flush: programs wait for each answer).
+    public func run(reading input: LineReader, write: (String) -> Void) {
+        while let line = input.readLine() {
+            if let response = response(to: line) { write(response) }
+        }
+    }
+
+    /// A request, decoded and checked.
+    struct Request {
+        var source: String
+        var mode: InputEvaluator.Mode
+        var object: Value
+        var variables: [String: Value]
+        var arguments: [Value]
+
+        struct Invalid: Error {
+            var message: String
+            var line: Int?
+            var column: Int?
+        }
+
+        init<Bytes: Collection<UInt8>>(_ line: Bytes, defaults: JSONLProtocol) throws(Invalid) {
+            let json: JSON
+            do {
+                json = try JSON.parse(line)
+            } catch {
+                throw Invalid(message: "invalid JSON: \(error.message)", line: error.line, column: error.column)
+            }
+            guard let members = json.objectValue else {
+                throw Invalid(message: #"a request is a JSON object, such as {"expression": "1 + 2"}, not \#(Self.a(json.kindName))"#)
+            }
+            if let unknown = members.keys.first(where: { !JSONLProtocol.members.contains($0) }) {
+                throw Invalid(
+                    message: #"unknown member \#(JSON.string(unknown)); a request has "expression" or "predicate", "#
+                        + #"and may have "object", "variables" and "arguments""#)
+            }
+            switch (members["expression"], members["predicate"]) {
+            case (let e?, nil): (source, mode) = (try Self.text(e, "expression"), .expression)
+            case (nil, let p?): (source, mode) = (try Self.text(p, "predicate"), .predicate)
+            case (nil, nil): throw Invalid(message: #"a request needs "expression" or "predicate""#)
+            case (_?, _?): throw Invalid(message: #"a request has "expression" or "predicate", not both"#)
+            }
+            object = defaults.object
+            if let json = members["object"] { object = try Self.value(json, "object") }
+            variables = defaults.variables
+            if let json = members["variables"] {
+                guard let names = json.objectValue else {
+                    throw Invalid(message: #""variables" must be an object of names and values, not \#(Self.a(json.kindName))"#)
+                }
+                for (name, member) in names {
+                    variables[name] = try Self.value(member, "variables", path: ".\(name)")
+                }
+            }
+            arguments = defaults.arguments
+            if let json = members["arguments"] {
+                guard let elements = json.arrayValue else {
+                    throw Invalid(message: #""arguments" must be an array, not \#(Self.a(json.kindName))"#)
+                }
+                arguments = []
+                for (i, element) in elements.enumerated() {
+                    arguments.append(try Self.value(element, "arguments", path: "[\(i)]"))
+                }
+            }
+        }
+
+        private static func text(_ json: JSON, _ member: String) throws(Invalid) -> String {
+            guard let text = json.stringValue else {
+                throw Invalid(message: "\"\(member)\" must be a string, not \(a(json.kindName))")
+            }
+            return text
+        }
+
+        private static func value(_ json: JSON, _ member: String, path: String = "") throws(Invalid) -> Value {
+            do {
+                return try Value(json: json)
+            } catch {
+                let message = error.message.hasPrefix(".") || error.message.hasPrefix("[") ? error.message : ": " + error.message
+                throw Invalid(message: "\"\(member)\"\(path)\(message)")
+            }
+        }
+
+        /// `an array`, `a string`, `null`.
+        static func a(_ kind: String) -> String {
+            if kind == "null" { return kind }
+            return (kind.first.map { "aeiou".contains($0) } ?? false ? "an " : "a ") + kind
+        }
+    }
+}
