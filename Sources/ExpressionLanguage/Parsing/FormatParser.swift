@@ -9,46 +9,61 @@
 /// Nesting deeper than ``maximumDepth`` is an error (``ExpressionError/Kind/tooDeep``),
 /// never a stack overflow.
 public final class FormatParser {
-    /// How deeply constructs may nest: parentheses, brackets, function arguments, and each
-    /// operator of a chain such as `1 + 1 + …` count one level.
+    /// How deeply constructs may nest: parentheses, brackets, braces, function calls, NOT,
+    /// unary minus, `:=`, and each operator of an arithmetic chain such as `1 + 1 + …`
+    /// (which builds a tree as deep as the chain is long) count one level. AND and OR
+    /// chains build one flat node and do not count.
     public static let maximumDepth = 256
 
     public let source: String
+    private let sourceBytes: [UInt8]
     private let arguments: [Value]
     private var tokens: [Token] = []
     private var index = 0
     private var argumentIndex = 0
     private var depth = 0
+    /// The first lexical error, reported when parsing reaches it (the last token, `.end`,
+    /// stands in its place).
+    private var lexicalError: ExpressionError?
+    /// Token indexes of `(` where the text did not parse as a parenthesised predicate, and
+    /// why (see ``notPredicate()``).
+    private var failedPredicateGroups: [Int: ExpressionError] = [:]
     /// Non-fatal findings, such as AND and OR mixed without parentheses.
     public private(set) var warnings: [ParseWarning] = []
 
     public init(_ source: String, arguments: [Value] = []) {
         self.source = source
+        self.sourceBytes = Array(source.utf8)
         self.arguments = arguments
     }
 
     /// Parses the whole text as an expression (`NSExpression(format:)`).
+    ///
+    /// expressionFormat := expression ? end of input ?
     public func parseExpression() throws(ExpressionError) -> FormatExpression {
-        try start()
+        start()
         let expression = try self.expression()
-        try expectEnd()
+        try expectEnd(after: "expression")
         return expression
     }
 
     /// Parses the whole text as a predicate (`NSPredicate(format:)`).
+    ///
+    /// predicateFormat := predicate ? end of input ?
     public func parsePredicate() throws(ExpressionError) -> FormatPredicate {
-        try start()
+        start()
         let predicate = try self.predicate()
-        try expectEnd()
+        try expectEnd(after: "predicate")
         return predicate
     }
 
-    private func start() throws(ExpressionError) {
-        tokens = try Lexer.tokenize(source)
+    private func start() {
+        (tokens, lexicalError) = Lexer.tokenize(source)
         index = 0
         argumentIndex = 0
         depth = 0
         warnings = []
+        failedPredicateGroups = [:]
     }
 
     // MARK: - Tokens
@@ -72,17 +87,34 @@ public final class FormatParser {
         return false
     }
 
+    /// An error at `token` (the current one by default). Parsing that reaches the place of
+    /// a lexical error reports that error instead.
     private func error(_ message: String, at token: Token? = nil, kind: ExpressionError.Kind = .syntax) -> ExpressionError {
         let token = token ?? current
-        return ExpressionError(kind, message, source: source, range: token.range, near: token.kind.quoted)
+        if case .end = token.kind, let lexicalError { return lexicalError }
+        return ExpressionError(kind, message, source: source, range: token.range, near: quoted(token))
+    }
+
+    /// The text of `token` as written.
+    private func text(of token: Token) -> String {
+        String(decoding: sourceBytes[token.range.lowerBound..<token.range.upperBound], as: UTF8.self)
+    }
+
+    /// How a diagnostic quotes `token`: its text as written (`'first'`, `'0x10'`, shortened
+    /// when long), or `end of input`.
+    private func quoted(_ token: Token) -> String {
+        if case .end = token.kind { return "end of input" }
+        let text = text(of: token)
+        return "'" + (text.count > 40 ? String(text.prefix(39)) + "…" : text) + "'"
     }
 
     /// Consumes `p`, which closes `opener`; the error says where the opener was.
     @discardableResult
     private func expectClosing(_ p: Token.Punctuation, opener: Token) throws(ExpressionError) -> Token {
         guard isPunctuation(p) else {
+            if case .end = current.kind, let lexicalError { throw lexicalError }
             let openerLocation = SourceLocation(offset: opener.range.lowerBound, in: source)
-            var e = error("expected '\(p.rawValue)' to close '\(opener.kind.quoted.dropFirst().dropLast())' at \(openerLocation)")
+            var e = error("expected '\(p.rawValue)' to close '\(text(of: opener))' at \(openerLocation)")
             e.related = opener.range
             throw e
         }
@@ -94,19 +126,28 @@ public final class FormatParser {
         return advance()
     }
 
-    private func expectEnd() throws(ExpressionError) {
-        guard case .end = current.kind else {
-            throw error("unexpected \(current.kind.quoted) after a complete \(isPredicateContinuation ? "expression" : "format")")
+    /// The whole text must be one `what` ("expression" or "predicate").
+    private func expectEnd(after what: String) throws(ExpressionError) {
+        if case .end = current.kind {
+            if let lexicalError { throw lexicalError }
+            return
         }
+        if isPunctuation(.colonAssign) { throw misplacedAssignment() }
+        throw error("unexpected \(quoted(current)) after a complete \(what)")
     }
 
-    private var isPredicateContinuation: Bool { comparisonOperatorAhead != nil }
+    /// `:=` after something that is not a `$variable`.
+    private func misplacedAssignment() -> ExpressionError {
+        error("only a $variable can be assigned with ':='")
+    }
 
-    /// Enters one level of nesting.
+    /// Enters one level of nesting, just after the token that opens it (`(`, `NOT`, `+`, …),
+    /// which is where a too-deep error points.
     private func enter() throws(ExpressionError) {
         depth += 1
         if depth > FormatParser.maximumDepth {
-            throw error("nesting is deeper than \(FormatParser.maximumDepth) levels; split the expression", kind: .tooDeep)
+            throw error("nesting is deeper than \(FormatParser.maximumDepth) levels; split the expression",
+                        at: tokens[max(0, index - 1)], kind: .tooDeep)
         }
     }
 
@@ -143,14 +184,10 @@ public final class FormatParser {
         let first = try andPredicate()
         guard isOr else { return first.predicate }
         var items = [first]
-        var levels = 0
         while isOr {
             _ = advance()
-            try enter()
-            levels += 1
             items.append(try andPredicate())
         }
-        leave(levels)
         if let chain = items.first(where: \.isUnparenthesizedChain) {
             warnings.append(ParseWarning(
                 "AND and OR are mixed without parentheses; Remodel binds AND tighter than OR (as C and SQL do), "
@@ -174,14 +211,10 @@ public final class FormatParser {
         let first = try notPredicate()
         guard isAnd else { return ChainItem(predicate: first, isUnparenthesizedChain: false) }
         var items = [first]
-        var levels = 0
         while isAnd {
             _ = advance()
-            try enter()
-            levels += 1
             items.append(try notPredicate())
         }
-        leave(levels)
         return ChainItem(predicate: FormatPredicate(.and(items), range: Self.span(items.map(\.range))),
                          isUnparenthesizedChain: true)
     }
@@ -201,10 +234,22 @@ public final class FormatParser {
             _ = advance()
             return FormatPredicate(.constant(isKeyword(.truePredicate, token)), range: token.range)
         }
-        if isPunctuation(.leftParen) {
-            // `(` opens either a predicate or an expression (`(a + b) > 3`): try the
-            // predicate first, then the comparison, and report the error that got further.
-            let saved = state
+        if isPunctuation(.leftParen) { return try parenthesizedPredicate(token) }
+        return try comparison()
+    }
+
+    /// `"(" predicate ")"`, or a comparison whose left side starts with `"(" expression ")"`.
+    private func parenthesizedPredicate(_ token: Token) throws(ExpressionError) -> FormatPredicate {
+        // `(` opens either a predicate or an expression (`(a + b) > 3`): try the
+        // predicate first, then the comparison, and report the error that got further.
+        // A failed predicate attempt is remembered by position: text that is parsed
+        // again (a TERNARY in parentheses inside a TERNARY in parentheses …) is not
+        // tried both ways again, which would double the time with each level.
+        let saved = state
+        let asPredicate: ExpressionError
+        if let known = failedPredicateGroups[index] {
+            asPredicate = known
+        } else {
             do {
                 _ = advance()
                 try enter()
@@ -214,16 +259,18 @@ public final class FormatParser {
                 var result = inner
                 result.range = token.range.union(close.range)
                 return result
-            } catch let asPredicate {
+            } catch {
+                if error.kind == .tooDeep { throw error }
+                failedPredicateGroups[saved.index] = error
+                asPredicate = error
                 restore(saved)
-                do {
-                    return try comparison()
-                } catch let asComparison {
-                    throw Self.furthest(asPredicate, asComparison)
-                }
             }
         }
-        return try comparison()
+        do {
+            return try comparison()
+        } catch let asComparison {
+            throw Self.furthest(asPredicate, asComparison)
+        }
     }
 
     /// comparison := [ "ANY" | "SOME" | "ALL" | "NONE" ] expression comparisonOperator expression
@@ -243,22 +290,7 @@ public final class FormatParser {
             _ = advance()
         }
         let lhs = try expression()
-        guard let op = comparisonOperatorAhead else {
-            if case .end = current.kind {
-                throw error("expected a comparison operator (==, <, IN, LIKE, …) to make a predicate")
-            }
-            throw error("expected a comparison operator (==, <, IN, LIKE, …)")
-        }
-        _ = advance()
-        var options: ComparisonOptions = []
-        if op.acceptsOptions, isPunctuation(.leftBracket), case .identifier(let letters) = next.kind,
-            let parsed = ComparisonOptions(letters: letters)
-        {
-            let open = advance()
-            _ = advance()
-            try expectClosing(.rightBracket, opener: open)
-            options = parsed
-        }
+        let (op, options) = try comparisonOperator()
         let rhs = try expression()
         let range = first.range.union(rhs.range ?? first.range)
         let comparison = FormatPredicate(
@@ -266,9 +298,34 @@ public final class FormatParser {
         return negate ? FormatPredicate(.not(comparison), range: range) : comparison
     }
 
-    /// comparisonOperator := "=" | "==" | "!=" | "<>" | "<" | "<=" | "=<" | ">" | ">=" | "=>"
-    ///                     | "CONTAINS" | "IN" | "BEGINSWITH" | "ENDSWITH" | "LIKE" | "MATCHES"
-    ///                     | "UTI-CONFORMS-TO" | "UTI-EQUALS" | "BETWEEN"
+    /// comparisonOperator := ( "=" | "==" | "!=" | "<>" | "<" | "<=" | "=<" | ">" | ">=" | "=>"
+    ///                       | "CONTAINS" | "IN" | "BEGINSWITH" | "ENDSWITH" | "LIKE" | "MATCHES"
+    ///                       | "UTI-CONFORMS-TO" | "UTI-EQUALS" ) [ options ]
+    ///                     | "BETWEEN"
+    /// options := "[" identifier "]"
+    ///
+    /// The identifier of `options` is made of the letters c, d, n and l, in any order and case.
+    private func comparisonOperator() throws(ExpressionError) -> (ComparisonOperator, ComparisonOptions) {
+        guard let op = comparisonOperatorAhead else {
+            if isPunctuation(.colonAssign) { throw misplacedAssignment() }
+            if case .end = current.kind {
+                throw error("expected a comparison operator (==, <, IN, LIKE, …) to make a predicate")
+            }
+            throw error("expected a comparison operator (==, <, IN, LIKE, …)")
+        }
+        _ = advance()
+        guard isPunctuation(.leftBracket) else { return (op, []) }
+        // No expression starts with `[`, so a `[` here always opens options.
+        let open = advance()
+        guard op.acceptsOptions else { throw error("BETWEEN takes no options such as [c]", at: open) }
+        guard case .identifier(let letters) = current.kind, let options = ComparisonOptions(letters: letters) else {
+            throw error("expected comparison options: the letters c, d, n and l, as in [c] or [cd]")
+        }
+        _ = advance()
+        try expectClosing(.rightBracket, opener: open)
+        return (op, options)
+    }
+
     private var comparisonOperatorAhead: ComparisonOperator? {
         switch current.kind {
         case .punctuation(let p):
@@ -352,13 +409,18 @@ public final class FormatParser {
     private func unary() throws(ExpressionError) -> FormatExpression {
         guard isPunctuation(.minus) else { return try postfix() }
         let minus = advance()
+        if case .minimumIntegerMagnitude = current.kind {
+            let literal = advance()
+            return FormatExpression(.constant(.integer(.min)), range: minus.range.union(literal.range))
+        }
         try enter()
         let operand = try unary()
         leave()
         let range = minus.range.union(operand.range ?? minus.range)
-        // A negative numeric literal is a constant, as Apple's parser folds it.
+        // A negative numeric literal is a constant, as Apple's parser folds it (but not
+        // the smallest integer from a %d argument, whose negation overflows).
         switch operand.kind {
-        case .constant(.integer(let i)): return FormatExpression(.constant(.integer(-i)), range: range)
+        case .constant(.integer(let i)) where i != .min: return FormatExpression(.constant(.integer(-i)), range: range)
         case .constant(.double(let d)): return FormatExpression(.constant(.double(-d)), range: range)
         default: return FormatExpression(.negate(operand), range: range)
         }
@@ -375,12 +437,14 @@ public final class FormatParser {
                 let open = advance()
                 try enter()
                 levels += 1
+                // FIRST, LAST and SIZE cannot start an expression, so they are always the
+                // specifier (and a missing `]` after them is reported as such).
                 let specifier: FormatExpression.IndexSpecifier
-                if isKeyword(.first), isPunctuation(.rightBracket, next) {
+                if isKeyword(.first) {
                     _ = advance(); specifier = .first
-                } else if isKeyword(.last), isPunctuation(.rightBracket, next) {
+                } else if isKeyword(.last) {
                     _ = advance(); specifier = .last
-                } else if isKeyword(.size), isPunctuation(.rightBracket, next) {
+                } else if isKeyword(.size) {
                     _ = advance(); specifier = .size
                 } else {
                     specifier = .expression(try self.expression())
@@ -399,7 +463,11 @@ public final class FormatParser {
         }
     }
 
-    /// keyComponent := identifier | reservedWord | "#" word | "@" identifier | "%K"
+    /// keyComponent := identifier | reservedWord | escapedWord | atKey | "%K" | "(" expression ")"
+    ///
+    /// After a dot a reserved word is a key, spelled as written (`@max.self`,
+    /// `person.first`). `%K` may stand for several components (`a.b`), and so may a key
+    /// path in parentheses: `(a).(b.c)` is `a.b.c`.
     private func keyComponents() throws(ExpressionError) -> ([String], Token) {
         let token = current
         switch token.kind {
@@ -407,20 +475,26 @@ public final class FormatParser {
             _ = advance(); return ([name], token)
         case .atKey(let name):
             _ = advance(); return (["@" + name], token)
-        case .keyword(let k):
+        case .keyword:
             // After a dot a reserved word can only be a key (`@max.self`, `person.first`).
             _ = advance()
-            return ([Self.keySpelling(of: k, in: source, token.range)], token)
+            return ([text(of: token)], token)
         case .format(.keyPath):
             _ = advance()
             return (try keyPathArgument(token), token)
+        case .punctuation(.leftParen):
+            _ = advance()
+            try enter()
+            let inner = try expression()
+            let close = try expectClosing(.rightParen, opener: token)
+            leave()
+            guard case .keyPath(operand: nil, let path) = inner.kind else {
+                throw error("expected a key path between the parentheses after '.'", at: token)
+            }
+            return (path, close)
         default:
             throw error("expected a key after '.'")
         }
-    }
-
-    private static func keySpelling(of keyword: Keyword, in source: String, _ range: SourceRange) -> String {
-        String(decoding: Array(source.utf8)[range.lowerBound..<range.upperBound], as: UTF8.self)
     }
 
     private static func appending(_ components: [String], to base: FormatExpression, range: SourceRange) -> FormatExpression {
@@ -437,81 +511,69 @@ public final class FormatParser {
 
     /// primary := number | string | formatSpecifier | variable | "NULL" | "NIL" | "TRUE" | "YES"
     ///          | "FALSE" | "NO" | "SELF" | "ANYKEY" | aggregate | "(" expression ")"
-    ///          | identifier | "#" word | "@" identifier | functionCall | specialForm
+    ///          | functionCall | specialForm | identifier | escapedWord | atKey
+    ///
+    /// An identifier followed by `(` is a function call; otherwise it is a key.
+    ///
+    /// The forms that nest are handled here, the others by ``atom(_:)``, which keeps this
+    /// function's stack frame small (it is on the stack once per level of nesting).
     private func primary() throws(ExpressionError) -> FormatExpression {
         let token = current
         switch token.kind {
-        case .number(let value):
-            _ = advance()
-            return FormatExpression(.constant(value), range: token.range)
-        case .string(let text):
-            _ = advance()
-            return FormatExpression(.constant(.string(text)), range: token.range)
-        case .format(let specifier):
-            _ = advance()
-            return try formatArgument(specifier, token)
-        case .variable(let name):
-            _ = advance()
-            return FormatExpression(.variable(name), range: token.range)
-        case .escapedIdentifier(let name):
-            _ = advance()
-            return FormatExpression(.keyPath(operand: nil, path: [name]), range: token.range)
-        case .atKey(let name):
-            _ = advance()
-            return FormatExpression(.keyPath(operand: nil, path: ["@" + name]), range: token.range)
-        case .identifier(let name):
-            if isPunctuation(.leftParen, next) { return try call(name, token) }
-            _ = advance()
-            return FormatExpression(.keyPath(operand: nil, path: [name]), range: token.range)
-        case .selector(let name):
-            guard isPunctuation(.leftParen, next) else {
-                throw error("expected '(' after the function name '\(name)'", at: next)
-            }
-            return try call(name, token)
-        case .keyword(let keyword):
-            return try keywordPrimary(keyword, token)
+        case .identifier where isPunctuation(.leftParen, next), .selector, .keyword(.subquery), .keyword(.fetch),
+            .keyword(.cast):
+            return try call(token)
         case .punctuation(.leftBrace):
             return try aggregate()
         case .punctuation(.leftParen):
-            _ = advance()
-            try enter()
-            var inner = try expression()
-            let close = try expectClosing(.rightParen, opener: token)
-            leave()
-            inner.range = token.range.union(close.range)
-            return inner
+            return try parenthesizedExpression(token)
         default:
-            throw error("expected an expression")
+            return try atom(token)
         }
     }
 
-    private func keywordPrimary(_ keyword: Keyword, _ token: Token) throws(ExpressionError) -> FormatExpression {
-        let constant: Value?
-        switch keyword {
-        case .null, .nil: constant = .null
-        case .true, .yes: constant = .bool(true)
-        case .false, .no: constant = .bool(false)
-        default: constant = nil
+    /// `"(" expression ")"`.
+    private func parenthesizedExpression(_ open: Token) throws(ExpressionError) -> FormatExpression {
+        _ = advance()
+        try enter()
+        var inner = try expression()
+        let close = try expectClosing(.rightParen, opener: open)
+        leave()
+        inner.range = open.range.union(close.range)
+        return inner
+    }
+
+    /// The primaries that do not nest: literals, format arguments, variables, keys.
+    private func atom(_ token: Token) throws(ExpressionError) -> FormatExpression {
+        let kind: FormatExpression.Kind
+        switch token.kind {
+        case .number(let value): kind = .constant(value)
+        case .minimumIntegerMagnitude:
+            throw error("the integer 9223372036854775808 does not fit in 64 bits; write it with a decimal point to make it a double")
+        case .string(let text): kind = .constant(.string(text))
+        case .format(let specifier):
+            _ = advance()
+            return try formatArgument(specifier, token)
+        case .variable(let name): kind = .variable(name)
+        case .escapedIdentifier(let name), .identifier(let name): kind = .keyPath(operand: nil, path: [name])
+        case .atKey(let name): kind = .keyPath(operand: nil, path: ["@" + name])
+        case .keyword(let keyword): kind = try keywordAtom(keyword, token)
+        default: throw error("expected an expression")
         }
-        if let constant {
-            _ = advance()
-            return FormatExpression(.constant(constant), range: token.range)
-        }
+        _ = advance()
+        return FormatExpression(kind, range: token.range)
+    }
+
+    private func keywordAtom(_ keyword: Keyword, _ token: Token) throws(ExpressionError) -> FormatExpression.Kind {
         switch keyword {
-        case .self:
-            _ = advance()
-            return FormatExpression(.evaluatedObject, range: token.range)
-        case .anyKey:
-            _ = advance()
-            return FormatExpression(.anyKey, range: token.range)
-        case .subquery, .fetch, .cast:
-            guard isPunctuation(.leftParen, next) else {
-                throw error("expected '(' after \(keyword.rawValue)", at: next)
-            }
-            return try call(keyword.rawValue, token)
+        case .null, .nil: return .constant(.null)
+        case .true, .yes: return .constant(.bool(true))
+        case .false, .no: return .constant(.bool(false))
+        case .self: return .evaluatedObject
+        case .anyKey: return .anyKey
         default:
-            throw error("'\(keyword.rawValue)' is a reserved word and cannot start an expression; "
-                        + "write #\(Self.keySpelling(of: keyword, in: source, token.range)) to use it as a key")
+            throw error("'\(text(of: token))' is a reserved word and cannot start an expression; "
+                        + "write #\(text(of: token)) to use it as a key")
         }
     }
 
@@ -533,60 +595,76 @@ public final class FormatParser {
     }
 
     /// functionCall := functionName "(" [ expression { "," expression } ] ")"
+    /// functionName := identifier | selector
     /// specialForm := "FUNCTION" "(" expression "," expression { "," expression } ")"
     ///              | "TERNARY" "(" predicate "," expression "," expression ")"
     ///              | "CAST" "(" expression "," expression ")"
     ///              | "SUBQUERY" "(" expression "," variable "," predicate ")"
     ///              | "FETCH" "(" expression "," expression "," expression ")"
-    private func call(_ name: String, _ nameToken: Token) throws(ExpressionError) -> FormatExpression {
+    ///
+    /// FUNCTION and TERNARY are identifiers (matched case-insensitively) that are special
+    /// only before `(`. A function name must name a built-in function and be given its
+    /// number of arguments: `sqrt(2)` or `sqrt:(2)`, `now()`, `modulus:by:(7, 2)`.
+    ///
+    /// Each form has its own small function: calls nest (`SUBQUERY(…, TERNARY(…))`), and
+    /// one function for all of them would put every form's locals on the stack at every
+    /// level, which in debug builds overflows the stack before ``maximumDepth``.
+    private func call(_ nameToken: Token) throws(ExpressionError) -> FormatExpression {
+        let form = try callForm(nameToken)
         _ = advance()
         let open = advance()
         try enter()
         defer { leave() }
-        let upper = name.uppercased()
-
-        func finish(_ kind: FormatExpression.Kind) throws(ExpressionError) -> FormatExpression {
-            let close = try expectClosing(.rightParen, opener: open)
-            return FormatExpression(kind, range: nameToken.range.union(close.range))
+        switch form {
+        case .ternary: return try ternary(nameToken, open)
+        case .subquery: return try subquery(nameToken, open)
+        case .cast: return try cast(nameToken, open)
+        case .fetch: return try fetch(nameToken, open)
+        case .function: return try function(nameToken, open)
+        case .builtin(let name): return try builtin(name, nameToken, open)
         }
-        func comma(_ what: String) throws(ExpressionError) {
-            _ = try expect(.comma, "after the \(what) of \(upper)")
-        }
+    }
 
-        switch upper {
-        case "TERNARY":
-            let condition = try predicate()
-            try comma("condition")
-            let whenTrue = try expression()
-            try comma("second argument")
-            let whenFalse = try expression()
-            return try finish(.ternary(condition, whenTrue, whenFalse))
-        case "SUBQUERY":
-            let collection = try expression()
-            try comma("collection")
-            guard case .variable(let variable) = current.kind else {
-                throw error("expected a variable such as $x as the second argument of SUBQUERY")
-            }
-            _ = advance()
-            try comma("variable")
-            let condition = try predicate()
-            return try finish(.subquery(collection: collection, variable: variable, predicate: condition))
-        case "CAST":
-            let value = try expression()
-            try comma("value")
-            let type = try expression()
-            return try finish(.cast(value, type: type))
-        case "FETCH":
-            let request = try expression()
-            try comma("fetch request")
-            let context = try expression()
-            try comma("context")
-            let countOnly = try expression()
-            return try finish(.fetch(request: request, context: context, countOnly: countOnly))
-        default:
-            break
-        }
+    private enum CallForm {
+        case ternary, subquery, cast, fetch, function
+        case builtin(String)
+    }
 
+    /// Which call `nameToken` starts; an error unless `(` follows it.
+    private func callForm(_ nameToken: Token) throws(ExpressionError) -> CallForm {
+        let name: String
+        switch nameToken.kind {
+        case .identifier(let n), .selector(let n): name = n
+        case .keyword(let k): name = k.rawValue
+        default: name = text(of: nameToken)
+        }
+        guard isPunctuation(.leftParen, next) else {
+            if case .keyword = nameToken.kind { throw error("expected '(' after \(name)", at: next) }
+            throw error("expected '(' after the function name '\(name)'", at: next)
+        }
+        switch name.uppercased() {
+        case "TERNARY": return .ternary
+        case "SUBQUERY": return .subquery
+        case "CAST": return .cast
+        case "FETCH": return .fetch
+        case "FUNCTION": return .function
+        default: return .builtin(name)
+        }
+    }
+
+    /// The `)` that ends the call `name(…`, and the call's node.
+    private func finishCall(_ kind: FormatExpression.Kind, _ nameToken: Token, _ open: Token) throws(ExpressionError) -> FormatExpression {
+        let close = try expectClosing(.rightParen, opener: open)
+        return FormatExpression(kind, range: nameToken.range.union(close.range))
+    }
+
+    /// The `,` after the argument `what` of the special form `form`.
+    private func comma(after what: String, of form: String) throws(ExpressionError) {
+        _ = try expect(.comma, "after the \(what) of \(form)")
+    }
+
+    /// The arguments of a call: `[ expression { "," expression } ]`, up to `)`.
+    private func callArguments() throws(ExpressionError) -> [FormatExpression] {
         var arguments: [FormatExpression] = []
         if !isPunctuation(.rightParen) {
             arguments.append(try expression())
@@ -595,26 +673,69 @@ public final class FormatParser {
                 arguments.append(try expression())
             }
         }
-        if upper == "FUNCTION" {
-            guard arguments.count >= 2 else {
-                throw error("FUNCTION needs a target and a selector: FUNCTION(target, 'selector:', arguments…)",
-                            at: nameToken)
-            }
-            return try finish(.functionCall(target: arguments[0], selector: arguments[1],
-                                            arguments: Array(arguments.dropFirst(2))))
+        return arguments
+    }
+
+    private func ternary(_ nameToken: Token, _ open: Token) throws(ExpressionError) -> FormatExpression {
+        let condition = try predicate()
+        try comma(after: "condition", of: "TERNARY")
+        let whenTrue = try expression()
+        try comma(after: "second argument", of: "TERNARY")
+        let whenFalse = try expression()
+        return try finishCall(.ternary(condition, whenTrue, whenFalse), nameToken, open)
+    }
+
+    private func subquery(_ nameToken: Token, _ open: Token) throws(ExpressionError) -> FormatExpression {
+        let collection = try expression()
+        try comma(after: "collection", of: "SUBQUERY")
+        guard case .variable(let variable) = current.kind else {
+            throw error("expected a variable such as $x as the second argument of SUBQUERY")
         }
+        _ = advance()
+        try comma(after: "variable", of: "SUBQUERY")
+        let condition = try predicate()
+        return try finishCall(.subquery(collection: collection, variable: variable, predicate: condition), nameToken, open)
+    }
+
+    private func cast(_ nameToken: Token, _ open: Token) throws(ExpressionError) -> FormatExpression {
+        let value = try expression()
+        try comma(after: "value", of: "CAST")
+        let type = try expression()
+        return try finishCall(.cast(value, type: type), nameToken, open)
+    }
+
+    private func fetch(_ nameToken: Token, _ open: Token) throws(ExpressionError) -> FormatExpression {
+        let request = try expression()
+        try comma(after: "fetch request", of: "FETCH")
+        let context = try expression()
+        try comma(after: "context", of: "FETCH")
+        let countOnly = try expression()
+        return try finishCall(.fetch(request: request, context: context, countOnly: countOnly), nameToken, open)
+    }
+
+    private func function(_ nameToken: Token, _ open: Token) throws(ExpressionError) -> FormatExpression {
+        let arguments = try callArguments()
+        guard arguments.count >= 2 else {
+            throw error("FUNCTION needs a target and a selector: FUNCTION(target, 'selector:', arguments…)", at: nameToken)
+        }
+        return try finishCall(.functionCall(target: arguments[0], selector: arguments[1],
+                                            arguments: Array(arguments.dropFirst(2))), nameToken, open)
+    }
+
+    private func builtin(_ name: String, _ nameToken: Token, _ open: Token) throws(ExpressionError) -> FormatExpression {
+        let arguments = try callArguments()
         guard let function = BuiltinFunction.named(name) else {
             throw ExpressionError(.unknownFunction,
                 "unknown function '\(name)'; the built-in functions are listed in docs/language.md, "
                     + "and methods are called with FUNCTION(target, 'selector:', …)",
-                source: source, range: nameToken.range, near: nameToken.kind.quoted)
+                source: source, range: nameToken.range, near: quoted(nameToken))
         }
         guard function.arity == arguments.count else {
             throw ExpressionError(.unknownFunction,
                 "\(function.formatName) takes \(function.arity) argument\(function.arity == 1 ? "" : "s"), not \(arguments.count)",
-                source: source, range: nameToken.range, near: nameToken.kind.quoted)
+                source: source, range: nameToken.range, near: quoted(nameToken))
         }
-        return try finish(.function(selector: function.selector, arguments: arguments))
+        return try finishCall(.function(selector: function.selector, arguments: arguments), nameToken, open)
     }
 
     // MARK: - Format arguments
@@ -622,8 +743,8 @@ public final class FormatParser {
     private func nextArgument(_ token: Token) throws(ExpressionError) -> Value {
         guard argumentIndex < arguments.count else {
             throw ExpressionError(.formatArgument,
-                "\(token.kind.quoted.dropFirst().dropLast()) has no argument (\(arguments.count) given); pass one argument per format specifier",
-                source: source, range: token.range, near: token.kind.quoted)
+                "\(text(of: token)) has no argument (\(arguments.count) given); pass one argument per format specifier",
+                source: source, range: token.range, near: quoted(token))
         }
         defer { argumentIndex += 1 }
         return arguments[argumentIndex]
@@ -632,8 +753,9 @@ public final class FormatParser {
     private func keyPathArgument(_ token: Token) throws(ExpressionError) -> [String] {
         let argument = try nextArgument(token)
         guard case .string(let path) = argument, !path.isEmpty else {
-            throw ExpressionError(.formatArgument, "%K needs a key path string, not \(argument.kind.rawValue)",
-                                  source: source, range: token.range, near: token.kind.quoted)
+            let given = argument == .string("") ? "an empty string" : argument.kind.rawValue
+            throw ExpressionError(.formatArgument, "%K needs a key path string, not \(given)",
+                                  source: source, range: token.range, near: quoted(token))
         }
         return path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
     }
@@ -654,14 +776,14 @@ public final class FormatParser {
                 value = Int64(d.rounded(.towardZero))
             default:
                 throw ExpressionError(.formatArgument, "\(specifier) needs an integer argument, not \(argument.kind.rawValue)",
-                                      source: source, range: token.range, near: token.kind.quoted)
+                                      source: source, range: token.range, near: quoted(token))
             }
             return FormatExpression(.constant(.integer(value)), range: token.range)
         case .real:
             let argument = try nextArgument(token)
             guard let d = argument.doubleValue else {
                 throw ExpressionError(.formatArgument, "\(specifier) needs a number argument, not \(argument.kind.rawValue)",
-                                      source: source, range: token.range, near: token.kind.quoted)
+                                      source: source, range: token.range, near: quoted(token))
             }
             return FormatExpression(.constant(.double(d)), range: token.range)
         }

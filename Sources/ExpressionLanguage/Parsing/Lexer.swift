@@ -12,19 +12,34 @@ struct Lexer {
         self.bytes = Array(source.utf8)
     }
 
-    /// All tokens, ending with `.end`.
-    static func tokenize(_ source: String) throws(ExpressionError) -> [Token] {
+    /// The tokens up to the first lexical error, ending with `.end`, and that error.
+    ///
+    /// The `.end` after an error stands where the error is; the parser reports the error
+    /// when it gets there, so that an earlier syntax error is reported first, as
+    /// errors come in the order of the text.
+    static func tokenize(_ source: String) -> (tokens: [Token], error: ExpressionError?) {
         var lexer = Lexer(source)
         var tokens: [Token] = []
         while true {
-            let token = try lexer.next()
-            tokens.append(token)
-            if case .end = token.kind { return tokens }
+            do {
+                let token = try lexer.next()
+                tokens.append(token)
+                if case .end = token.kind { return (tokens, nil) }
+            } catch {
+                let offset = error.range?.lowerBound ?? lexer.position
+                tokens.append(Token(kind: .end, range: SourceRange(offset, offset)))
+                return (tokens, error)
+            }
         }
     }
 
     private func error(_ message: String, _ start: Int, _ end: Int? = nil, near: String? = nil) -> ExpressionError {
         ExpressionError(.syntax, message, source: source, range: SourceRange(start, end ?? start + 1), near: near)
+    }
+
+    /// `'text'` for the bytes `start..<end`, to quote in a diagnostic.
+    private func quoted(_ start: Int, _ end: Int) -> String {
+        "'" + text(start, min(end, bytes.count)) + "'"
     }
 
     private func peek(_ ahead: Int = 0) -> UInt8? {
@@ -46,6 +61,19 @@ struct Lexer {
         String(decoding: bytes[start..<end], as: UTF8.self)
     }
 
+    /// token := number | string | identifier | reservedWord | selector | escapedWord | atKey
+    ///        | variable | formatSpecifier | punctuation
+    /// whitespace := " " | ? tab (U+0009) ? | ? line feed (U+000A) ? | ? carriage return (U+000D) ?
+    /// variable := "$" letter { letterOrDigit }
+    /// escapedWord := "#" letter { letterOrDigit }
+    /// atKey := "@" letter { letterOrDigit }
+    /// punctuation := "(" | ")" | "[" | "]" | "{" | "}" | "," | "." | "+" | "-" | "*" | "**" | "/"
+    ///              | "=" | "==" | "!=" | "<>" | "<" | "<=" | "=<" | ">" | ">=" | "=>" | ":="
+    ///              | "!" | "&&" | "||"
+    ///
+    /// Whitespace separates tokens and is otherwise ignored. Punctuation is matched longest
+    /// first. Comments, `?`, a backslash outside quotes and the C bitwise operators are
+    /// errors that say what to write instead.
     mutating func next() throws(ExpressionError) -> Token {
         while let b = peek(), b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D {
             position += 1
@@ -93,6 +121,11 @@ struct Lexer {
             if two == "/*" || two == "//" {
                 throw error("comments are not part of the format language", start, start + 2, near: "'\(two)'")
             }
+            if two == "<<" || two == ">>" {
+                let function = two == "<<" ? "leftshift:by:" : "rightshift:by:"
+                throw error("'\(two)' is not an operator of the format language; write \(function)(value, bits)",
+                            start, start + 2, near: "'\(two)'")
+            }
             if let p = Token.Punctuation(rawValue: two), two.count == 2 {
                 position += 2
                 return token(.punctuation(p))
@@ -111,11 +144,22 @@ struct Lexer {
         if b == UInt8(ascii: ":") {
             throw error("expected '=' after ':' (assignment is '$variable := value')", start, near: "':'")
         }
+        if let function = Lexer.bitwiseFunctions[b] {
+            let symbol = text(start, start + 1)
+            throw error("'\(symbol)' is not an operator of the format language; write \(function)", start,
+                        near: "'\(symbol)'")
+        }
         // An unexpected character; quote the whole character, not a byte of it.
         let scalarEnd = Lexer.scalarEnd(bytes, start)
         let ch = text(start, scalarEnd)
         throw error("unexpected character '\(ch)'", start, scalarEnd, near: "'\(ch)'")
     }
+
+    /// No symbolic bitwise operators (LANGUAGE.md, decision 3): what to write instead.
+    private static let bitwiseFunctions: [UInt8: String] = [
+        UInt8(ascii: "&"): "bitwiseAnd:with:(a, b)", UInt8(ascii: "|"): "bitwiseOr:with:(a, b)",
+        UInt8(ascii: "^"): "bitwiseXor:with:(a, b)", UInt8(ascii: "~"): "onesComplement(a)",
+    ]
 
     private static func scalarEnd(_ bytes: [UInt8], _ start: Int) -> Int {
         var end = start + 1
@@ -129,6 +173,13 @@ struct Lexer {
         return text(start, position)
     }
 
+    /// identifier := ( letter { letterOrDigit } ) - reservedWord
+    /// letter := ? "A" to "Z" ? | ? "a" to "z" ? | "_"
+    /// letterOrDigit := letter | digit
+    /// selector := letter { letterOrDigit } ":" { [ letter { letterOrDigit } ] ":" }
+    ///
+    /// A selector's colons are never followed by `=` (that is `:=`). Reserved words are
+    /// matched case-insensitively; identifiers are case-sensitive.
     private mutating func identifierOrKeyword(_ start: Int) throws(ExpressionError) -> Token {
         let word = identifierText()
         // UTI-CONFORMS-TO and UTI-EQUALS are the two reserved words with hyphens.
@@ -167,6 +218,20 @@ struct Lexer {
         return Token(kind: .identifier(word), range: SourceRange(start, position))
     }
 
+    /// number := hexNumber | octalNumber | binaryNumber | decimalNumber
+    /// decimalNumber := ( digits [ "." digits ] | "." digits ) [ exponent ]
+    /// exponent := ( "e" | "E" ) [ "+" | "-" ] digits
+    /// digits := digit { digit }
+    /// digit := ? "0" to "9" ?
+    /// hexNumber := "0" ( "x" | "X" ) hexDigit { hexDigit }
+    /// octalNumber := "0" ( "o" | "O" ) octalDigit { octalDigit }
+    /// binaryNumber := "0" ( "b" | "B" ) binaryDigit { binaryDigit }
+    /// hexDigit := digit | ? "a" to "f" ? | ? "A" to "F" ?
+    /// octalDigit := ? "0" to "7" ?
+    /// binaryDigit := "0" | "1"
+    ///
+    /// A decimal number with a `.` or an exponent is a double, any other number an
+    /// integer (Int64). A letter or digit may not follow a number directly.
     private mutating func number(_ start: Int) throws(ExpressionError) -> Token {
         func digits(_ isValid: (UInt8) -> Bool) -> String {
             let s = position
@@ -226,9 +291,12 @@ struct Lexer {
         }
         let range = SourceRange(start, position)
         if isReal {
-            guard let d = Double(literal) else { throw error("invalid number '\(literal)'", start, position) }
+            guard let d = Double(literal) else {
+                throw error("invalid number '\(literal)'", start, position, near: "'\(literal)'")
+            }
             return Token(kind: .number(.double(d)), range: range)
         }
+        if literal == "9223372036854775808" { return Token(kind: .minimumIntegerMagnitude, range: range) }
         guard let i = Int64(literal) else {
             throw error("the integer \(literal) does not fit in 64 bits; write it with a decimal point to make it a double",
                         start, position, near: "'\(literal)'")
@@ -236,7 +304,24 @@ struct Lexer {
         return Token(kind: .number(.integer(i)), range: range)
     }
 
+    /// string := '"' { character - ( '"' | "\" ) | escape } '"'
+    ///         | "'" { character - ( "'" | "\" ) | escape } "'"
+    /// escape := "\" ( octalDigit octalDigit octalDigit | ( "x" | "X" ) hexDigit hexDigit
+    ///         | ( "u" | "U" ) hexDigit hexDigit hexDigit hexDigit
+    ///         | "a" | "b" | "f" | "n" | "r" | "t" | "v"
+    ///         | character - ( octalDigit | "x" | "X" | "u" | "U" ) )
+    /// character := ? any Unicode scalar ?
+    ///
+    /// Two `\u` escapes that form a UTF-16 surrogate pair are one scalar.
     private mutating func string(_ start: Int, quote: UInt8) throws(ExpressionError) -> Token {
+        /// The string never ends: the error stands at the end and names the opening quote.
+        func unterminated() -> ExpressionError {
+            let quoteText = quote == UInt8(ascii: "'") ? "\"'\"" : "'\"'"
+            let opener = SourceLocation(offset: start, in: source)
+            return ExpressionError(.syntax, "expected \(quoteText) to close the string at \(opener)", source: source,
+                                   range: SourceRange(bytes.count, bytes.count), near: "end of input",
+                                   related: SourceRange(start, start + 1))
+        }
         position += 1
         var runStart = position
         var result = ""
@@ -244,10 +329,7 @@ struct Lexer {
             if runStart < position { result += text(runStart, position) }
         }
         while true {
-            guard let c = peek() else {
-                throw ExpressionError(.syntax, "unterminated string", source: source,
-                                      range: SourceRange(start, start + 1), near: "end of input")
-            }
+            guard let c = peek() else { throw unterminated() }
             if c == quote {
                 flushRun()
                 position += 1
@@ -260,9 +342,7 @@ struct Lexer {
             flushRun()
             let escapeStart = position
             position += 1
-            guard let e = peek() else {
-                throw error("unterminated string", start, near: "end of input")
-            }
+            guard let e = peek() else { throw unterminated() }
             position += 1
             switch e {
             case UInt8(ascii: "a"): result.unicodeScalars.append("\u{07}")
@@ -290,7 +370,8 @@ struct Lexer {
                     }
                 }
                 guard let s = Unicode.Scalar(scalar) else {
-                    throw error("\\u escape \(text(escapeStart, position)) is not a Unicode scalar", escapeStart, position)
+                    throw error("the escape \(text(escapeStart, position)) is not a Unicode scalar (a lone surrogate)",
+                                escapeStart, position, near: quoted(escapeStart, position))
                 }
                 result.unicodeScalars.append(s)
             case UInt8(ascii: "0")...UInt8(ascii: "7"):
@@ -298,12 +379,15 @@ struct Lexer {
                 var value = UInt32(e - UInt8(ascii: "0"))
                 for _ in 0..<2 {
                     guard let d = peek(), d >= UInt8(ascii: "0"), d <= UInt8(ascii: "7") else {
-                        throw error("octal escape needs three digits (\\ooo)", escapeStart, position)
+                        throw error("an octal escape needs three octal digits (\\ooo)", escapeStart, position,
+                                    near: quoted(escapeStart, position))
                     }
                     value = value * 8 + UInt32(d - UInt8(ascii: "0"))
                     position += 1
                 }
-                guard let s = Unicode.Scalar(value) else { throw error("invalid octal escape", escapeStart, position) }
+                guard let s = Unicode.Scalar(value) else {
+                    throw error("invalid octal escape", escapeStart, position, near: quoted(escapeStart, position))
+                }
                 result.unicodeScalars.append(s)
             default:
                 // `\` before any other character yields that character (`\"`, `\'`, `\\`).
@@ -320,7 +404,9 @@ struct Lexer {
         var value: UInt32 = 0
         for _ in 0..<count {
             guard let d = peek(), let digit = Lexer.hexDigit(d) else {
-                throw error("expected \(count) hexadecimal digits in the escape", escapeStart, position)
+                let letter = text(escapeStart + 1, escapeStart + 2)
+                throw error("the escape \\\(letter) needs \(count) hexadecimal digits", escapeStart, position,
+                            near: quoted(escapeStart, position))
             }
             value = value * 16 + digit
             position += 1
@@ -330,7 +416,9 @@ struct Lexer {
 
     private mutating func hexEscape(count: Int, _ escapeStart: Int) throws(ExpressionError) -> Unicode.Scalar {
         let value = try hexEscapeValue(count: count, escapeStart)
-        guard let s = Unicode.Scalar(value) else { throw error("invalid escape", escapeStart, position) }
+        guard let s = Unicode.Scalar(value) else {
+            throw error("invalid escape", escapeStart, position, near: quoted(escapeStart, position))
+        }
         return s
     }
 
@@ -343,9 +431,18 @@ struct Lexer {
         }
     }
 
+    /// formatSpecifier := "%@" | "%K" | "%" { digit | "." } { lengthModifier } conversion
+    /// lengthModifier := "h" | "l" | "q" | "L" | "z" | "j" | "t"
+    /// conversion := integerConversion | realConversion
+    /// integerConversion := "d" | "D" | "i" | "u" | "U" | "o" | "O" | "x" | "X" | "c" | "C"
+    /// realConversion := "e" | "E" | "f" | "F" | "g" | "G" | "a" | "A"
+    ///
+    /// `%%` (a literal percent sign in printf) has no meaning outside quotes and is an
+    /// error, as is `%` used as an operator.
     private mutating func formatSpecifier(_ start: Int) throws(ExpressionError) -> Token {
         position += 1
-        guard let c = peek() else { throw error("expected a format specifier after '%'", start, near: "'%'") }
+        let notASpecifier = "'%' starts a format specifier such as %@, %K or %d; for the remainder write modulus:by:(a, b)"
+        guard let c = peek() else { throw error(notASpecifier, start, near: "'%'") }
         if c == UInt8(ascii: "@") { position += 1; return Token(kind: .format(.object), range: SourceRange(start, position)) }
         if c == UInt8(ascii: "K") { position += 1; return Token(kind: .format(.keyPath), range: SourceRange(start, position)) }
         if c == UInt8(ascii: "%") {
@@ -355,7 +452,9 @@ struct Lexer {
         let specStart = position
         while let d = peek(), Lexer.isDigit(d) || d == UInt8(ascii: ".") { position += 1 }
         while let m = peek(), "hlqLzjt".utf8.contains(m) { position += 1 }
-        guard let conversion = peek() else { throw error("incomplete format specifier", start, position, near: "'%'") }
+        guard let conversion = peek(), Lexer.isIdentifierStart(conversion) || conversion == UInt8(ascii: "@") else {
+            throw error(notASpecifier, start, position, near: quoted(start, position))
+        }
         position += 1
         let spec = text(specStart, position)
         let range = SourceRange(start, position)

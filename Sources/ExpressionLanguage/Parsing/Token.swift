@@ -6,6 +6,9 @@ struct Token: Sendable {
     enum Kind: Hashable, Sendable {
         /// An integer or real literal (already typed: `.integer` or `.double`).
         case number(Value)
+        /// `9223372036854775808`: 2^63, an integer only as the operand of a unary minus
+        /// (`-9223372036854775808` is the smallest 64-bit integer).
+        case minimumIntegerMagnitude
         /// A quoted string, escapes resolved.
         case string(String)
         /// A bare identifier that is not a reserved word.
@@ -26,7 +29,7 @@ struct Token: Sendable {
         case end
     }
 
-    enum Punctuation: String, Hashable, Sendable {
+    enum Punctuation: String, Hashable, Sendable, CaseIterable {
         case leftParen = "(", rightParen = ")", leftBracket = "[", rightBracket = "]"
         case leftBrace = "{", rightBrace = "}", comma = ",", dot = "."
         case plus = "+", minus = "-", star = "*", power = "**", slash = "/"
@@ -39,6 +42,14 @@ struct Token: Sendable {
 
 /// The reserved words. `FUNCTION` and `TERNARY` are not reserved: they are recognised
 /// only when followed by `(`, so keys of those names still work.
+///
+/// reservedWord := "AND" | "OR" | "IN" | "NOT" | "ALL" | "ANY" | "SOME" | "NONE" | "LIKE"
+///               | "CASEINSENSITIVE" | "CI" | "MATCHES" | "CONTAINS" | "BEGINSWITH" | "ENDSWITH"
+///               | "BETWEEN" | "NULL" | "NIL" | "SELF" | "TRUE" | "YES" | "FALSE" | "NO" | "FIRST"
+///               | "LAST" | "SIZE" | "ANYKEY" | "SUBQUERY" | "FETCH" | "CAST" | "TRUEPREDICATE"
+///               | "FALSEPREDICATE" | "UTI-CONFORMS-TO" | "UTI-EQUALS"
+///
+/// Matched case-insensitively (`aNd`, `NiL`); `#word` makes any of them a key.
 enum Keyword: String, CaseIterable, Hashable, Sendable {
     case and = "AND", or = "OR", `in` = "IN", not = "NOT", all = "ALL", any = "ANY", some = "SOME"
     case none = "NONE", like = "LIKE", caseInsensitive = "CASEINSENSITIVE", ci = "CI"
@@ -72,30 +83,6 @@ public enum FormatSpecifier: Hashable, Sendable, CustomStringConvertible {
         case .object: "%@"
         case .keyPath: "%K"
         case .integer(let s), .real(let s): "%" + s
-        }
-    }
-}
-
-extension Token.Kind {
-    /// How the token is quoted in a diagnostic: `'foo'`, `end of input`.
-    var quoted: String {
-        switch self {
-        case .end: return "end of input"
-        case .number(let v):
-            switch v {
-            case .integer(let i): return "'\(i)'"
-            case .double(let d): return "'\(d)'"
-            default: return "a number"
-            }
-        case .string(let s): return "'\"\(s)\"'"
-        case .identifier(let s): return "'\(s)'"
-        case .keyword(let k): return "'\(k.rawValue)'"
-        case .escapedIdentifier(let s): return "'#\(s)'"
-        case .atKey(let s): return "'@\(s)'"
-        case .variable(let s): return "'$\(s)'"
-        case .format(let f): return "'\(f)'"
-        case .selector(let s): return "'\(s)'"
-        case .punctuation(let p): return "'\(p.rawValue)'"
         }
     }
 }

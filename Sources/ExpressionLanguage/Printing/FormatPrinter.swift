@@ -6,8 +6,9 @@ import Foundation
 ///
 /// Constants that have no literal syntax print in forms that parse back to the same
 /// *value*, not the same tree: dates as `CAST(<seconds since 2001>, "NSDate")`, arrays and
-/// sets as `{…}`, infinities as `1.0 / 0.0`. Dictionaries, data and objects (which can only
-/// come from `%@` arguments) print descriptively and do not parse back.
+/// sets as `{…}`, infinities as `1.0 / 0.0`. Dictionaries, data and objects
+/// (which can only come from `%@` arguments) print descriptively and do not parse back;
+/// nor do keys from `%K` that are not identifiers (`%K` with `"ISO 3166-1"`).
 enum FormatPrinter {
     static func print(_ expression: FormatExpression) -> String {
         var out = ""
@@ -124,8 +125,14 @@ enum FormatPrinter {
             write(rhs, to: &out, atLeast: rightMinimum)
         case .negate(let operand):
             out += "-"
-            // `-(-1)`: a negative literal under a minus keeps its parentheses.
-            write(operand, to: &out, atLeast: ArithmeticOperator.unaryPrecedence + 1)
+            if case .negate = operand.kind {
+                // `--a` parses back as it is; `-(-a)` would nest twice as deep, so a
+                // tree at the parser's depth limit would not parse back.
+                write(operand, to: &out)
+            } else {
+                // `-(-1)`: a negative literal under a minus keeps its parentheses.
+                write(operand, to: &out, atLeast: ArithmeticOperator.unaryPrecedence + 1)
+            }
         case .function(let selector, let arguments):
             let name = BuiltinFunction.bySelector(selector)?.formatName ?? selector
             out += name

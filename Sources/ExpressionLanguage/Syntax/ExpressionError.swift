@@ -93,15 +93,20 @@ public struct ExpressionError: Error, Hashable, Sendable, CustomStringConvertibl
         text += description
         guard caret, let source, let range else { return text }
         let location = SourceLocation(offset: range.lowerBound, in: source)
-        let lines = source.split(separator: "\n", omittingEmptySubsequences: false)
+        // Lines split on the byte "\n", as SourceLocation counts them (a Character split
+        // would keep "\r\n" lines together); a "\r" before it is not shown.
+        let lines = source.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
         guard location.line - 1 < lines.count else { return text }
-        let line = String(lines[location.line - 1])
-        let lineStartOffset = lines[..<(location.line - 1)].reduce(0) { $0 + $1.utf8.count + 1 }
+        var lineBytes = lines[location.line - 1]
+        if lineBytes.last == UInt8(ascii: "\r") { lineBytes = lineBytes.dropLast() }
+        let line = String(decoding: lineBytes, as: UTF8.self)
+        let lineStartOffset = lines[..<(location.line - 1)].reduce(0) { $0 + $1.count + 1 }
         let width = max(1, min(range.upperBound, lineStartOffset + line.utf8.count) - range.lowerBound)
         let underlined = String(decoding: line.utf8.dropFirst(range.lowerBound - lineStartOffset).prefix(width), as: UTF8.self)
         let marks = max(1, underlined.count)
-        text += "\n  " + line + "\n  " + String(repeating: " ", count: location.column - 1) + "^"
-            + String(repeating: "~", count: marks - 1)
+        // Tabs before the caret stay tabs, so that the caret lines up with the text.
+        let indent = String(line.prefix(location.column - 1).map { $0 == "\t" ? Character("\t") : Character(" ") })
+        text += "\n  " + line + "\n  " + indent + "^" + String(repeating: "~", count: marks - 1)
         return text
     }
 
