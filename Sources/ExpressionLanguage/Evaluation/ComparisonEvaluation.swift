@@ -5,10 +5,12 @@ import Foundation
 /// string, collection, LIKE, MATCHES and BETWEEN operators.
 enum ComparisonEvaluation {
     /// Evaluates `lhs op rhs` for one pair of values (the ANY/ALL modifier is applied by
-    /// the caller).
+    /// the caller). `like` and `regex` are the compiled constant pattern, when there is
+    /// one; `invalidPattern` is the error of a constant MATCHES pattern that did not
+    /// compile, thrown here, when a string is matched against it (LANGUAGE.md decision 5).
     static func evaluate(
         _ op: ComparisonOperator, _ lhs: Value, _ rhs: Value, options: ComparisonOptions,
-        like: LikePattern? = nil, regex: RegularExpression? = nil
+        like: LikePattern? = nil, regex: RegularExpression? = nil, invalidPattern: ExpressionError? = nil
     ) throws(ExpressionError) -> Bool {
         // Nil rules: NSNull is nil; both nil are equal; any other operator on nil is false,
         // except <= and >= which hold for two nils.
@@ -43,6 +45,7 @@ enum ComparisonEvaluation {
             return (like ?? LikePattern(p, options: options)).matches(s)
         case .matches:
             let (s, p) = try strings(lhs, rhs, op)
+            if let invalidPattern { throw invalidPattern }
             if let regex { return try regex.matches(s) }
             return try RegexCache.regularExpression(pattern: p, options: options).matches(s)
         case .between:

@@ -378,7 +378,9 @@ private struct Builder {
         guard FunctionRegistry.arity(of: selector) == arguments.count else {
             throw Builder.arityMismatch(selector, arguments.count).located(selectorExpression.range, in: source)
         }
-        if let constantTarget = t.constant, !candidates.contains(where: { $0.target.accepts(constantTarget) }) {
+        if let constantTarget = t.constant, !constantTarget.isNull,
+            !candidates.contains(where: { $0.target.accepts(constantTarget) })
+        {
             throw ExpressionError(.unknownSelector,
                 "'\(selector)' is not registered for \(Arithmetic.describe(constantTarget)); it is registered for "
                     + candidates.map(\.target.description).joined(separator: ", "),
@@ -526,19 +528,26 @@ private struct Builder {
         let op = c.op
         let options = c.options
 
-        // Constant patterns are compiled once; a bad MATCHES pattern is a compile error.
-        var like: LikePattern? = nil
-        var regex: RegularExpression? = nil
+        // Constant patterns are compiled once. A constant MATCHES pattern that does not
+        // compile is still an evaluation error (LANGUAGE.md decision 5), raised where the
+        // comparison runs, so that a comparison that never runs (short-circuited, in an
+        // untaken TERNARY branch, over nil) does not fail.
+        var likePattern: LikePattern? = nil
+        var compiledRegex: RegularExpression? = nil
+        var patternError: ExpressionError? = nil
         if case .string(let pattern)? = r.constant {
-            if op == .like { like = LikePattern(pattern, options: options) }
+            if op == .like { likePattern = LikePattern(pattern, options: options) }
             if op == .matches {
                 do throws(ExpressionError) {
-                    regex = try RegexCache.regularExpression(pattern: pattern, options: options)
+                    compiledRegex = try RegexCache.regularExpression(pattern: pattern, options: options)
                 } catch {
-                    throw error.located(c.rhs.range, in: source)
+                    patternError = error.located(c.rhs.range, in: source)
                 }
             }
         }
+        // The closures capture constants: a captured `var` would be a heap box, read with a
+        // dynamic exclusivity check (swift_beginAccess) and a copy on every evaluation.
+        let like = likePattern, regex = compiledRegex, invalidPattern = patternError
         let lt = l.thunk, rt = r.thunk
         let test: Test
         switch c.modifier {
@@ -547,7 +556,7 @@ private struct Builder {
                 test = { ctx throws(ExpressionError) in
                     let a = try lt(ctx)
                     return try locate(range, source) { () throws(ExpressionError) in
-                        try ComparisonEvaluation.evaluate(op, a, rc, options: options, like: like, regex: regex)
+                        try ComparisonEvaluation.evaluate(op, a, rc, options: options, like: like, regex: regex, invalidPattern: invalidPattern)
                     }
                 }
             } else {
@@ -555,14 +564,16 @@ private struct Builder {
                     let a = try lt(ctx)
                     let b = try rt(ctx)
                     return try locate(range, source) { () throws(ExpressionError) in
-                        try ComparisonEvaluation.evaluate(op, a, b, options: options, like: like, regex: regex)
+                        try ComparisonEvaluation.evaluate(op, a, b, options: options, like: like, regex: regex, invalidPattern: invalidPattern)
                     }
                 }
             }
         case .any, .all:
             let isAll = c.modifier == .all
             test = { ctx throws(ExpressionError) in
+                // Both sides are evaluated first, as for a direct comparison (LANGUAGE.md A4).
                 let collection = try lt(ctx)
+                let b = try rt(ctx)
                 if collection.isNull { return isAll }
                 let elements: [Value]
                 if let items = collection.collectionElements {
@@ -572,10 +583,9 @@ private struct Builder {
                         "\(isAll ? "ALL" : "ANY") needs a collection on the left, not \(Arithmetic.describe(collection))",
                         source: source, range: c.lhs.range ?? range)
                 }
-                let b = try rt(ctx)
                 return try locate(range, source) { () throws(ExpressionError) in
                     for element in elements {
-                        let holds = try ComparisonEvaluation.evaluate(op, element, b, options: options, like: like, regex: regex)
+                        let holds = try ComparisonEvaluation.evaluate(op, element, b, options: options, like: like, regex: regex, invalidPattern: invalidPattern)
                         if holds != isAll { return holds }
                     }
                     return isAll

@@ -31,11 +31,27 @@ enum KeyValue {
             return .set(result)
         case .null:
             return .null
-        case .string(let s) where key == "length":
-            return .integer(Int64(s.utf16.count))
         default:
             if key == "self" { return base }
+            // Foundation's valueForKey: calls the getter method of that name; for plain
+            // values the getters are the registered zero-argument selectors
+            // (`name.length`, `name.uppercaseString`, `birthday.timeIntervalSinceReferenceDate`).
+            if !key.contains(":"),
+                let getter = getters(key).first(where: { $0.target.accepts(base) })
+            {
+                return try FunctionRegistry.call(key, on: base, arguments: [], among: [getter])
+            }
             throw ExpressionError(.unknownKey, "\(base.kind.rawValue) has no key '\(key)'")
+        }
+    }
+
+    /// The standard registry's zero-argument selectors named `key` that read a value
+    /// (`description`, `self` and the other selectors registered for any value are not
+    /// keys: a dictionary or an object answers those itself).
+    private static func getters(_ key: String) -> [FunctionRegistry.Implementation] {
+        FunctionRegistry.standard.implementations(of: key).filter {
+            if case .any = $0.target { return false }
+            return true
         }
     }
 

@@ -55,8 +55,15 @@ extension FunctionRegistry {
         r.register("lowercaseString", on: .string) { t, _ in .string(try str(t).lowercased()) }
         r.register("capitalizedString", on: .string) { t, _ in .string(try str(t).capitalized) }
         r.register("length", on: .string) { t, _ in .integer(Int64(try str(t).utf16.count)) }
-        r.register("hasPrefix:", on: .string) { t, a in .bool(try str(t).hasPrefix(str(a[0], "hasPrefix:"))) }
-        r.register("hasSuffix:", on: .string) { t, a in .bool(try str(t).hasSuffix(str(a[0], "hasSuffix:"))) }
+        // As NSString's: an empty prefix or suffix is never found (Swift's hasPrefix says true).
+        r.register("hasPrefix:", on: .string) { t, a in
+            let prefix = try str(a[0], "hasPrefix:")
+            return .bool(try !prefix.isEmpty && str(t).hasPrefix(prefix))
+        }
+        r.register("hasSuffix:", on: .string) { t, a in
+            let suffix = try str(a[0], "hasSuffix:")
+            return .bool(try !suffix.isEmpty && str(t).hasSuffix(suffix))
+        }
         r.register("containsString:", on: .string) { t, a in .bool(try str(t).contains(str(a[0], "containsString:"))) }
         r.register("isEqualToString:", on: .string) { t, a in .bool(a[0] == t) }
         r.register("intValue", on: .string) { t, _ in .integer(leadingInteger(try str(t), bits: 32)) }
@@ -105,6 +112,10 @@ extension FunctionRegistry {
         }
         r.register("objectAtIndex:", on: .array) { t, a in
             let items = t.collectionElements ?? []
+            guard !items.isEmpty else {
+                let i = try index(a[0], upTo: Int.max, "objectAtIndex:")
+                throw ExpressionError(.range, "objectAtIndex: index \(i) is out of range of an empty array")
+            }
             return items[try index(a[0], upTo: items.count - 1, "objectAtIndex:")]
         }
         r.register("firstObject", on: .array) { t, _ in t.collectionElements?.first ?? .null }
@@ -164,7 +175,7 @@ private func index(_ value: Value, upTo limit: Int, _ selector: String) throws(E
         throw ExpressionError(.type, "\(selector) needs an integer index, not \(Arithmetic.describe(value))")
     }
     guard i >= 0, i <= limit else {
-        throw ExpressionError(.range, "\(selector): index \(i) is out of range 0...\(limit)")
+        throw ExpressionError(.range, "\(selector) index \(i) is out of range 0...\(limit)")
     }
     return Int(i)
 }

@@ -88,10 +88,15 @@ public struct FunctionRegistry: Sendable {
     static func arity(of selector: String) -> Int { selector.reduce(0) { $0 + ($1 == ":" ? 1 : 0) } }
 
     /// Calls `selector` on `target` with the first implementation that accepts it.
+    ///
+    /// A nil target that no implementation accepts gives nil, as a message to nil does in
+    /// Objective-C: `FUNCTION($source.nickname, 'uppercaseString')` is nil when the
+    /// nickname is. Implementations registered for ``Target/any`` still see nil.
     static func call(
         _ selector: String, on target: Value, arguments: [Value], among candidates: [Implementation]
     ) throws(ExpressionError) -> Value {
         guard let implementation = candidates.first(where: { $0.target.accepts(target) }) else {
+            if target.isNull { return .null }
             let kinds = candidates.map(\.target.description)
             throw ExpressionError(.unknownSelector,
                 "'\(selector)' is not registered for \(Arithmetic.describe(target)); it is registered for "

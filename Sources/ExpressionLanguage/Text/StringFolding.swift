@@ -51,18 +51,33 @@ enum StringFolding {
 
     /// Whether `a` and `b` are equal after folding (canonically equivalent).
     static func equals(_ a: String, _ b: String, _ options: ComparisonOptions) -> Bool {
-        fold(a, options) == fold(b, options)
+        if let result = withASCIIBytes(a, b, options, { a, b, caseless in
+            a.count == b.count && asciiEqual(a, 0, b, caseless: caseless)
+        }) {
+            return result
+        }
+        return fold(a, options) == fold(b, options)
     }
 
     /// BEGINSWITH. An empty `prefix` gives false (`'abc' BEGINSWITH ''` is false).
     static func hasPrefix(_ s: String, _ prefix: String, _ options: ComparisonOptions) -> Bool {
         guard !prefix.isEmpty else { return false }
+        if let result = withASCIIBytes(s, prefix, options, { s, p, caseless in
+            p.count <= s.count && asciiEqual(s, 0, p, caseless: caseless)
+        }) {
+            return result
+        }
         return literalHasPrefix(fold(s, options), fold(prefix, options))
     }
 
     /// ENDSWITH. An empty `suffix` gives false.
     static func hasSuffix(_ s: String, _ suffix: String, _ options: ComparisonOptions) -> Bool {
         guard !suffix.isEmpty else { return false }
+        if let result = withASCIIBytes(s, suffix, options, { s, p, caseless in
+            p.count <= s.count && asciiEqual(s, s.count - p.count, p, caseless: caseless)
+        }) {
+            return result
+        }
         return literalHasSuffix(fold(s, options), fold(suffix, options))
     }
 
@@ -216,6 +231,34 @@ enum StringFolding {
                 return body(sBytes, nBytes)
             }
         }
+    }
+
+    /// Runs `body` on the UTF-8 of `s` and `other` when both are ASCII and `s` has no CR,
+    /// with whether `options` fold case: for such strings folding only lowercases ASCII
+    /// letters and bytes are Characters, so comparing bytes case-insensitively gives what
+    /// folding both and comparing the results gives, without allocating folded copies.
+    /// Nil otherwise.
+    private static func withASCIIBytes(
+        _ s: String, _ other: String, _ options: ComparisonOptions,
+        _ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>, _ caseless: Bool) -> Bool
+    ) -> Bool? {
+        let caseless = effectiveOptions(options).contains(.caseInsensitive)
+        return withSimpleBytes(s, other) { s, o in body(s, o, caseless) }
+    }
+
+    /// Whether the bytes of `s` from `offset` are those of `p`, ASCII letters compared
+    /// without case when `caseless`.
+    private static func asciiEqual(
+        _ s: UnsafeBufferPointer<UInt8>, _ offset: Int, _ p: UnsafeBufferPointer<UInt8>, caseless: Bool
+    ) -> Bool {
+        guard caseless else { return memcmpEqual(s, offset, p) }
+        for i in 0..<p.count {
+            let a = s[offset + i], b = p[i]
+            if a != b, (a &- UInt8(ascii: "A") < 26 ? a | 0x20 : a) != (b &- UInt8(ascii: "A") < 26 ? b | 0x20 : b) {
+                return false
+            }
+        }
+        return true
     }
 
     private static func memcmpEqual(
