@@ -1,0 +1,48 @@
+import ExpressionLanguage
+import Foundation
+
+/// Converts a value to what an attribute stores, as Core Data accepts it: numbers across
+/// numeric types (checked against integer ranges), 0 and 1 for booleans, ISO 8601 strings
+/// and seconds since 2001 are not dates — only dates are. Anything else is a type error
+/// naming the attribute.
+enum AttributeCoercion {
+    static func coerce(_ value: Value, to attribute: AttributeDescription) throws(ContextError) -> Value {
+        func mismatch() -> ContextError {
+            ContextError(.type, "a \(attribute.type.rawValue) attribute cannot hold \(value.kind.rawValue) \(value.formatDescription.prefix(40))",
+                         key: attribute.name)
+        }
+        switch (attribute.type, value) {
+        case (_, .null):
+            return .null
+        case (.int16, _), (.int32, _), (.int64, _):
+            let integer: Int64
+            switch value {
+            case .integer(let i): integer = i
+            case .bool(let b): integer = b ? 1 : 0
+            case .double(let d) where d == d.rounded() && abs(d) < 9.2e18: integer = Int64(d)
+            case .decimal(let d) where Decimal(NSDecimalNumber(decimal: d).int64Value) == d: integer = NSDecimalNumber(decimal: d).int64Value
+            default: throw mismatch()
+            }
+            guard attribute.type.integerRange!.contains(integer) else {
+                throw ContextError(.type, "\(integer) is out of range for a \(attribute.type.rawValue) attribute", key: attribute.name)
+            }
+            return .integer(integer)
+        case (.boolean, .bool): return value
+        case (.boolean, .integer(let i)) where i == 0 || i == 1: return .bool(i == 1)
+        case (.double, _), (.float, _):
+            guard value.isNumber, let d = value.doubleValue else { throw mismatch() }
+            return .double(attribute.type == .float ? Double(Float(d)) : d)
+        case (.decimal, .decimal): return value
+        case (.decimal, .integer(let i)): return .decimal(Decimal(i))
+        case (.decimal, .double(let d)): return .decimal(Decimal(string: Value.double(d).formatDescription) ?? Decimal(d))
+        case (.string, .string), (.uri, .string): return value
+        case (.date, .date): return value
+        case (.binary, .data), (.transformable, .data): return value
+        case (.uuid, .string(let s)):
+            guard let uuid = UUID(uuidString: s) else { throw mismatch() }
+            return .string(uuid.uuidString)
+        default:
+            throw mismatch()
+        }
+    }
+}

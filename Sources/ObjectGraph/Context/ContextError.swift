@@ -1,0 +1,33 @@
+/// A problem with an operation on an object context: what went wrong, and on which object
+/// and key.
+public struct ContextError: Error, Hashable, Sendable, CustomStringConvertible {
+    public enum Kind: String, Sendable {
+        case unknownEntity, unknownKey, type, deleteDenied, validation, noSuchObject, sqlite, predicate
+    }
+
+    public var kind: Kind
+    public var message: String
+    /// `Book/9`, when an object is involved.
+    public var object: String?
+    public var key: String?
+
+    public init(_ kind: Kind, _ message: String, object: String? = nil, key: String? = nil) {
+        self.kind = kind
+        self.message = message
+        self.object = object
+        self.key = key
+    }
+
+    /// `Book/9 .price: message`.
+    public var description: String {
+        var place = object ?? ""
+        if let key { place += (place.isEmpty ? "" : " ") + "." + key }
+        return place.isEmpty ? message : "\(place): \(message)"
+    }
+}
+
+extension ContextError {
+    init(_ error: SQLiteError) {
+        self.init(.sqlite, error.description)
+    }
+}

@@ -1,0 +1,85 @@
+import ExpressionLanguage
+import Foundation
+
+/// One entity's mapping between objects and rows, computed once per context: the stored
+/// attributes and to-one relationships in slot order, their columns, and the SQL that
+/// reads a row.
+final class EntityBinding {
+    let entity: EntityDescription
+    let layout: StoreLayout.EntityLayout
+    /// Stored attributes, inherited first, in slot order.
+    let attributes: [AttributeDescription]
+    let attributeSlots: [String: Int]
+    let attributeColumns: [String]
+    /// Slots of attributes not read with the row (binary and transformable values, read
+    /// when first asked for).
+    let lazySlots: Set<Int>
+    /// To-one relationships, in slot order.
+    let toOnes: [RelationshipDescription]
+    let toOneSlots: [String: Int]
+    let toOneColumns: [StoreLayout.ToOneColumns]
+    /// To-many relationships by name.
+    let toManys: [String: RelationshipDescription]
+    init(entity: EntityDescription, model: ObjectModel, layout: StoreLayout) {
+        let entityLayout = layout.entities[entity.name]!
+        let attributes = model.allAttributes(of: entity).filter { !$0.isTransient }
+        let relationships = model.allRelationships(of: entity).filter { !$0.isTransient }
+        let toOnes = relationships.filter { !$0.isToMany }
+        self.entity = entity
+        self.layout = entityLayout
+        self.attributes = attributes
+        attributeSlots = Dictionary(uniqueKeysWithValues: attributes.enumerated().map { ($1.name, $0) })
+        attributeColumns = attributes.map { entityLayout.attributeColumns[$0.name]! }
+        lazySlots = Set(attributes.indices.filter { attributes[$0].type == .binary || attributes[$0].type == .transformable })
+        self.toOnes = toOnes
+        toOneSlots = Dictionary(uniqueKeysWithValues: toOnes.enumerated().map { ($1.name, $0) })
+        toOneColumns = toOnes.map { entityLayout.toOneColumns[$0.name]! }
+        toManys = Dictionary(uniqueKeysWithValues: relationships.filter(\.isToMany).map { ($0.name, $0) })
+    }
+
+    /// Reads an attribute's value from a column, as its type stores it.
+    static func read(_ statement: Statement, _ index: Int32, as type: AttributeType) -> Value {
+        if statement.isNull(index) { return .null }
+        switch type {
+        case .int16, .int32, .int64: return .integer(statement.int64(at: index))
+        case .boolean: return .bool(statement.int64(at: index) != 0)
+        case .double, .float: return .double(statement.double(at: index))
+        case .decimal:
+            switch statement.value(at: index) {
+            case .integer(let i): return .decimal(Decimal(i))
+            case .text(let s): return .decimal(Decimal(string: s, locale: Locale(identifier: "en_US_POSIX")) ?? 0)
+            default: return .decimal(Decimal(string: Value.double(statement.double(at: index)).formatDescription) ?? 0)
+            }
+        case .string, .uri: return .string(statement.string(at: index) ?? "")
+        case .date: return .date(Date(timeIntervalSinceReferenceDate: statement.double(at: index)))
+        case .binary, .transformable: return .data(statement.data(at: index) ?? Data())
+        case .uuid:
+            if case .text(let s) = statement.value(at: index) { return .string(s.uppercased()) }
+            let data = statement.data(at: index) ?? Data()
+            guard data.count == 16 else { return .data(data) }
+            let u = [UInt8](data)
+            return .string(UUID(uuid: (u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15])).uuidString)
+        }
+    }
+
+    /// Binds an attribute's value to a parameter, as its type stores it.
+    static func bind(_ value: Value, as type: AttributeType, to statement: Statement, at index: Int32) throws(SQLiteError) {
+        switch value {
+        case .null: try statement.bindNull(at: index)
+        case .bool(let b): try statement.bind(Int64(b ? 1 : 0), at: index)
+        case .integer(let i):
+            if type == .double || type == .float { try statement.bind(Double(i), at: index) } else { try statement.bind(i, at: index) }
+        case .double(let d): try statement.bind(d, at: index)
+        case .decimal(let d): try statement.bind(NSDecimalNumber(decimal: d).doubleValue, at: index)
+        case .string(let s):
+            if type == .uuid, let uuid = UUID(uuidString: s) {
+                try statement.bind(withUnsafeBytes(of: uuid.uuid) { Data($0) }, at: index)
+            } else {
+                try statement.bind(s, at: index)
+            }
+        case .date(let d): try statement.bind(d.timeIntervalSinceReferenceDate, at: index)
+        case .data(let d): try statement.bind(d, at: index)
+        case .array, .set, .dictionary, .object: try statement.bindNull(at: index)
+        }
+    }
+}

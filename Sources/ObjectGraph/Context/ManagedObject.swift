@@ -1,0 +1,79 @@
+import ExpressionLanguage
+
+/// An object of a store, read and changed through its ``ObjectContext``.
+///
+/// Attributes and relationships are read by key (`try book.value(forKey: "title")`) and,
+/// because objects conform to ``KeyValueCoding``, by key paths in expressions:
+/// `$source.user.userId`, `$source.books.@count`, `ANY authors.name LIKE 'Franz*'`.
+/// To-one relationships read as `.object`, to-many ones as `.set` (`.array` when ordered).
+/// An object is valid while its context lives.
+public final class ManagedObject: KeyValueCoding {
+    public let objectID: ObjectID
+    let binding: EntityBinding
+    weak var context: ObjectContext?
+
+    /// Attribute values by slot; nil for a value not read yet (binary data is read when
+    /// first asked for).
+    var values: [Value?]
+    /// To-one destinations by slot.
+    var toOne: [ObjectID?]
+    /// `Z_OPT` as read (0 for a new object).
+    var version: Int64
+    var isInserted = false
+    var isDeleted = false
+    /// Slots changed since the last save: attributes, then to-ones after `values.count`.
+    var changedSlots: Set<Int> = []
+
+    init(objectID: ObjectID, binding: EntityBinding, context: ObjectContext, values: [Value?], toOne: [ObjectID?], version: Int64) {
+        self.objectID = objectID
+        self.binding = binding
+        self.context = context
+        self.values = values
+        self.toOne = toOne
+        self.version = version
+    }
+
+    /// The object's entity.
+    public var entity: EntityDescription { binding.entity }
+
+    /// Whether the object has changes not saved yet.
+    public var hasChanges: Bool { isInserted || isDeleted || !changedSlots.isEmpty }
+
+    // MARK: Key-value coding
+
+    public func value(forKey key: String) throws -> Value {
+        try attachedContext().value(of: self, forKey: key)
+    }
+
+    /// Sets an attribute or relationship; relationships keep their inverses in step.
+    public func setValue(_ value: Value, forKey key: String) throws {
+        try attachedContext().setValue(value, of: self, forKey: key)
+    }
+
+    /// Reads a key; an unknown key gives nil (use ``value(forKey:)`` for the error).
+    /// Reading an object whose context is gone is a programming error: keep the context
+    /// while you use its objects.
+    public subscript(key: String) -> Value {
+        precondition(context != nil, "\(objectID) was read after its ObjectContext was released; keep the context while using its objects")
+        return (try? value(forKey: key)) ?? .null
+    }
+
+    public var objectDescription: String { objectID.description }
+    public var kindName: String { entity.name }
+
+    public func isEqual(to other: any KeyValueCoding) -> Bool {
+        guard let other = other as? ManagedObject else { return false }
+        return other.objectID == objectID
+    }
+
+    public func hashIdentity(into hasher: inout Hasher) {
+        hasher.combine(objectID)
+    }
+
+    func attachedContext() throws(ContextError) -> ObjectContext {
+        guard let context else {
+            throw ContextError(.noSuchObject, "the object's context is gone", object: objectID.description)
+        }
+        return context
+    }
+}

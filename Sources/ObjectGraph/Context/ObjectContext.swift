@@ -1,0 +1,777 @@
+import ExpressionLanguage
+import Foundation
+import OrderedCollections
+
+/// A scratch pad of objects over one store: insert, fetch, change, delete, then save.
+///
+///     let context = ObjectContext(store: store)
+///     let book = try context.insert("Book")
+///     try book.setValue("The Trial", forKey: "title")
+///     try context.save()
+///     let kafka = try context.fetch(FetchRequest(entityName: "Book", predicate: "title BEGINSWITH 'The'"))
+///
+/// Fetches see objects inserted or changed in the context and not saved yet, as Core
+/// Data's do. Predicates are evaluated with the expression language's semantics; objects
+/// that are not changed are held weakly, so memory follows what the caller keeps.
+/// A context is used from one thread at a time.
+public final class ObjectContext {
+    public let store: Store
+    /// The registry FUNCTION calls in fetch predicates resolve in.
+    public let functions: FunctionRegistry
+
+    let bindings: [String: EntityBinding]
+    private let bindingsByNumber: [Int: EntityBinding]
+    private let readers: [String: TableReader]
+
+    private final class WeakObject {
+        weak var object: ManagedObject?
+        init(_ object: ManagedObject) { self.object = object }
+    }
+    private var registry: [ObjectID: WeakObject] = [:]
+    private var registrationsSincePrune = 0
+    /// Inserted, changed and deleted objects, held until saved.
+    private var pending: [ObjectID: ManagedObject] = [:]
+    private var nextPrimaryKey: [String: Int64] = [:]
+    /// Join-table rows to insert (true) or delete (false) at the next save.
+    private var joinChanges: [JoinRow: Bool] = [:]
+    private var statements: [String: Statement] = [:]
+
+    public init(store: Store, functions: FunctionRegistry = .standard) {
+        self.store = store
+        self.functions = functions
+        var bindings: [String: EntityBinding] = [:]
+        for entity in store.model.entities {
+            bindings[entity.name] = EntityBinding(entity: entity, model: store.model, layout: store.layout)
+        }
+        self.bindings = bindings
+        self.bindingsByNumber = Dictionary(uniqueKeysWithValues: bindings.values.map { ($0.layout.number, $0) })
+        var readers: [String: TableReader] = [:]
+        for table in store.layout.tables.values {
+            let lazy = Set(bindings.values.filter { $0.layout.table == table.name }
+                .flatMap { b in b.lazySlots.map { b.attributeColumns[$0] } })
+            readers[table.name] = TableReader(table: table, lazyColumns: lazy)
+        }
+        self.readers = readers
+    }
+
+    public var database: Database { store.database }
+
+    /// Whether anything is waiting to be saved.
+    public var hasChanges: Bool { !pending.isEmpty || !joinChanges.isEmpty }
+
+    func binding(_ entityName: String) throws(ContextError) -> EntityBinding {
+        guard let binding = bindings[entityName] else {
+            throw ContextError(.unknownEntity,
+                "unknown entity '\(entityName)'; model \(store.model.version) has \(bindings.keys.sorted().joined(separator: ", "))")
+        }
+        return binding
+    }
+
+    func statement(_ sql: String) throws(ContextError) -> Statement {
+        if let cached = statements[sql] {
+            cached.reset()
+            return cached
+        }
+        do {
+            let statement = try database.prepare(sql)
+            statements[sql] = statement
+            return statement
+        } catch {
+            throw ContextError(error)
+        }
+    }
+
+    // MARK: - Inserting
+
+    /// A new object of `entityName` with its attributes' default values.
+    public func insert(_ entityName: String) throws(ContextError) -> ManagedObject {
+        let binding = try binding(entityName)
+        guard !binding.entity.isAbstract else {
+            throw ContextError(.unknownEntity, "'\(entityName)' is abstract; insert one of its sub-entities")
+        }
+        let key = try allocatePrimaryKey(table: binding.layout.table)
+        let id = ObjectID(entityName: entityName, primaryKey: key, table: binding.layout.table)
+        let object = ManagedObject(objectID: id, binding: binding, context: self,
+                                   values: binding.attributes.map { $0.defaultValue ?? .null },
+                                   toOne: Array(repeating: nil, count: binding.toOnes.count), version: 0)
+        object.isInserted = true
+        pending[id] = object
+        register(object)
+        return object
+    }
+
+    private func allocatePrimaryKey(table: String) throws(ContextError) -> Int64 {
+        if let next = nextPrimaryKey[table] {
+            nextPrimaryKey[table] = next + 1
+            return next
+        }
+        let numbers = bindings.values.filter { $0.layout.table == table }.map { String($0.layout.number) }
+        do {
+            let fromTable = try database.scalar("SELECT max(Z_PK) FROM \(table)")
+            let fromCounter = try database.scalar("SELECT max(Z_MAX) FROM Z_PRIMARYKEY WHERE Z_ENT IN (\(numbers.joined(separator: ",")))")
+            var highest: Int64 = 0
+            for value in [fromTable, fromCounter] { if case .integer(let i)? = value { highest = max(highest, i) } }
+            nextPrimaryKey[table] = highest + 2
+            return highest + 1
+        } catch {
+            throw ContextError(error)
+        }
+    }
+
+    // MARK: - Registering and loading
+
+    private func register(_ object: ManagedObject) {
+        registry[object.objectID] = WeakObject(object)
+        registrationsSincePrune += 1
+        if registrationsSincePrune > max(1024, registry.count) {
+            registry = registry.filter { $0.value.object != nil }
+            registrationsSincePrune = 0
+        }
+    }
+
+    func registered(_ id: ObjectID) -> ManagedObject? {
+        pending[id] ?? registry[id]?.object
+    }
+
+    /// The object with `id`, from the context or read from the store.
+    public func object(with id: ObjectID) throws(ContextError) -> ManagedObject {
+        if let object = registered(id) {
+            if object.isDeleted { throw ContextError(.noSuchObject, "the object was deleted", object: id.description) }
+            return object
+        }
+        guard let reader = readers[id.table] else { throw ContextError(.noSuchObject, "no such table", object: id.description) }
+        let statement = try statement("SELECT \(reader.selectList) FROM \(id.table) WHERE Z_PK = ?")
+        do {
+            try statement.bind(id.primaryKey, at: 1)
+            guard try statement.step() else {
+                throw ContextError(.noSuchObject, "no such object in the store", object: id.description)
+            }
+        } catch let error as SQLiteError {
+            throw ContextError(error)
+        } catch {
+            throw error as! ContextError
+        }
+        let object = try makeObject(statement, reader)
+        statement.reset()
+        register(object)
+        return object
+    }
+
+    /// An object for the current row of `statement` (reading `reader.selectList`).
+    private func makeObject(_ statement: Statement, _ reader: TableReader) throws(ContextError) -> ManagedObject {
+        let key = statement.int64(at: 0)
+        let number = Int(statement.int64(at: 1))
+        guard let binding = bindingsByNumber[number] else {
+            throw ContextError(.noSuchObject, "row \(key) of \(reader.table) has the unknown entity number \(number)")
+        }
+        let id = ObjectID(entityName: binding.entity.name, primaryKey: key, table: reader.table)
+        var values: [Value?] = []
+        values.reserveCapacity(binding.attributes.count)
+        for (slot, attribute) in binding.attributes.enumerated() {
+            if binding.lazySlots.contains(slot) {
+                values.append(nil)
+            } else {
+                values.append(EntityBinding.read(statement, reader.index[binding.attributeColumns[slot]]!, as: attribute.type))
+            }
+        }
+        var toOne: [ObjectID?] = []
+        toOne.reserveCapacity(binding.toOnes.count)
+        for (slot, relationship) in binding.toOnes.enumerated() {
+            let columns = binding.toOneColumns[slot]
+            let index = reader.index[columns.key]!
+            if statement.isNull(index) {
+                toOne.append(nil)
+                continue
+            }
+            var destination = relationship.destination
+            if let entityColumn = columns.entity, let e = reader.index[entityColumn], !statement.isNull(e),
+                let concrete = bindingsByNumber[Int(statement.int64(at: e))]
+            {
+                destination = concrete.entity.name
+            }
+            let table = bindings[destination]!.layout.table
+            toOne.append(ObjectID(entityName: destination, primaryKey: statement.int64(at: index), table: table))
+        }
+        return ManagedObject(objectID: id, binding: binding, context: self, values: values, toOne: toOne,
+                             version: statement.int64(at: 2))
+    }
+
+    // MARK: - Fetching
+
+    /// The objects `request` selects.
+    public func fetch(_ request: FetchRequest) throws(ContextError) -> [ManagedObject] {
+        var results: [ManagedObject] = []
+        let plan = try FetchPlan(request, context: self)
+        try scan(plan, register: true) { results.append($0); return true }
+        results += try pendingMatches(plan)
+        if !request.sortDescriptors.isEmpty { try sort(&results, by: plan.sortKeys) }
+        if let limit = request.fetchLimit, results.count > limit { results.removeLast(results.count - limit) }
+        return results
+    }
+
+    /// How many objects `request` selects.
+    public func count(_ request: FetchRequest) throws(ContextError) -> Int {
+        let plan = try FetchPlan(request, context: self)
+        var count = 0
+        if plan.predicate == nil {
+            // Without a predicate SQLite counts; pending objects adjust the count.
+            let numbers = plan.numbers.map(String.init).joined(separator: ",")
+            do {
+                if case .integer(let n)? = try database.scalar("SELECT count(*) FROM \(plan.table) WHERE Z_ENT IN (\(numbers))") {
+                    count = Int(n)
+                }
+            } catch {
+                throw ContextError(error)
+            }
+            for object in pending.values where plan.numbers.contains(object.binding.layout.number) {
+                if object.isInserted && !object.isDeleted { count += 1 }
+                if object.isDeleted && !object.isInserted { count -= 1 }
+            }
+        } else {
+            try scan(plan, register: false) { _ in count += 1; return true }
+            count += try pendingMatches(plan).count
+        }
+        if let limit = request.fetchLimit { count = min(count, limit) }
+        return count
+    }
+
+    /// A cursor over the objects `request` selects, reading rows as it goes: memory stays
+    /// flat however many rows there are, because objects the cursor hands out are not kept
+    /// by the context (unless changed). Sort descriptors are not applied; objects come in
+    /// primary-key order, then the unsaved objects that match.
+    public func makeCursor(_ request: FetchRequest) throws(ContextError) -> FetchCursor {
+        try FetchCursor(plan: FetchPlan(request, context: self), context: self)
+    }
+
+    /// Runs the plan's SQL and hands `visit` each saved object the predicate accepts,
+    /// skipping objects that have unsaved changes (see ``pendingMatches``).
+    func scan(_ plan: FetchPlan, register: Bool, _ visit: (ManagedObject) throws(ContextError) -> Bool) throws(ContextError) {
+        let statement: Statement
+        do {
+            statement = try database.prepare(plan.sql)
+        } catch {
+            throw ContextError(error)
+        }
+        while true {
+            do {
+                guard try statement.step() else { return }
+            } catch {
+                throw ContextError(error)
+            }
+            guard let object = try nextScanned(statement, plan, register: register) else { continue }
+            if !(try visit(object)) { return }
+        }
+    }
+
+    func nextScanned(_ statement: Statement, _ plan: FetchPlan, register: Bool) throws(ContextError) -> ManagedObject? {
+        let key = statement.int64(at: 0)
+        let probe = ObjectID(entityName: plan.entityName, primaryKey: key, table: plan.table)
+        if pending[probe] != nil { return nil }
+        let object: ManagedObject
+        if let existing = registry[probe]?.object {
+            object = existing
+        } else {
+            object = try makeObject(statement, plan.reader)
+            if register { self.register(object) }
+        }
+        guard try plan.accepts(object) else { return nil }
+        return object
+    }
+
+    /// Inserted and changed objects of the plan's entities that its predicate accepts.
+    func pendingMatches(_ plan: FetchPlan) throws(ContextError) -> [ManagedObject] {
+        var matches: [ManagedObject] = []
+        for object in pending.values.sorted(by: { $0.objectID.primaryKey < $1.objectID.primaryKey })
+        where !object.isDeleted && plan.numbers.contains(object.binding.layout.number) {
+            if try plan.accepts(object) { matches.append(object) }
+        }
+        return matches
+    }
+
+    private func sort(_ objects: inout [ManagedObject], by keys: [(CompiledExpression, Bool)]) throws(ContextError) {
+        var failure: ContextError?
+        let decorated = objects.map { object in
+            (object, keys.map { key in
+                (try? key.0.evaluate(with: .object(ObjectReference(object)))) ?? .null
+            })
+        }
+        let sorted = decorated.sorted { (a: (ManagedObject, [Value]), b: (ManagedObject, [Value])) -> Bool in
+            for (i, key) in keys.enumerated() {
+                do throws(ExpressionError) {
+                    let order = try Value.sortOrder(a.1[i], b.1[i])
+                    if order != .orderedSame { return key.1 ? order == .orderedAscending : order == .orderedDescending }
+                } catch {
+                    failure = failure ?? ContextError(.predicate, "cannot sort: \(error.message)")
+                }
+            }
+            return a.0.objectID.primaryKey < b.0.objectID.primaryKey
+        }
+        if let failure { throw failure }
+        objects = sorted.map { $0.0 }
+    }
+
+    // MARK: - Reading and writing values
+
+    func value(of object: ManagedObject, forKey key: String) throws(ContextError) -> Value {
+        let binding = object.binding
+        if let slot = binding.attributeSlots[key] {
+            if let value = object.values[slot] { return value }
+            let value = try loadLazy(object, slot)
+            object.values[slot] = value
+            return value
+        }
+        if let slot = binding.toOneSlots[key] {
+            guard let id = object.toOne[slot] else { return .null }
+            return .object(ObjectReference(try self.object(with: id)))
+        }
+        if let relationship = binding.toManys[key] {
+            let objects = try destinations(of: object, relationship).map { id throws(ContextError) in
+                Value.object(ObjectReference(try self.object(with: id)))
+            }
+            return relationship.isOrdered ? .array(objects) : .set(OrderedSet(objects))
+        }
+        throw ContextError(.unknownKey, "\(binding.entity.name) has no attribute or relationship '\(key)'",
+                           object: object.objectID.description, key: key)
+    }
+
+    private func loadLazy(_ object: ManagedObject, _ slot: Int) throws(ContextError) -> Value {
+        if object.isInserted { return .null }
+        let binding = object.binding
+        let statement = try statement("SELECT \(binding.attributeColumns[slot]) FROM \(binding.layout.table) WHERE Z_PK = ?")
+        defer { statement.reset() }
+        do {
+            try statement.bind(object.objectID.primaryKey, at: 1)
+            guard try statement.step() else { return .null }
+        } catch {
+            throw ContextError(error)
+        }
+        return EntityBinding.read(statement, 0, as: binding.attributes[slot].type)
+    }
+
+    func setValue(_ value: Value, of object: ManagedObject, forKey key: String) throws(ContextError) {
+        let binding = object.binding
+        guard !object.isDeleted else {
+            throw ContextError(.noSuchObject, "the object was deleted", object: object.objectID.description, key: key)
+        }
+        if let slot = binding.attributeSlots[key] {
+            do {
+                object.values[slot] = try AttributeCoercion.coerce(value, to: binding.attributes[slot])
+            } catch {
+                var e = error
+                e.object = object.objectID.description
+                throw e
+            }
+            markChanged(object, slot)
+            return
+        }
+        if let slot = binding.toOneSlots[key] {
+            let destination = try destinationObject(value, binding.toOnes[slot], object)
+            try setToOne(object, slot, destination)
+            return
+        }
+        if let relationship = binding.toManys[key] {
+            let members = try destinationObjects(value, relationship, object)
+            try setToMany(object, relationship, members)
+            return
+        }
+        throw ContextError(.unknownKey, "\(binding.entity.name) has no attribute or relationship '\(key)'",
+                           object: object.objectID.description, key: key)
+    }
+
+    private func markChanged(_ object: ManagedObject, _ slot: Int) {
+        object.changedSlots.insert(slot)
+        pending[object.objectID] = object
+    }
+
+    private func destinationObject(_ value: Value, _ relationship: RelationshipDescription, _ owner: ManagedObject) throws(ContextError) -> ManagedObject? {
+        switch value {
+        case .null: return nil
+        case .object(let reference):
+            guard let object = reference.object as? ManagedObject, object.context === self else {
+                throw ContextError(.type, "'\(relationship.name)' needs an object of this context, not \(reference.object.objectDescription)",
+                                   object: owner.objectID.description, key: relationship.name)
+            }
+            let allowed = Set(store.model.descendants(of: store.model.entity(named: relationship.destination)!).map(\.name))
+            guard allowed.contains(object.entity.name) else {
+                throw ContextError(.type, "'\(relationship.name)' needs a \(relationship.destination), not a \(object.entity.name)",
+                                   object: owner.objectID.description, key: relationship.name)
+            }
+            return object
+        default:
+            throw ContextError(.type, "'\(relationship.name)' needs an object or nil, not \(value.kind.rawValue)",
+                               object: owner.objectID.description, key: relationship.name)
+        }
+    }
+
+    private func destinationObjects(_ value: Value, _ relationship: RelationshipDescription, _ owner: ManagedObject) throws(ContextError) -> [ManagedObject] {
+        if value.isNull { return [] }
+        guard let elements = value.collectionElements else {
+            throw ContextError(.type, "'\(relationship.name)' is to-many and needs a set or an array of objects, not \(value.kind.rawValue)",
+                               object: owner.objectID.description, key: relationship.name)
+        }
+        var seen = Set<ObjectID>()
+        var objects: [ManagedObject] = []
+        for element in elements {
+            guard let object = try destinationObject(element, relationship, owner) else { continue }
+            if seen.insert(object.objectID).inserted { objects.append(object) }
+        }
+        return objects
+    }
+
+    /// The inverse of `relationship` as declared on its destination.
+    private func inverse(of relationship: RelationshipDescription) -> RelationshipDescription? {
+        guard let name = relationship.inverse, let destination = store.model.entity(named: relationship.destination) else { return nil }
+        return store.model.allRelationships(of: destination).first { $0.name == name }
+    }
+
+    /// Sets a to-one relationship and keeps its inverse in step.
+    private func setToOne(_ object: ManagedObject, _ slot: Int, _ destination: ManagedObject?) throws(ContextError) {
+        let relationship = object.binding.toOnes[slot]
+        let old = object.toOne[slot]
+        if old == destination?.objectID { return }
+        object.toOne[slot] = destination?.objectID
+        markChanged(object, object.values.count + slot)
+        // One-to-one: the new destination's inverse points back; the old partners let go.
+        if let inverse = inverse(of: relationship), !inverse.isToMany {
+            if let old, let oldObject = try? self.object(with: old), let s = oldObject.binding.toOneSlots[inverse.name],
+                oldObject.toOne[s] == object.objectID
+            {
+                oldObject.toOne[s] = nil
+                markChanged(oldObject, oldObject.values.count + s)
+            }
+            if let destination, let s = destination.binding.toOneSlots[inverse.name] {
+                if let previous = destination.toOne[s], previous != object.objectID,
+                    let previousObject = try? self.object(with: previous), let p = previousObject.binding.toOneSlots[relationship.name]
+                {
+                    previousObject.toOne[p] = nil
+                    markChanged(previousObject, previousObject.values.count + p)
+                }
+                destination.toOne[s] = object.objectID
+                markChanged(destination, destination.values.count + s)
+            }
+        }
+        // One-to-many: the to-many side is read from this column, nothing else to do.
+    }
+
+    /// Replaces the members of a to-many relationship.
+    private func setToMany(_ object: ManagedObject, _ relationship: RelationshipDescription, _ members: [ManagedObject]) throws(ContextError) {
+        let current = try destinations(of: object, relationship)
+        let wanted = Set(members.map(\.objectID))
+        if let side = object.binding.layout.joinTables[relationship.name] {
+            for id in current where !wanted.contains(id) { recordJoin(side, object.objectID, id, insert: false) }
+            let existing = Set(current)
+            for member in members where !existing.contains(member.objectID) {
+                recordJoin(side, object.objectID, member.objectID, insert: true)
+            }
+            pending[object.objectID] = object
+            return
+        }
+        // One-to-many: the members' inverse to-one columns hold the relationship.
+        guard let inverse = inverse(of: relationship) else { return }
+        for id in current where !wanted.contains(id) {
+            let member = try self.object(with: id)
+            if let s = member.binding.toOneSlots[inverse.name] { try setToOne(member, s, nil) }
+        }
+        for member in members {
+            if let s = member.binding.toOneSlots[inverse.name] { try setToOne(member, s, object) }
+        }
+    }
+
+    private func recordJoin(_ side: StoreLayout.JoinTable.Side, _ source: ObjectID, _ destination: ObjectID, insert: Bool) {
+        let row = JoinRow(side: side, source: source.primaryKey, destination: destination.primaryKey)
+        if let previous = joinChanges[row], previous != insert {
+            joinChanges[row] = nil  // an insert and a delete of the same row cancel out
+        } else {
+            joinChanges[row] = insert
+        }
+    }
+
+    /// The destinations of a to-many relationship: saved rows adjusted by unsaved changes.
+    func destinations(of object: ManagedObject, _ relationship: RelationshipDescription) throws(ContextError) -> [ObjectID] {
+        guard let destinationBinding = bindings[relationship.destination] else { return [] }
+        let table = destinationBinding.layout.table
+        var ids: [ObjectID] = []
+        if let side = object.binding.layout.joinTables[relationship.name] {
+            var keys: [Int64] = []
+            if !object.isInserted {
+                let order = side.orderColumn.map { " ORDER BY \($0)" } ?? ""
+                let statement = try statement("SELECT \(side.destinationColumn) FROM \(side.table) WHERE \(side.sourceColumn) = ?\(order)")
+                defer { statement.reset() }
+                do {
+                    try statement.bind(object.objectID.primaryKey, at: 1)
+                    while try statement.step() { keys.append(statement.int64(at: 0)) }
+                } catch {
+                    throw ContextError(error)
+                }
+            }
+            var keySet = Set(keys)
+            for (row, insert) in joinChanges where row.table == side.table {
+                guard let (source, destination) = row.pair(for: side), source == object.objectID.primaryKey else { continue }
+                if insert, keySet.insert(destination).inserted { keys.append(destination) }
+                if !insert { keySet.remove(destination) }
+            }
+            for key in keys where keySet.contains(key) {
+                ids.append(try identify(key, table: table, fallback: relationship.destination))
+            }
+        } else if let inverse = inverse(of: relationship), let column = destinationBinding.layout.toOneColumns[inverse.name] {
+            if !object.isInserted {
+                let numbers = destinationBinding.layout.numbers.map(String.init).joined(separator: ",")
+                let statement = try statement("SELECT Z_PK, Z_ENT FROM \(table) WHERE \(column.key) = ? AND Z_ENT IN (\(numbers)) ORDER BY Z_PK")
+                defer { statement.reset() }
+                do {
+                    try statement.bind(object.objectID.primaryKey, at: 1)
+                    while try statement.step() {
+                        let entity = bindingsByNumber[Int(statement.int64(at: 1))]?.entity.name ?? relationship.destination
+                        ids.append(ObjectID(entityName: entity, primaryKey: statement.int64(at: 0), table: table))
+                    }
+                } catch {
+                    throw ContextError(error)
+                }
+            }
+            // Unsaved changes win: drop members whose column now points elsewhere, add new ones.
+            ids.removeAll { id in
+                guard let member = pending[id] else { return false }
+                guard !member.isDeleted, let s = member.binding.toOneSlots[inverse.name] else { return true }
+                return member.toOne[s] != object.objectID
+            }
+            let present = Set(ids)
+            for member in pending.values.sorted(by: { $0.objectID.primaryKey < $1.objectID.primaryKey })
+            where !member.isDeleted && !present.contains(member.objectID) && destinationBinding.layout.numbers.contains(member.binding.layout.number) {
+                if let s = member.binding.toOneSlots[inverse.name], member.toOne[s] == object.objectID { ids.append(member.objectID) }
+            }
+        }
+        return ids
+    }
+
+    private func identify(_ key: Int64, table: String, fallback: String) throws(ContextError) -> ObjectID {
+        let probe = ObjectID(entityName: fallback, primaryKey: key, table: table)
+        if let object = registered(probe) { return object.objectID }
+        return try object(with: probe).objectID
+    }
+
+    // MARK: - Deleting
+
+    /// Deletes `object`, applying its relationships' delete rules: nullify (the default)
+    /// clears the inverse, cascade deletes the destinations, deny refuses while there are
+    /// destinations, no action leaves them.
+    public func delete(_ object: ManagedObject) throws(ContextError) {
+        guard !object.isDeleted else { return }
+        // Deny is checked before anything changes.
+        for relationship in store.model.allRelationships(of: object.entity) where relationship.deleteRule == .deny {
+            if try !related(object, relationship).isEmpty {
+                throw ContextError(.deleteDenied,
+                    "cannot delete: '\(relationship.name)' has the delete rule deny and is not empty",
+                    object: object.objectID.description, key: relationship.name)
+            }
+        }
+        var cascade: [ManagedObject] = []
+        for relationship in store.model.allRelationships(of: object.entity) where !relationship.isTransient {
+            let destinations = try related(object, relationship)
+            if relationship.deleteRule == .cascade { cascade += destinations }
+            if let side = object.binding.layout.joinTables[relationship.name] {
+                for d in destinations { recordJoin(side, object.objectID, d.objectID, insert: false) }
+            } else if relationship.deleteRule != .noAction, let inverse = inverse(of: relationship) {
+                for d in destinations where !d.isDeleted {
+                    if let s = d.binding.toOneSlots[inverse.name], d.toOne[s] == object.objectID {
+                        d.toOne[s] = nil
+                        markChanged(d, d.values.count + s)
+                    }
+                }
+            }
+        }
+        object.isDeleted = true
+        pending[object.objectID] = object
+        for d in cascade { try delete(d) }
+    }
+
+    private func related(_ object: ManagedObject, _ relationship: RelationshipDescription) throws(ContextError) -> [ManagedObject] {
+        if relationship.isToMany {
+            return try destinations(of: object, relationship).map { id throws(ContextError) in try self.object(with: id) }
+        }
+        guard let slot = object.binding.toOneSlots[relationship.name], let id = object.toOne[slot] else { return [] }
+        return [try self.object(with: id)]
+    }
+
+    // MARK: - Saving
+
+    /// Writes every change in one transaction. On failure nothing is written and the
+    /// changes stay in the context. Saved objects that nobody else holds are released.
+    public func save() throws(ContextError) {
+        guard hasChanges else { return }
+        try validatePending()
+        do {
+            try database.transaction {
+                var highest: [String: Int64] = [:]
+                for object in pending.values.sorted(by: { $0.objectID.primaryKey < $1.objectID.primaryKey }) {
+                    if object.isDeleted {
+                        if !object.isInserted { try writeDelete(object) }
+                    } else if object.isInserted {
+                        try writeInsert(object)
+                        highest[object.objectID.table] = max(highest[object.objectID.table] ?? 0, object.objectID.primaryKey)
+                    } else if !object.changedSlots.isEmpty {
+                        try writeUpdate(object)
+                    }
+                }
+                for (row, insert) in joinChanges {
+                    let sql = insert
+                        ? "INSERT OR IGNORE INTO \(row.table) (\(row.firstColumn), \(row.secondColumn)) VALUES (?, ?)"
+                        : "DELETE FROM \(row.table) WHERE \(row.firstColumn) = ? AND \(row.secondColumn) = ?"
+                    let statement = try self.statement(sql)
+                    try statement.bind(row.first, at: 1)
+                    try statement.bind(row.second, at: 2)
+                    try statement.run()
+                }
+                for (table, key) in highest {
+                    let roots = bindings.values.filter { $0.layout.table == table && $0.entity.parent == nil }
+                    for root in roots {
+                        let statement = try self.statement("UPDATE Z_PRIMARYKEY SET Z_MAX = max(Z_MAX, ?) WHERE Z_ENT = ?")
+                        try statement.bind(key, at: 1)
+                        try statement.bind(Int64(root.layout.number), at: 2)
+                        try statement.run()
+                    }
+                }
+            }
+        } catch let error as SQLiteError {
+            throw ContextError(error)
+        } catch let error as ContextError {
+            throw error
+        } catch {
+            throw ContextError(.sqlite, "\(error)")
+        }
+        for object in pending.values {
+            if !object.isDeleted {
+                object.version += object.isInserted ? 1 : (object.changedSlots.isEmpty ? 0 : 1)
+                object.isInserted = false
+                object.changedSlots.removeAll()
+            } else {
+                registry[object.objectID] = nil
+            }
+        }
+        pending.removeAll()
+        joinChanges.removeAll()
+    }
+
+    /// Required attributes and to-one relationships must have values before saving.
+    private func validatePending() throws(ContextError) {
+        for object in pending.values where !object.isDeleted {
+            let binding = object.binding
+            for (slot, attribute) in binding.attributes.enumerated() where !attribute.isOptional {
+                if (object.isInserted || object.changedSlots.contains(slot)), object.values[slot] == .null {
+                    throw ContextError(.validation, "'\(attribute.name)' is required", object: object.objectID.description, key: attribute.name)
+                }
+            }
+            for (slot, relationship) in binding.toOnes.enumerated() where !relationship.isOptional {
+                if (object.isInserted || object.changedSlots.contains(object.values.count + slot)), object.toOne[slot] == nil {
+                    throw ContextError(.validation, "'\(relationship.name)' is required", object: object.objectID.description, key: relationship.name)
+                }
+            }
+        }
+    }
+
+    private func writeInsert(_ object: ManagedObject) throws {
+        let binding = object.binding
+        var columns = ["Z_PK", "Z_ENT", "Z_OPT"] + binding.attributeColumns
+        for c in binding.toOneColumns {
+            columns.append(c.key)
+            if let e = c.entity { columns.append(e) }
+        }
+        let sql = "INSERT INTO \(binding.layout.table) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
+        let statement = try self.statement(sql)
+        try statement.bind(object.objectID.primaryKey, at: 1)
+        try statement.bind(Int64(binding.layout.number), at: 2)
+        try statement.bind(Int64(1), at: 3)
+        var index: Int32 = 4
+        for (slot, attribute) in binding.attributes.enumerated() {
+            try EntityBinding.bind(object.values[slot] ?? .null, as: attribute.type, to: statement, at: index)
+            index += 1
+        }
+        try bindToOnes(object, statement, &index, onlyChanged: false)
+        try statement.run()
+    }
+
+    private func bindToOnes(_ object: ManagedObject, _ statement: Statement, _ index: inout Int32, onlyChanged: Bool) throws {
+        for (slot, c) in object.binding.toOneColumns.enumerated() {
+            if onlyChanged && !object.changedSlots.contains(object.values.count + slot) { continue }
+            if let id = object.toOne[slot] {
+                try statement.bind(id.primaryKey, at: index)
+            } else {
+                try statement.bindNull(at: index)
+            }
+            index += 1
+            if c.entity != nil {
+                if let id = object.toOne[slot], let b = bindings[id.entityName] {
+                    try statement.bind(Int64(b.layout.number), at: index)
+                } else {
+                    try statement.bindNull(at: index)
+                }
+                index += 1
+            }
+        }
+    }
+
+    private func writeUpdate(_ object: ManagedObject) throws {
+        let binding = object.binding
+        var assignments: [String] = []
+        let attributeSlots = binding.attributes.indices.filter { object.changedSlots.contains($0) }
+        assignments += attributeSlots.map { "\(binding.attributeColumns[$0]) = ?" }
+        for (slot, c) in binding.toOneColumns.enumerated() where object.changedSlots.contains(object.values.count + slot) {
+            assignments.append("\(c.key) = ?")
+            if let e = c.entity { assignments.append("\(e) = ?") }
+        }
+        let sql = "UPDATE \(binding.layout.table) SET \(assignments.joined(separator: ", ")), Z_OPT = Z_OPT + 1 WHERE Z_PK = ?"
+        let statement = try self.statement(sql)
+        var index: Int32 = 1
+        for slot in attributeSlots {
+            try EntityBinding.bind(object.values[slot] ?? .null, as: binding.attributes[slot].type, to: statement, at: index)
+            index += 1
+        }
+        try bindToOnes(object, statement, &index, onlyChanged: true)
+        try statement.bind(object.objectID.primaryKey, at: index)
+        try statement.run()
+    }
+
+    private func writeDelete(_ object: ManagedObject) throws {
+        let statement = try self.statement("DELETE FROM \(object.binding.layout.table) WHERE Z_PK = ?")
+        try statement.bind(object.objectID.primaryKey, at: 1)
+        try statement.run()
+    }
+}
+
+/// The columns of one table that a fetch reads, and where each lands in a row.
+struct TableReader {
+    let table: String
+    let selectList: String
+    let index: [String: Int32]
+
+    init(table: StoreLayout.Table, lazyColumns: Set<String>) {
+        self.table = table.name
+        let columns = table.columns.map(\.name).filter { !lazyColumns.contains($0) }
+        selectList = columns.joined(separator: ", ")
+        index = Dictionary(uniqueKeysWithValues: columns.enumerated().map { ($1, Int32($0)) })
+    }
+}
+
+/// One row of a join table, stored with its columns in a fixed order so that both sides
+/// of a relationship record the same row.
+struct JoinRow: Hashable {
+    let table: String
+    let firstColumn: String
+    let secondColumn: String
+    let first: Int64
+    let second: Int64
+
+    init(side: StoreLayout.JoinTable.Side, source: Int64, destination: Int64) {
+        table = side.table
+        if side.sourceColumn < side.destinationColumn {
+            (firstColumn, secondColumn, first, second) = (side.sourceColumn, side.destinationColumn, source, destination)
+        } else {
+            (firstColumn, secondColumn, first, second) = (side.destinationColumn, side.sourceColumn, destination, source)
+        }
+    }
+
+    /// `(source, destination)` as `side` sees the row, when the row is of that side's table.
+    func pair(for side: StoreLayout.JoinTable.Side) -> (Int64, Int64)? {
+        guard table == side.table else { return nil }
+        return side.sourceColumn == firstColumn ? (first, second) : (second, first)
+    }
+}

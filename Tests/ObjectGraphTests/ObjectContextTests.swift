@@ -1,0 +1,256 @@
+import ExpressionLanguage
+import Foundation
+import Testing
+@testable import ObjectGraph
+
+/// A store on disk or in memory, removed when the test ends.
+final class TemporaryStore {
+    let path: String
+    let store: Store
+
+    init(_ place: String, model: ObjectModel) throws {
+        path = place == "disk" ? FileManager.default.temporaryDirectory.appendingPathComponent("context-\(UUID()).sqlite").path : ":memory:"
+        store = try Store.create(at: path, model: model)
+    }
+
+    func reopened() throws -> Store { try Store.open(at: path, model: store.model) }
+
+    deinit {
+        if path != ":memory:" { try? FileManager.default.removeItem(atPath: path) }
+    }
+}
+
+@Suite struct ObjectContextTests {
+    static let model: ObjectModel = try! ObjectModel(json: JSON.parse("""
+        {"version": "Library1", "entities": {
+          "Book": {"attributes": {"title": {"type": "string", "optional": false}, "pages": "int16", "price": "double",
+                                  "published": "date", "cover": "binary", "inPrint": "boolean", "isbn": "uuid", "rating": "decimal"},
+                   "relationships": {"user": {"destination": "User", "inverse": "books"},
+                                     "authors": {"destination": "Author", "inverse": "books", "toMany": true},
+                                     "cover2": {"destination": "Cover", "inverse": "book"}}},
+          "User": {"attributes": {"userId": "int32"},
+                   "relationships": {"books": {"destination": "Book", "inverse": "user", "toMany": true, "deleteRule": "cascade"}}},
+          "Author": {"attributes": {"name": "string"},
+                     "relationships": {"books": {"destination": "Book", "inverse": "authors", "toMany": true, "deleteRule": "deny"}}},
+          "Cover": {"attributes": {"color": "string"}, "relationships": {"book": {"destination": "Book", "inverse": "cover2"}}}
+        }}
+        """))
+
+    static func titles(_ objects: [ManagedObject]) -> [String] {
+        objects.map { if case .string(let s) = $0["title"] { return s } else { return "?" } }
+    }
+
+    @Test(arguments: ["memory", "disk"])
+    func roundTripsEveryType(place: String) throws {
+        let temp = try TemporaryStore(place, model: Self.model)
+        let context = ObjectContext(store: temp.store)
+        let book = try context.insert("Book")
+        let values: [String: Value] = [
+            "title": "The Trial", "pages": 255, "price": 9.5, "published": .date(Date(timeIntervalSinceReferenceDate: -1_000_000)),
+            "cover": .data(Data([1, 2, 3])), "inPrint": true, "isbn": "E621E1F8-C36C-495A-93FC-0C247A3E6E5F", "rating": .decimal(Decimal(string: "4.5")!),
+        ]
+        for (key, value) in values { try book.setValue(value, forKey: key) }
+        try context.save()
+        #expect(book.objectID.description == "Book/1")
+
+        let store = place == "disk" ? try temp.reopened() : temp.store
+        let fresh = ObjectContext(store: store)
+        let fetched = try fresh.fetch(FetchRequest(entityName: "Book"))
+        #expect(fetched.count == 1)
+        for (key, value) in values { #expect(try fetched[0].value(forKey: key) == value, "\(key)") }
+        #expect(fetched[0].version == 1)
+    }
+
+    @Test func coercesAndRejectsValues() throws {
+        let temp = try TemporaryStore("memory", model: Self.model)
+        let context = ObjectContext(store: temp.store)
+        let book = try context.insert("Book")
+        try book.setValue(3, forKey: "price")
+        #expect(book["price"] == .double(3))
+        try book.setValue(1, forKey: "inPrint")
+        #expect(book["inPrint"] == .bool(true))
+        let range = #expect(throws: ContextError.self) { try book.setValue(40_000, forKey: "pages") }
+        #expect(range?.description == "Book/1 .pages: 40000 is out of range for a int16 attribute")
+        let type = #expect(throws: ContextError.self) { try book.setValue("many", forKey: "pages") }
+        #expect(type?.description == "Book/1 .pages: a int16 attribute cannot hold string many")
+        let unknown = #expect(throws: ContextError.self) { try book.setValue(1, forKey: "weight") }
+        #expect(unknown?.description == "Book/1 .weight: Book has no attribute or relationship 'weight'")
+        let required = #expect(throws: ContextError.self) { try context.save() }
+        #expect(required?.description == "Book/1 .title: 'title' is required")
+        #expect(context.hasChanges)
+    }
+
+    @Test(arguments: ["memory", "disk"])
+    func relationshipsKeepTheirInverses(place: String) throws {
+        let temp = try TemporaryStore(place, model: Self.model)
+        let context = ObjectContext(store: temp.store)
+        let user = try context.insert("User")
+        let trial = try context.insert("Book"), castle = try context.insert("Book")
+        try trial.setValue("The Trial", forKey: "title")
+        try castle.setValue("The Castle", forKey: "title")
+        try trial.setValue(.object(ObjectReference(user)), forKey: "user")
+        #expect(user["books"] == .set([.object(ObjectReference(trial))]))
+        try user.setValue(.set([.object(ObjectReference(trial)), .object(ObjectReference(castle))]), forKey: "books")
+        #expect(castle["user"] == .object(ObjectReference(user)))
+
+        let kafka = try context.insert("Author")
+        try kafka.setValue("Franz Kafka", forKey: "name")
+        try kafka.setValue(.array([.object(ObjectReference(trial)), .object(ObjectReference(castle))]), forKey: "books")
+        #expect(trial["authors"] == .set([.object(ObjectReference(kafka))]))
+
+        let cover = try context.insert("Cover")
+        try cover.setValue(.object(ObjectReference(trial)), forKey: "book")
+        #expect(trial["cover2"] == .object(ObjectReference(cover)))
+        try castle.setValue(.object(ObjectReference(cover)), forKey: "cover2")
+        #expect(trial["cover2"] == .null, "one-to-one: the old partner lets go")
+        try context.save()
+
+        let store = place == "disk" ? try temp.reopened() : temp.store
+        let fresh = ObjectContext(store: store)
+        let users = try fresh.fetch(FetchRequest(entityName: "User"))
+        let books = try #require(users.first?["books"].collectionElements)
+        #expect(books.count == 2)
+        let kafkas = try fresh.fetch(FetchRequest(entityName: "Author", predicate: "ANY books.title == 'The Castle'"))
+        #expect(kafkas.count == 1)
+        #expect(try fresh.count(FetchRequest(entityName: "Book", predicate: "user.books.@count == 2 AND ANY authors.name LIKE 'Franz*'")) == 2)
+        #expect(try fresh.fetch(FetchRequest(entityName: "Book", predicate: "cover2.color == nil AND cover2 != nil")).map { $0.objectID.description } == ["Book/2"])
+
+        // Removing from a many-to-many removes only that join row.
+        let trialAgain = try #require(try fresh.fetch(FetchRequest(entityName: "Book", predicate: "title == 'The Trial'")).first)
+        try trialAgain.setValue(.set([]), forKey: "authors")
+        try fresh.save()
+        let rows = try store.database.scalar("SELECT count(*) FROM Z_1BOOKS")
+        #expect(rows == .integer(1))
+    }
+
+    @Test func fetchesSeeUnsavedChanges() throws {
+        let temp = try TemporaryStore("memory", model: Self.model)
+        let context = ObjectContext(store: temp.store)
+        for (title, price) in [("A", 5.0), ("B", 15.0), ("C", 25.0)] {
+            let book = try context.insert("Book")
+            try book.setValue(.string(title), forKey: "title")
+            try book.setValue(.double(price), forKey: "price")
+        }
+        try context.save()
+        let expensive = try FetchRequest(entityName: "Book", predicate: "price > 10")
+        #expect(Self.titles(try context.fetch(expensive)).sorted() == ["B", "C"])
+
+        let d = try context.insert("Book")
+        try d.setValue("D", forKey: "title")
+        try d.setValue(99.0, forKey: "price")
+        let a = try #require(try context.fetch(FetchRequest(entityName: "Book", predicate: "title == 'A'")).first)
+        try a.setValue(50.0, forKey: "price")
+        let c = try #require(try context.fetch(FetchRequest(entityName: "Book", predicate: "title == 'C'")).first)
+        try context.delete(c)
+
+        var sorted = expensive
+        sorted.sortDescriptors = [SortDescriptor("price", ascending: false)]
+        #expect(Self.titles(try context.fetch(sorted)) == ["D", "A", "B"])
+        #expect(try context.count(expensive) == 3)
+        #expect(try context.count(FetchRequest(entityName: "Book")) == 3)
+        sorted.fetchLimit = 2
+        #expect(Self.titles(try context.fetch(sorted)) == ["D", "A"])
+        try context.save()
+        #expect(try context.count(FetchRequest(entityName: "Book")) == 3)
+        let fresh = ObjectContext(store: temp.store)
+        #expect(Self.titles(try fresh.fetch(sorted)) == ["D", "A"])
+    }
+
+    @Test func deleteRules() throws {
+        let temp = try TemporaryStore("memory", model: Self.model)
+        let context = ObjectContext(store: temp.store)
+        let user = try context.insert("User")
+        let book = try context.insert("Book")
+        try book.setValue("T", forKey: "title")
+        try book.setValue(.object(ObjectReference(user)), forKey: "user")
+        let author = try context.insert("Author")
+        try author.setValue(.set([.object(ObjectReference(book))]), forKey: "books")
+        try context.save()
+
+        // deny: an author with books cannot go.
+        let denied = #expect(throws: ContextError.self) { try context.delete(author) }
+        #expect(denied?.description == "Author/1 .books: cannot delete: 'books' has the delete rule deny and is not empty")
+        // cascade: deleting the user deletes the book; nullify on the book's side clears the join row.
+        try context.delete(user)
+        #expect(try context.count(FetchRequest(entityName: "Book")) == 0)
+        #expect(author["books"] == .set([]))
+        try context.save()
+        #expect(try temp.store.database.scalar("SELECT count(*) FROM ZBOOK") == .integer(0))
+        #expect(try temp.store.database.scalar("SELECT count(*) FROM Z_1BOOKS") == .integer(0))
+        try context.delete(author)
+        try context.save()
+        #expect(try context.count(FetchRequest(entityName: "Author")) == 0)
+    }
+
+    @Test func primaryKeysContinueAfterReopening() throws {
+        let temp = try TemporaryStore("disk", model: Self.model)
+        let context = ObjectContext(store: temp.store)
+        for _ in 0..<3 { try context.insert("User").setValue(1, forKey: "userId") }
+        try context.save()
+        let again = ObjectContext(store: try temp.reopened())
+        #expect(try again.insert("User").objectID.primaryKey == 4)
+        #expect(try temp.store.database.scalar("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'User'") == .integer(3))
+    }
+
+    @Test func binaryValuesAreReadWhenAskedFor() throws {
+        let temp = try TemporaryStore("disk", model: Self.model)
+        let context = ObjectContext(store: temp.store)
+        let book = try context.insert("Book")
+        try book.setValue("T", forKey: "title")
+        try book.setValue(.data(Data(repeating: 7, count: 100_000)), forKey: "cover")
+        try context.save()
+        let reader = ObjectContext(store: try temp.reopened())
+        let fetched = try #require(try reader.fetch(FetchRequest(entityName: "Book")).first)
+        let slot = try #require(fetched.binding.attributeSlots["cover"])
+        #expect(fetched.values[slot] == nil, "not read with the row")
+        #expect(fetched["cover"] == .data(Data(repeating: 7, count: 100_000)))
+        #expect(fetched.values[slot] != nil)
+    }
+
+    @Test func cursorsDoNotKeepObjects() throws {
+        let temp = try TemporaryStore("disk", model: Self.model)
+        let context = ObjectContext(store: temp.store)
+        for i in 0..<5_000 {
+            let user = try context.insert("User")
+            try user.setValue(.integer(Int64(i)), forKey: "userId")
+            if i % 1_000 == 999 { try context.save() }
+        }
+        let reader = ObjectContext(store: try temp.reopened())
+        let cursor = try reader.makeCursor(FetchRequest(entityName: "User", predicate: "userId >= 100"))
+        weak var first: ManagedObject?
+        var count = 0
+        var sum: Int64 = 0
+        while let user = try cursor.next() {
+            if count == 0 { first = user }
+            if case .integer(let i) = user["userId"] { sum += i }
+            count += 1
+        }
+        #expect(count == 4_900)
+        #expect(sum == (100..<5_000).reduce(0, +))
+        #expect(first == nil, "objects the caller let go are released: memory stays flat")
+    }
+
+    @Test func appleStoreReadsThroughKeyPaths() throws {
+        try #require(SharedFixtures.isAvailable, Comment(rawValue: SharedFixtures.missingMessage))
+        let fixture = SharedFixtures.bookMigration
+        let model = try XcodeModelImporter.importModel(at: fixture.appendingPathComponent("Model.xcdatamodeld/Model1.xcdatamodel"))
+        let path = fixture.appendingPathComponent("Model1.sqlite").path
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let context = ObjectContext(store: try Store.open(at: path, model: model, mode: .readOnly))
+        #expect(try context.count(FetchRequest(entityName: "Book")) == 4)
+        #expect(try context.count(FetchRequest(entityName: "User")) == 3)
+        var request = FetchRequest(entityName: "Book")
+        request.sortDescriptors = [SortDescriptor("title")]
+        let books = try context.fetch(request)
+        #expect(Self.titles(books) == ["Cosmos", "Extinction", "Metamorphosis", "The Trial"])
+        let compiler = ExpressionCompiler()
+        let userId = try compiler.compileExpression("$source.user.userId")
+        #expect(try userId.evaluate(variables: ["source": .object(ObjectReference(books[0]))]) == .integer(1))
+        guard case .data(let archive) = books[0]["fileURL"] else { Issue.record("fileURL is not data"); return }
+        #expect(archive.count == 149 && archive.starts(with: Array("bplist00".utf8)))
+        let users = try context.fetch(FetchRequest(entityName: "User", predicate: "books.@count > 0"))
+        #expect(users.map(\.objectID.description) == ["User/3"])
+        #expect(try context.count(FetchRequest(entityName: "User", predicate: "ANY books.authorName LIKE 'Franz*'")) == 1)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+    }
+}
