@@ -327,7 +327,7 @@ struct JSONWriterTests {
     }
 
     @Test func doublesRoundTripExactly() throws {
-        var generator = SplitMix64(seed: 2001)
+        var generator = SeededGenerator(seed: 2001)
         var doubles: [Double] = [0.1, 0.2, 0.30000000000000004, 1 / 3, 2.0 / 3, .pi, 1e-5, 123e-20, 9_007_199_254_740_991]
         for _ in 0..<10_000 {
             let double = Double(bitPattern: generator.next())
@@ -345,7 +345,7 @@ struct JSONWriterTests {
     }
 
     @Test func integersRoundTripExactly() throws {
-        var generator = SplitMix64(seed: 1970)
+        var generator = SeededGenerator(seed: 1970)
         for _ in 0..<10_000 {
             let integer = Int64(bitPattern: generator.next()) >> (generator.next() % 64)
             #expect(try JSON.parse(JSON.integer(integer).serialized()) == .integer(integer))
@@ -606,7 +606,7 @@ struct ValueJSONTests {
 
     /// Dates anywhere in time, at every precision, come back as the same `Date`.
     @Test func datesRoundTripExactly() throws {
-        var generator = SplitMix64(seed: 1)
+        var generator = SeededGenerator(seed: 1)
         var intervals: [Double] = [0, -0.0, 0.1, -0.1, 1e-300, -1e-300, .leastNonzeroMagnitude, -.leastNonzeroMagnitude, 1e15 + 0.5, -(1e15 + 0.5),
                                    Date.distantPast.timeIntervalSinceReferenceDate, 8.99e18, -8.99e18]
         for _ in 0..<5_000 {
@@ -634,7 +634,7 @@ struct ValueJSONTests {
         let whole = ISO8601DateFormatter()
         let fractional = ISO8601DateFormatter()
         fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        var generator = SplitMix64(seed: 42)
+        var generator = SeededGenerator(seed: 42)
         let start = -13_222_396_800.0  // 1582-01-01
         let end = 252_423_993_599.0  // 9999-12-31T23:59:59
         for _ in 0..<2_000 {
@@ -669,22 +669,6 @@ private struct TestError: Error, CustomStringConvertible {
 }
 
 /// A small deterministic generator, so that the randomized round trips are reproducible.
-private struct SplitMix64 {
-    var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 extension Value {
     /// Equality that, unlike `==`, tells kinds apart (`1` is not `1.0`), compares doubles
     /// and dates bit for bit (NaN is identical to NaN), and compares sets in order.

@@ -28,7 +28,7 @@ public final class Store {
         if path != ":memory:", FileManager.default.fileExists(atPath: path) {
             throw StoreError(.cannotOpen, "a file already exists here; a new store needs a new file", path: path)
         }
-        do {
+        return try storeErrors(path: path, otherwise: .metadata) {
             let database = try Database(path: path, mode: .create)
             let metadata = StoreMetadata(model: model)
             let store = Store(path: path, database: database, model: model, metadata: metadata)
@@ -47,12 +47,6 @@ public final class Store {
                 try meta.run()
             }
             return store
-        } catch let error as SQLiteError {
-            throw StoreError(error, path: path)
-        } catch let error as StoreError {
-            throw error
-        } catch {
-            throw StoreError(.metadata, "cannot write the store's metadata: \(error)", path: path)
         }
     }
 
@@ -62,7 +56,7 @@ public final class Store {
         guard path == ":memory:" || FileManager.default.fileExists(atPath: path) else {
             throw StoreError(.cannotOpen, "no such file", path: path)
         }
-        do {
+        return try storeErrors(path: path, otherwise: .cannotOpen) {
             let database = try Database(path: path, mode: mode == .create ? .readWrite : mode)
             let metadata = try readMetadata(database, path: path)
             let store = Store(path: path, database: database, model: model, metadata: metadata)
@@ -73,25 +67,27 @@ public final class Store {
                     path: path)
             }
             return store
-        } catch let error as SQLiteError {
-            throw StoreError(error, path: path)
-        } catch let error as StoreError {
-            throw error
-        } catch {
-            throw StoreError(.cannotOpen, "\(error)", path: path)
         }
     }
 
     /// The metadata of the store at `path`, read without opening it for writing.
     public static func metadata(at path: String) throws(StoreError) -> StoreMetadata {
+        try storeErrors(path: path, otherwise: .cannotOpen) {
+            try readMetadata(Database(path: path, mode: .readOnly), path: path)
+        }
+    }
+
+    /// Runs `body`, reporting any error as a ``StoreError`` about `path`: SQLite's with its
+    /// code and SQL, others as `otherwise`.
+    static func storeErrors<T>(path: String, otherwise: StoreError.Kind, _ body: () throws -> T) throws(StoreError) -> T {
         do {
-            return try readMetadata(Database(path: path, mode: .readOnly), path: path)
+            return try body()
         } catch let error as SQLiteError {
             throw StoreError(error, path: path)
         } catch let error as StoreError {
             throw error
         } catch {
-            throw StoreError(.cannotOpen, "\(error)", path: path)
+            throw StoreError(otherwise, "\(error)", path: path)
         }
     }
 

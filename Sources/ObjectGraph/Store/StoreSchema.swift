@@ -41,13 +41,8 @@ public enum StoreMatcher {
                 path: path)
         }
         // Apple's stores: by schema.
-        let schema: StoreSchema
-        do {
-            schema = try StoreSchema(database: Database(path: path, mode: .readOnly))
-        } catch let error as SQLiteError {
-            throw StoreError(error, path: path)
-        } catch {
-            throw StoreError(.cannotOpen, "\(error)", path: path)
+        let schema = try Store.storeErrors(path: path, otherwise: .cannotOpen) {
+            try StoreSchema(database: Database(path: path, mode: .readOnly))
         }
         let results = models.map { ($0, mismatches(schema, StoreLayout(model: $0))) }
         let matching = results.filter { $0.1.isEmpty }.map(\.0)
