@@ -353,3 +353,22 @@ import Testing
         #expect(error?.location == nil)
     }
 }
+
+@Suite struct SlotBindingTests {
+    @Test func bindingBySlotIsBindingByName() throws {
+        let compiled = try ExpressionCompiler().compileExpression("$source.price * $rate")
+        let context = compiled.makeContext()
+        let source = try #require(context.layout.existingSlot(for: "source"))
+        let rate = try #require(context.layout.existingSlot(for: "rate"))
+        #expect(context.layout.existingSlot(for: "missing") == nil)
+        context[slot: rate] = 2
+        for price in [1, 5, 7] as [Int64] {
+            context[slot: source] = ["price": .integer(price)]
+            #expect(try compiled.evaluate(in: context) == .integer(price * 2))
+            #expect(context[variable: "source"] == ["price": .integer(price)])
+        }
+        context[slot: rate] = nil
+        let error = #expect(throws: ExpressionError.self) { try compiled.evaluate(in: context) }
+        #expect(error?.description == "1:17: $rate has no value; bind it before evaluating")
+    }
+}

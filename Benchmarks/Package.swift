@@ -1,0 +1,32 @@
+// swift-tools-version: 6.0
+// Benchmarks for Remodel, kept out of the library: a package of its own, so that the root
+// package's build and tests never compile or run them.
+//
+//     swift run -c release --package-path Benchmarks remodel-bench expressions
+//
+// See docs/performance.md for what is measured and how to read the figures.
+import PackageDescription
+
+let package = Package(
+    name: "RemodelBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "Remodel", path: ".."),
+    ],
+    targets: [
+        // PCRE2 for the hand-written MATCHES baseline (the same engine the library uses,
+        // called directly). Its own module name: the root package's CPCRE2 is not a product.
+        .systemLibrary(
+            name: "CPCRE2Baseline",
+            pkgConfig: "libpcre2-8",
+            providers: [.apt(["libpcre2-dev"]), .brew(["pcre2"])]
+        ),
+        .executableTarget(
+            name: "remodel-bench",
+            dependencies: [
+                .product(name: "ExpressionLanguage", package: "Remodel"),
+                "CPCRE2Baseline",
+            ]
+        ),
+    ]
+)
