@@ -8,15 +8,7 @@ enum Arithmetic {
     static func apply(_ op: ArithmeticOperator, _ lhs: Value, _ rhs: Value) throws(ExpressionError) -> Value {
         // Two doubles, the common case of mappings (`$source.price * 1.03`): what the
         // general path below computes for them, without its checks of the operands' kinds.
-        if case .double(let a) = lhs, case .double(let b) = rhs {
-            switch op {
-            case .add: return .double(a + b)
-            case .subtract: return .double(a - b)
-            case .multiply: return .double(a * b)
-            case .divide: return .double(a / b)
-            case .power: return .double(Foundation.pow(a, b))
-            }
-        }
+        if case .double(let a) = lhs, case .double(let b) = rhs { return double(op, a, b) }
         if op == .power {
             return .double(Foundation.pow(try number(lhs, op), try number(rhs, op)))
         }
@@ -27,15 +19,19 @@ enum Arithmetic {
         case (.decimal, .decimal), (.decimal, .integer), (.decimal, .bool), (.integer, .decimal), (.bool, .decimal):
             return try decimal(op, decimalValue(lhs), decimalValue(rhs))
         default:
-            let a = try number(lhs, op)
-            let b = try number(rhs, op)
-            switch op {
-            case .add: return .double(a + b)
-            case .subtract: return .double(a - b)
-            case .multiply: return .double(a * b)
-            case .divide: return .double(a / b)
-            case .power: return .double(Foundation.pow(a, b))
-            }
+            return double(op, try number(lhs, op), try number(rhs, op))
+        }
+    }
+
+    /// IEEE 754 arithmetic on two doubles.
+    @inline(__always)
+    static func double(_ op: ArithmeticOperator, _ a: Double, _ b: Double) -> Value {
+        switch op {
+        case .add: .double(a + b)
+        case .subtract: .double(a - b)
+        case .multiply: .double(a * b)
+        case .divide: .double(a / b)
+        case .power: .double(Foundation.pow(a, b))
         }
     }
 

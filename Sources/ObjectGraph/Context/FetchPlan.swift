@@ -20,9 +20,7 @@ struct FetchPlan {
         table = binding.layout.table
         let numbers = request.includesSubentities ? binding.layout.numbers : [binding.layout.number]
         self.numbers = Set(numbers)
-        reader = TableReader(table: context.store.layout.tables[table]!, lazyColumns: Set(
-            context.bindings.values.filter { $0.layout.table == binding.layout.table }
-                .flatMap { b in b.lazySlots.map { b.attributeColumns[$0] } }))
+        reader = context.readers[table]!
         sql = "SELECT \(reader.selectList) FROM \(table) WHERE Z_ENT IN (\(numbers.map(String.init).joined(separator: ", "))) ORDER BY Z_PK"
         let compiler = ExpressionCompiler(functions: context.functions)
         if let p = request.predicate {

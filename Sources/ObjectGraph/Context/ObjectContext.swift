@@ -21,7 +21,8 @@ public final class ObjectContext {
 
     let bindings: [String: EntityBinding]
     private let bindingsByNumber: [Int: EntityBinding]
-    private let readers: [String: TableReader]
+    /// What a fetch reads of each table, by table name.
+    let readers: [String: TableReader]
 
     private final class WeakObject {
         weak var object: ManagedObject?
@@ -141,15 +142,16 @@ public final class ObjectContext {
         }
         guard let reader = readers[id.table] else { throw ContextError(.noSuchObject, "no such table", object: id.description) }
         let statement = try statement("SELECT \(reader.selectList) FROM \(id.table) WHERE Z_PK = ?")
-        do {
+        let found: Bool
+        do throws(SQLiteError) {
             try statement.bind(id.primaryKey, at: 1)
-            guard try statement.step() else {
-                throw ContextError(.noSuchObject, "no such object in the store", object: id.description)
-            }
-        } catch let error as SQLiteError {
-            throw ContextError(error)
+            found = try statement.step()
         } catch {
-            throw error as! ContextError
+            throw ContextError(error)
+        }
+        guard found else {
+            statement.reset()
+            throw ContextError(.noSuchObject, "no such object in the store", object: id.description)
         }
         let object = try makeObject(statement, reader)
         statement.reset()
