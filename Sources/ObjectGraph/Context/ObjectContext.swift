@@ -60,6 +60,15 @@ public final class ObjectContext {
     /// Whether anything is waiting to be saved.
     public var hasChanges: Bool { !pending.isEmpty || !joinChanges.isEmpty }
 
+    /// How many objects are inserted, changed or deleted and not saved yet: what a
+    /// caller saving in chunks watches.
+    public var pendingObjectCount: Int { pending.count }
+
+    /// Whether ``save()`` checks required values first. A migration turns this off while
+    /// it builds objects in several passes and validates the store at the end, as Core
+    /// Data's migration manager does.
+    public var validatesOnSave = true
+
     func binding(_ entityName: String) throws(ContextError) -> EntityBinding {
         guard let binding = bindings[entityName] else {
             throw ContextError(.unknownEntity,
@@ -600,7 +609,7 @@ public final class ObjectContext {
     /// changes stay in the context. Saved objects that nobody else holds are released.
     public func save() throws(ContextError) {
         guard hasChanges else { return }
-        try validatePending()
+        if validatesOnSave { try validatePending() }
         do {
             try database.transaction {
                 var highest: [String: Int64] = [:]

@@ -1,0 +1,285 @@
+import ExpressionLanguage
+import ObjectGraph
+import OrderedCollections
+
+/// One entity mapping during a run: its policy, its compiled expressions and the one
+/// evaluation context they share, and what it has done so far.
+final class EntityMappingRunner {
+    let prepared: PreparedEntityMapping
+    let policy: any EntityMigrationPolicy
+    unowned let manager: MigrationManager
+    var report: MigrationReport.EntityMappingReport
+    /// The property mapping being evaluated, for `destinationInstancesForSourceRelationshipNamed:`.
+    private(set) var currentProperty: PropertyMapping?
+
+    private let evaluation: EvaluationContext
+    private let sourceSlot: Int
+    private let destinationSlot: Int
+    private let propertySlot: Int
+    private let attributeObjects: [Value]
+    private let relationshipObjects: [Value]
+    /// The source instance being worked on, for errors.
+    private var currentSource: ObjectID?
+
+    var mapping: EntityMapping { prepared.mapping }
+    var index: Int { prepared.index }
+
+    init(_ prepared: PreparedEntityMapping, policy: any EntityMigrationPolicy, manager: MigrationManager) {
+        self.prepared = prepared
+        self.policy = policy
+        self.manager = manager
+        report = MigrationReport.EntityMappingReport(name: prepared.mapping.name)
+        let layout = prepared.layout
+        evaluation = EvaluationContext(layout: layout, functions: manager.policies.functions)
+        // The layout starts with the six mapping variables (MappingCompiler.variables).
+        sourceSlot = layout.existingSlot(for: "source")!
+        destinationSlot = layout.existingSlot(for: "destination")!
+        propertySlot = layout.existingSlot(for: "propertyMapping")!
+        evaluation[variable: "manager"] = .object(ObjectReference(manager))
+        evaluation[variable: "entityMapping"] = .object(ObjectReference(EntityMappingObject(prepared.mapping)))
+        evaluation[variable: "entityPolicy"] = .object(ObjectReference(policy))
+        attributeObjects = prepared.attributes.map { .object(ObjectReference(PropertyMappingObject($0.mapping))) }
+        relationshipObjects = prepared.relationships.map { .object(ObjectReference(PropertyMappingObject($0.mapping))) }
+    }
+
+    // MARK: - Stages
+
+    /// Runs part of a stage, timing it and placing its errors in this mapping.
+    func stage(_ body: () throws(MigrationError) -> Void) throws(MigrationError) {
+        let started = ContinuousClock.now
+        defer { report.seconds += (ContinuousClock.now - started).seconds }
+        do {
+            try body()
+        } catch {
+            throw error.filling(entityMapping: mapping.name, sourceEntity: currentSource?.entityName, sourceKey: currentSource?.primaryKey)
+        }
+    }
+
+    /// Calls a policy hook, turning what it throws into a ``MigrationError``, then checks
+    /// whether the run was cancelled.
+    func hook(_ name: String, _ body: () throws -> Void) throws(MigrationError) {
+        do {
+            try body()
+        } catch let error as MigrationError {
+            throw error
+        } catch let error as ExpressionError {
+            throw MigrationError(.expression, error.description)
+        } catch let error as ContextError {
+            throw MigrationError(.value, error.description)
+        } catch {
+            throw MigrationError(.policy, "\(policy.kindName).\(name) failed: \(error)")
+        }
+        try manager.checkCancelled()
+    }
+
+    /// Stage 1: begin, one `createDestinationInstances` per source instance, end.
+    func createInstances(progress: (Int, Int?, Double) -> Void) throws(MigrationError) {
+        try hook("beginEntityMapping") { try policy.begin(mapping, manager: manager) }
+        let started = ContinuousClock.now
+        var rows = 0
+        func rate() -> Double { Double(rows) / max(1e-9, (ContinuousClock.now - started).seconds) }
+        switch prepared.source {
+        case .none:
+            break
+        case .fetch(let request):
+            let total: Int
+            let cursor: FetchCursor
+            do {
+                total = try manager.sourceContext.count(request)
+                cursor = try manager.sourceContext.makeCursor(request)
+            } catch {
+                throw MigrationError(.sourceStore, "cannot read the source instances: \(error)", expression: mapping.sourceExpression)
+            }
+            while true {
+                let next: ManagedObject?
+                do {
+                    next = try cursor.next()
+                } catch {
+                    throw MigrationError(.sourceStore, "cannot read the source instances: \(error)", expression: mapping.sourceExpression)
+                }
+                guard let source = next else { break }
+                try createDestinationInstances(for: source)
+                rows += 1
+                if rows & 1023 == 0 { progress(rows, total, rate()) }
+            }
+        case .expression(let compiled):
+            let value: Value
+            do {
+                value = try compiled.evaluate(in: evaluation)
+            } catch {
+                throw MigrationError(.expression, error.description, expression: mapping.sourceExpression)
+            }
+            let elements = value.isNull ? [] : (value.collectionElements ?? [value])
+            for element in elements {
+                guard case .object(let reference) = element, let source = reference.object as? ManagedObject,
+                    source.managedObjectContext === manager.sourceContext
+                else {
+                    throw MigrationError(.expression, "the source expression must give source objects, not \(element.kind.rawValue)",
+                                         expression: mapping.sourceExpression)
+                }
+                try createDestinationInstances(for: source)
+                rows += 1
+                if rows & 1023 == 0 { progress(rows, elements.count, rate()) }
+            }
+        }
+        currentSource = nil
+        try hook("endInstanceCreation") { try policy.endInstanceCreation(forMapping: mapping, manager: manager) }
+        try manager.save()
+    }
+
+    private func createDestinationInstances(for source: ManagedObject) throws(MigrationError) {
+        currentSource = source.objectID
+        report.sourceInstances += 1
+        try hook("createDestinationInstances") {
+            try policy.createDestinationInstances(forSource: source, in: mapping, manager: manager)
+        }
+        try manager.saveIfNeeded()
+    }
+
+    /// Stage 2: one `createRelationships` per associated destination instance, then end.
+    func createAllRelationships(associations count: Int, destination: (Int) -> (entity: String, key: Int64),
+                                progress: (Int, Int?, Double) -> Void) throws(MigrationError) {
+        // The default policy without relationship mappings does nothing per instance.
+        let trivial = policy is DefaultMigrationPolicy && prepared.relationships.isEmpty
+        if !trivial {
+            let started = ContinuousClock.now
+            for position in 0..<count {
+                let (entity, key) = destination(position)
+                let object: ManagedObject
+                do {
+                    object = try manager.destinationContext.object(with: manager.destinationContext.objectID(entityName: entity, primaryKey: key))
+                } catch {
+                    throw MigrationError(.destinationStore, "cannot read back \(entity)/\(key): \(error)")
+                }
+                try hook("createRelationships") { try policy.createRelationships(forDestination: object, in: mapping, manager: manager) }
+                try manager.saveIfNeeded()
+                if (position + 1) & 1023 == 0 {
+                    progress(position + 1, count, Double(position + 1) / max(1e-9, (ContinuousClock.now - started).seconds))
+                }
+            }
+        }
+        currentSource = nil
+        try hook("endRelationshipCreation") { try policy.endRelationshipCreation(forMapping: mapping, manager: manager) }
+        try manager.save()
+    }
+
+    // MARK: - The default policy
+
+    /// Inserts the destination instance, evaluates the attribute mappings, associates.
+    func createDestination(for source: ManagedObject) throws(MigrationError) -> [ManagedObject] {
+        guard let entity = prepared.destinationEntity else { return [] }
+        let destination: ManagedObject
+        do {
+            destination = try manager.destinationContext.insert(entity.name)
+        } catch {
+            throw MigrationError(.destinationStore, "cannot insert a \(entity.name): \(error)")
+        }
+        evaluation[slot: sourceSlot] = .object(ObjectReference(source))
+        evaluation[slot: destinationSlot] = .object(ObjectReference(destination))
+        defer {
+            currentProperty = nil
+            evaluation[slot: sourceSlot] = nil
+            evaluation[slot: destinationSlot] = nil
+        }
+        for (i, property) in prepared.attributes.enumerated() {
+            currentProperty = property.mapping
+            evaluation[slot: propertySlot] = attributeObjects[i]
+            let value = try evaluate(property)
+            do {
+                try destination.setValue(value, forKey: property.mapping.name)
+            } catch {
+                throw failure(.value, "\(error)", property)
+            }
+        }
+        try manager.associate(sourceInstance: source, withDestinationInstance: destination, for: mapping)
+        return [destination]
+    }
+
+    /// Finds the one associated source, evaluates the relationship mappings, sets them.
+    func createRelationships(for destination: ManagedObject) throws(MigrationError) {
+        guard !prepared.relationships.isEmpty else { return }
+        let sources: [ManagedObject]
+        do {
+            sources = try manager.sourceInstances(forEntityMappingNamed: mapping.name, destinationInstances: [destination])
+        } catch {
+            throw MigrationError(.policy, "cannot find the source of \(destination.objectID): \(error)")
+        }
+        guard sources.count == 1 else {
+            throw MigrationError(.policy, sources.isEmpty
+                ? "Can't find source for destination \(destination.objectID) in default mapping policy (a policy created it without associating it)"
+                : "\(destination.objectID) has \(sources.count) source instances; the default policy needs exactly one")
+        }
+        let source = sources[0]
+        currentSource = source.objectID
+        evaluation[slot: sourceSlot] = .object(ObjectReference(source))
+        evaluation[slot: destinationSlot] = .object(ObjectReference(destination))
+        defer {
+            currentProperty = nil
+            evaluation[slot: sourceSlot] = nil
+            evaluation[slot: destinationSlot] = nil
+        }
+        for (i, property) in prepared.relationships.enumerated() {
+            currentProperty = property.mapping
+            evaluation[slot: propertySlot] = relationshipObjects[i]
+            let value = try evaluate(property)
+            try setRelationship(value, property, on: destination)
+        }
+    }
+
+    private func evaluate(_ property: PreparedProperty) throws(MigrationError) -> Value {
+        do {
+            return try property.expression.evaluate(in: evaluation)
+        } catch {
+            throw failure(.expression, error.description, property)
+        }
+    }
+
+    private func failure(_ kind: MigrationError.Kind, _ message: String, _ property: PreparedProperty) -> MigrationError {
+        MigrationError(kind, message, property: property.mapping.name, expression: property.mapping.valueExpression)
+    }
+
+    /// Core Data's coercions: a to-one takes nil, an object, or a collection of at most one;
+    /// a to-many takes the union of what it holds with nil, an object or a collection.
+    private func setRelationship(_ value: Value, _ property: PreparedProperty, on destination: ManagedObject) throws(MigrationError) {
+        let relationship = property.relationship!
+        let elements: [Value]
+        switch value {
+        case .null: elements = []
+        case .object: elements = [value]
+        case .array(let a): elements = a
+        case .set(let s): elements = Array(s)
+        default:
+            throw failure(.value, "a relationship mapping must give objects, a collection of objects or nil; this one gave \(value.kind.rawValue)", property)
+        }
+        for element in elements {
+            guard case .object(let reference) = element, let object = reference.object as? ManagedObject,
+                object.managedObjectContext === manager.destinationContext
+            else {
+                var what = element.kind.rawValue
+                if case .object(let r) = element, let o = r.object as? ManagedObject { what = "the source object \(o.objectID)" }
+                throw failure(.value, "'\(relationship.name)' needs destination objects, but the expression gave \(what); look them up with FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"<EntityMapping>\", …)", property)
+            }
+        }
+        do {
+            if !relationship.isToMany {
+                guard elements.count <= 1 else {
+                    throw failure(.value, "More than one relationship destination for the to-one relationship '\(relationship.name)' (\(elements.count) objects)", property)
+                }
+                try destination.setValue(elements.first ?? .null, forKey: relationship.name)
+            } else {
+                guard !elements.isEmpty else { return }
+                let existing = try destination.value(forKey: relationship.name).collectionElements ?? []
+                var merged = existing
+                var seen = Set(existing)
+                for element in elements where seen.insert(element).inserted { merged.append(element) }
+                if merged.count == existing.count { return }
+                try destination.setValue(relationship.isOrdered ? .array(merged) : .set(OrderedSet(merged)), forKey: relationship.name)
+            }
+            report.relationshipsSet += 1
+        } catch let error as MigrationError {
+            throw error
+        } catch {
+            throw failure(.value, "\(error)", property)
+        }
+    }
+}

@@ -1,0 +1,403 @@
+import ExpressionLanguage
+import Foundation
+import ObjectGraph
+import Synchronization
+
+/// Runs one migration step, from a store at a source model version to a new store at the
+/// destination version, through Core Data's three stages (docs/engine.md).
+///
+///     var policies = PolicyRegistry()
+///     policies.register("BookToBookPolicy") { BookToBookPolicy() }
+///     let manager = try MigrationManager(mapping: mapping, source: model1, destination: model2, policies: policies)
+///     let report = try manager.migrateStore(from: "Books.sqlite", to: "Books-2.sqlite") { progress in
+///         print(progress.entityMapping, progress.fraction)
+///     }
+///
+/// The source is opened read-only and never changed; the destination must not exist yet
+/// and is removed again if the run fails. Source rows are read through cursors, new rows
+/// are written in chunks of ``MigrationOptions/chunkSize``, and what stays in memory is
+/// the association table (20 bytes per destination instance).
+///
+/// Expressions and policies see the manager as `$manager`: `sourceContext`,
+/// `destinationContext`, `userInfo`, `currentEntityMapping`, `migrationProgress`, and
+/// the functions of docs/engine.md.
+public final class MigrationManager: KeyValueCoding {
+    public let mappingModel: MappingModel
+    public let sourceModel: ObjectModel
+    public let destinationModel: ObjectModel
+    public let policies: PolicyRegistry
+    public var options: MigrationOptions
+    /// Values policies share during a run (lookup tables); expressions read them as
+    /// `$manager.userInfo.key`.
+    public var userInfo: [String: Value] = [:]
+
+    /// The source store's context, during a run.
+    public var sourceContext: ObjectContext { contexts!.source }
+    /// The destination store's context, during a run.
+    public var destinationContext: ObjectContext { contexts!.destination }
+    /// The entity mapping being run.
+    public private(set) var currentEntityMapping: EntityMapping?
+    /// Of the run so far, 0…1.
+    public private(set) var migrationProgress = 0.0
+
+    let prepared: PreparedMapping
+    private var contexts: (source: ObjectContext, destination: ObjectContext)?
+    private var runners: [EntityMappingRunner] = []
+    private var runnersByName: [String: EntityMappingRunner] = [:]
+    private var associations: [AssociationTable] = []
+    private let sourceEntityIndex: [String: UInt16]
+    private let destinationEntityIndex: [String: UInt16]
+    private let cancellation = Mutex<MigrationError?>(nil)
+    private var progressHandler: ((MigrationProgress) -> Void)?
+    private var lastProgress = ContinuousClock.now
+
+    /// Checks `mapping` against the models and the policies and compiles it.
+    /// Throws every problem found (see ``check(_:source:destination:policies:)``).
+    public init(mapping: MappingModel, source: ObjectModel, destination: ObjectModel,
+                policies: PolicyRegistry = PolicyRegistry(), options: MigrationOptions = MigrationOptions()) throws(MappingErrors) {
+        var compiler = MappingCompiler(mapping, source: source, destination: destination, policies: policies)
+        let prepared = compiler.prepare()
+        if !compiler.errors.isEmpty { throw MappingErrors(compiler.errors) }
+        self.prepared = prepared
+        self.mappingModel = mapping
+        self.sourceModel = source
+        self.destinationModel = destination
+        self.policies = policies
+        self.options = options
+        sourceEntityIndex = Dictionary(uniqueKeysWithValues: source.entities.enumerated().map { ($1.name, UInt16($0)) })
+        destinationEntityIndex = Dictionary(uniqueKeysWithValues: destination.entities.enumerated().map { ($1.name, UInt16($0)) })
+    }
+
+    /// Every problem of `mapping` against the models and policies; empty when it can run.
+    public static func check(_ mapping: MappingModel, source: ObjectModel, destination: ObjectModel,
+                             policies: PolicyRegistry = PolicyRegistry()) -> [MappingError] {
+        var compiler = MappingCompiler(mapping, source: source, destination: destination, policies: policies)
+        _ = compiler.prepare()
+        return compiler.errors
+    }
+
+    // MARK: - Running
+
+    /// Migrates the store at `sourcePath` into a new store at `destinationPath`.
+    /// On failure the destination is removed and the source is as it was.
+    @discardableResult
+    public func migrateStore(from sourcePath: String, to destinationPath: String,
+                             progress: ((MigrationProgress) -> Void)? = nil) throws(MigrationError) -> MigrationReport {
+        let started = ContinuousClock.now
+        progressHandler = progress
+        defer {
+            progressHandler = nil
+            runners = []
+            runnersByName = [:]
+            contexts = nil
+            currentEntityMapping = nil
+        }
+        let source: Store
+        do {
+            source = try Store.open(at: sourcePath, model: sourceModel, mode: .readOnly)
+        } catch {
+            throw MigrationError(.sourceStore, "cannot open the source store: \(error)")
+        }
+        let destination: Store
+        do {
+            destination = try Store.create(at: destinationPath, model: destinationModel)
+        } catch {
+            throw MigrationError(.destinationStore, "cannot create the destination store: \(error)")
+        }
+        do {
+            // The destination is a new file that is thrown away on failure: no journal,
+            // no syncing until the end.
+            try destination.database.execute("PRAGMA journal_mode = OFF")
+            try destination.database.execute("PRAGMA synchronous = OFF")
+            try destination.database.execute("PRAGMA cache_size = -16384")
+            try run(source: source, destination: destination)
+            try destination.database.execute("PRAGMA journal_mode = DELETE")
+            try destination.database.execute("PRAGMA synchronous = FULL")
+        } catch {
+            contexts = nil
+            runners = []
+            runnersByName = [:]
+            Self.removeStoreFiles(at: destinationPath)
+            if let error = error as? MigrationError { throw error }
+            throw MigrationError(.destinationStore, "\(error)")
+        }
+        let report = MigrationReport(entityMappings: runners.map(\.report),
+                                     seconds: (ContinuousClock.now - started).seconds)
+        return report
+    }
+
+    /// Asks a run to stop: it stops at the next hook, removes the destination and throws
+    /// a ``MigrationError/Kind/cancelled`` error. Callable from any thread.
+    public func cancel(_ reason: String = "the migration was cancelled") {
+        cancellation.withLock { $0 = $0 ?? MigrationError(.cancelled, reason) }
+    }
+
+    func checkCancelled() throws(MigrationError) {
+        if let error = cancellation.withLock({ $0 }) { throw error }
+    }
+
+    private func run(source: Store, destination: Store) throws(MigrationError) {
+        let sourceContext = ObjectContext(store: source, functions: policies.functions)
+        let destinationContext = ObjectContext(store: destination, functions: policies.functions)
+        destinationContext.validatesOnSave = false
+        contexts = (sourceContext, destinationContext)
+        let sourceTables = sourceModel.entities.map { tableIndex(source.layout, $0.name) }
+        let destinationTables = destinationModel.entities.map { tableIndex(destination.layout, $0.name) }
+        associations = prepared.entityMappings.map { _ in AssociationTable(sourceTables: sourceTables, destinationTables: destinationTables) }
+        runners = []
+        for p in prepared.entityMappings {
+            let policy = p.mapping.policy.flatMap { policies.makePolicy($0) } ?? DefaultMigrationPolicy()
+            let runner = EntityMappingRunner(p, policy: policy, manager: self)
+            runners.append(runner)
+            runnersByName[p.mapping.name] = runner
+        }
+        let steps = Double(max(1, runners.count * 3))
+        var done = 0.0
+        // Stage 1: create destination instances.
+        for runner in runners {
+            currentEntityMapping = runner.mapping
+            try runner.stage { () throws(MigrationError) in
+                try runner.createInstances { rows, total, rate in
+                    self.report(.createInstances, runner, (done + fraction(rows, total)) / steps, rows, total, rate)
+                }
+            }
+            done += 1
+            migrationProgress = done / steps
+            report(.createInstances, runner, migrationProgress, runner.report.sourceInstances, runner.report.sourceInstances, 0, force: true)
+        }
+        // Stage 2: relationships.
+        for runner in runners {
+            currentEntityMapping = runner.mapping
+            try runner.stage { () throws(MigrationError) in
+                try runner.createAllRelationships(associations: associationCount(runner), destination: { position in
+                    let d = self.associations[runner.index][position].destination
+                    return (self.destinationModel.entities[Int(d.entity)].name, d.key)
+                }) { rows, total, rate in
+                    self.report(.createRelationships, runner, (done + fraction(rows, total)) / steps, rows, total, rate)
+                }
+            }
+            done += 1
+            migrationProgress = done / steps
+            report(.createRelationships, runner, migrationProgress, runner.report.destinationInstances, runner.report.destinationInstances, 0, force: true)
+        }
+        // Stage 3: the store against the destination model's rules, then the policies.
+        do {
+            try destinationContext.save()
+        } catch {
+            throw MigrationError(.destinationStore, "cannot save the new store: \(error)")
+        }
+        let failures: [ContextError]
+        do {
+            failures = try StoreValidator(store: destination).failures(limit: 10)
+        } catch {
+            throw MigrationError(.destinationStore, "cannot validate the new store: \(error)")
+        }
+        if let first = failures.first {
+            let more = failures.count > 1 ? " (and \(failures.count - 1) more: " + failures.dropFirst().map(\.description).joined(separator: "; ") + ")" : ""
+            throw MigrationError(.validation, "the new store fails validation: \(first.description)\(more)",
+                                 entityMapping: entityMapping(producing: first.object))
+        }
+        for runner in runners {
+            currentEntityMapping = runner.mapping
+            try runner.stage { () throws(MigrationError) in
+                try runner.hook("performCustomValidation") { try runner.policy.performCustomValidation(forMapping: runner.mapping, manager: self) }
+                try runner.hook("endEntityMapping") { try runner.policy.end(runner.mapping, manager: self) }
+                try self.save()
+            }
+            done += 1
+            migrationProgress = done / steps
+            report(.validate, runner, migrationProgress, 0, nil, 0, force: true)
+        }
+    }
+
+    private func fraction(_ rows: Int, _ total: Int?) -> Double {
+        guard let total, total > 0 else { return 0 }
+        return min(1, Double(rows) / Double(total))
+    }
+
+    private func tableIndex(_ layout: StoreLayout, _ entity: String) -> UInt16 {
+        let tables = layout.tables.keys.sorted()
+        return UInt16(tables.firstIndex(of: layout.entities[entity]!.table)!)
+    }
+
+    private func associationCount(_ runner: EntityMappingRunner) -> Int { associations[runner.index].count }
+
+    /// The entity mapping that created the destination object described as `Entity/pk`.
+    private func entityMapping(producing object: String?) -> String? {
+        guard let object, let slash = object.firstIndex(of: "/"), let key = Int64(object[object.index(after: slash)...]),
+            let entity = destinationEntityIndex[String(object[..<slash])]
+        else { return nil }
+        for runner in runners where !associations[runner.index].sources(ofDestination: entity, key: key).isEmpty {
+            return runner.mapping.name
+        }
+        return nil
+    }
+
+    private func report(_ stage: MigrationProgress.Stage, _ runner: EntityMappingRunner, _ fraction: Double,
+                        _ rows: Int, _ total: Int?, _ rate: Double, force: Bool = false) {
+        migrationProgress = fraction
+        guard let progressHandler else { return }
+        let now = ContinuousClock.now
+        guard force || now - lastProgress > .milliseconds(100) else { return }
+        lastProgress = now
+        progressHandler(MigrationProgress(fraction: fraction, stage: stage, entityMapping: runner.mapping.name,
+                                          rows: rows, totalRows: total, rowsPerSecond: rate))
+    }
+
+    /// Saves the destination context if a chunk's worth of objects is waiting.
+    func saveIfNeeded() throws(MigrationError) {
+        if destinationContext.pendingObjectCount >= options.chunkSize { try save() }
+    }
+
+    func save() throws(MigrationError) {
+        do {
+            try destinationContext.save()
+        } catch {
+            throw MigrationError(.destinationStore, "cannot write to the new store: \(error)")
+        }
+    }
+
+    func runner(for mapping: EntityMapping) throws(MigrationError) -> EntityMappingRunner {
+        guard let runner = runnersByName[mapping.name] else {
+            throw MigrationError(.invalidMapping, "no entity mapping named '\(mapping.name)' is running")
+        }
+        return runner
+    }
+
+    /// Removes a store file and its side files (journal, WAL, shared memory).
+    static func removeStoreFiles(at path: String) {
+        for suffix in ["", "-journal", "-wal", "-shm"] {
+            try? FileManager.default.removeItem(atPath: path + suffix)
+        }
+    }
+
+    // MARK: - Associations
+
+    /// Records that `destination` was made from `source` by `mapping`.
+    public func associate(sourceInstance source: ManagedObject, withDestinationInstance destination: ManagedObject,
+                          for mapping: EntityMapping) throws(MigrationError) {
+        let runner = try runner(for: mapping)
+        guard let s = sourceEntityIndex[source.entity.name], let d = destinationEntityIndex[destination.entity.name] else {
+            throw MigrationError(.policy, "associate needs a source object (\(source.objectID)) and a destination object (\(destination.objectID))",
+                                 entityMapping: mapping.name)
+        }
+        associations[runner.index].associate(source: (s, source.objectID.primaryKey), destination: (d, destination.objectID.primaryKey))
+        runner.report.destinationInstances += 1
+    }
+
+    /// The destination instances made from `sourceInstances` by the entity mapping named
+    /// `name` (every mapping when nil), in order, without duplicates.
+    public func destinationInstances(forEntityMappingNamed name: String?, sourceInstances: [ManagedObject]) throws -> [ManagedObject] {
+        let tables = try associationTables(named: name)
+        var seen = Set<ObjectID>()
+        var result: [ManagedObject] = []
+        for object in sourceInstances {
+            guard let entity = sourceEntityIndex[object.entity.name] else { continue }
+            for t in tables {
+                for d in associations[t].destinations(ofSource: entity, key: object.objectID.primaryKey) {
+                    let id = try destinationContext.objectID(entityName: destinationModel.entities[Int(d.entity)].name, primaryKey: d.key)
+                    if seen.insert(id).inserted { result.append(try destinationContext.object(with: id)) }
+                }
+            }
+        }
+        return result
+    }
+
+    /// The source instances the entity mapping named `name` (every mapping when nil) made
+    /// `destinationInstances` from, in order, without duplicates.
+    public func sourceInstances(forEntityMappingNamed name: String?, destinationInstances: [ManagedObject]) throws -> [ManagedObject] {
+        let tables = try associationTables(named: name)
+        var seen = Set<ObjectID>()
+        var result: [ManagedObject] = []
+        for object in destinationInstances {
+            guard let entity = destinationEntityIndex[object.entity.name] else { continue }
+            for t in tables {
+                for s in associations[t].sources(ofDestination: entity, key: object.objectID.primaryKey) {
+                    let id = try sourceContext.objectID(entityName: sourceModel.entities[Int(s.entity)].name, primaryKey: s.key)
+                    if seen.insert(id).inserted { result.append(try sourceContext.object(with: id)) }
+                }
+            }
+        }
+        return result
+    }
+
+    /// For the relationship mapping being evaluated: the destinations of `sourceInstances`
+    /// (objects of the source relationship `name`'s destination) made by every entity
+    /// mapping from that entity (or a sub-entity) to the destination relationship's entity
+    /// (or a sub-entity) — what inferred mappings use.
+    public func destinationInstances(forSourceRelationshipNamed name: String, sourceInstances: [ManagedObject]) throws -> [ManagedObject] {
+        guard let runner = runners.first(where: { $0.mapping.name == currentEntityMapping?.name }),
+            let sourceEntity = runner.prepared.sourceEntity, let destinationEntity = runner.prepared.destinationEntity,
+            let propertyName = runner.currentProperty?.name
+        else {
+            throw MigrationError(.policy, "destinationInstancesForSourceRelationshipNamed:sourceInstances: is only available in relationship mappings")
+        }
+        guard let sourceRelationship = sourceModel.allRelationships(of: sourceEntity).first(where: { $0.name == name }),
+            let sourceTarget = sourceModel.entity(named: sourceRelationship.destination)
+        else {
+            throw MigrationError(.policy, "\(sourceEntity.name) has no relationship '\(name)' in \(sourceModel.version)")
+        }
+        guard let destinationRelationship = destinationModel.allRelationships(of: destinationEntity).first(where: { $0.name == propertyName }),
+            let destinationTarget = destinationModel.entity(named: destinationRelationship.destination)
+        else {
+            throw MigrationError(.policy, "\(destinationEntity.name) has no relationship '\(propertyName)' in \(destinationModel.version)")
+        }
+        let sourceKinds = Set(sourceModel.descendants(of: sourceTarget).map(\.name))
+        let destinationKinds = Set(destinationModel.descendants(of: destinationTarget).map(\.name))
+        var result: [ManagedObject] = []
+        var seen = Set<ObjectID>()
+        for candidate in runners {
+            guard let s = candidate.prepared.sourceEntity, let d = candidate.prepared.destinationEntity,
+                sourceKinds.contains(s.name), destinationKinds.contains(d.name)
+            else { continue }
+            for object in try destinationInstances(forEntityMappingNamed: candidate.mapping.name, sourceInstances: sourceInstances)
+            where seen.insert(object.objectID).inserted {
+                result.append(object)
+            }
+        }
+        return result
+    }
+
+    private func associationTables(named name: String?) throws(MigrationError) -> [Int] {
+        guard let name else { return runners.map(\.index) }
+        guard let runner = runnersByName[name] else {
+            let hint = Suggestion.closest(to: name, among: runnersByName.keys).map { "; did you mean '\($0)'?" } ?? ""
+            throw MigrationError(.invalidMapping, "no entity mapping is named '\(name)'\(hint)")
+        }
+        return [runner.index]
+    }
+
+    /// A fetch request for `entityName`'s instances in the source (sub-entities excluded,
+    /// as Core Data's is) that `predicateString` accepts.
+    public func fetchRequest(forSourceEntityNamed entityName: String, predicateString: String,
+                             includesSubentities: Bool = false) throws -> FetchRequest {
+        guard sourceModel.entity(named: entityName) != nil else {
+            throw MigrationError(.invalidMapping, "Can't find entity named \(entityName) in source model \(sourceModel.version)")
+        }
+        var request = try FetchRequest(entityName: entityName, predicate: predicateString)
+        request.includesSubentities = includesSubentities
+        return request
+    }
+
+    // MARK: - Key-value coding
+
+    public func value(forKey key: String) throws -> Value {
+        switch key {
+        case "sourceContext": return .object(ObjectReference(sourceContext))
+        case "destinationContext": return .object(ObjectReference(destinationContext))
+        case "userInfo": return .dictionary(userInfo)
+        case "currentEntityMapping": return currentEntityMapping.map { .object(ObjectReference(EntityMappingObject($0))) } ?? .null
+        case "migrationProgress": return .double(migrationProgress)
+        case "sourceModel": return .string(sourceModel.version)
+        case "destinationModel": return .string(destinationModel.version)
+        default: throw ExpressionError(.unknownKey, "the migration manager has no key '\(key)'")
+        }
+    }
+
+    public var kindName: String { "NSMigrationManager" }
+    public var objectDescription: String { "migration manager \(sourceModel.version) → \(destinationModel.version)" }
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

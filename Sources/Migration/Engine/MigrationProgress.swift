@@ -1,0 +1,54 @@
+/// Where a run is: what ``MigrationManager/migrateStore(from:to:progress:)`` reports as
+/// it goes, a few times a second and at every stage of every entity mapping.
+public struct MigrationProgress: Sendable, Hashable {
+    /// Core Data's three stages.
+    public enum Stage: String, Sendable, Hashable {
+        case createInstances = "create instances"
+        case createRelationships = "create relationships"
+        case validate
+    }
+
+    /// Of the whole run, 0…1: completed stages of entity mappings over three per mapping,
+    /// plus the part done of the current one (Core Data's `migrationProgress`).
+    public var fraction: Double
+    public var stage: Stage
+    public var entityMapping: String
+    /// Rows of the current entity mapping and stage done so far.
+    public var rows: Int
+    /// Rows the current entity mapping and stage will do, when known.
+    public var totalRows: Int?
+    /// Rows per second in the current entity mapping and stage.
+    public var rowsPerSecond: Double
+}
+
+/// What a run did, per entity mapping.
+public struct MigrationReport: Sendable, Hashable {
+    public struct EntityMappingReport: Sendable, Hashable {
+        public var name: String
+        /// Source instances read in stage 1.
+        public var sourceInstances = 0
+        /// Destination instances associated with the mapping.
+        public var destinationInstances = 0
+        /// Relationship values set in stage 2.
+        public var relationshipsSet = 0
+        /// Seconds spent in the mapping's hooks, all stages.
+        public var seconds = 0.0
+
+        public init(name: String) { self.name = name }
+    }
+
+    public var entityMappings: [EntityMappingReport]
+    /// Seconds for the whole run.
+    public var seconds: Double
+}
+
+/// How a run writes.
+public struct MigrationOptions: Sendable, Hashable {
+    /// Destination objects written per transaction: memory holds at most about this many
+    /// new objects (and their blobs) at once.
+    public var chunkSize = 5_000
+
+    public init(chunkSize: Int = 5_000) {
+        self.chunkSize = max(1, chunkSize)
+    }
+}

@@ -1,0 +1,73 @@
+import ExpressionLanguage
+
+/// A problem in a mapping file, placed by the file, the JSON path inside it and, for
+/// expressions, the line and column inside the expression.
+///
+///     Model1_to_Model2.mapping.json: entityMappings[0] "BookToBook" .attributeMappings.price: 1:9: Book has no attribute or relationship 'pricee' in "$source.pricee * 1.03"
+public struct MappingError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var file: String?
+    /// Where in the file: `entityMappings[0] "BookToBook" .attributeMappings.price`.
+    public var path: String
+    public var message: String
+    /// For problems inside an expression: the error with the expression text and range.
+    public var expressionError: ExpressionError?
+
+    public init(file: String?, path: String, message: String) {
+        self.file = file
+        self.path = path
+        self.message = message
+    }
+
+    public init(file: String?, path: String, expressionError: ExpressionError) {
+        self.file = file
+        self.path = path
+        self.message = expressionError.message
+        self.expressionError = expressionError
+    }
+
+    /// `file: path` — what the error is about.
+    public var label: String {
+        [file, path.isEmpty ? nil : path].compactMap { $0 }.joined(separator: ": ")
+    }
+
+    /// The one-line form: the place, the column inside the expression, the message, and
+    /// the expression quoted.
+    public var description: String {
+        let place = label.isEmpty ? "" : label + ": "
+        guard let expressionError else { return place + message }
+        var text = place + expressionError.description
+        if let source = expressionError.source { text += " in \"\(source)\"" }
+        return text
+    }
+
+    /// As a terminal shows it: the place and message, then the expression with a caret
+    /// under the offending text.
+    public func rendered(caret: Bool = true) -> String {
+        guard let expressionError, caret, expressionError.range != nil else { return description }
+        return expressionError.rendered(label: label.isEmpty ? nil : label, caret: true)
+    }
+}
+
+/// Every problem found in a mapping file (or a set of them), in file order.
+public struct MappingErrors: Error, Hashable, Sendable, CustomStringConvertible {
+    public var errors: [MappingError]
+
+    public init(_ errors: [MappingError]) { self.errors = errors }
+
+    public var description: String { errors.map(\.description).joined(separator: "\n") }
+
+    public func rendered(caret: Bool = true) -> String {
+        errors.map { $0.rendered(caret: caret) }.joined(separator: "\n")
+    }
+}
+
+/// The JSON path of a place inside a mapping file, as messages show it.
+enum MappingPath {
+    static func entityMapping(_ index: Int, _ name: String?) -> String {
+        name.map { "entityMappings[\(index)] \"\($0)\"" } ?? "entityMappings[\(index)]"
+    }
+
+    static func property(_ index: Int, _ name: String?, _ group: String, _ property: String) -> String {
+        "\(entityMapping(index, name)) .\(group).\(property)"
+    }
+}

@@ -1,0 +1,104 @@
+import ExpressionLanguage
+import ObjectGraph
+
+/// How one model version maps to the next: entity mappings, run in order.
+///
+/// The names follow Core Data's `NSMappingModel`, `NSEntityMapping` and
+/// `NSPropertyMapping`; the file format is docs/mapping-format.md.
+///
+///     let mapping = try MappingModel.load(contentsOf: url)
+///     let problems = MappingChecker(mapping, source: v1, destination: v2, policies: .standard).check()
+public struct MappingModel: Hashable, Sendable {
+    /// The source model's version name (`"Model1"`).
+    public var sourceModel: String
+    /// The destination model's version name (`"Model2"`).
+    public var destinationModel: String
+    /// Entity mappings in processing order.
+    public var entityMappings: [EntityMapping]
+    /// The file the mapping was read from, for messages.
+    public var file: String?
+
+    public init(sourceModel: String, destinationModel: String, entityMappings: [EntityMapping], file: String? = nil) {
+        self.sourceModel = sourceModel
+        self.destinationModel = destinationModel
+        self.entityMappings = entityMappings
+        self.file = file
+    }
+
+    /// The entity mapping called `name`.
+    public func entityMapping(named name: String) -> EntityMapping? {
+        entityMappings.first { $0.name == name }
+    }
+}
+
+/// Core Data's mapping types (`NSEntityMappingType`).
+public enum MappingType: String, CaseIterable, Hashable, Sendable {
+    /// Destination instances are created only by a custom policy.
+    case add
+    /// Source instances are not migrated.
+    case remove
+    /// Same-named properties are copied.
+    case copy
+    /// Properties are computed by the property mappings.
+    case transform
+    /// Everything is up to the policy.
+    case custom
+}
+
+/// How instances of one source entity become instances of a destination entity.
+public struct EntityMapping: Hashable, Sendable {
+    public var name: String
+    public var type: MappingType
+    public var sourceEntity: String?
+    public var destinationEntity: String?
+    /// The source instances: a FETCH expression, or nil for every instance of
+    /// ``sourceEntity`` (none for `add` and `remove` mappings).
+    public var sourceExpression: String?
+    /// Destination attributes and how to compute them.
+    public var attributeMappings: [PropertyMapping]
+    /// Destination relationships and how to compute them.
+    public var relationshipMappings: [PropertyMapping]
+    /// The name of a registered ``EntityMigrationPolicy`` (nil: the default policy).
+    public var policy: String?
+    public var userInfo: [String: Value]
+
+    public init(
+        name: String, type: MappingType, sourceEntity: String? = nil, destinationEntity: String? = nil,
+        sourceExpression: String? = nil, attributeMappings: [PropertyMapping] = [],
+        relationshipMappings: [PropertyMapping] = [], policy: String? = nil, userInfo: [String: Value] = [:]
+    ) {
+        self.name = name
+        self.type = type
+        self.sourceEntity = sourceEntity
+        self.destinationEntity = destinationEntity
+        self.sourceExpression = sourceExpression
+        self.attributeMappings = attributeMappings
+        self.relationshipMappings = relationshipMappings
+        self.policy = policy
+        self.userInfo = userInfo
+    }
+
+    /// The mapping for the destination property `name`, if any.
+    public func propertyMapping(named name: String) -> PropertyMapping? {
+        attributeMappings.first { $0.name == name } ?? relationshipMappings.first { $0.name == name }
+    }
+}
+
+/// How one destination property gets its value.
+public struct PropertyMapping: Hashable, Sendable {
+    /// The destination attribute or relationship.
+    public var name: String
+    /// The expression; nil maps nothing (the property keeps its default).
+    public var valueExpression: String?
+    public var userInfo: [String: Value]
+    /// True for the mappings the engine adds for a `copy` or `transform` mapping's
+    /// unmentioned properties (same-named attributes copied, relationships re-linked).
+    public var isImplicit: Bool
+
+    public init(name: String, valueExpression: String?, userInfo: [String: Value] = [:], isImplicit: Bool = false) {
+        self.name = name
+        self.valueExpression = valueExpression
+        self.userInfo = userInfo
+        self.isImplicit = isImplicit
+    }
+}
