@@ -296,3 +296,13 @@ enum StringFolding {
         return nil
     }
 }
+
+extension ComparisonOptions {
+    /// `s` folded as comparisons with these options fold it before comparing: `[c]` folds
+    /// case, `[d]` removes diacritics, `[n]` folds nothing. For code that must agree with
+    /// the language's comparisons, such as the object graph's translation of predicates
+    /// to SQL.
+    ///
+    ///     ComparisonOptions.caseInsensitive.folding("Straße")   // "strasse"
+    public func folding(_ s: String) -> String { StringFolding.fold(s, self) }
+}

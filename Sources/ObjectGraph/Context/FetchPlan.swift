@@ -1,15 +1,21 @@
 import ExpressionLanguage
 
 /// A fetch request prepared against a context: the SQL that reads candidate rows, and the
-/// compiled predicate that decides. SQL narrows by entity; the predicate, evaluated with
-/// the expression language's semantics on each object, is what decides, so every fetch
+/// compiled predicate that decides. SQL narrows by entity and by what it can translate of
+/// the predicate (``PredicateTranslator``); the predicate, evaluated with the expression
+/// language's semantics on each object SQL returns, is what decides, so every fetch
 /// answers exactly as evaluating the predicate on each object would.
 struct FetchPlan {
     let entityName: String
     let table: String
     let numbers: Set<Int>
     let reader: TableReader
-    let sql: String
+    /// What SQL knows of the predicate (``SQLNarrowing/always`` without one).
+    let narrowing: SQLNarrowing
+    /// The values of the narrowing's `?1`, `?2`, ….
+    let parameters: [SQLiteValue]
+    /// The candidate rows, in primary-key order, prepared with their parameters bound.
+    let rows: Statement
     let predicate: CompiledPredicate?
     let evaluation: EvaluationContext?
     let sortKeys: [(CompiledExpression, Bool)]
@@ -21,7 +27,8 @@ struct FetchPlan {
         let numbers = request.includesSubentities ? binding.layout.numbers : [binding.layout.number]
         self.numbers = Set(numbers)
         reader = context.readers[table]!
-        sql = "SELECT \(reader.selectList) FROM \(table) WHERE Z_ENT IN (\(numbers.map(String.init).joined(separator: ", "))) ORDER BY Z_PK"
+        let entityTest = "t0.Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))"
+        self.entityTest = entityTest
         let compiler = ExpressionCompiler(functions: context.functions)
         if let p = request.predicate {
             do {
@@ -44,6 +51,60 @@ struct FetchPlan {
             }
         }
         sortKeys = keys
+
+        var narrowing = SQLNarrowing.always
+        var parameters: [SQLiteValue] = []
+        if let p = request.predicate {
+            var translator = PredicateTranslator(bindings: context.bindings, unsavedTables: context.tablesWithUnsavedChanges)
+            narrowing = translator.translate(p, on: binding)
+            parameters = translator.parameters
+        }
+        let (selectList, table) = (reader.selectList, table)
+        let select = { (condition: String) in
+            "SELECT \(selectList) FROM \(table) t0 WHERE \(SQL.all([entityTest, condition])) ORDER BY t0.Z_PK"
+        }
+        do {
+            rows = try Self.prepare(select(narrowing.whenTrue), parameters, in: context.database)
+        } catch {
+            // SQLite refuses statements nested too deeply or with too many parameters;
+            // narrowing by entity alone still gives the right answer.
+            (narrowing, parameters) = (.unknown, [])
+            do {
+                rows = try context.database.prepare(select("1"))
+            } catch {
+                throw ContextError(error)
+            }
+        }
+        self.narrowing = narrowing
+        self.parameters = parameters
+    }
+
+    /// `t0.Z_ENT IN (…)`: rows of the fetched entities.
+    private let entityTest: String
+
+    /// The condition SQL adds to the entity test, nil when it narrows by entity alone:
+    /// `t0.ZPRICE > ?1 OR typeof(t0.ZPRICE) NOT IN ('real', 'null')`.
+    var sqlWhere: String? { narrowing.whenTrue == "1" ? nil : narrowing.whenTrue }
+
+    /// Statements that split a count: the rows SQL knows the predicate accepts (counted
+    /// by SQLite), and the rows it cannot decide (for the predicate). Nil when SQL knows
+    /// nothing, or SQLite refuses them.
+    func countStatements(in database: Database) -> (decided: Statement, undecided: Statement)? {
+        guard narrowing.whenFalse != "1" else { return nil }
+        let notRejected = narrowing.whenFalse == "0" ? "1" : "coalesce(\(narrowing.whenFalse), 0) = 0"
+        let decided = "SELECT count(*) FROM \(table) t0 WHERE \(SQL.all([entityTest, narrowing.whenTrue, notRejected]))"
+        let undecided = "SELECT \(reader.selectList) FROM \(table) t0 "
+            + "WHERE \(SQL.all([entityTest, narrowing.whenTrue, narrowing.whenFalse])) ORDER BY t0.Z_PK"
+        guard let a = try? Self.prepare(decided, parameters, in: database),
+            let b = try? Self.prepare(undecided, parameters, in: database)
+        else { return nil }
+        return (a, b)
+    }
+
+    private static func prepare(_ sql: String, _ parameters: [SQLiteValue], in database: Database) throws(SQLiteError) -> Statement {
+        let statement = try database.prepare(sql)
+        for (i, value) in parameters.enumerated() { try statement.bind(value, at: Int32(i + 1)) }
+        return statement
     }
 
     /// Whether the predicate accepts `object`.
@@ -67,18 +128,13 @@ struct FetchPlan {
 public final class FetchCursor {
     private let plan: FetchPlan
     private let context: ObjectContext
-    private let statement: Statement
+    private var statement: Statement { plan.rows }
     private var pendingTail: [ManagedObject]? = nil
     private var finished = false
 
-    init(plan: FetchPlan, context: ObjectContext) throws(ContextError) {
+    init(plan: FetchPlan, context: ObjectContext) {
         self.plan = plan
         self.context = context
-        do {
-            statement = try context.database.prepare(plan.sql)
-        } catch {
-            throw ContextError(error)
-        }
     }
 
     /// The next object, or nil when there are no more.

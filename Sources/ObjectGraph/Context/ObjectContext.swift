@@ -213,7 +213,7 @@ public final class ObjectContext {
     public func fetch(_ request: FetchRequest) throws(ContextError) -> [ManagedObject] {
         var results: [ManagedObject] = []
         let plan = try FetchPlan(request, context: self)
-        try scan(plan, register: true) { results.append($0); return true }
+        try scan(plan, plan.rows, register: true) { results.append($0); return true }
         results += try pendingMatches(plan)
         if !request.sortDescriptors.isEmpty { try sort(&results, by: plan.sortKeys) }
         if let limit = request.fetchLimit, results.count > limit { results.removeLast(results.count - limit) }
@@ -238,8 +238,16 @@ public final class ObjectContext {
                 if object.isInserted && !object.isDeleted { count += 1 }
                 if object.isDeleted && !object.isInserted { count -= 1 }
             }
+        } else if !tablesWithUnsavedChanges.contains(plan.table), let (decided, undecided) = plan.countStatements(in: database) {
+            // SQLite counts the rows whose answer it knows; the predicate decides the others.
+            do {
+                if try decided.step() { count = Int(decided.int64(at: 0)) }
+            } catch {
+                throw ContextError(error)
+            }
+            try scan(plan, undecided, register: false) { _ in count += 1; return true }
         } else {
-            try scan(plan, register: false) { _ in count += 1; return true }
+            try scan(plan, plan.rows, register: false) { _ in count += 1; return true }
             count += try pendingMatches(plan).count
         }
         if let limit = request.fetchLimit { count = min(count, limit) }
@@ -254,15 +262,10 @@ public final class ObjectContext {
         try FetchCursor(plan: FetchPlan(request, context: self), context: self)
     }
 
-    /// Runs the plan's SQL and hands `visit` each saved object the predicate accepts,
-    /// skipping objects that have unsaved changes (see ``pendingMatches``).
-    func scan(_ plan: FetchPlan, register: Bool, _ visit: (ManagedObject) throws(ContextError) -> Bool) throws(ContextError) {
-        let statement: Statement
-        do {
-            statement = try database.prepare(plan.sql)
-        } catch {
-            throw ContextError(error)
-        }
+    /// Steps through `statement` (the plan's rows, or some of them) and hands `visit` each
+    /// saved object the predicate accepts, skipping objects that have unsaved changes (see
+    /// ``pendingMatches``).
+    func scan(_ plan: FetchPlan, _ statement: Statement, register: Bool, _ visit: (ManagedObject) throws(ContextError) -> Bool) throws(ContextError) {
         while true {
             do {
                 guard try statement.step() else { return }
@@ -287,6 +290,13 @@ public final class ObjectContext {
         }
         guard try plan.accepts(object) else { return nil }
         return object
+    }
+
+    /// Tables that unsaved changes touch (objects of their entities, rows of join tables):
+    /// SQL reads them as they were saved, so fetches do not follow relationships into them
+    /// in SQL.
+    var tablesWithUnsavedChanges: Set<String> {
+        Set(pending.keys.map(\.table)).union(joinChanges.keys.map(\.table))
     }
 
     /// Inserted and changed objects of the plan's entities that its predicate accepts.
