@@ -67,6 +67,15 @@ let package = Package(
         .executableTarget(name: "mapping-eval", dependencies: ["RemodelCLI"]),
         .executableTarget(name: "mapping-migrate", dependencies: ["RemodelCLI"]),
 
+        // The book-authors example (mappings/book-authors): the article's policies, and
+        // mapping-migrate with them registered.
+        .target(name: "BookMigrationPolicies", dependencies: ["Remodel"], path: "mappings/book-authors/Policies"),
+        .executableTarget(
+            name: "book-migration",
+            dependencies: ["BookMigrationPolicies", "RemodelCLI"],
+            path: "mappings/book-authors/book-migration"
+        ),
+
         .testTarget(
             name: "ExpressionLanguageTests",
             dependencies: ["ExpressionLanguage"],
@@ -76,7 +85,7 @@ let package = Package(
         .testTarget(name: "ObjectGraphTests", dependencies: ["ObjectGraph"]),
         .testTarget(
             name: "MigrationTests",
-            dependencies: ["Migration"],
+            dependencies: ["Migration", "BookMigrationPolicies", "book-migration"],
             // Broken mapping files the checking tests read by path.
             exclude: ["Fixtures"]
         ),

@@ -1,6 +1,5 @@
-import Foundation
+// mapping-migrate: run, check, plan and inspect migrations. The logic lives in
+// RemodelCLI (MigrateCommand) so that tools with their own policies (book-migration) share it.
+import RemodelCLI
 
-// `mapping-migrate` arrives with the migration engine (see docs/cli.md). Until then it
-// says so plainly and exits with the "bad input" code rather than pretending to work.
-FileHandle.standardError.write(Data("mapping-migrate: not available yet; the migration engine is still being built\n".utf8))
-exit(2)
+MigrateCommand.main(environment: MigrateEnvironment())

@@ -67,3 +67,12 @@ func storeBytes(_ path: String) -> [String: Data] {
 extension Value {
     var number: Double? { doubleValue }
 }
+
+/// The shared fixtures written by Apple's tools (`../shared/fixtures` beside the
+/// repository). Tests that need them are skipped, with this message, when they are absent.
+enum SharedFixtures {
+    static let root = repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared/fixtures")
+    static var isAvailable: Bool { FileManager.default.fileExists(atPath: root.path) }
+    static let missingMessage: Comment = "needs ../shared/fixtures beside the repository (present in CI)"
+    static let bookMigration = root.appendingPathComponent("coredata/objcio-bookmigration")
+}

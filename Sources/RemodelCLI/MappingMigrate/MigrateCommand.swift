@@ -1,0 +1,147 @@
+import ArgumentParser
+import Foundation
+import Remodel
+
+/// What a `mapping-migrate`-style tool is built with: its name, its policies, and the
+/// folders `--models` and `--mappings` default to. `book-migration` is `mapping-migrate`
+/// with the example's policies and folders.
+public struct MigrateEnvironment: Sendable {
+    public var commandName: String
+    public var policies: PolicyRegistry
+    public var defaultModels: String?
+    public var defaultMappings: String?
+
+    public init(commandName: String = "mapping-migrate", policies: PolicyRegistry = PolicyRegistry(),
+                defaultModels: String? = nil, defaultMappings: String? = nil) {
+        self.commandName = commandName
+        self.policies = policies
+        self.defaultModels = defaultModels
+        self.defaultMappings = defaultMappings
+    }
+
+    // Set once, before parsing, by the executable's main.
+    nonisolated(unsafe) static var current = MigrateEnvironment()
+}
+
+/// `mapping-migrate`: run, check and plan migrations of Core Data stores.
+///
+/// Exit statuses: 0 success; 1 the migration failed (the store is left as it was, or at
+/// the last completed step); 2 bad input (usage, model or mapping errors).
+public struct MigrateCommand: ParsableCommand {
+    public static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            commandName: MigrateEnvironment.current.commandName,
+            abstract: "Migrate Core Data stores between model versions with mapping files.",
+            discussion: """
+                A store is migrated one model version at a time, each step through the \
+                mapping file for that step (*.mapping.json, found by its sourceModel and \
+                destinationModel). Each step writes a new file beside the store and puts \
+                it in the store's place only when it is complete; the store before the \
+                step is kept as STORE.<version>.bak unless --no-backup is given.
+
+                Try it on the bundled example:
+                  $ cp mappings/product-price/Products1.sqlite /tmp/Products.sqlite
+                  $ \(MigrateEnvironment.current.commandName) check --models mappings/product-price
+                  $ \(MigrateEnvironment.current.commandName) plan /tmp/Products.sqlite --models mappings/product-price
+                  $ \(MigrateEnvironment.current.commandName) run /tmp/Products.sqlite --models mappings/product-price
+
+                Exit status: 0 success, 1 the migration failed (the store is as it was, or \
+                at the last completed version), 2 bad input (usage, model or mapping \
+                errors). See docs/mapping-migrate.md.
+                """,
+            subcommands: [RunCommand.self, CheckCommand.self, PlanCommand.self, InspectCommand.self]
+        )
+    }
+
+    public init() {}
+
+    /// Runs the tool with `environment` (its name, policies and default folders).
+    public static func main(environment: MigrateEnvironment) {
+        MigrateEnvironment.current = environment
+        main()
+    }
+}
+
+/// The options every subcommand that reads models shares.
+struct ModelOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp(
+        "The model versions: an .xcdatamodeld folder, a folder of *.model.json files, or one such file.",
+        valueName: "path"))
+    var models: String?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "The folder of *.mapping.json files (default: the models folder).", valueName: "dir"))
+    var mappings: String?
+
+    func modelsURL() throws -> URL {
+        guard let path = models ?? MigrateEnvironment.current.defaultModels else {
+            throw ValidationError("give the model versions with --models PATH (an .xcdatamodeld folder or a folder of *.model.json files)")
+        }
+        return URL(fileURLWithPath: path)
+    }
+
+    func loadModels() throws -> [ObjectModel] {
+        do {
+            return try ObjectModel.loadVersions(at: modelsURL())
+        } catch let error as ModelErrors {
+            throw MigrateFailure.badInput(error.description)
+        }
+    }
+
+    func loadMappings(models: URL) throws -> [MappingModel] {
+        let folder: URL
+        if let path = mappings ?? MigrateEnvironment.current.defaultMappings {
+            folder = URL(fileURLWithPath: path)
+        } else {
+            var isDirectory: ObjCBool = false
+            FileManager.default.fileExists(atPath: models.path, isDirectory: &isDirectory)
+            folder = isDirectory.boolValue && models.pathExtension != "xcdatamodeld" ? models : models.deletingLastPathComponent()
+        }
+        do {
+            return try MappingModel.loadAll(in: folder)
+        } catch {
+            throw MigrateFailure.badInput(error.rendered())
+        }
+    }
+
+    func migrator(options: MigrationOptions = MigrationOptions()) throws -> StoreMigrator {
+        let url = try modelsURL()
+        return StoreMigrator(models: try loadModels(), mappings: try loadMappings(models: url),
+                             policies: MigrateEnvironment.current.policies, options: options)
+    }
+}
+
+/// A failure with its exit status: 1 for a failed migration, 2 for bad input.
+enum MigrateFailure: Error, CustomStringConvertible {
+    case badInput(String)
+    case failed(String)
+
+    var description: String {
+        switch self {
+        case .badInput(let s), .failed(let s): s
+        }
+    }
+
+    var exitCode: ExitCode {
+        switch self {
+        case .badInput: ExitCode(2)
+        case .failed: ExitCode(1)
+        }
+    }
+}
+
+extension ParsableCommand {
+    /// Runs `body`, printing a failure as `<tool>: <message>` and exiting with its status.
+    func reporting(_ body: () throws -> Void) throws {
+        do {
+            try body()
+        } catch let failure as MigrateFailure {
+            FileHandle.standardError.write(Data("\(MigrateEnvironment.current.commandName): \(failure.description)\n".utf8))
+            throw failure.exitCode
+        } catch let error as MigrationError {
+            let code: Int32 = error.kind == .invalidMapping ? 2 : 1
+            FileHandle.standardError.write(Data("\(MigrateEnvironment.current.commandName): \(error.description)\n".utf8))
+            throw ExitCode(code)
+        }
+    }
+}

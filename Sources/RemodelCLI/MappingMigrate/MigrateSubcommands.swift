@@ -1,0 +1,142 @@
+import ArgumentParser
+import Foundation
+import Remodel
+
+struct RunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Migrate a store to a later model version (default: the newest).",
+        discussion: """
+            The store's version is detected (Remodel's stores by their version hashes, \
+            Apple's by their schema) unless --from names it. Each step runs as its own \
+            migration; if one fails, the store stays at the last completed version and \
+            the failure names the entity mapping, the source row (Z_PK), the property and \
+            its expression.
+            """)
+
+    @Argument(help: ArgumentHelp("The store to migrate (a Core Data SQLite file).", valueName: "store"))
+    var store: String
+
+    @OptionGroup var models: ModelOptions
+
+    @Option(help: ArgumentHelp("The version to migrate to (default: the newest).", valueName: "version"))
+    var to: String?
+
+    @Option(help: ArgumentHelp("The store's version, when detection cannot tell.", valueName: "version"))
+    var from: String?
+
+    @Flag(help: "Do not keep the store as it was before each step.")
+    var noBackup = false
+
+    @Option(help: ArgumentHelp("Destination objects written per transaction.", valueName: "n"))
+    var chunkSize = MigrationOptions().chunkSize
+
+    func run() throws {
+        try reporting {
+            var migrator = try models.migrator(options: MigrationOptions(chunkSize: chunkSize))
+            migrator.keepsBackup = !noBackup
+            let steps = try migrator.plan(storeAt: store, from: from, to: to)
+            guard !steps.isEmpty else {
+                print("\(store) is already at \(to ?? migrator.models.last!.version); nothing to do")
+                return
+            }
+            let reports = try migrator.migrate(storeAt: store, from: from, to: to)
+            for step in reports {
+                print("\(step.source) → \(step.destination): \(String(format: "%.2f", step.report.seconds)) s")
+                for mapping in step.report.entityMappings {
+                    print("  \(mapping.name): \(mapping.sourceInstances) read, \(mapping.destinationInstances) created, \(mapping.relationshipsSet) relationships set")
+                }
+            }
+            if !noBackup, let first = reports.first {
+                print("backup of the store before the first step: \(store).\(first.source).bak")
+            }
+        }
+    }
+}
+
+struct CheckCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check",
+        abstract: "Check model versions and mapping files; change nothing.",
+        discussion: """
+            Every problem is printed, not just the first: the file, the JSON path (with the \
+            entity mapping's name) and, inside an expression, the line and column, with the \
+            expression quoted and a caret under the offending text.
+            """)
+
+    @OptionGroup var models: ModelOptions
+
+    func run() throws {
+        try reporting {
+            let migrator = try models.migrator()
+            let errors = migrator.check()
+            if !errors.isEmpty {
+                throw MigrateFailure.badInput("\(errors.count) problem\(errors.count == 1 ? "" : "s") in the mapping files:\n"
+                    + errors.map { $0.rendered() }.joined(separator: "\n"))
+            }
+            print("\(migrator.models.count) model versions (\(migrator.models.map(\.version).joined(separator: ", "))), \(migrator.mappings.count) mapping files: no problems")
+        }
+    }
+}
+
+struct PlanCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "plan",
+        abstract: "Show the steps a run would take; change nothing.")
+
+    @Argument(help: ArgumentHelp("The store.", valueName: "store"))
+    var store: String
+
+    @OptionGroup var models: ModelOptions
+
+    @Option(help: ArgumentHelp("The version to migrate to (default: the newest).", valueName: "version"))
+    var to: String?
+
+    @Option(help: ArgumentHelp("The store's version, when detection cannot tell.", valueName: "version"))
+    var from: String?
+
+    func run() throws {
+        try reporting {
+            let migrator = try models.migrator()
+            let steps = try migrator.plan(storeAt: store, from: from, to: to)
+            let start = try from ?? migrator.version(ofStoreAt: store).version
+            print("\(store) is at \(start)")
+            if steps.isEmpty { print("nothing to do") }
+            for step in steps {
+                print("\(step.source.version) → \(step.destination.version): \(step.mapping.file ?? "mapping") (\(step.mapping.entityMappings.count) entity mappings)")
+            }
+        }
+    }
+}
+
+struct InspectCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "inspect",
+        abstract: "Show a store's version, entities and row counts.")
+
+    @Argument(help: ArgumentHelp("The store.", valueName: "store"))
+    var store: String
+
+    @OptionGroup var models: ModelOptions
+
+    func run() throws {
+        try reporting {
+            let migrator = try models.migrator()
+            let model = try migrator.version(ofStoreAt: store)
+            let opened: Store
+            do {
+                opened = try Store.open(at: store, model: model, mode: .readOnly)
+            } catch {
+                throw MigrateFailure.failed("\(error)")
+            }
+            let context = ObjectContext(store: opened)
+            print("\(store): model version \(model.version)")
+            for entity in model.entities.sorted(by: { $0.name < $1.name }) {
+                var request = FetchRequest(entityName: entity.name)
+                request.includesSubentities = false
+                let count = try context.count(request)
+                print("  \(entity.name): \(count)")
+            }
+        }
+    }
+}
