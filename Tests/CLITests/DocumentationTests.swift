@@ -75,6 +75,8 @@ import Testing
 
     func check(_ example: Example) throws {
         let executable = try #require(MappingEvalProcess.executable, "mapping-eval was not built")
+        // Examples that open the store written by Apple's Core Data need ../shared.
+        if example.command.contains("../shared/") { try SharedFixtures.require() }
         var command = example.command
         if command.hasPrefix("swift run mapping-eval") { command.removeFirst("swift run ".count) }
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("doc-\(UUID().uuidString)")

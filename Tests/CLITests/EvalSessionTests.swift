@@ -187,25 +187,30 @@ import Testing
             it is evaluated against SELF and shown with its type. $source means SELF unless you bind it.
             A line ending with \, or with an unclosed ( [ { or quote, continues on the next line.
 
-              :help                show this help
-              :quit, :q            leave (Ctrl-D also leaves)
-              :example             bind SELF to the example person (what --example does)
-              :load FILE           bind SELF, or $NAME, to the JSON value in FILE
+              :help                       show this help
+              :quit, :q                   leave (Ctrl-D also leaves)
+              :example                    bind SELF to the example person (what --example does)
+              :load FILE                  bind SELF, or $NAME, to the JSON value in FILE
               :load FILE as NAME
-              :self JSON           bind SELF to a JSON value (:self alone shows it)
-              :let NAME = JSON     bind $NAME to a JSON value
-              :unset NAME...       remove the binding of $NAME (or of SELF)
-              :vars                list SELF, the variables and the format arguments
-              :args JSON-ARRAY     set the format arguments of %@, %K, %d… (:args [] clears them)
-              :print EXPR          show the canonical form of an expression or predicate
-              :ast EXPR            show the syntax tree
-              :type EXPR           show only the type of the value
-              :time EXPR           evaluate repeatedly for half a second and show the speed
-              :reset               forget SELF, the variables and the format arguments
+              :self JSON                  bind SELF to a JSON value or a store object (:self alone shows it)
+              :self ENTITY/PK
+              :let NAME = JSON            bind $NAME to a JSON value
+              :open STORE --models PATH   open a store read-only (--from VERSION names its version)
+              :source ENTITY/PK           bind $source to an object of the open store (Book/9)
+              :unset NAME...              remove the binding of $NAME (or of SELF)
+              :vars                       list SELF, the variables and the format arguments
+              :args JSON-ARRAY            set the format arguments of %@, %K, %d… (:args [] clears them)
+              :print EXPR                 show the canonical form of an expression or predicate
+              :ast EXPR                   show the syntax tree
+              :type EXPR                  show only the type of the value
+              :time EXPR                  evaluate repeatedly for half a second and show the speed
+              :reset                      forget SELF, the variables and the format arguments
 
             JSON values may hold dates {"$date": "2001-01-01T00:00:00Z"}, data {"$data": "AQID"}
             and sets {"$set": [1, 2]}. Assign with $name := EXPR to keep a computed value.
             Try: :example, then books.@sum.price, or SUBQUERY(books, $b, $b.price > 10).title
+            With a store: :open Books.sqlite --models Model.xcdatamodeld, :source Book/9, then $source.title;
+            {"$object": "Book/9"} in JSON names an object of the open store.
 
             """#)
         // Every command is listed.
@@ -312,7 +317,7 @@ import Testing
 
     @Test func varsAndUnset() {
         let session = EvalSession()
-        #expect(run(session, ":vars").output == "nothing is bound; :example, :load, :self, :let and :args bind values\n")
+        #expect(run(session, ":vars").output == "nothing is bound; :example, :load, :self, :let, :source and :args bind values\n")
         run(session, ":self {\"n\": 1}", ":let b = 2", ":let a = \"x\"", ":args [3]")
         #expect(run(session, ":vars").output == """
             SELF = {"n":1}  (dictionary)
@@ -339,7 +344,7 @@ import Testing
         run(session, ":let x = 1", ":args [1]", "$y := 2")
         #expect(run(session, ":reset").output == "SELF, variables and arguments cleared\n")
         #expect(session.object == .null && session.variables.isEmpty && session.arguments.isEmpty)
-        #expect(run(session, ":vars").output == "nothing is bound; :example, :load, :self, :let and :args bind values\n")
+        #expect(run(session, ":vars").output == "nothing is bound; :example, :load, :self, :let, :source and :args bind values\n")
     }
 
     @Test func printShowsTheCanonicalForm() {

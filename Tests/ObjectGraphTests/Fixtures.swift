@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// Paths to the shared fixtures written by Apple's tools (`../shared/fixtures` beside the
 /// repository). Tests that need them are skipped, with this message, when they are absent.
@@ -12,4 +13,9 @@ enum SharedFixtures {
     static let missingMessage = "skipped: ../shared/fixtures is not beside the repository"
 
     static let bookMigration = root.appendingPathComponent("coredata/objcio-bookmigration")
+
+    /// Skips the running test (or test case), saying why, when the fixtures are absent.
+    static func require() throws {
+        if !isAvailable { try Test.cancel(Comment(rawValue: missingMessage)) }
+    }
 }

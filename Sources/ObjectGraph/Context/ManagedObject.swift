@@ -36,13 +36,32 @@ public final class ManagedObject: KeyValueCoding {
     /// The object's entity.
     public var entity: EntityDescription { binding.entity }
 
+    /// The context the object belongs to; nil once that context is released.
+    public var managedObjectContext: ObjectContext? { context }
+
     /// Whether the object has changes not saved yet.
     public var hasChanges: Bool { isInserted || isDeleted || !changedSlots.isEmpty }
 
     // MARK: Key-value coding
 
+    /// The value of an attribute or relationship. A key the entity does not have is an
+    /// ``ExpressionError`` of kind `unknownKey` that lists the keys it has, so that key paths
+    /// in expressions (`$source.titel`) say what to write instead.
     public func value(forKey key: String) throws -> Value {
-        try attachedContext().value(of: self, forKey: key)
+        let context = try attachedContext()
+        let failure: ContextError
+        do {
+            return try context.value(of: self, forKey: key)
+        } catch {
+            failure = error
+        }
+        if failure.kind == .unknownKey {
+            let model = context.store.model
+            let keys = (model.allAttributes(of: entity).map(\.name) + model.allRelationships(of: entity).map(\.name)).sorted()
+            throw ExpressionError(.unknownKey,
+                "\(objectID) has no attribute or relationship '\(key)'; \(entity.name) has \(keys.joined(separator: ", "))")
+        }
+        throw failure
     }
 
     /// Sets an attribute or relationship; relationships keep their inverses in step.

@@ -82,6 +82,8 @@ public final class Store {
     static func storeErrors<T>(path: String, otherwise: StoreError.Kind, _ body: () throws -> T) throws(StoreError) -> T {
         do {
             return try body()
+        } catch let error as SQLiteError where error.code == 26 {  // SQLITE_NOTADB
+            throw StoreError(.notAStore, "not a Core Data store: it is not a SQLite database file", path: path)
         } catch let error as SQLiteError {
             throw StoreError(error, path: path)
         } catch let error as StoreError {

@@ -43,6 +43,12 @@ public struct EvalCommand: ParsableCommand {
               $ echo '{"expression": "a * 2", "object": {"a": 21}}' | mapping-eval --jsonl
               {"value":42,"type":"integer"}
 
+            With a Core Data store (written by Apple's Core Data or by Remodel): --store STORE \
+            --models PATH opens it read-only as the model version it matches (PATH: an \
+            .xcdatamodeld folder, a *.model.json file or a folder of them), --source Book/9 \
+            binds $source to the object with primary key 9, and {"$object": "Book/9"} in JSON \
+            names one. In the REPL: :open STORE --models PATH, then :source Book/9.
+
             JSON values keep integer vs double; dates are {"$date": "2001-01-01T00:00:00Z"}, \
             data {"$data": "<base64>"}, sets {"$set": [...]}. $source means SELF unless \
             bound, so the expressions of a mapping file work as they are.
@@ -82,7 +88,13 @@ public struct EvalCommand: ParsableCommand {
             throw ExitCode(2)
         }
         if jsonl {
-            let protocolHandler = JSONLProtocol(object: session.object, variables: session.variables, arguments: session.arguments)
+            var protocolHandler = JSONLProtocol(object: session.object, variables: session.variables, arguments: session.arguments)
+            protocolHandler.resolveObject = { [store = session.store] reference in
+                guard let store else {
+                    throw ExpressionError(.host, "no store is open to find \(reference) in; start mapping-eval --jsonl with --store STORE --models PATH")
+                }
+                return try store.resolve(reference)
+            }
             protocolHandler.run(reading: LineReader()) { response in
                 FileHandle.standardOutput.write(Data((response + "\n").utf8))
             }
@@ -177,16 +189,57 @@ public struct EvalBindingOptions: ParsableArguments {
         help: ArgumentHelp("Add a format argument for %@, %K, %d… (JSON). Repeatable, in order.", valueName: "JSON"))
     public var arguments: [String] = []
 
+    @Option(help: ArgumentHelp("Open the Core Data store at STORE read-only (needs --models); {\"$object\": \"Book/9\"} in JSON then names its objects.", valueName: "STORE"))
+    public var store: String?
+
+    @Option(help: ArgumentHelp("The model versions for --store: a *.model.json file, a folder of them, or an .xcdatamodeld folder.", valueName: "PATH"))
+    public var models: String?
+
+    @Option(help: ArgumentHelp("With --store, open it as this version of --models instead of the one it matches.", valueName: "VERSION"))
+    public var from: String?
+
+    @Option(help: ArgumentHelp("Bind $source to the object ENTITY/PK of --store, such as Book/9.", valueName: "ENTITY/PK"))
+    public var source: String?
+
+    @Option(name: .customLong("self"), help: ArgumentHelp("Bind SELF to the object ENTITY/PK of --store.", valueName: "ENTITY/PK"))
+    public var selfObject: String?
+
     public init() {}
 
     public func validate() throws {
-        if example && objectFile != nil { throw ValidationError("--example and --object both bind SELF; use one.") }
+        let selfOptions = [(example, "--example"), (objectFile != nil, "--object"), (selfObject != nil, "--self")].filter(\.0).map(\.1)
+        if selfOptions.count > 1 {
+            let names = selfOptions.dropLast().joined(separator: ", ") + " and " + selfOptions.last!
+            throw ValidationError("\(names) \(selfOptions.count == 2 ? "both" : "all") bind SELF; use one.")
+        }
+        if store != nil && models == nil {
+            throw ValidationError("--store needs --models PATH: a *.model.json file, a folder of them, or an .xcdatamodeld folder.")
+        }
+        if store == nil {
+            for (given, option) in [(models != nil, "--models"), (from != nil, "--from"), (source != nil, "--source"), (selfObject != nil, "--self")] where given {
+                throw ValidationError("\(option) needs --store STORE.")
+            }
+        }
+        for (value, option) in [(source, "--source"), (selfObject, "--self")] {
+            if let value, !EvalSession.isObjectReference(value) {
+                throw ValidationError("\(option) \(value): expected ENTITY/PK, such as \(option) Book/9.")
+            }
+        }
     }
 
-    /// Binds --example / --object, --var and --arg in `session`.
+    /// Opens --store, then binds --example / --object / --self, --var, --arg and --source
+    /// in `session`.
     public func bind(_ session: EvalSession) throws(InputError) {
+        if let store, let models { try session.open(store, models: models, version: from) }
         if example { session.bindObject(ExampleObject.value) }
-        if let objectFile { session.bindObject(try JSONInput.value(fromFile: objectFile)) }
+        if let objectFile { session.bindObject(try session.jsonValue(fromFile: objectFile)) }
+        if let selfObject {
+            do {
+                session.bindObject(try session.storeObject(selfObject))
+            } catch {
+                throw InputError(Self.prefixed("--self", selfObject, error.message))
+            }
+        }
         for binding in variables {
             guard let equals = binding.firstIndex(of: "=") else {
                 throw InputError("--var \(binding): expected NAME=JSON, such as --var 'rate=1.03'")
@@ -199,7 +252,7 @@ public struct EvalBindingOptions: ParsableArguments {
             }
             let json = String(binding[binding.index(after: equals)...])
             do {
-                session.bind(name, to: try JSONInput.value(from: json))
+                session.bind(name, to: try session.jsonValue(json))
             } catch {
                 throw InputError("--var \(name): " + error.message + Self.quotingHint(json))
             }
@@ -207,12 +260,26 @@ public struct EvalBindingOptions: ParsableArguments {
         var values: [Value] = []
         for (i, argument) in arguments.enumerated() {
             do {
-                values.append(try JSONInput.value(from: argument))
+                values.append(try session.jsonValue(argument))
             } catch {
                 throw InputError("--arg #\(i + 1): " + error.message + Self.quotingHint(argument))
             }
         }
         session.setArguments(values)
+        if let source {
+            do {
+                session.bind("source", to: try session.storeObject(source))
+            } catch {
+                throw InputError(Self.prefixed("--source", source, error.message))
+            }
+        }
+    }
+
+    /// `--source Book/99: no such object…`: the option before a message that may already
+    /// start with the object's name.
+    private static func prefixed(_ option: String, _ reference: String, _ message: String) -> String {
+        let name = reference.split(whereSeparator: { $0.isWhitespace || $0 == "/" }).joined(separator: "/")
+        return message.hasPrefix(name + ": ") ? "\(option) " + message : "\(option) \(reference): " + message
     }
 
     /// A hint for text that was probably meant as a JSON string.

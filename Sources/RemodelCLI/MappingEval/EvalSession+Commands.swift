@@ -1,5 +1,6 @@
 import Foundation
 import ExpressionLanguage
+import ObjectGraph
 
 extension EvalSession {
     /// One REPL command, as `:help` lists it.
@@ -20,8 +21,16 @@ extension EvalSession {
         Command(
             names: ["load"], usage: [":load FILE", ":load FILE as NAME"],
             summary: "bind SELF, or $NAME, to the JSON value in FILE"),
-        Command(names: ["self"], usage: [":self JSON"], summary: "bind SELF to a JSON value (:self alone shows it)"),
+        Command(
+            names: ["self"], usage: [":self JSON", ":self ENTITY/PK"],
+            summary: "bind SELF to a JSON value or a store object (:self alone shows it)"),
         Command(names: ["let"], usage: [":let NAME = JSON"], summary: "bind $NAME to a JSON value"),
+        Command(
+            names: ["open"], usage: [":open STORE --models PATH"],
+            summary: "open a store read-only (--from VERSION names its version)"),
+        Command(
+            names: ["source"], usage: [":source ENTITY/PK"],
+            summary: "bind $source to an object of the open store (Book/9)"),
         Command(names: ["unset"], usage: [":unset NAME..."], summary: "remove the binding of $NAME (or of SELF)"),
         Command(names: ["vars"], usage: [":vars"], summary: "list SELF, the variables and the format arguments"),
         Command(
@@ -54,6 +63,8 @@ extension EvalSession {
             #"JSON values may hold dates {"$date": "2001-01-01T00:00:00Z"}, data {"$data": "AQID"}"#,
             #"and sets {"$set": [1, 2]}. Assign with $name := EXPR to keep a computed value."#,
             "Try: :example, then books.@sum.price, or SUBQUERY(books, $b, $b.price > 10).title",
+            "With a store: :open Books.sqlite --models Model.xcdatamodeld, :source Book/9, then $source.title;",
+            #"{"$object": "Book/9"} in JSON names an object of the open store."#,
         ]
         return lines.joined(separator: "\n")
     }
@@ -74,6 +85,8 @@ extension EvalSession {
                 return printing("SELF = " + EvalFormat.abbreviated(object))
             case "load": return try load(argument)
             case "self": return try selfCommand(argument)
+            case "open": return try openCommand(argument)
+            case "source": return try sourceCommand(argument)
             case "let": return try letCommand(argument)
             case "unset": return try unset(argument)
             case "vars": try noArgument(argument, name); return printing(bindingsText)
@@ -146,7 +159,7 @@ extension EvalSession {
         if path.count >= 2, let first = path.first, first == "'" || first == "\"", path.last == first {
             path = String(path.dropFirst().dropLast())
         }
-        let value = try JSONInput.value(fromFile: path)
+        let value = try jsonValue(fromFile: path)
         if let name {
             bind(name, to: value)
             return printing("$\(name) = " + EvalFormat.abbreviated(value))
@@ -155,10 +168,127 @@ extension EvalSession {
         return printing("SELF = " + EvalFormat.abbreviated(value))
     }
 
-    /// `:self JSON`, or `:self` to show SELF.
+    /// `:self JSON`, `:self ENTITY/PK` (an object of the open store), or `:self` to show SELF.
     private func selfCommand(_ argument: String) throws(InputError) -> EvalOutput {
-        if !argument.isEmpty { bindObject(try JSONInput.value(from: argument)) }
+        if Self.isObjectReference(argument) {
+            bindObject(try storeObject(argument))
+            return printing(Self.describeBinding("SELF", object))
+        }
+        if !argument.isEmpty { bindObject(try jsonValue(argument)) }
         return printing("SELF = " + EvalFormat.abbreviated(object))
+    }
+
+    /// `:source ENTITY/PK`, or `:source` to show what `$source` is.
+    private func sourceCommand(_ argument: String) throws(InputError) -> EvalOutput {
+        if argument.isEmpty {
+            if let value = variables["source"] { return printing(Self.describeBinding("$source", value)) }
+            if !object.isNull { return printing("$source = SELF") }
+            return .failure("error: $source is not bound; :source ENTITY/PK binds it to an object of the open store")
+        }
+        guard Self.isObjectReference(argument) else {
+            throw InputError("usage: \(usage("source")), such as :source Book/9 (to bind JSON, use :let source = JSON)")
+        }
+        let value = try storeObject(argument)
+        bind("source", to: value)
+        return printing(Self.describeBinding("$source", value))
+    }
+
+    /// `Book/9`, `Book 9`: an entity name and a primary key.
+    static func isObjectReference(_ text: String) -> Bool {
+        let words = text.split(whereSeparator: { $0.isWhitespace || $0 == "/" })
+        guard words.count == 2, let first = words[0].unicodeScalars.first, first == "_" || first.properties.isAlphabetic,
+            words[0] != "true", words[0] != "false", words[0] != "null"
+        else { return false }
+        return Int64(words[1]) != nil
+    }
+
+    /// `$source = {"$object":"Book/9"}  (object)`, then, for an object of a store, its
+    /// attributes and relationships, one per line, so that you see what key paths it has.
+    static func describeBinding(_ name: String, _ value: Value) -> String {
+        var lines = ["\(name) = " + EvalFormat.abbreviated(value)]
+        guard case .object(let reference) = value, let object = reference.object as? ManagedObject,
+            let model = object.managedObjectContext?.store.model
+        else { return lines.joined(separator: "\n") }
+        let attributes = model.allAttributes(of: object.entity).filter { !$0.isTransient }.map(\.name)
+        let relationships = model.allRelationships(of: object.entity).filter { !$0.isTransient }.map(\.name)
+        for key in (attributes + relationships).sorted() {
+            let shown: String
+            do {
+                shown = EvalFormat.abbreviated(try object.value(forKey: key), limit: 100)
+            } catch {
+                shown = "(cannot be read: \(error))"
+            }
+            lines.append("  .\(key) = " + shown)
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// `:open STORE --models PATH [--from VERSION]`, or `:open` to show the open store.
+    private func openCommand(_ argument: String) throws(InputError) -> EvalOutput {
+        if argument.isEmpty {
+            guard let store else { return printing("no store is open; :open STORE --models PATH opens one") }
+            return printing(store.summary)
+        }
+        var paths: [String] = []
+        var models: String?
+        var version: String?
+        var words = try Self.words(argument)[...]
+        while let word = words.popFirst() {
+            func value(_ option: String) throws(InputError) -> String {
+                if word.hasPrefix(option + "=") { return String(word.dropFirst(option.count + 1)) }
+                guard let next = words.popFirst(), !next.hasPrefix("--") else { throw InputError("\(option) needs a value; usage: \(usage("open")) [--from VERSION]") }
+                return next
+            }
+            if word == "--models" || word.hasPrefix("--models=") {
+                models = try value("--models")
+            } else if word == "--from" || word.hasPrefix("--from=") {
+                version = try value("--from")
+            } else if word.hasPrefix("--") {
+                throw InputError("unknown option \(word); usage: \(usage("open")) [--from VERSION]")
+            } else {
+                paths.append(word)
+            }
+        }
+        guard paths.count == 1 else {
+            throw InputError(paths.isEmpty ? "usage: \(usage("open"))" : ":open takes one store, not \(paths.count) (quote a path with spaces); usage: \(usage("open"))")
+        }
+        guard let models = models ?? store?.modelsPath else {
+            throw InputError(":open needs --models PATH: a *.model.json file, a folder of them, or an .xcdatamodeld folder; usage: \(usage("open"))")
+        }
+        let dropped = try open(paths[0], models: models, version: version)
+        var output = EvalOutput()
+        if !dropped.isEmpty {
+            output.print("\(dropped.joined(separator: ", ")) unbound: \(dropped.count == 1 ? "it held" : "they held") objects of the store open before")
+        }
+        output.print(store!.summary)
+        return output
+    }
+
+    /// Splits command text into words at white space, keeping what is inside '…' or "…"
+    /// together (the quotes are removed): `:open "My Store.sqlite" --models m`.
+    static func words(_ text: String) throws(InputError) -> [String] {
+        var words: [String] = []
+        var current = ""
+        var inWord = false
+        var quote: Character?
+        for c in text {
+            if let q = quote {
+                if c == q { quote = nil } else { current.append(c) }
+            } else if c == "'" || c == "\"" {
+                quote = c
+                inWord = true
+            } else if c.isWhitespace {
+                if inWord { words.append(current) }
+                current = ""
+                inWord = false
+            } else {
+                current.append(c)
+                inWord = true
+            }
+        }
+        if let quote { throw InputError("unclosed \(quote) in \(text)") }
+        if inWord { words.append(current) }
+        return words
     }
 
     /// `:let NAME = JSON`.
@@ -169,7 +299,7 @@ extension EvalSession {
         guard !json.isEmpty else { throw InputError("usage: \(usage("let"))") }
         let value: Value
         do {
-            value = try JSONInput.value(from: json)
+            value = try jsonValue(json)
         } catch {
             // Text that does not even start like JSON was probably meant as an expression.
             guard let first = json.first, !"{[\"-0123456789".contains(first) else { throw error }
@@ -204,7 +334,7 @@ extension EvalSession {
     /// `:args JSON-ARRAY`, or `:args` to show them.
     private func args(_ argument: String) throws(InputError) -> EvalOutput {
         if !argument.isEmpty {
-            let value = try JSONInput.value(from: argument)
+            let value = try jsonValue(argument)
             guard case .array(let elements) = value else {
                 throw InputError(":args takes a JSON array, such as [\"name\", 18], not a \(value.kind.rawValue)")
             }
@@ -222,7 +352,8 @@ extension EvalSession {
             lines.append("$\(name) = " + EvalFormat.abbreviated(variables[name]!))
         }
         if !arguments.isEmpty { lines.append("arguments = " + Value.array(arguments).json.serialized()) }
-        if lines.isEmpty { return "nothing is bound; :example, :load, :self, :let and :args bind values" }
+        if let store { lines.append("store = \(store.path) (\(store.model.version), read-only)") }
+        if lines.isEmpty { return "nothing is bound; :example, :load, :self, :let, :source and :args bind values" }
         return lines.joined(separator: "\n")
     }
 

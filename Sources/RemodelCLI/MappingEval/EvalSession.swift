@@ -1,4 +1,5 @@
 import ExpressionLanguage
+import ObjectGraph
 
 /// The state of a `mapping-eval` session and the execution of one input: an expression,
 /// a predicate, or a `:command`. Pure: it reads files for `:load` but prints nothing;
@@ -22,6 +23,9 @@ public final class EvalSession {
     public let functions: FunctionRegistry
     /// How long `:time` keeps evaluating.
     public var timingDuration: Duration = .milliseconds(500)
+    /// The store `:open` (or `--store`) opened, whose objects `:source`, `:self` and
+    /// `{"$object": "Book/9"}` in JSON input name.
+    public private(set) var store: OpenedStore?
 
     public init(functions: FunctionRegistry = .standard) {
         self.functions = functions
@@ -51,7 +55,71 @@ public final class EvalSession {
         arguments = values
     }
 
-    /// Forgets SELF, the variables and the format arguments.
+    /// Opens a store read-only (see ``OpenedStore/open(_:models:version:)``) in place of
+    /// the one open before. Bindings that hold objects of the previous store are removed;
+    /// their names are returned.
+    @discardableResult
+    public func open(_ path: String, models: String, version: String? = nil) throws(InputError) -> [String] {
+        let opened = try OpenedStore.open(path, models: models, version: version)
+        var dropped: [String] = []
+        if let previous = store {
+            if Self.holdsObject(of: previous.context, object) {
+                object = .null
+                dropped.append("SELF")
+            }
+            for name in variables.keys.sorted() where Self.holdsObject(of: previous.context, variables[name]!) {
+                variables[name] = nil
+                dropped.append("$" + name)
+            }
+            if arguments.contains(where: { Self.holdsObject(of: previous.context, $0) }) {
+                arguments = []
+                dropped.append("arguments")
+            }
+        }
+        store = opened
+        return dropped
+    }
+
+    /// Whether `value` is or contains an object of `context`.
+    private static func holdsObject(of context: ObjectContext, _ value: Value) -> Bool {
+        switch value {
+        case .object(let reference): return (reference.object as? ManagedObject)?.managedObjectContext === context
+        case .array(let elements): return elements.contains { holdsObject(of: context, $0) }
+        case .set(let elements): return elements.contains { holdsObject(of: context, $0) }
+        case .dictionary(let members): return members.values.contains { holdsObject(of: context, $0) }
+        default: return false
+        }
+    }
+
+    /// The object of the open store that `reference` names: `Book/9` or `Book 9`.
+    public func storeObject(_ reference: String) throws(InputError) -> Value {
+        guard let store else {
+            throw InputError("no store is open to find \(reference) in; open one with :open STORE --models PATH")
+        }
+        return try store.object(reference)
+    }
+
+    /// Resolves `{"$object": "Book/9"}` in JSON input against the open store.
+    var resolveObject: (String) throws -> Value {
+        { [weak self] reference in
+            guard let store = self?.store else {
+                throw ExpressionError(.host, "no store is open to find \(reference) in; open one with :open STORE --models PATH (or --store)")
+            }
+            return try store.resolve(reference)
+        }
+    }
+
+    /// The value of JSON text typed or given by the user, resolving `{"$object": …}`.
+    func jsonValue(_ text: String) throws(InputError) -> Value {
+        try JSONInput.value(from: text, resolveObject: resolveObject)
+    }
+
+    /// The value of a JSON file, resolving `{"$object": …}`.
+    func jsonValue(fromFile path: String) throws(InputError) -> Value {
+        try JSONInput.value(fromFile: path, resolveObject: resolveObject)
+    }
+
+    /// Forgets SELF, the variables and the format arguments (an open store stays open).
     public func reset() {
         object = .null
         variables = [:]

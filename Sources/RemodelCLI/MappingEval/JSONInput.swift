@@ -18,7 +18,10 @@ public struct InputError: Error, Hashable, Sendable, CustomStringConvertible {
 enum JSONInput {
     /// The value of `text`. Errors say where in the JSON: `1:7: invalid JSON: …` with the
     /// line and a caret when `caret` is true (typed text is short; files may not be).
-    static func value(from text: String, label: String? = nil, caret: Bool = true) throws(InputError) -> Value {
+    /// `resolveObject` turns `{"$object": "Book/9"}` into an object of an open store.
+    static func value(
+        from text: String, label: String? = nil, caret: Bool = true, resolveObject: ((String) throws -> Value)? = nil
+    ) throws(InputError) -> Value {
         let json: JSON
         do {
             json = try JSON.parse(text)
@@ -37,7 +40,7 @@ enum JSONInput {
             throw InputError(rendered)
         }
         do {
-            return try Value(json: json)
+            return try Value(json: json, resolveObject: resolveObject)
         } catch {
             throw InputError((label.map { "\($0): " } ?? "") + error.message)
         }
@@ -45,7 +48,7 @@ enum JSONInput {
 
     /// The value of the JSON file at `path` (`~` expanded), relative to the working
     /// directory.
-    static func value(fromFile path: String) throws(InputError) -> Value {
+    static func value(fromFile path: String, resolveObject: ((String) throws -> Value)? = nil) throws(InputError) -> Value {
         let expanded = expandingTilde(path)
         let text: String
         do {
@@ -53,7 +56,7 @@ enum JSONInput {
         } catch {
             throw InputError("cannot read \(path): \(reason(for: error, path: expanded))")
         }
-        return try value(from: text, label: path, caret: false)
+        return try value(from: text, label: path, caret: false, resolveObject: resolveObject)
     }
 
     static func expandingTilde(_ path: String) -> String {

@@ -22,6 +22,9 @@ public struct JSONLProtocol {
     public var variables: [String: Value]
     public var arguments: [Value]
     public var functions: FunctionRegistry
+    /// Resolves `{"$object": "Book/9"}` in requests (with `--store`: an object of that
+    /// store); without it such a reference is a request error.
+    public var resolveObject: ((String) throws -> Value)?
 
     public init(object: Value = .null, variables: [String: Value] = [:], arguments: [Value] = [], functions: FunctionRegistry = .standard) {
         self.object = object
@@ -114,14 +117,14 @@ public struct JSONLProtocol {
             case (_?, _?): throw Invalid(message: #"a request has "expression" or "predicate", not both"#)
             }
             object = defaults.object
-            if let json = members["object"] { object = try Self.value(json, "object") }
+            if let json = members["object"] { object = try Self.value(json, "object", defaults.resolveObject) }
             variables = defaults.variables
             if let json = members["variables"] {
                 guard let names = json.objectValue else {
                     throw Invalid(message: #""variables" must be an object of names and values, not \#(Self.a(json.kindName))"#)
                 }
                 for (name, member) in names {
-                    variables[name] = try Self.value(member, "variables", path: ".\(name)")
+                    variables[name] = try Self.value(member, "variables", defaults.resolveObject, path: ".\(name)")
                 }
             }
             arguments = defaults.arguments
@@ -131,7 +134,7 @@ public struct JSONLProtocol {
                 }
                 arguments = []
                 for (i, element) in elements.enumerated() {
-                    arguments.append(try Self.value(element, "arguments", path: "[\(i)]"))
+                    arguments.append(try Self.value(element, "arguments", defaults.resolveObject, path: "[\(i)]"))
                 }
             }
         }
@@ -143,9 +146,11 @@ public struct JSONLProtocol {
             return text
         }
 
-        private static func value(_ json: JSON, _ member: String, path: String = "") throws(Invalid) -> Value {
+        private static func value(
+            _ json: JSON, _ member: String, _ resolveObject: ((String) throws -> Value)?, path: String = ""
+        ) throws(Invalid) -> Value {
             do {
-                return try Value(json: json)
+                return try Value(json: json, resolveObject: resolveObject)
             } catch {
                 let message = error.message.hasPrefix(".") || error.message.hasPrefix("[") ? error.message : ": " + error.message
                 throw Invalid(message: "\"\(member)\"\(path)\(message)")

@@ -1,0 +1,94 @@
+import ExpressionLanguage
+import Foundation
+
+extension ObjectModel {
+    /// Every model version at `url`, oldest first: what the `--models` option of the command
+    /// line tools takes.
+    ///
+    /// - a `*.json` model file: its one version;
+    /// - an `.xcdatamodeld` folder: its versions (``XcodeModelImporter/importVersions(at:)``);
+    /// - an `.xcdatamodel` folder (or its `contents` file): its one version;
+    /// - any other folder: its `*.model.json` files, ordered by a `versions.json` manifest
+    ///   (`["Model1", "Model2"]`) when there is one, else by a natural (numeric-aware) sort
+    ///   of their version names.
+    ///
+    /// Every problem is reported with the file it is in.
+    public static func loadVersions(at url: URL) throws(ModelErrors) -> [ObjectModel] {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
+            throw ModelErrors([ModelError(file: url.path, path: "", message:
+                "no such file or folder; give a *.model.json file, a folder of them, or an .xcdatamodeld folder")])
+        }
+        let ext = url.pathExtension
+        if ext == "xcdatamodeld" { return try XcodeModelImporter.importVersions(at: url).versions }
+        if ext == "xcdatamodel" || url.lastPathComponent == "contents" { return [try XcodeModelImporter.importModel(at: url)] }
+        if !isDirectory.boolValue { return [try load(contentsOf: url)] }
+        return try loadFolder(url)
+    }
+
+    private static func loadFolder(_ url: URL) throws(ModelErrors) -> [ObjectModel] {
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: url.path)
+        } catch {
+            throw ModelErrors([ModelError(file: url.path, path: "", message: "cannot read the folder: \(error.localizedDescription)")])
+        }
+        let files = names.filter { $0.hasSuffix(".model.json") }
+        guard !files.isEmpty else {
+            let xcode = names.filter { $0.hasSuffix(".xcdatamodeld") }.sorted()
+            let hint = xcode.isEmpty ? "" : " (it holds \(xcode.joined(separator: ", ")): give that folder instead)"
+            throw ModelErrors([ModelError(file: url.path, path: "", message: "no *.model.json files in this folder\(hint)")])
+        }
+        var models: [ObjectModel] = []
+        var errors: [ModelError] = []
+        var fileOfVersion: [String: String] = [:]
+        for name in files.sorted() {
+            do throws(ModelErrors) {
+                let model = try load(contentsOf: url.appendingPathComponent(name))
+                if let other = fileOfVersion[model.version] {
+                    errors.append(ModelError(file: name, path: "version", message:
+                        "version '\(model.version)' is also the version of \(other); each version needs its own name"))
+                    continue
+                }
+                fileOfVersion[model.version] = name
+                models.append(model)
+            } catch {
+                errors += error.errors
+            }
+        }
+        if !errors.isEmpty { throw ModelErrors(errors) }
+
+        let manifest = url.appendingPathComponent("versions.json")
+        guard let data = FileManager.default.contents(atPath: manifest.path) else {
+            return models.sorted { $0.version.localizedStandardCompare($1.version) == .orderedAscending }
+        }
+        let json: JSON
+        do throws(JSONError) {
+            json = try JSON.parse(data)
+        } catch {
+            throw ModelErrors([ModelError(file: "versions.json", path: "", message: "invalid JSON at \(error)")])
+        }
+        let elements = json.arrayValue ?? []
+        let order = elements.compactMap(\.stringValue)
+        guard json.arrayValue != nil, order.count == elements.count else {
+            throw ModelErrors([ModelError(file: "versions.json", path: "", message:
+                #"expected an array of version names, oldest first, such as ["Model1", "Model2"]"#)])
+        }
+        var byVersion = Dictionary(uniqueKeysWithValues: models.map { ($0.version, $0) })
+        var ordered: [ObjectModel] = []
+        for (i, version) in order.enumerated() {
+            guard let model = byVersion.removeValue(forKey: version) else {
+                let problem = order[..<i].contains(version) ? "is listed twice" : "is not the version of any *.model.json file here"
+                errors.append(ModelError(file: "versions.json", path: "[\(i)]", message: "'\(version)' \(problem)"))
+                continue
+            }
+            ordered.append(model)
+        }
+        for version in byVersion.keys.sorted() {
+            errors.append(ModelError(file: "versions.json", path: "", message:
+                "does not list '\(version)' (\(fileOfVersion[version] ?? "?")); list every version, oldest first"))
+        }
+        if !errors.isEmpty { throw ModelErrors(errors) }
+        return ordered
+    }
+}

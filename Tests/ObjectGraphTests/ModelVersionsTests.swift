@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+@testable import ObjectGraph
+
+/// `ObjectModel.loadVersions(at:)`: what `--models` takes.
+@Suite struct ModelVersionsTests {
+    /// A folder holding `files` (name → contents), removed when the test ends.
+    final class Folder {
+        let url: URL
+        init(_ files: [String: String]) throws {
+            url = FileManager.default.temporaryDirectory.appendingPathComponent("versions-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+            for (name, text) in files { try Data(text.utf8).write(to: url.appendingPathComponent(name)) }
+        }
+        deinit { try? FileManager.default.removeItem(at: url) }
+    }
+
+    static func model(_ version: String) -> String {
+        #"{"version": "\#(version)", "entities": {"Book": {"attributes": {"title": "string"}}}}"#
+    }
+
+    @Test func aFolderIsOrderedNaturallyOrByItsManifest() throws {
+        let files = ["a.model.json": Self.model("Model10"), "b.model.json": Self.model("Model2"), "c.model.json": Self.model("Model1"),
+                     "notes.txt": "not a model"]
+        let natural = try Folder(files)
+        #expect(try ObjectModel.loadVersions(at: natural.url).map(\.version) == ["Model1", "Model2", "Model10"])
+        var withManifest = files
+        withManifest["versions.json"] = #"["Model2", "Model10", "Model1"]"#
+        let manifest = try Folder(withManifest)
+        #expect(try ObjectModel.loadVersions(at: manifest.url).map(\.version) == ["Model2", "Model10", "Model1"])
+        // One file is one version.
+        #expect(try ObjectModel.loadVersions(at: natural.url.appendingPathComponent("b.model.json")).map(\.version) == ["Model2"])
+    }
+
+    @Test(arguments: [
+        (#"["Model1"]"#, "versions.json: does not list 'Model2' (b.model.json); list every version, oldest first"),
+        (#"["Model1", "Model2", "Model3"]"#, "versions.json: [2]: 'Model3' is not the version of any *.model.json file here"),
+        (#"["Model1", "Model2", "Model1"]"#, "versions.json: [2]: 'Model1' is listed twice"),
+        (#"{"Model1": 1}"#, #"versions.json: expected an array of version names, oldest first, such as ["Model1", "Model2"]"#),
+        (#"["Model1", 2]"#, #"versions.json: expected an array of version names, oldest first, such as ["Model1", "Model2"]"#),
+        (#"["Model1","#, "versions.json: invalid JSON at 1:11: expected a value, found end of input"),
+    ])
+    func manifestErrors(manifest: String, message: String) throws {
+        let folder = try Folder(["a.model.json": Self.model("Model1"), "b.model.json": Self.model("Model2"), "versions.json": manifest])
+        let error = #expect(throws: ModelErrors.self) { try ObjectModel.loadVersions(at: folder.url) }
+        #expect(error?.description == message)
+    }
+
+    @Test func folderErrors() throws {
+        let twice = try Folder(["a.model.json": Self.model("Model1"), "b.model.json": Self.model("Model1")])
+        let duplicate = #expect(throws: ModelErrors.self) { try ObjectModel.loadVersions(at: twice.url) }
+        #expect(duplicate?.description == "b.model.json: version: version 'Model1' is also the version of a.model.json; each version needs its own name")
+
+        let empty = try Folder(["readme.txt": ""])
+        try FileManager.default.createDirectory(at: empty.url.appendingPathComponent("Model.xcdatamodeld"), withIntermediateDirectories: true)
+        let none = #expect(throws: ModelErrors.self) { try ObjectModel.loadVersions(at: empty.url) }
+        #expect(none?.description == "\(empty.url.path): no *.model.json files in this folder (it holds Model.xcdatamodeld: give that folder instead)")
+
+        let missing = #expect(throws: ModelErrors.self) { try ObjectModel.loadVersions(at: URL(fileURLWithPath: "/nonexistent/models")) }
+        #expect(missing?.description
+            == "/nonexistent/models: no such file or folder; give a *.model.json file, a folder of them, or an .xcdatamodeld folder")
+
+        let broken = try Folder(["a.model.json": #"{"version": "Model1", "entities": {"Book": {"atributes": {}}}}"#])
+        let invalid = #expect(throws: ModelErrors.self) { try ObjectModel.loadVersions(at: broken.url) }
+        #expect(invalid?.errors.first?.file == "a.model.json")
+    }
+
+    @Test func xcodeModels() throws {
+        try SharedFixtures.require()
+        let bundle = SharedFixtures.bookMigration.appendingPathComponent("Model.xcdatamodeld")
+        #expect(try ObjectModel.loadVersions(at: bundle).map(\.version) == ["Model1", "Model2", "Model3"])
+        #expect(try ObjectModel.loadVersions(at: bundle.appendingPathComponent("Model2.xcdatamodel")).map(\.version) == ["Model2"])
+    }
+}
