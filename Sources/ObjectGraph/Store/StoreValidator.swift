@@ -23,14 +23,14 @@ public struct StoreValidator {
             guard failures.count < limit, let entityLayout = layout.entities[entity.name] else { continue }
             let table = entityLayout.table
             let own = "Z_ENT = \(entityLayout.number)"
-            func collect(_ sql: String, _ message: (Int64, SQLiteValue?) -> String, key: String) throws(ContextError) {
+            func collect(_ sql: String, _ message: (Int64, SQLiteValue?) -> String) throws(ContextError) {
                 guard failures.count < limit else { return }
                 do {
                     let statement = try store.database.prepare(sql + " LIMIT \(limit - failures.count)")
                     while try statement.step() {
                         let pk = statement.int64(at: 0)
                         let extra = statement.columnCount > 1 ? statement.value(at: 1) : nil
-                        failures.append(ContextError(.validation, message(pk, extra), object: "\(entity.name)/\(pk)", key: key))
+                        failures.append(ContextError(.validation, message(pk, extra), object: "\(entity.name)/\(pk)"))
                     }
                 } catch {
                     throw ContextError(error)
@@ -41,7 +41,7 @@ public struct StoreValidator {
                 if !attribute.isOptional {
                     try collect("SELECT Z_PK FROM \(table) WHERE \(own) AND \(column) IS NULL", { _, _ in
                         "'\(attribute.name)' is required but has no value"
-                    }, key: attribute.name)
+                    })
                 }
                 let measure: String?
                 switch attribute.type {
@@ -54,12 +54,12 @@ public struct StoreValidator {
                     if let min = attribute.minValue?.doubleValue {
                         try collect("SELECT Z_PK, \(measure) FROM \(table) WHERE \(own) AND \(measure) < \(min)", { _, v in
                             "'\(attribute.name)' has \(noun) \(v.map(describe) ?? "?"), below its minimum \(Value.double(min).formatDescription)"
-                        }, key: attribute.name)
+                        })
                     }
                     if let max = attribute.maxValue?.doubleValue {
                         try collect("SELECT Z_PK, \(measure) FROM \(table) WHERE \(own) AND \(measure) > \(max)", { _, v in
                             "'\(attribute.name)' has \(noun) \(v.map(describe) ?? "?"), above its maximum \(Value.double(max).formatDescription)"
-                        }, key: attribute.name)
+                        })
                     }
                 }
             }
@@ -68,7 +68,7 @@ public struct StoreValidator {
                     guard !relationship.isOptional, let columns = entityLayout.toOneColumns[relationship.name] else { continue }
                     try collect("SELECT Z_PK FROM \(table) WHERE \(own) AND \(columns.key) IS NULL", { _, _ in
                         "'\(relationship.name)' is required but has no destination"
-                    }, key: relationship.name)
+                    })
                     continue
                 }
                 let minimum = max(relationship.minCount, relationship.isOptional ? 0 : 1)
@@ -80,7 +80,7 @@ public struct StoreValidator {
                 try collect("SELECT Z_PK, c FROM (SELECT o.Z_PK, \(count) AS c FROM \(table) o WHERE o.\(own)) WHERE \(conditions.joined(separator: " OR "))", { _, v in
                     let bounds = maximum > 0 ? "between \(minimum) and \(maximum)" : "at least \(minimum)"
                     return "'\(relationship.name)' has \(v.map(describe) ?? "?") destinations; it needs \(bounds)"
-                }, key: relationship.name)
+                })
             }
         }
         return failures
