@@ -70,6 +70,8 @@ let package = Package(
         // The book-authors example (mappings/book-authors): the article's policies, and
         // mapping-migrate with them registered.
         .target(name: "BookMigrationPolicies", dependencies: ["Remodel"], path: "mappings/book-authors/Policies"),
+        // The person-name example's policy variant (mappings/person-name).
+        .target(name: "PersonNamePolicies", dependencies: ["Remodel"], path: "mappings/person-name/Policies"),
         .executableTarget(
             name: "book-migration",
             dependencies: ["BookMigrationPolicies", "RemodelCLI"],
@@ -85,7 +87,7 @@ let package = Package(
         .testTarget(name: "ObjectGraphTests", dependencies: ["ObjectGraph"]),
         .testTarget(
             name: "MigrationTests",
-            dependencies: ["Migration", "BookMigrationPolicies", "book-migration"],
+            dependencies: ["Migration", "BookMigrationPolicies", "PersonNamePolicies", "book-migration"],
             // Broken mapping files the checking tests read by path.
             exclude: ["Fixtures"]
         ),

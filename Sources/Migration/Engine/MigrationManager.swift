@@ -246,7 +246,8 @@ public final class MigrationManager: KeyValueCoding {
 
     /// Saves the destination context if a chunk's worth of objects is waiting.
     func saveIfNeeded() throws(MigrationError) {
-        if destinationContext.pendingObjectCount >= options.chunkSize { try save() }
+        let context = destinationContext
+        if context.pendingObjectCount >= options.chunkSize || context.pendingValueBytes >= options.chunkBytes { try save() }
     }
 
     func save() throws(MigrationError) {

@@ -47,8 +47,12 @@ public struct MigrationOptions: Sendable, Hashable {
     /// Destination objects written per transaction: memory holds at most about this many
     /// new objects (and their blobs) at once.
     public var chunkSize = 5_000
+    /// Bytes of strings and data set per transaction: a chunk ends at whichever limit
+    /// comes first, so large blobs are never held more than this many at once.
+    public var chunkBytes = 32 << 20
 
-    public init(chunkSize: Int = 5_000) {
+    public init(chunkSize: Int = 5_000, chunkBytes: Int = 32 << 20) {
         self.chunkSize = max(1, chunkSize)
+        self.chunkBytes = max(1, chunkBytes)
     }
 }

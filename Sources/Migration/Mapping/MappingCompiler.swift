@@ -42,6 +42,11 @@ enum SourcePlan {
 /// Checks a mapping against its models and the registered policies, collecting every
 /// problem, and compiles what it can: the one path that `mapping-migrate check` and a run
 /// both take.
+///
+/// Problems are reported in file order: entity mappings in turn, and within one its
+/// entities, sourceExpression, attribute mappings, relationship mappings and policy, in
+/// the order the format lists them (docs/mapping-format.md); the problems of one
+/// expression by column.
 struct MappingCompiler {
     let mapping: MappingModel
     let source: ObjectModel
@@ -49,9 +54,14 @@ struct MappingCompiler {
     let policies: PolicyRegistry
     private(set) var errors: [MappingError] = []
 
-    /// The variables a mapping binds.
+    /// The variables a mapping binds, in the order messages list them.
     static let variables = ["manager", "source", "destination", "entityMapping", "propertyMapping", "entityPolicy"]
+    /// The variables a sourceExpression can use: it runs before there are instances.
+    static let sourceExpressionVariables = ["manager", "entityMapping", "entityPolicy"]
     static let fetchSelector = "fetchRequestForSourceEntityNamed:predicateString:"
+    static let lookupSelectors = [
+        "destinationInstancesForEntityMappingNamed:sourceInstances:", "sourceInstancesForEntityMappingNamed:destinationInstances:",
+    ]
 
     init(_ mapping: MappingModel, source: ObjectModel, destination: ObjectModel, policies: PolicyRegistry) {
         self.mapping = mapping
@@ -69,11 +79,15 @@ struct MappingCompiler {
     }
 
     mutating func prepare() -> PreparedMapping {
-        if mapping.sourceModel != source.version {
-            fail("sourceModel", "the mapping starts from '\(mapping.sourceModel)', but the source model is '\(source.version)'")
-        }
-        if mapping.destinationModel != destination.version {
-            fail("destinationModel", "the mapping leads to '\(mapping.destinationModel)', but the destination model is '\(destination.version)'")
+        if mapping.sourceModel == destination.version, mapping.destinationModel == source.version, source.version != destination.version {
+            fail("sourceModel", "the mapping goes from '\(mapping.sourceModel)' to '\(mapping.destinationModel)', but this step goes from '\(source.version)' to '\(destination.version)': sourceModel and destinationModel are swapped, or this is the mapping for the way back")
+        } else {
+            if mapping.sourceModel != source.version {
+                fail("sourceModel", "the mapping starts from '\(mapping.sourceModel)', but the source model is '\(source.version)'")
+            }
+            if mapping.destinationModel != destination.version {
+                fail("destinationModel", "the mapping leads to '\(mapping.destinationModel)', but the destination model is '\(destination.version)'")
+            }
         }
         var prepared: [PreparedEntityMapping] = []
         for (index, entityMapping) in mapping.entityMappings.enumerated() {
@@ -86,89 +100,122 @@ struct MappingCompiler {
         guard let name else { return nil }
         if let entity = model.entity(named: name) { return entity }
         let hint = Suggestion.closest(to: name, among: model.entities.map(\.name)).map { "; did you mean '\($0)'?" }
-            ?? "; it has \(model.entities.map(\.name).joined(separator: ", "))"
+            ?? "; its entities are \(model.entities.map(\.name).joined(separator: ", "))"
         fail(path, "the \(side) model \(model.version) has no entity '\(name)'\(hint)")
         return nil
+    }
+
+    /// The concrete entities at or below `entity`, for "map to one of these" hints.
+    private static func concreteNames(below entity: EntityDescription, in model: ObjectModel) -> String {
+        model.descendants(of: entity, includingSelf: false).filter { !$0.isAbstract }.map(\.name).joined(separator: ", ")
     }
 
     private mutating func prepare(_ original: EntityMapping, _ index: Int) -> PreparedEntityMapping? {
         let path = MappingPath.entityMapping(index, original.name)
         let errorsBefore = errors.count
         let sourceEntity = entity(original.sourceEntity, in: source, "\(path) .sourceEntity", "source")
+        let fetches = original.type == .copy || original.type == .transform || original.type == .custom
+        if let s = sourceEntity, s.isAbstract, fetches, original.sourceExpression == nil {
+            fail("\(path) .sourceEntity", "'\(s.name)' is abstract, and a mapping fetches its source entity without sub-entities, so this one would find no instances; map each sub-entity (\(Self.concreteNames(below: s, in: source))) with a mapping of its own")
+        }
         let destinationEntity = entity(original.destinationEntity, in: destination, "\(path) .destinationEntity", "destination")
         if let d = destinationEntity, d.isAbstract {
-            fail("\(path) .destinationEntity", "'\(d.name)' is abstract and cannot have instances; map to one of its sub-entities")
+            fail("\(path) .destinationEntity", "'\(d.name)' is abstract and cannot have instances of its own; map to one of its sub-entities (\(Self.concreteNames(below: d, in: destination)))")
         }
-        if let policy = original.policy, !policies.contains(policy) {
-            let known = policies.names
-            let hint = Suggestion.closest(to: policy, among: known).map { "; did you mean '\($0)'?" }
-                ?? (known.isEmpty ? "; no policies are registered (register it with PolicyRegistry.register)" : "; registered: \(known.joined(separator: ", "))")
-            fail("\(path) .policy", "no policy named '\(policy)' is registered\(hint)")
-        }
-        if (original.sourceEntity != nil && sourceEntity == nil) || (original.destinationEntity != nil && destinationEntity == nil) {
-            return nil
-        }
+        // An unknown entity is reported once; what does not depend on it is still checked.
+        let destinationUnknown = original.destinationEntity != nil && destinationEntity == nil
         let mapping = withImplicitMappings(original, sourceEntity, destinationEntity)
         let compiler = ExpressionCompiler(functions: policies.functions, layout: VariableLayout(Self.variables))
+        let plan = sourcePlan(mapping, path, compiler, sourceEntity)
+
         var attributes: [PreparedProperty] = []
         var relationships: [PreparedProperty] = []
         let destinationAttributes = destinationEntity.map { destination.allAttributes(of: $0) } ?? []
         let destinationRelationships = destinationEntity.map { destination.allRelationships(of: $0) } ?? []
+        // What the default policy leaves empty must be mapped or have a default.
+        let checksRequired = original.policy == nil && (mapping.type == .copy || mapping.type == .transform)
+        func isRequiredWithoutDefault(_ a: AttributeDescription) -> Bool { !a.isOptional && !a.isTransient && a.defaultValue == nil }
+
         for property in mapping.attributeMappings {
             let place = MappingPath.property(index, mapping.name, "attributeMappings", property.name)
-            guard let destinationEntity else {
+            var attribute: AttributeDescription?
+            if let destinationEntity {
+                attribute = destinationAttributes.first { $0.name == property.name }
+                if attribute == nil {
+                    if destinationRelationships.contains(where: { $0.name == property.name }) {
+                        fail(place, "'\(property.name)' is a relationship of \(destinationEntity.name); map it under relationshipMappings")
+                    } else {
+                        fail(place, "the destination entity \(destinationEntity.name) has no attribute '\(property.name)'" + hint(property.name, destinationAttributes.map(\.name)))
+                    }
+                    continue
+                }
+            } else if !destinationUnknown {
                 fail(place, "the mapping has no destinationEntity, so it has no attributes to map")
                 continue
             }
-            guard let attribute = destinationAttributes.first(where: { $0.name == property.name }) else {
-                if destinationRelationships.contains(where: { $0.name == property.name }) {
-                    fail(place, "'\(property.name)' is a relationship of \(destinationEntity.name); map it under relationshipMappings")
-                } else {
-                    fail(place, "\(destinationEntity.name) has no attribute '\(property.name)'" + hint(property.name, destinationAttributes.map(\.name)))
+            guard let text = property.valueExpression else {
+                if let attribute, let destinationEntity, checksRequired, isRequiredWithoutDefault(attribute) {
+                    fail(place, "\(destinationEntity.name).\(attribute.name) is required and has no default, but null maps nothing; map it to an expression")
                 }
                 continue
             }
-            guard let text = property.valueExpression else { continue }
-            guard let compiled = compileProperty(text, place, compiler, sourceEntity, destinationEntity) else { continue }
-            if let kind = StaticKind.of(compiled.expression, source: source, sourceEntity: sourceEntity),
+            guard let compiled = compile(text, place, compiler, variables: Self.variables, sourceEntity: sourceEntity,
+                                         destinationEntity: destinationEntity, relationship: nil)
+            else { continue }
+            if let attribute, let kind = StaticKind.of(compiled.expression, source: source, sourceEntity: sourceEntity),
                 let problem = kind.misfit(attribute)
             {
-                fail(place, ExpressionError(.type, problem, source: text, range: compiled.expression.range))
+                if property.isImplicit, let sourceEntity, let sourceAttribute = source.allAttributes(of: sourceEntity).first(where: { $0.name == attribute.name }) {
+                    fail(place, "the same-named attribute would be copied, but '\(attribute.name)' is \(Self.article(sourceAttribute.type.rawValue)) attribute in \(source.version) and \(Self.article(attribute.type.rawValue)) attribute in \(destination.version); map it with a conversion\(Self.conversionExample(kind, attribute, "$source.\(attribute.name)"))")
+                } else {
+                    fail(place, ExpressionError(.type, problem + Self.conversionHint(kind, attribute, compiled.expression),
+                                                source: text, range: compiled.expression.range))
+                }
             }
             attributes.append(PreparedProperty(mapping: property, path: place, expression: compiled, relationship: nil))
         }
+        if let destinationEntity, let sourceEntity, checksRequired {
+            for attribute in destinationAttributes where isRequiredWithoutDefault(attribute) && mapping.propertyMapping(named: attribute.name) == nil {
+                fail("\(path) .attributeMappings",
+                     "\(destinationEntity.name).\(attribute.name) is required and has no default, but nothing maps it; "
+                        + renameHint(for: attribute, in: mapping, sourceEntity: sourceEntity)
+                        + "or give it a default value in the model")
+            }
+        }
         for property in mapping.relationshipMappings {
             let place = MappingPath.property(index, mapping.name, "relationshipMappings", property.name)
-            guard let destinationEntity else {
+            var relationship: RelationshipDescription?
+            if let destinationEntity {
+                relationship = destinationRelationships.first { $0.name == property.name }
+                if relationship == nil {
+                    if destinationAttributes.contains(where: { $0.name == property.name }) {
+                        fail(place, "'\(property.name)' is an attribute of \(destinationEntity.name); map it under attributeMappings")
+                    } else {
+                        fail(place, "the destination entity \(destinationEntity.name) has no relationship '\(property.name)'" + hint(property.name, destinationRelationships.map(\.name)))
+                    }
+                    continue
+                }
+            } else if !destinationUnknown {
                 fail(place, "the mapping has no destinationEntity, so it has no relationships to map")
                 continue
             }
-            guard let relationship = destinationRelationships.first(where: { $0.name == property.name }) else {
-                if destinationAttributes.contains(where: { $0.name == property.name }) {
-                    fail(place, "'\(property.name)' is an attribute of \(destinationEntity.name); map it under attributeMappings")
-                } else {
-                    fail(place, "\(destinationEntity.name) has no relationship '\(property.name)'" + hint(property.name, destinationRelationships.map(\.name)))
-                }
-                continue
-            }
             guard let text = property.valueExpression else { continue }
-            guard let compiled = compileProperty(text, place, compiler, sourceEntity, destinationEntity) else { continue }
-            if let kind = StaticKind.of(compiled.expression, source: source, sourceEntity: sourceEntity), kind.isScalar {
-                fail(place, ExpressionError(.type, "the expression gives \(kind.name), but '\(relationship.name)' is a relationship to \(relationship.destination); it needs objects (see destinationInstancesForEntityMappingNamed:sourceInstances:)",
+            guard let compiled = compile(text, place, compiler, variables: Self.variables, sourceEntity: sourceEntity,
+                                         destinationEntity: destinationEntity, relationship: relationship)
+            else { continue }
+            if let relationship, let kind = StaticKind.of(compiled.expression, source: source, sourceEntity: sourceEntity), kind.isScalar {
+                fail(place, ExpressionError(.type, "'\(relationship.name)' is a relationship to \(relationship.destination), but the expression gives \(kind.name); a relationship mapping gives destination objects, such as \(lookupExample(for: relationship, sourceEntity: sourceEntity))",
                                             source: text, range: compiled.expression.range))
             }
-            checkMappingNames(compiled.expression, text, place)
             relationships.append(PreparedProperty(mapping: property, path: place, expression: compiled, relationship: relationship))
         }
-        if let destinationEntity, original.policy == nil, mapping.type != .custom {
-            for attribute in destinationAttributes where !attribute.isOptional && !attribute.isTransient && attribute.defaultValue == nil {
-                if mapping.attributeMappings.first(where: { $0.name == attribute.name })?.valueExpression == nil {
-                    fail("\(path) .attributeMappings",
-                         "\(destinationEntity.name).\(attribute.name) is required and has no default, but nothing maps it; add an attribute mapping for '\(attribute.name)' or a default value in the model")
-                }
-            }
+        if let policy = original.policy, !policies.contains(policy) {
+            let known = policies.names
+            let hint = Suggestion.closest(to: policy, among: known).map { "; did you mean '\($0)'?" }
+                ?? (known.isEmpty ? "; no policies are registered (register it with PolicyRegistry.register)"
+                    : "; the registered policies are \(known.joined(separator: ", "))")
+            fail("\(path) .policy", "no policy named '\(policy)' is registered\(hint)")
         }
-        let plan = sourcePlan(mapping, path, compiler, sourceEntity)
         guard errors.count == errorsBefore else { return nil }
         return PreparedEntityMapping(index: index, mapping: mapping, path: path, sourceEntity: sourceEntity,
                                      destinationEntity: destinationEntity, layout: compiler.layout,
@@ -178,6 +225,69 @@ struct MappingCompiler {
     private func hint(_ name: String, _ candidates: [String]) -> String {
         if let s = Suggestion.closest(to: name, among: candidates) { return "; did you mean '\(s)'?" }
         return candidates.isEmpty ? "" : "; it has \(candidates.joined(separator: ", "))"
+    }
+
+    /// "add … such as": for a required attribute nothing maps, the source attribute it was
+    /// probably renamed from, when exactly one of that kind is left unused.
+    private func renameHint(for attribute: AttributeDescription, in mapping: EntityMapping, sourceEntity: EntityDescription) -> String {
+        let destinationNames = Set(destination.allAttributes(of: destination.entity(named: mapping.destinationEntity ?? "") ?? sourceEntity).map(\.name))
+        let texts = (mapping.attributeMappings + mapping.relationshipMappings).compactMap(\.valueExpression)
+        let unused = source.allAttributes(of: sourceEntity).filter { candidate in
+            !candidate.isTransient && candidate.type.staticKind == attribute.type.staticKind
+                && !destinationNames.contains(candidate.name)
+                && !texts.contains { $0.contains("$source.\(candidate.name)") }
+        }
+        if unused.count == 1 {
+            return "if it was renamed from '\(unused[0].name)', add \"\(attribute.name)\": \"$source.\(unused[0].name)\" to attributeMappings, "
+        }
+        return "add an attribute mapping for '\(attribute.name)' to attributeMappings, "
+    }
+
+    /// `an int32`, `a string`.
+    static func article(_ word: String) -> String {
+        (["a", "e", "i", "o", "u"].contains(word.prefix(1).lowercased()) ? "an " : "a ") + word
+    }
+
+    /// How to convert a value of `kind` for `attribute`, as an example expression after
+    /// "such as"; empty when there is no conversion to suggest.
+    static func conversionExample(_ kind: StaticKind, _ attribute: AttributeDescription, _ operand: String) -> String {
+        switch (kind, attribute.type.staticKind) {
+        case (.string, .number): ", such as \"CAST(\(operand), 'NSNumber')\""
+        case (.number, .string): ", such as \"CAST(\(operand), 'NSString')\""
+        case (.number, .date): ", such as \"CAST(\(operand), 'NSDate')\" (seconds since 2001-01-01)"
+        default: ""
+        }
+    }
+
+    /// What to do about a value of the wrong kind, after the problem.
+    static func conversionHint(_ kind: StaticKind, _ attribute: AttributeDescription, _ expression: FormatExpression) -> String {
+        if case .constant(.string(let s)) = expression.kind, attribute.type.staticKind == .number, Double(s) != nil {
+            return "; write the number without quotes: \(s)"
+        }
+        switch (kind, attribute.type.staticKind) {
+        case (.string, .number): return "; convert it with CAST(…, 'NSNumber')"
+        case (.number, .string): return "; convert it with CAST(…, 'NSString')"
+        case (.bool, .string): return "; choose the text with TERNARY(… == YES, \"…\", \"…\")"
+        case (.number, .date): return "; convert seconds since 2001-01-01 with CAST(…, 'NSDate')"
+        default: return ""
+        }
+    }
+
+    /// The lookup that fills `relationship`, for messages.
+    private func lookupExample(for relationship: RelationshipDescription, sourceEntity: EntityDescription?) -> String {
+        let makers = mappingsMaking(relationship.destination)
+        let name = makers.count == 1 ? makers[0].name : "<the entity mapping that makes \(relationship.destination) instances>"
+        let hasSame = sourceEntity.map { source.allRelationships(of: $0).contains { $0.name == relationship.name } } ?? false
+        let operand = hasSame ? "$source.\(relationship.name)" : "$source.<relationship>"
+        return "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"\(name)\", \(operand))"
+    }
+
+    /// The entity mappings that make instances of `entityName` or of one of its sub-entities.
+    private func mappingsMaking(_ entityName: String) -> [EntityMapping] {
+        mapping.entityMappings.filter { m in
+            guard m.type != .remove, let d = m.destinationEntity.flatMap({ destination.entity(named: $0) }) else { return false }
+            return d.name == entityName || destination.ancestors(of: d).contains { $0.name == entityName }
+        }
     }
 
     /// Copy and transform mappings copy same-named attributes and re-link same-named
@@ -205,62 +315,131 @@ struct MappingCompiler {
         return mapping
     }
 
-    private mutating func compileProperty(_ text: String, _ place: String, _ compiler: ExpressionCompiler,
-                                          _ sourceEntity: EntityDescription?, _ destinationEntity: EntityDescription) -> CompiledExpression? {
-        let compiled: CompiledExpression
+    // MARK: - Expressions
+
+    /// Parses, checks and compiles one expression, reporting every problem of it by
+    /// column; nil when it has any.
+    private mutating func compile(_ text: String, _ place: String, _ compiler: ExpressionCompiler, variables: [String],
+                                  sourceEntity: EntityDescription?, destinationEntity: EntityDescription?,
+                                  relationship: RelationshipDescription?) -> CompiledExpression? {
+        if text.allSatisfy(\.isWhitespace) {
+            fail(place, "the expression is empty; write null to map nothing")
+            return nil
+        }
+        let parsed: FormatExpression
         do {
-            compiled = try compiler.compileExpression(text)
+            parsed = try FormatExpression(parsing: text)
         } catch {
             fail(place, error)
             return nil
         }
-        checkVariables(compiled.expression, text, place, allowed: Set(Self.variables))
-        checkKeyPaths(compiled.expression, text, place, sourceEntity: sourceEntity, destinationEntity: destinationEntity)
-        return compiled
+        var found = variableProblems(parsed, text, allowed: variables)
+        found += selectorProblems(parsed, text)
+        found += keyPathProblems(parsed, text, sourceEntity: sourceEntity, destinationEntity: destinationEntity)
+        found += mappingNameProblems(parsed, text, relationship: relationship)
+        var compiled: CompiledExpression?
+        do {
+            compiled = try compiler.compile(parsed, source: text)
+        } catch {
+            // The checks above say more about the same place (an unknown selector).
+            if !found.contains(where: { $0.range == error.range }) { found.append(error) }
+        }
+        report(found, at: place)
+        return found.isEmpty ? compiled : nil
     }
 
-    private mutating func checkVariables(_ expression: FormatExpression, _ text: String, _ place: String, allowed: Set<String>) {
+    /// Reports the problems of one expression by column.
+    private mutating func report(_ found: [ExpressionError], at place: String) {
+        let ordered = found.enumerated().sorted { a, b in
+            (a.element.range?.lowerBound ?? -1, a.offset) < (b.element.range?.lowerBound ?? -1, b.offset)
+        }
+        for (_, error) in ordered { fail(place, error) }
+    }
+
+    private func variableProblems(_ expression: FormatExpression, _ text: String, allowed: [String]) -> [ExpressionError] {
         let local = ExpressionWalk.localVariables(expression)
+        let isSourceExpression = allowed.count < Self.variables.count
+        let what = isSourceExpression ? "a sourceExpression" : "a property mapping"
+        let list = Self.list(allowed.map { "$" + $0 })
         var reported = Set<String>()
+        var found: [ExpressionError] = []
         ExpressionWalk.visit(expression) { e in
             guard case .variable(let name) = e.kind, !allowed.contains(name), !local.contains(name), reported.insert(name).inserted else { return }
-            let bound = allowed.sorted().map { "$" + $0 }.joined(separator: ", ")
-            let hint = Suggestion.closest(to: name, among: allowed).map { "did you mean $\($0)? " } ?? ""
-            errors.append(MappingError(file: mapping.file, path: place, expressionError: ExpressionError(
-                .unboundVariable, "$\(name) is not bound here; \(hint)this expression can use \(bound)", source: text, range: e.range)))
+            let message: String
+            if isSourceExpression, Self.variables.contains(name) {
+                message = "$\(name) has no value in a sourceExpression, which runs once, before there are instances; \(what) can use \(list)"
+            } else if let suggestion = Suggestion.closest(to: name, among: allowed) {
+                message = "unknown variable $\(name); did you mean $\(suggestion)?"
+            } else {
+                message = "unknown variable $\(name); \(what) can use \(list)"
+            }
+            found.append(ExpressionError(.unboundVariable, message, source: text, range: e.range))
         }
+        return found
+    }
+
+    /// `a, b and c`.
+    static func list(_ items: [String]) -> String {
+        items.count <= 1 ? items.joined() : items.dropLast().joined(separator: ", ") + " and " + items.last!
+    }
+
+    /// FUNCTION selectors that nothing registered, with the nearest registered one.
+    private func selectorProblems(_ expression: FormatExpression, _ text: String) -> [ExpressionError] {
+        var found: [ExpressionError] = []
+        ExpressionWalk.visit(expression) { e in
+            guard case .functionCall(_, let selectorExpression, _) = e.kind, let selector = ExpressionWalk.constantString(selectorExpression),
+                policies.functions.implementations(of: selector).isEmpty
+            else { return }
+            let colons = selector.filter { $0 == ":" }.count
+            let known = policies.functions.selectors.filter { $0.filter { $0 == ":" }.count == colons }
+            let suggestion = Suggestion.closest(to: selector, among: known)
+                ?? known.first { $0.lowercased().hasPrefix(selector.lowercased()) }
+            let hint = suggestion.map { "; did you mean '\($0)'?" } ?? ""
+            found.append(ExpressionError(.unknownSelector,
+                "unknown selector '\(selector)'\(hint) (FUNCTION calls only registered selectors: docs/functions.md lists them, and policies register more)",
+                source: text, range: selectorExpression.range))
+        }
+        return found
     }
 
     /// `$source.a.b` and `$destination.a` must name properties of the entities, through
-    /// relationships.
-    private mutating func checkKeyPaths(_ expression: FormatExpression, _ text: String, _ place: String,
-                                        sourceEntity: EntityDescription?, destinationEntity: EntityDescription?) {
+    /// relationships; the caret goes under the key that is wrong.
+    private func keyPathProblems(_ expression: FormatExpression, _ text: String,
+                                 sourceEntity: EntityDescription?, destinationEntity: EntityDescription?) -> [ExpressionError] {
         var found: [ExpressionError] = []
         ExpressionWalk.visit(expression) { e in
             guard case .keyPath(let operand?, let path) = e.kind, case .variable(let name) = operand.kind else { return }
-            let start: (ObjectModel, EntityDescription)?
+            let start: (ObjectModel, EntityDescription, String)?
             switch name {
-            case "source": start = sourceEntity.map { (source, $0) }
-            case "destination": start = destinationEntity.map { (destination, $0) }
+            case "source": start = sourceEntity.map { (source, $0, "the source entity \($0.name)") }
+            case "destination": start = destinationEntity.map { (destination, $0, "the destination entity \($0.name)") }
             default: start = nil
             }
-            guard let (model, entity) = start else { return }
-            if let problem = Self.keyPathProblem(path, from: entity, in: model) {
-                found.append(ExpressionError(.unknownKey, problem, source: text, range: e.range))
-            }
+            guard let (model, entity, described) = start,
+                let (message, keyIndex) = Self.keyPathProblem(path, from: entity, in: model, described: described, prefix: "$\(name).")
+            else { return }
+            let range = Self.keyRange(keyIndex, of: path, in: text, node: e.range, from: operand.range?.upperBound)
+            found.append(ExpressionError(.unknownKey, message, source: text, range: range))
         }
-        for error in found { fail(place, error) }
+        return found
     }
 
-    static func keyPathProblem(_ path: [String], from start: EntityDescription, in model: ObjectModel) -> String? {
+    /// What is wrong with a key path from `start`, and the index of the wrong key; nil
+    /// when every key names a property (of the entity or, past a relationship to an
+    /// entity with sub-entities, of one of them).
+    static func keyPathProblem(_ path: [String], from start: EntityDescription, in model: ObjectModel,
+                               described: String, prefix: String) -> (message: String, keyIndex: Int)? {
         var entity = start
-        for key in path {
+        for (i, key) in path.enumerated() {
             if key.hasPrefix("@") || key == "self" { return nil }
-            if model.allAttributes(of: entity).contains(where: { $0.name == key }) { return nil }
-            guard let relationship = model.allRelationships(of: entity).first(where: { $0.name == key }) else {
+            let family = model.descendants(of: entity)
+            if family.contains(where: { e in model.allAttributes(of: e).contains { $0.name == key } }) { return nil }
+            guard let relationship = family.lazy.compactMap({ e in model.allRelationships(of: e).first { $0.name == key } }).first else {
                 let names = model.allAttributes(of: entity).map(\.name) + model.allRelationships(of: entity).map(\.name)
                 let hint = Suggestion.closest(to: key, among: names).map { "; did you mean '\($0)'?" } ?? ""
-                return "\(entity.name) has no attribute or relationship '\(key)'\(hint)"
+                let subject = i == 0 ? described
+                    : "\(prefix)\(path[..<i].joined(separator: ".")) is \(article(entity.name)), which"
+                return ("\(subject) has no attribute or relationship '\(key)'\(hint)", i)
             }
             guard let next = model.entity(named: relationship.destination) else { return nil }
             entity = next
@@ -268,21 +447,50 @@ struct MappingCompiler {
         return nil
     }
 
-    /// Constant entity mapping names given to the manager's lookups must exist.
-    private mutating func checkMappingNames(_ expression: FormatExpression, _ text: String, _ place: String) {
+    /// The range of key `keyIndex` of a key path whose node covers `node`, found in the
+    /// text after `from` (the operand's end); the node's range when it cannot be found.
+    static func keyRange(_ keyIndex: Int, of path: [String], in text: String, node: SourceRange?, from: Int?) -> SourceRange? {
+        guard let node else { return nil }
+        let bytes = Array(text.utf8)
+        var position = from ?? node.lowerBound
+        for (i, key) in path.enumerated() {
+            let k = Array(key.utf8)
+            guard !k.isEmpty, let found = (position..<max(position, node.upperBound - k.count + 1)).first(where: { p in
+                p + k.count <= bytes.count && Array(bytes[p..<(p + k.count)]) == k
+            }) else { return node }
+            if i == keyIndex { return SourceRange(found, found + k.count) }
+            position = found + k.count
+        }
+        return node
+    }
+
+    /// Constant entity mapping names given to the manager's lookups must exist, and a
+    /// relationship must be filled from a mapping that makes instances of its destination.
+    private func mappingNameProblems(_ expression: FormatExpression, _ text: String, relationship: RelationshipDescription?) -> [ExpressionError] {
         var found: [ExpressionError] = []
         let names = mapping.entityMappings.map(\.name)
         ExpressionWalk.visit(expression) { e in
             guard case .functionCall(_, let selector, let arguments) = e.kind,
-                let s = ExpressionWalk.constantString(selector),
-                s == "destinationInstancesForEntityMappingNamed:sourceInstances:" || s == "sourceInstancesForEntityMappingNamed:destinationInstances:",
-                let first = arguments.first, let name = ExpressionWalk.constantString(first), !names.contains(name)
+                let s = ExpressionWalk.constantString(selector), Self.lookupSelectors.contains(s),
+                let first = arguments.first, let name = ExpressionWalk.constantString(first)
             else { return }
-            let hint = Suggestion.closest(to: name, among: names).map { "; did you mean '\($0)'?" } ?? "; the file has \(names.joined(separator: ", "))"
-            found.append(ExpressionError(.host, "no entity mapping is named '\(name)'\(hint)", source: text, range: first.range))
+            guard let named = mapping.entityMapping(named: name) else {
+                let hint = Suggestion.closest(to: name, among: names).map { "; did you mean '\($0)'?" } ?? "; the file has \(names.joined(separator: ", "))"
+                found.append(ExpressionError(.host, "no entity mapping is named '\(name)'\(hint)", source: text, range: first.range))
+                return
+            }
+            guard s == Self.lookupSelectors[0], let relationship, let made = named.destinationEntity,
+                destination.entity(named: made) != nil, !mappingsMaking(relationship.destination).contains(where: { $0.name == name })
+            else { return }
+            let makers = mappingsMaking(relationship.destination).map { "'\($0.name)'" }
+            let hint = makers.isEmpty ? "no entity mapping of this file makes them" : "\(Self.list(makers)) \(makers.count == 1 ? "makes" : "make") them"
+            found.append(ExpressionError(.type, "'\(name)' makes \(made) instances, but '\(relationship.name)' is a relationship to \(relationship.destination); \(hint)",
+                                         source: text, range: first.range))
         }
-        for error in found { fail(place, error) }
+        return found
     }
+
+    // MARK: - Source expressions
 
     private mutating func sourcePlan(_ mapping: EntityMapping, _ path: String, _ compiler: ExpressionCompiler, _ sourceEntity: EntityDescription?) -> SourcePlan {
         let place = "\(path) .sourceExpression"
@@ -292,16 +500,29 @@ struct MappingCompiler {
             request.includesSubentities = false
             return .fetch(request)
         }
-        let compiled: CompiledExpression
+        if text.allSatisfy(\.isWhitespace) {
+            fail(place, "the sourceExpression is empty; leave it out to fetch every instance of the source entity")
+            return .none
+        }
+        let parsed: FormatExpression
         do {
-            compiled = try compiler.compileExpression(text)
+            parsed = try FormatExpression(parsing: text)
         } catch {
             fail(place, error)
             return .none
         }
-        checkVariables(compiled.expression, text, place, allowed: ["manager", "entityMapping", "entityPolicy"])
+        var found = variableProblems(parsed, text, allowed: Self.sourceExpressionVariables)
+        found += selectorProblems(parsed, text)
+        let compiled: CompiledExpression
+        do {
+            compiled = try compiler.compile(parsed, source: text)
+        } catch {
+            if !found.contains(where: { $0.range == error.range }) { found.append(error) }
+            report(found, at: place)
+            return .none
+        }
         // The standard form streams: FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "E", "P"), …, NO).
-        guard case .fetch(let request, _, let countOnly) = compiled.expression.kind,
+        guard case .fetch(let request, _, let countOnly) = parsed.kind,
             case .constant(let countValue) = countOnly.kind, countValue == .bool(false) || countValue == .integer(0),
             case .functionCall(let target, let selector, let arguments) = request.kind,
             case .variable("manager") = target.kind,
@@ -309,41 +530,115 @@ struct MappingCompiler {
             let entityName = ExpressionWalk.constantString(arguments[0]),
             let predicateText = ExpressionWalk.constantString(arguments[1])
         else {
-            return .expression(compiled)
+            report(found, at: place)
+            return found.isEmpty ? .expression(compiled) : .none
         }
-        guard source.entity(named: entityName) != nil else {
+        guard let entity = source.entity(named: entityName) else {
             let hint = Suggestion.closest(to: entityName, among: source.entities.map(\.name)).map { "; did you mean '\($0)'?" } ?? ""
-            fail(place, ExpressionError(.host, "the source model \(source.version) has no entity '\(entityName)'\(hint)", source: text, range: arguments[0].range))
+            found.append(ExpressionError(.host, "the source model \(source.version) has no entity '\(entityName)'\(hint)", source: text, range: arguments[0].range))
+            report(found, at: place)
             return .none
+        }
+        if let sourceEntity, entity.name != sourceEntity.name, !source.ancestors(of: entity).contains(where: { $0.name == sourceEntity.name }) {
+            found.append(ExpressionError(.type, "the mapping's sourceEntity is \(sourceEntity.name), but this fetches \(entityName) instances; fetch \(sourceEntity.name) (or one of its sub-entities), or change the sourceEntity",
+                                         source: text, range: arguments[0].range))
+        } else if entity.isAbstract {
+            found.append(ExpressionError(.type, "'\(entityName)' is abstract, and this fetch leaves out sub-entities, so it would find no instances; map each sub-entity (\(Self.concreteNames(below: entity, in: source))) with a mapping of its own",
+                                         source: text, range: arguments[0].range))
         }
         var fetch = FetchRequest(entityName: entityName)
         fetch.includesSubentities = false
-        do {
-            fetch.predicate = try FormatPredicate(parsing: predicateText)
-            fetch.predicateSource = predicateText
-        } catch {
-            // Place the predicate's error inside the string literal of the expression.
+        // Places in the predicate are places inside its string literal in the expression.
+        let literal = arguments[1].range
+        let offsets = literal.map { Self.literalOffsets(Array(text.utf8)[($0.lowerBound + 1)..<max($0.lowerBound + 1, $0.upperBound - 1)]) }
+        func inExpression(_ range: SourceRange?) -> SourceRange? {
+            guard let literal, let offsets else { return nil }
+            guard let range else { return literal }
+            func map(_ offset: Int) -> Int { literal.lowerBound + 1 + offsets[max(0, min(offset, offsets.count - 1))] }
+            return SourceRange(map(range.lowerBound), map(range.upperBound))
+        }
+        func located(_ error: ExpressionError) -> ExpressionError {
             var located = error
+            located.message = "in the fetch predicate: " + error.message
             located.source = text
-            if let literal = arguments[1].range {
-                let inner = error.range.map { SourceRange(literal.lowerBound + 1 + $0.lowerBound, literal.lowerBound + 1 + $0.upperBound) }
-                located.range = inner ?? literal
-            }
-            fail(place, located)
-            return .none
+            located.range = inExpression(error.range)
+            located.related = error.related.flatMap(inExpression)
+            return located
         }
-        if let predicate = fetch.predicate, let entity = source.entity(named: entityName) {
-            var found: [ExpressionError] = []
+        do {
+            let predicate = try FormatPredicate(parsing: predicateText)
+            fetch.predicate = predicate
+            fetch.predicateSource = predicateText
             ExpressionWalk.visit(predicate) { e in
-                guard case .keyPath(nil, let path) = e.kind, let problem = Self.keyPathProblem(path, from: entity, in: source) else { return }
-                let range = arguments[1].range.flatMap { literal in
-                    e.range.map { SourceRange(literal.lowerBound + 1 + $0.lowerBound, literal.lowerBound + 1 + $0.upperBound) }
-                }
-                found.append(ExpressionError(.unknownKey, problem, source: text, range: range))
+                guard case .keyPath(nil, let keys) = e.kind,
+                    let (message, keyIndex) = Self.keyPathProblem(keys, from: entity, in: source, described: "the fetched entity \(entity.name)", prefix: "")
+                else { return }
+                let range = Self.keyRange(keyIndex, of: keys, in: predicateText, node: e.range, from: nil)
+                found.append(ExpressionError(.unknownKey, message, source: text, range: inExpression(range)))
             }
-            for error in found { fail(place, error) }
+            do {
+                _ = try compiler.compile(predicate, source: predicateText)
+            } catch {
+                found.append(located(error))
+            }
+        } catch {
+            found.append(located(error))
         }
-        return .fetch(fetch)
+        report(found, at: place)
+        return found.isEmpty ? .fetch(fetch) : .none
+    }
+
+    /// For each UTF-8 offset into the decoded text of a string literal, the offset of the
+    /// text that wrote it in `raw` (the literal's bytes between its quotes); one more
+    /// entry for the end. Escapes (`\"`, `\n`, `\u00e9`, `\101`) write fewer bytes than
+    /// they take.
+    static func literalOffsets(_ raw: ArraySlice<UInt8>) -> [Int] {
+        let bytes = Array(raw)
+        var offsets: [Int] = []
+        var i = 0
+        func scalarLength(_ value: UInt32) -> Int { value < 0x80 ? 1 : value < 0x800 ? 2 : value < 0x10000 ? 3 : 4 }
+        func leadLength(_ b: UInt8) -> Int { b < 0x80 ? 1 : b >> 5 == 0b110 ? 2 : b >> 4 == 0b1110 ? 3 : 4 }
+        func hex(_ from: Int, _ count: Int) -> UInt32 {
+            guard from + count <= bytes.count else { return 0 }
+            return UInt32(String(decoding: bytes[from..<(from + count)], as: UTF8.self), radix: 16) ?? 0
+        }
+        while i < bytes.count {
+            guard bytes[i] == UInt8(ascii: "\\"), i + 1 < bytes.count else {
+                offsets.append(i)
+                i += 1
+                continue
+            }
+            let e = bytes[i + 1]
+            var taken = 2
+            var written = 1
+            switch e {
+            case UInt8(ascii: "x"), UInt8(ascii: "X"):
+                taken = 4
+                written = scalarLength(hex(i + 2, 2))
+            case UInt8(ascii: "u"), UInt8(ascii: "U"):
+                taken = 6
+                var value = hex(i + 2, 4)
+                if (0xD800...0xDBFF).contains(value), i + 7 < bytes.count, bytes[i + 6] == UInt8(ascii: "\\"), bytes[i + 7] | 0x20 == UInt8(ascii: "u"),
+                    (0xDC00...0xDFFF).contains(hex(i + 8, 4))
+                {
+                    taken = 12
+                    value = 0x10000
+                }
+                written = scalarLength(value)
+            case UInt8(ascii: "0")...UInt8(ascii: "7"):
+                taken = 4
+                written = UInt32(String(decoding: bytes[(i + 1)..<min(bytes.count, i + 4)], as: UTF8.self), radix: 8).map(scalarLength) ?? 1
+            case UInt8(ascii: "a"), UInt8(ascii: "b"), UInt8(ascii: "f"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"), UInt8(ascii: "v"):
+                break
+            default:
+                written = leadLength(e)
+                taken = 1 + written
+            }
+            offsets += Array(repeating: i, count: written)
+            i += taken
+        }
+        offsets.append(bytes.count)
+        return offsets
     }
 }
 
@@ -417,7 +712,7 @@ enum StaticKind: Equatable {
         case .binary, .transformable: accepted = [.data]
         }
         if self == .null || accepted.contains(self) { return nil }
-        return "the expression gives \(name), but '\(attribute.name)' is a \(attribute.type.rawValue) attribute"
+        return "'\(attribute.name)' is \(MappingCompiler.article(attribute.type.rawValue)) attribute, but the expression gives \(name)"
     }
 }
 

@@ -3,7 +3,11 @@ import ExpressionLanguage
 /// A problem in a mapping file, placed by the file, the JSON path inside it and, for
 /// expressions, the line and column inside the expression.
 ///
-///     Model1_to_Model2.mapping.json: entityMappings[0] "BookToBook" .attributeMappings.price: 1:9: Book has no attribute or relationship 'pricee' in "$source.pricee * 1.03"
+///     Model1_to_Model2.mapping.json: entityMappings[0] "BookToBook" .attributeMappings.price: 1:9: the source entity Book has no attribute or relationship 'pricee'; did you mean 'price'? in "$source.pricee * 1.03"
+///
+/// Text that is not JSON is placed by line and column in the file instead:
+///
+///     Model1_to_Model2.mapping.json: 9:33: invalid JSON: trailing comma before '}'
 public struct MappingError: Error, Hashable, Sendable, CustomStringConvertible {
     public var file: String?
     /// Where in the file: `entityMappings[0] "BookToBook" .attributeMappings.price`.
@@ -11,6 +15,24 @@ public struct MappingError: Error, Hashable, Sendable, CustomStringConvertible {
     public var message: String
     /// For problems inside an expression: the error with the expression text and range.
     public var expressionError: ExpressionError?
+    /// For problems in the file's text (invalid JSON): the line and column in the file.
+    public var textLocation: TextLocation?
+
+    /// A place in the text of a file, with the line it is on, for the caret.
+    public struct TextLocation: Hashable, Sendable {
+        /// 1-based line.
+        public var line: Int
+        /// 1-based column, in characters.
+        public var column: Int
+        /// The text of the line, without its line break.
+        public var lineText: String
+
+        public init(line: Int, column: Int, lineText: String) {
+            self.line = line
+            self.column = column
+            self.lineText = lineText
+        }
+    }
 
     public init(file: String?, path: String, message: String) {
         self.file = file
@@ -25,6 +47,13 @@ public struct MappingError: Error, Hashable, Sendable, CustomStringConvertible {
         self.expressionError = expressionError
     }
 
+    public init(file: String?, textLocation: TextLocation, message: String) {
+        self.file = file
+        self.path = ""
+        self.message = message
+        self.textLocation = textLocation
+    }
+
     /// `file: path` — what the error is about.
     public var label: String {
         [file, path.isEmpty ? nil : path].compactMap { $0 }.joined(separator: ": ")
@@ -34,15 +63,20 @@ public struct MappingError: Error, Hashable, Sendable, CustomStringConvertible {
     /// the expression quoted.
     public var description: String {
         let place = label.isEmpty ? "" : label + ": "
+        if let textLocation { return place + "\(textLocation.line):\(textLocation.column): " + message }
         guard let expressionError else { return place + message }
         var text = place + expressionError.description
         if let source = expressionError.source { text += " in \"\(source)\"" }
         return text
     }
 
-    /// As a terminal shows it: the place and message, then the expression with a caret
-    /// under the offending text.
+    /// As a terminal shows it: the place and message, then the expression (or the line of
+    /// the file) with a caret under the offending text.
     public func rendered(caret: Bool = true) -> String {
+        if caret, let textLocation {
+            let indent = String(textLocation.lineText.prefix(textLocation.column - 1).map { $0 == "\t" ? Character("\t") : Character(" ") })
+            return description + "\n  " + textLocation.lineText + "\n  " + indent + "^"
+        }
         guard let expressionError, caret, expressionError.range != nil else { return description }
         return expressionError.rendered(label: label.isEmpty ? nil : label, caret: true)
     }

@@ -78,6 +78,18 @@ public struct EntityMapping: Hashable, Sendable {
         self.userInfo = userInfo
     }
 
+    /// The name an entity mapping gets when its file gives none: `<Source>To<Destination>`
+    /// (`BookToBook`, as Xcode names them), or the one entity's name for a mapping with
+    /// only one (an add mapping of `Author` is called `Author`).
+    public static func defaultName(source: String?, destination: String?) -> String? {
+        switch (source, destination) {
+        case let (source?, destination?): "\(source)To\(destination)"
+        case let (source?, nil): source
+        case let (nil, destination?): destination
+        case (nil, nil): nil
+        }
+    }
+
     /// The mapping for the destination property `name`, if any.
     public func propertyMapping(named name: String) -> PropertyMapping? {
         attributeMappings.first { $0.name == name } ?? relationshipMappings.first { $0.name == name }
