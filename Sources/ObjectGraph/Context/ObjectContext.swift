@@ -64,6 +64,10 @@ public final class ObjectContext {
     /// caller saving in chunks watches.
     public var pendingObjectCount: Int { pending.count }
 
+    /// About how many bytes of strings and data were set since the last save: with
+    /// ``pendingObjectCount``, what a caller saving in chunks of bounded memory watches.
+    public private(set) var pendingValueBytes = 0
+
     /// Whether ``save()`` checks required values first. A migration turns this off while
     /// it builds objects in several passes and validates the store at the end, as Core
     /// Data's migration manager does.
@@ -376,7 +380,13 @@ public final class ObjectContext {
         }
         if let slot = binding.attributeSlots[key] {
             do {
-                object.values[slot] = try AttributeCoercion.coerce(value, to: binding.attributes[slot])
+                let stored = try AttributeCoercion.coerce(value, to: binding.attributes[slot])
+                object.values[slot] = stored
+                switch stored {
+                case .data(let d): pendingValueBytes += d.count
+                case .string(let s): pendingValueBytes += s.utf8.count
+                default: break
+                }
             } catch {
                 var e = error
                 e.object = object.objectID.description
@@ -669,6 +679,7 @@ public final class ObjectContext {
             }
         }
         pending.removeAll()
+        pendingValueBytes = 0
         joinChanges.removeAll()
     }
 
