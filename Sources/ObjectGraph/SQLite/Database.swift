@@ -18,17 +18,34 @@ public final class Database {
     let handle: OpaquePointer
     /// The file, or `:memory:`.
     public let path: String
+    /// Whether the file is read as immutable: a read-only open of a WAL database that no
+    /// other connection had open (see ``init(path:mode:)``).
+    public let isImmutable: Bool
 
     /// Opens `path` (`:memory:` for an in-memory database).
+    ///
+    /// A read-only open changes nothing beside the file either: a WAL database that no
+    /// other connection has open (no `-wal` or `-shm` file) is read as immutable, because
+    /// SQLite would otherwise create `-wal` and `-shm` files that a read-only connection
+    /// cannot remove. Do not write to such a database while it is open read-only.
     public init(path: String, mode: Mode = .create) throws(SQLiteError) {
         var db: OpaquePointer?
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        var filename = path
         switch mode {
-        case .readOnly: flags |= SQLITE_OPEN_READONLY
+        case .readOnly:
+            flags |= SQLITE_OPEN_READONLY
+            // A read-only connection to a WAL database that nobody has open would create
+            // -wal and -shm files it cannot remove when it closes. With no -wal file the
+            // log is empty and the main file is the whole database: read it as immutable.
+            if Self.isWALWithoutLog(path) {
+                filename = Self.immutableURI(path)
+                flags |= SQLITE_OPEN_URI
+            }
         case .readWrite: flags |= SQLITE_OPEN_READWRITE
         case .create: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
         }
-        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        let rc = sqlite3_open_v2(filename, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
             if let db { sqlite3_close_v2(db) }
@@ -36,11 +53,39 @@ public final class Database {
         }
         self.handle = db
         self.path = path
+        self.isImmutable = filename != path
         sqlite3_busy_timeout(db, 5_000)
     }
 
     deinit {
         sqlite3_close_v2(handle)
+    }
+
+    /// Whether the file at `path` is a database in WAL mode (bytes 18 and 19 of its header
+    /// are 2) with neither a `-wal` nor a `-shm` file beside it: a WAL database that no
+    /// connection has open and whose log is checkpointed.
+    static func isWALWithoutLog(_ path: String) -> Bool {
+        guard path != ":memory:", !path.hasPrefix("file:"),
+            !FileManager.default.fileExists(atPath: path + "-wal"), !FileManager.default.fileExists(atPath: path + "-shm"),
+            let handle = FileHandle(forReadingAtPath: path)
+        else { return false }
+        defer { try? handle.close() }
+        guard let header = try? handle.read(upToCount: 20), header.count == 20 else { return false }
+        return header.starts(with: Array("SQLite format 3\0".utf8)) && header[header.startIndex + 18] == 2 && header[header.startIndex + 19] == 2
+    }
+
+    /// `file:<path>?immutable=1`, with the characters a URI reserves (and non-ASCII bytes)
+    /// escaped as `%HH`.
+    static func immutableURI(_ path: String) -> String {
+        var escaped = ""
+        for byte in path.utf8 {
+            switch byte {
+            case UInt8(ascii: "%"), UInt8(ascii: "?"), UInt8(ascii: "#"), 0..<0x20, 0x7F...:
+                escaped += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            default: escaped.unicodeScalars.append(Unicode.Scalar(byte))
+            }
+        }
+        return "file:" + escaped + "?immutable=1"
     }
 
     func error(_ rc: Int32, sql: String? = nil) -> SQLiteError {
@@ -91,5 +136,11 @@ public final class Database {
         let statement = try prepare(sql)
         guard try statement.step() else { return nil }
         return statement.value(at: 0)
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

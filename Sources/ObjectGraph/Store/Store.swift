@@ -22,14 +22,16 @@ public final class Store {
         self.metadata = metadata
     }
 
-    /// Creates a new, empty store for `model` (`:memory:` for an in-memory store). The file
-    /// must not exist yet.
-    public static func create(at path: String, model: ObjectModel) throws(StoreError) -> Store {
+    /// Creates a new, empty store for `model` (`:memory:` for an in-memory store) with the
+    /// journal mode `journalMode` (Core Data's default for new stores is WAL). The file must
+    /// not exist yet.
+    public static func create(at path: String, model: ObjectModel, journalMode: JournalMode = .delete) throws(StoreError) -> Store {
         if path != ":memory:", FileManager.default.fileExists(atPath: path) {
             throw StoreError(.cannotOpen, "a file already exists here; a new store needs a new file", path: path)
         }
         return try storeErrors(path: path, otherwise: .metadata) {
             let database = try Database(path: path, mode: .create)
+            if path != ":memory:" { try database.setJournalMode(journalMode) }
             let metadata = StoreMetadata(model: model)
             let store = Store(path: path, database: database, model: model, metadata: metadata)
             try database.transaction {
