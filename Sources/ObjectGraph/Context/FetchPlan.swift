@@ -103,7 +103,10 @@ struct FetchPlan {
 
     private static func prepare(_ sql: String, _ parameters: [SQLiteValue], in database: Database) throws(SQLiteError) -> Statement {
         let statement = try database.prepare(sql)
-        for (i, value) in parameters.enumerated() { try statement.bind(value, at: Int32(i + 1)) }
+        // A statement may use only some of them (`whenTrue` without those of `whenFalse`).
+        for (i, value) in parameters.prefix(Int(statement.parameterCount)).enumerated() {
+            try statement.bind(value, at: Int32(i + 1))
+        }
         return statement
     }
 

@@ -70,6 +70,9 @@ public final class Statement {
         try check(rc)
     }
 
+    /// The number of parameters: the largest `?NNN` the statement uses.
+    public var parameterCount: Int32 { sqlite3_bind_parameter_count(handle) }
+
     public func bindNull(at index: Int32) throws(SQLiteError) {
         try check(sqlite3_bind_null(handle, index))
     }
