@@ -59,6 +59,7 @@ struct MappingCompiler {
     /// The variables a sourceExpression can use: it runs before there are instances.
     static let sourceExpressionVariables = ["manager", "entityMapping", "entityPolicy"]
     static let fetchSelector = "fetchRequestForSourceEntityNamed:predicateString:"
+    static let fetchWithSubentitiesSelector = "fetchRequestForSourceEntityNamed:predicateString:includesSubentities:"
     static let lookupSelectors = [
         "destinationInstancesForEntityMappingNamed:sourceInstances:", "sourceInstancesForEntityMappingNamed:destinationInstances:",
     ]
@@ -494,8 +495,11 @@ struct MappingCompiler {
 
     private mutating func sourcePlan(_ mapping: EntityMapping, _ path: String, _ compiler: ExpressionCompiler, _ sourceEntity: EntityDescription?) -> SourcePlan {
         let place = "\(path) .sourceExpression"
+        // Add and remove mappings have no source instances (the file reader says so of a
+        // sourceExpression they are given).
+        guard mapping.type != .add, mapping.type != .remove else { return .none }
         guard let text = mapping.sourceExpression else {
-            guard let sourceEntity, mapping.type != .add, mapping.type != .remove else { return .none }
+            guard let sourceEntity else { return .none }
             var request = FetchRequest(entityName: sourceEntity.name)
             request.includesSubentities = false
             return .fetch(request)
@@ -521,14 +525,17 @@ struct MappingCompiler {
             report(found, at: place)
             return .none
         }
-        // The standard form streams: FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "E", "P"), …, NO).
+        // The standard form streams: FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "E", "P"), …, NO),
+        // and so does its variant with a constant includesSubentities: argument.
         guard case .fetch(let request, _, let countOnly) = parsed.kind,
             case .constant(let countValue) = countOnly.kind, countValue == .bool(false) || countValue == .integer(0),
             case .functionCall(let target, let selector, let arguments) = request.kind,
             case .variable("manager") = target.kind,
-            ExpressionWalk.constantString(selector) == Self.fetchSelector, arguments.count == 2,
+            let selectorName = ExpressionWalk.constantString(selector),
+            (selectorName == Self.fetchSelector && arguments.count == 2) || (selectorName == Self.fetchWithSubentitiesSelector && arguments.count == 3),
             let entityName = ExpressionWalk.constantString(arguments[0]),
-            let predicateText = ExpressionWalk.constantString(arguments[1])
+            let predicateText = ExpressionWalk.constantString(arguments[1]),
+            let includesSubentities = arguments.count == 2 ? false : Self.constantFlag(arguments[2])
         else {
             report(found, at: place)
             return found.isEmpty ? .expression(compiled) : .none
@@ -542,12 +549,12 @@ struct MappingCompiler {
         if let sourceEntity, entity.name != sourceEntity.name, !source.ancestors(of: entity).contains(where: { $0.name == sourceEntity.name }) {
             found.append(ExpressionError(.type, "the mapping's sourceEntity is \(sourceEntity.name), but this fetches \(entityName) instances; fetch \(sourceEntity.name) (or one of its sub-entities), or change the sourceEntity",
                                          source: text, range: arguments[0].range))
-        } else if entity.isAbstract {
+        } else if entity.isAbstract, !includesSubentities {
             found.append(ExpressionError(.type, "'\(entityName)' is abstract, and this fetch leaves out sub-entities, so it would find no instances; map each sub-entity (\(Self.concreteNames(below: entity, in: source))) with a mapping of its own",
                                          source: text, range: arguments[0].range))
         }
         var fetch = FetchRequest(entityName: entityName)
-        fetch.includesSubentities = false
+        fetch.includesSubentities = includesSubentities
         // Places in the predicate are places inside its string literal in the expression.
         let literal = arguments[1].range
         let offsets = literal.map { Self.literalOffsets(Array(text.utf8)[($0.lowerBound + 1)..<max($0.lowerBound + 1, $0.upperBound - 1)]) }
@@ -586,6 +593,16 @@ struct MappingCompiler {
         }
         report(found, at: place)
         return found.isEmpty ? .fetch(fetch) : .none
+    }
+
+    /// The truth of a constant boolean (`YES`, `NO`) or number (`1`, `0`).
+    static func constantFlag(_ expression: FormatExpression) -> Bool? {
+        guard case .constant(let value) = expression.kind else { return nil }
+        switch value {
+        case .bool(let b): return b
+        case .integer(let i): return i != 0
+        default: return nil
+        }
     }
 
     /// For each UTF-8 offset into the decoded text of a string literal, the offset of the

@@ -270,6 +270,9 @@ private struct MappingJSONReader {
             if hasDestination {
                 fail("\(path) .destinationEntity", "a remove mapping creates nothing; drop the destinationEntity, or make the mapping a transform")
             }
+            if has("sourceExpression") {
+                fail("\(path) .sourceExpression", "a remove mapping migrates no instances, so it has no sourceExpression; drop it, or make the mapping a transform")
+            }
             for group in ["attributeMappings", "relationshipMappings"] where has(group) && o[group]?.objectValue?.isEmpty != true {
                 fail("\(path) .\(group)", "a remove mapping creates nothing, so it has no property mappings; drop \(group), or make the mapping a transform")
             }
