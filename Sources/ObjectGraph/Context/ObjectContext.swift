@@ -31,10 +31,10 @@ public final class ObjectContext {
     private var registry: [ObjectID: WeakObject] = [:]
     private var registrationsSincePrune = 0
     /// Inserted, changed and deleted objects, held until saved.
-    private var pending: [ObjectID: ManagedObject] = [:]
+    var pending: [ObjectID: ManagedObject] = [:]
     private var nextPrimaryKey: [String: Int64] = [:]
     /// Join-table rows to insert (true) or delete (false) at the next save.
-    private var joinChanges: [JoinRow: Bool] = [:]
+    var joinChanges: [JoinRow: Bool] = [:]
     private var statements: [String: Statement] = [:]
 
     public init(store: Store, functions: FunctionRegistry = .standard) {
@@ -683,7 +683,8 @@ public final class ObjectContext {
         joinChanges.removeAll()
     }
 
-    /// Required attributes and to-one relationships must have values before saving.
+    /// Required attributes and to-one relationships must have values before saving, and
+    /// to-many relationships their number of destinations (``validateRelationshipCounts()``).
     private func validatePending() throws(ContextError) {
         for object in pending.values where !object.isDeleted {
             let binding = object.binding
@@ -698,6 +699,7 @@ public final class ObjectContext {
                 }
             }
         }
+        try validateRelationshipCounts()
     }
 
     private func writeInsert(_ object: ManagedObject) throws {
