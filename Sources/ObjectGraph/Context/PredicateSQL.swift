@@ -7,8 +7,9 @@ import Foundation
 /// - `whenFalse` is true on every row the predicate rejects.
 ///
 /// Both may hold on rows SQL cannot decide; the compiled predicate decides those, as it
-/// decides every row a fetch reads. `NOT p` swaps the two, so negation never meets SQL's
-/// NULL. docs/object-context.md, "How fetches use SQL", gives the rules.
+/// decides every row a fetch reads. `NOT p` swaps the two rather than applying SQL's NOT,
+/// which keeps NULL (a nil value) NULL where the language's NOT of a false comparison is
+/// true. docs/object-context.md, "How fetches use SQL", gives the rules.
 struct SQLNarrowing: Hashable {
     var whenTrue: String
     var whenFalse: String
@@ -84,7 +85,8 @@ struct PredicateTranslator {
             case .toOne(let column, let destination):
                 // A missing object makes the rest of the path nil: before a to-many that is a
                 // nil collection (ANY is false, ALL true), elsewhere a nil value.
-                let nilAnswer = toMany.map { i < $0 } == true ? c.modifier == .all : atom.acceptsNil
+                let beforeToMany = toMany.map { i < $0 } ?? false
+                let nilAnswer = beforeToMany ? c.modifier == .all : atom.acceptsNil
                 let isNull = "\(outer).\(column) IS NULL"
                 let row = "FROM \(destination.layout.table) \(inner) WHERE \(inner).Z_PK = \(outer).\(column)"
                 result = SQLNarrowing(
