@@ -91,6 +91,6 @@ let package = Package(
             // Broken mapping files the checking tests read by path.
             exclude: ["Fixtures"]
         ),
-        .testTarget(name: "CLITests", dependencies: ["RemodelCLI", "mapping-eval"]),
+        .testTarget(name: "CLITests", dependencies: ["RemodelCLI", "mapping-eval", "mapping-migrate"]),
     ]
 )

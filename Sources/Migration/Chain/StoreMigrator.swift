@@ -37,6 +37,9 @@ public struct StoreMigrator {
     /// The model version of the store at `path`: by the version hashes of stores written
     /// here, by schema for stores written by Apple's Core Data.
     public func version(ofStoreAt path: String) throws(MigrationError) -> ObjectModel {
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw MigrationError(.sourceStore, "no such store: \(path)")
+        }
         do {
             return try StoreMatcher.identify(storeAt: path, among: models)
         } catch {

@@ -266,7 +266,7 @@ public final class MigrationManager: KeyValueCoding {
     }
 
     /// Removes a store file and its side files (journal, WAL, shared memory).
-    static func removeStoreFiles(at path: String) {
+    public static func removeStoreFiles(at path: String) {
         for suffix in ["", "-journal", "-wal", "-shm"] {
             try? FileManager.default.removeItem(atPath: path + suffix)
         }

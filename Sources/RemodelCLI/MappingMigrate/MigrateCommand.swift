@@ -49,16 +49,32 @@ public struct MigrateCommand: ParsableCommand {
                 at the last completed version), 2 bad input (usage, model or mapping \
                 errors). See docs/mapping-migrate.md.
                 """,
-            subcommands: [RunCommand.self, CheckCommand.self, PlanCommand.self, InspectCommand.self]
+            subcommands: [RunCommand.self, CheckCommand.self, PlanCommand.self, InspectCommand.self, SeedCommand.self]
         )
     }
 
     public init() {}
 
-    /// Runs the tool with `environment` (its name, policies and default folders).
-    public static func main(environment: MigrateEnvironment) {
+    /// Runs the tool with `environment` (its name, policies and default folders) and
+    /// exits: 0 on success, 1 when a migration failed, 2 for bad input, including usage
+    /// errors (which argument-parser would end with 64). `--help` exits 0.
+    public static func main(environment: MigrateEnvironment, arguments: [String]? = nil) -> Never {
         MigrateEnvironment.current = environment
-        main()
+        do {
+            var command = try parseAsRoot(arguments)
+            try command.run()
+            Foundation.exit(0)
+        } catch let code as ExitCode {
+            Foundation.exit(code.rawValue)
+        } catch {
+            let message = fullMessage(for: error)
+            if exitCode(for: error) == .success {
+                FileHandle.standardOutput.write(Data((message + "\n").utf8))
+                Foundation.exit(0)
+            }
+            FileHandle.standardError.write(Data((message + "\n").utf8))
+            Foundation.exit(2)
+        }
     }
 }
 

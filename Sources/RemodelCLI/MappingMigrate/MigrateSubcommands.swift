@@ -35,7 +35,7 @@ struct RunCommand: ParsableCommand {
         try reporting {
             var migrator = try models.migrator(options: MigrationOptions(chunkSize: chunkSize))
             migrator.keepsBackup = !noBackup
-            let steps = try migrator.plan(storeAt: store, from: from, to: to)
+            let steps = try badInput { () throws(MigrationError) in try migrator.plan(storeAt: store, from: from, to: to) }
             guard !steps.isEmpty else {
                 print("\(store) is already at \(to ?? migrator.models.last!.version); nothing to do")
                 return
@@ -98,8 +98,8 @@ struct PlanCommand: ParsableCommand {
     func run() throws {
         try reporting {
             let migrator = try models.migrator()
-            let steps = try migrator.plan(storeAt: store, from: from, to: to)
-            let start = try from ?? migrator.version(ofStoreAt: store).version
+            let steps = try badInput { () throws(MigrationError) in try migrator.plan(storeAt: store, from: from, to: to) }
+            let start = try from ?? badInput { () throws(MigrationError) in try migrator.version(ofStoreAt: store).version }
             print("\(store) is at \(start)")
             if steps.isEmpty { print("nothing to do") }
             for step in steps {
@@ -122,7 +122,7 @@ struct InspectCommand: ParsableCommand {
     func run() throws {
         try reporting {
             let migrator = try models.migrator()
-            let model = try migrator.version(ofStoreAt: store)
+            let model = try badInput { () throws(MigrationError) in try migrator.version(ofStoreAt: store) }
             let opened: Store
             do {
                 opened = try Store.open(at: store, model: model, mode: .readOnly)
@@ -138,5 +138,73 @@ struct InspectCommand: ParsableCommand {
                 print("  \(entity.name): \(count)")
             }
         }
+    }
+}
+
+struct SeedCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "seed",
+        abstract: "Create a store from a seed file of objects (for fixtures and tests).",
+        discussion: """
+            A seed file is a JSON object of entity name → array of objects, with \
+            attribute values in the JSON forms of docs/language.md and relationships as \
+            {"$ref": id} naming objects that have an "$id" (see docs/object-context.md):
+              {"User": [{"$id": "ann", "userId": 1}],
+               "Book": [{"title": "Emma", "user": {"$ref": "ann"}}]}
+            """)
+
+    @Argument(help: ArgumentHelp("The store to create (it must not exist).", valueName: "store"))
+    var store: String
+
+    @OptionGroup var models: ModelOptions
+
+    @Option(help: ArgumentHelp("The model version of the new store (default: the newest).", valueName: "version"))
+    var version: String?
+
+    @Option(help: ArgumentHelp("The seed file.", valueName: "file"))
+    var seed: String
+
+    func run() throws {
+        try reporting {
+            let versions = try models.loadModels()
+            guard let model = version.map({ v in versions.first { $0.version == v } }) ?? versions.last else {
+                throw MigrateFailure.badInput("no model version '\(version ?? "")'; the versions are \(versions.map(\.version).joined(separator: ", "))")
+            }
+            guard let data = FileManager.default.contents(atPath: seed) else {
+                throw MigrateFailure.badInput("cannot read the seed file \(seed)")
+            }
+            let json: JSON
+            do {
+                json = try JSON.parse(data)
+            } catch {
+                throw MigrateFailure.badInput("\(seed): invalid JSON at \(error)")
+            }
+            let created: Store
+            do {
+                created = try Store.create(at: store, model: model)
+            } catch {
+                throw MigrateFailure.badInput("\(error)")
+            }
+            do {
+                let context = ObjectContext(store: created)
+                try context.insertSeed(json)
+                try context.save()
+                print("created \(store) at \(model.version)")
+            } catch {
+                // Only the file made here is removed.
+                MigrationManager.removeStoreFiles(at: store)
+                throw MigrateFailure.badInput("\(seed): \(error)")
+            }
+        }
+    }
+}
+
+/// Runs `body`; its failure is the user's input (a store that cannot be identified, a
+/// version that does not exist), so it exits with status 2.
+func badInput<T>(_ body: () throws(MigrationError) -> T) throws -> T {
+    do {
+        return try body()
+    } catch {
+        throw MigrateFailure.badInput(error.description)
     }
 }
