@@ -43,10 +43,9 @@ enum SourcePlan {
 /// problem, and compiles what it can: the one path that `mapping-migrate check` and a run
 /// both take.
 ///
-/// Problems are reported in file order: entity mappings in turn, and within one its
-/// entities, sourceExpression, attribute mappings, relationship mappings and policy, in
-/// the order the format lists them (docs/mapping-format.md); the problems of one
-/// expression by column.
+/// Problems are reported in file order: by the place of their key in the file (for a
+/// mapping made in code, in the order docs/mapping-format.md lists the keys), property
+/// mappings in turn, and the problems of one expression by column.
 struct MappingCompiler {
     let mapping: MappingModel
     let source: ObjectModel
@@ -92,9 +91,28 @@ struct MappingCompiler {
         }
         var prepared: [PreparedEntityMapping] = []
         for (index, entityMapping) in mapping.entityMappings.enumerated() {
+            let start = errors.count
             if let p = prepare(entityMapping, index) { prepared.append(p) }
+            inFileOrder(since: start, base: MappingPath.entityMapping(index, entityMapping.name),
+                        entityMapping.keyOrder, canonical: MappingModel.entityMappingKeys)
         }
+        inFileOrder(since: 0, base: "", mapping.keyOrder, canonical: MappingModel.fileKeys)
         return PreparedMapping(mapping: mapping, entityMappings: prepared)
+    }
+
+    /// Sorts the errors found since `start`, all at or under `base`, by where the key
+    /// that follows `base` in their path stands in the file.
+    private mutating func inFileOrder(since start: Int, base: String, _ order: FileKeyOrder, canonical: [String]) {
+        guard errors.count - start > 1 else { return }
+        func rank(_ error: MappingError) -> Int {
+            guard error.path.hasPrefix(base) else { return -1 }
+            let rest = error.path.dropFirst(base.count).drop { $0 == " " || $0 == "." }
+            let key = String(rest.prefix { $0 != " " && $0 != "." && $0 != "[" })
+            return key.isEmpty ? -1 : order.rank(of: key, canonical: canonical)
+        }
+        let ranked = errors[start...].enumerated().map { (rank: rank($1), index: $0, error: $1) }
+            .sorted { ($0.rank, $0.index) < ($1.rank, $1.index) }
+        errors.replaceSubrange(start..., with: ranked.map(\.error))
     }
 
     private mutating func entity(_ name: String?, in model: ObjectModel, _ path: String, _ side: String) -> EntityDescription? {

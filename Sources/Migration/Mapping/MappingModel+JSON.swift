@@ -213,7 +213,9 @@ private struct MappingJSONReader {
         }
         orderByKeys(since: 0, base: "", keys: Array(root.keys))
         guard versions.count == 2 else { return nil }
-        return MappingModel(sourceModel: versions[0], destinationModel: versions[1], entityMappings: entityMappings, file: file)
+        var mapping = MappingModel(sourceModel: versions[0], destinationModel: versions[1], entityMappings: entityMappings, file: file)
+        mapping.keyOrder.keys = Array(root.keys)
+        return mapping
     }
 
     mutating func entityMapping(_ json: JSON, _ index: Int) -> EntityMapping? {
@@ -303,10 +305,12 @@ private struct MappingJSONReader {
         let relationships = properties(o["relationshipMappings"], "\(path) .relationshipMappings")
         let info = userInfo(o["userInfo"], "\(path) .userInfo")
         guard let type, let name else { return nil }
-        return EntityMapping(
+        var mapping = EntityMapping(
             name: name, type: type, sourceEntity: sourceEntity, destinationEntity: destinationEntity,
             sourceExpression: sourceExpression, attributeMappings: attributes, relationshipMappings: relationships,
             policy: policy, userInfo: info)
+        mapping.keyOrder.keys = Array(o.keys)
+        return mapping
     }
 
     mutating func properties(_ json: JSON?, _ path: String) -> [PropertyMapping] {
@@ -336,8 +340,9 @@ private struct MappingJSONReader {
                 fail(place, "\(expected); found \(Self.describe(value)); write the constant as an expression: \"\(b ? "YES" : "NO")\"")
             case .integer, .double:
                 fail(place, "\(expected); found \(Self.describe(value)); write the constant as an expression: \"\(value.serialized())\"")
-            case .array:
-                fail(place, "\(expected); found \(Self.describe(value))")
+            case .array(let elements):
+                let hint = elements.count == 1 && elements[0].stringValue != nil ? "; write the expression without the brackets: \(elements[0].serialized())" : ""
+                fail(place, "\(expected); found \(Self.describe(value))\(hint)")
             }
         }
         return result

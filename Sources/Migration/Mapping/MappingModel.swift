@@ -17,6 +17,8 @@ public struct MappingModel: Hashable, Sendable {
     public var entityMappings: [EntityMapping]
     /// The file the mapping was read from, for messages.
     public var file: String?
+    /// The order of the top-level keys in that file, for reporting problems in file order.
+    var keyOrder = FileKeyOrder()
 
     public init(sourceModel: String, destinationModel: String, entityMappings: [EntityMapping], file: String? = nil) {
         self.sourceModel = sourceModel
@@ -61,6 +63,8 @@ public struct EntityMapping: Hashable, Sendable {
     /// The name of a registered ``EntityMigrationPolicy`` (nil: the default policy).
     public var policy: String?
     public var userInfo: [String: Value]
+    /// The order of the mapping's keys in its file, for reporting problems in file order.
+    var keyOrder = FileKeyOrder()
 
     public init(
         name: String, type: MappingType, sourceEntity: String? = nil, destinationEntity: String? = nil,
@@ -112,5 +116,21 @@ public struct PropertyMapping: Hashable, Sendable {
         self.valueExpression = valueExpression
         self.userInfo = userInfo
         self.isImplicit = isImplicit
+    }
+}
+
+/// Where keys stood in the file a mapping was read from, so that its problems can be
+/// reported in file order. Not part of the mapping's value: any two compare equal.
+struct FileKeyOrder: Hashable, Sendable {
+    var keys: [String] = []
+
+    static func == (lhs: FileKeyOrder, rhs: FileKeyOrder) -> Bool { true }
+    func hash(into hasher: inout Hasher) {}
+
+    /// Where `key` stands: its place in the file, or after the file's keys in the order of
+    /// `canonical` (for keys the file does not have, or a mapping made in code).
+    func rank(of key: String, canonical: [String]) -> Int {
+        if let i = keys.firstIndex(of: key) { return i }
+        return keys.count + (canonical.firstIndex(of: key) ?? canonical.count)
     }
 }
