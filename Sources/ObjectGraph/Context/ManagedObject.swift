@@ -23,6 +23,9 @@ public final class ManagedObject: KeyValueCoding {
     var isDeleted = false
     /// Slots changed since the last save: attributes, then to-ones after `values.count`.
     var changedSlots: Set<Int> = []
+    /// Unsaved positions in ordered to-many relationships, by to-one slot: where this object
+    /// stands among its destination's (the `Z_FOK_` column of that slot).
+    var positions: [Int: Int64] = [:]
 
     init(objectID: ObjectID, binding: EntityBinding, context: ObjectContext, values: [Value?], toOne: [ObjectID?], version: Int64) {
         self.objectID = objectID

@@ -35,6 +35,9 @@ public final class ObjectContext {
     private var nextPrimaryKey: [String: Int64] = [:]
     /// Join-table rows to insert (true) or delete (false) at the next save.
     var joinChanges: [JoinRow: Bool] = [:]
+    /// Positions to write into join rows' `Z_FOK_` columns at the next save, by row and
+    /// column: the order of ordered many-to-many relationships.
+    var joinPositions: [JoinRow: [String: Int64]] = [:]
     private var statements: [String: Statement] = [:]
 
     public init(store: Store, functions: FunctionRegistry = .standard) {
@@ -58,7 +61,7 @@ public final class ObjectContext {
     public var database: Database { store.database }
 
     /// Whether anything is waiting to be saved.
-    public var hasChanges: Bool { !pending.isEmpty || !joinChanges.isEmpty }
+    public var hasChanges: Bool { !pending.isEmpty || !joinChanges.isEmpty || !joinPositions.isEmpty }
 
     /// How many objects are inserted, changed or deleted and not saved yet: what a
     /// caller saving in chunks watches.
@@ -461,6 +464,8 @@ public final class ObjectContext {
         let old = object.toOne[slot]
         if old == destination?.objectID { return }
         object.toOne[slot] = destination?.objectID
+        // In an ordered inverse, an object that moves in goes last (see ObjectContext+Order).
+        object.positions[slot] = nil
         markChanged(object, object.values.count + slot)
         // One-to-one: the new destination's inverse points back; the old partners let go.
         if let inverse = inverse(of: relationship), !inverse.isToMany {
@@ -494,22 +499,35 @@ public final class ObjectContext {
             for member in members where !existing.contains(member.objectID) {
                 recordJoin(side, object.objectID, member.objectID, insert: true)
             }
+            if let orderColumn = side.orderColumn {
+                for (i, member) in members.enumerated() {
+                    let row = JoinRow(side: side, source: object.objectID.primaryKey, destination: member.objectID.primaryKey)
+                    joinPositions[row, default: [:]][orderColumn] = Int64(i + 1)
+                }
+            }
             pending[object.objectID] = object
             return
         }
-        // One-to-many: the members' inverse to-one columns hold the relationship.
+        // One-to-many: the members' inverse to-one columns hold the relationship (and, when
+        // it is ordered, their Z_FOK_ columns the order).
         guard let inverse = inverse(of: relationship) else { return }
         for id in current where !wanted.contains(id) {
             let member = try self.object(with: id)
             if let s = member.binding.toOneSlots[inverse.name] { try setToOne(member, s, nil) }
         }
-        for member in members {
-            if let s = member.binding.toOneSlots[inverse.name] { try setToOne(member, s, object) }
+        for (i, member) in members.enumerated() {
+            guard let s = member.binding.toOneSlots[inverse.name] else { continue }
+            try setToOne(member, s, object)
+            if member.binding.toOneColumns[s].order != nil {
+                member.positions[s] = Int64(i + 1)
+                markChanged(member, member.values.count + s)
+            }
         }
     }
 
     private func recordJoin(_ side: StoreLayout.JoinTable.Side, _ source: ObjectID, _ destination: ObjectID, insert: Bool) {
         let row = JoinRow(side: side, source: source.primaryKey, destination: destination.primaryKey)
+        if !insert { joinPositions[row] = nil }
         if let previous = joinChanges[row], previous != insert {
             joinChanges[row] = nil  // an insert and a delete of the same row cancel out
         } else {
@@ -524,36 +542,56 @@ public final class ObjectContext {
         var ids: [ObjectID] = []
         if let side = object.binding.layout.joinTables[relationship.name] {
             var keys: [Int64] = []
+            var saved: [Int64: Int64] = [:]  // saved positions, when ordered
             if !object.isInserted {
-                let order = side.orderColumn.map { " ORDER BY \($0)" } ?? ""
-                let statement = try statement("SELECT \(side.destinationColumn) FROM \(side.table) WHERE \(side.sourceColumn) = ?\(order)")
+                let sql = side.orderColumn.map {
+                    "SELECT \(side.destinationColumn), \($0) FROM \(side.table) WHERE \(side.sourceColumn) = ? ORDER BY \($0), \(side.destinationColumn)"
+                } ?? "SELECT \(side.destinationColumn) FROM \(side.table) WHERE \(side.sourceColumn) = ?"
+                let statement = try statement(sql)
                 defer { statement.reset() }
                 do {
                     try statement.bind(object.objectID.primaryKey, at: 1)
-                    while try statement.step() { keys.append(statement.int64(at: 0)) }
+                    while try statement.step() {
+                        let key = statement.int64(at: 0)
+                        keys.append(key)
+                        if side.orderColumn != nil, !statement.isNull(1) { saved[key] = statement.int64(at: 1) }
+                    }
                 } catch {
                     throw ContextError(error)
                 }
             }
             var keySet = Set(keys)
+            var added: [Int64] = []
             for (row, insert) in joinChanges where row.table == side.table {
                 guard let (source, destination) = row.pair(for: side), source == object.objectID.primaryKey else { continue }
-                if insert, keySet.insert(destination).inserted { keys.append(destination) }
+                if insert, keySet.insert(destination).inserted { added.append(destination) }
                 if !insert { keySet.remove(destination) }
             }
-            for key in keys where keySet.contains(key) {
+            keys = (keys + added.sorted()).filter { keySet.contains($0) }
+            if let orderColumn = side.orderColumn {
+                let source = object.objectID.primaryKey
+                keys = Self.ordered(keys) { key in
+                    self.joinPositions[JoinRow(side: side, source: source, destination: key)]?[orderColumn] ?? saved[key]
+                }
+            }
+            for key in keys {
                 ids.append(try identify(key, table: table, fallback: relationship.destination))
             }
         } else if let inverse = inverse(of: relationship), let column = destinationBinding.layout.toOneColumns[inverse.name] {
+            var saved: [Int64: Int64] = [:]  // saved positions, when ordered
             if !object.isInserted {
                 let numbers = destinationBinding.layout.numbers.map(String.init).joined(separator: ",")
-                let statement = try statement("SELECT Z_PK, Z_ENT FROM \(table) WHERE \(column.key) = ? AND Z_ENT IN (\(numbers)) ORDER BY Z_PK")
+                let order = column.order.map { ($0 + ", ", ", " + $0) } ?? ("", "")
+                let statement = try statement(
+                    "SELECT Z_PK, Z_ENT\(order.1) FROM \(table) WHERE \(column.key) = ? AND Z_ENT IN (\(numbers)) ORDER BY \(order.0)Z_PK")
                 defer { statement.reset() }
                 do {
                     try statement.bind(object.objectID.primaryKey, at: 1)
                     while try statement.step() {
                         let entity = bindingsByNumber[Int(statement.int64(at: 1))]?.entity.name ?? relationship.destination
-                        ids.append(ObjectID(entityName: entity, primaryKey: statement.int64(at: 0), table: table))
+                        let key = statement.int64(at: 0)
+                        ids.append(ObjectID(entityName: entity, primaryKey: key, table: table))
+                        if column.order != nil, !statement.isNull(2) { saved[key] = statement.int64(at: 2) }
                     }
                 } catch {
                     throw ContextError(error)
@@ -569,6 +607,14 @@ public final class ObjectContext {
             for member in pending.values.sorted(by: { $0.objectID.primaryKey < $1.objectID.primaryKey })
             where !member.isDeleted && !present.contains(member.objectID) && destinationBinding.layout.numbers.contains(member.binding.layout.number) {
                 if let s = member.binding.toOneSlots[inverse.name], member.toOne[s] == object.objectID { ids.append(member.objectID) }
+            }
+            if column.order != nil {
+                ids = Self.ordered(ids) { id in
+                    if let member = self.pending[id], let s = member.binding.toOneSlots[inverse.name], let position = member.positions[s] {
+                        return position
+                    }
+                    return saved[id.primaryKey]
+                }
             }
         }
         return ids
@@ -630,6 +676,7 @@ public final class ObjectContext {
     public func save() throws(ContextError) {
         guard hasChanges else { return }
         if validatesOnSave { try validatePending() }
+        try assignAppendedPositions()
         do {
             try database.transaction {
                 var highest: [String: Int64] = [:]
@@ -652,6 +699,7 @@ public final class ObjectContext {
                     try statement.bind(row.second, at: 2)
                     try statement.run()
                 }
+                try writeJoinPositions()
                 for (table, key) in highest {
                     let roots = bindings.values.filter { $0.layout.table == table && $0.entity.parent == nil }
                     for root in roots {
@@ -674,6 +722,7 @@ public final class ObjectContext {
                 object.version += object.isInserted ? 1 : (object.changedSlots.isEmpty ? 0 : 1)
                 object.isInserted = false
                 object.changedSlots.removeAll()
+                object.positions.removeAll()  // written: the saved Z_FOK_ values say the same
             } else {
                 registry[object.objectID] = nil
             }
@@ -681,6 +730,7 @@ public final class ObjectContext {
         pending.removeAll()
         pendingValueBytes = 0
         joinChanges.removeAll()
+        joinPositions.removeAll()
     }
 
     /// Required attributes and to-one relationships must have values before saving, and
@@ -708,6 +758,7 @@ public final class ObjectContext {
         for c in binding.toOneColumns {
             columns.append(c.key)
             if let e = c.entity { columns.append(e) }
+            if let o = c.order { columns.append(o) }
         }
         let sql = "INSERT INTO \(binding.layout.table) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
         let statement = try self.statement(sql)
@@ -740,6 +791,14 @@ public final class ObjectContext {
                 }
                 index += 1
             }
+            if c.order != nil {
+                if object.toOne[slot] != nil, let position = object.positions[slot] {
+                    try statement.bind(position, at: index)
+                } else {
+                    try statement.bindNull(at: index)
+                }
+                index += 1
+            }
         }
     }
 
@@ -751,6 +810,7 @@ public final class ObjectContext {
         for (slot, c) in binding.toOneColumns.enumerated() where object.changedSlots.contains(object.values.count + slot) {
             assignments.append("\(c.key) = ?")
             if let e = c.entity { assignments.append("\(e) = ?") }
+            if let o = c.order { assignments.append("\(o) = ?") }
         }
         let sql = "UPDATE \(binding.layout.table) SET \(assignments.joined(separator: ", ")), Z_OPT = Z_OPT + 1 WHERE Z_PK = ?"
         let statement = try self.statement(sql)

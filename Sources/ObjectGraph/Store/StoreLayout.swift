@@ -30,11 +30,19 @@ public struct StoreLayout: Sendable {
         public let joinTables: [String: JoinTable.Side]
     }
 
-    /// The columns of a to-one relationship: the destination's `Z_PK`, and its `Z_ENT` when
-    /// the destination has sub-entities.
+    /// The columns of a to-one relationship: the destination's `Z_PK`, its `Z_ENT` when
+    /// the destination has sub-entities, and, when the inverse is an ordered to-many
+    /// relationship, `Z_FOK_<NAME>`: the object's position among the destination's.
     public struct ToOneColumns: Sendable, Hashable {
         public let key: String
         public let entity: String?
+        public let order: String?
+
+        public init(key: String, entity: String?, order: String? = nil) {
+            self.key = key
+            self.entity = entity
+            self.order = order
+        }
     }
 
     public struct Table: Sendable {
@@ -107,7 +115,18 @@ public struct StoreLayout: Sendable {
                         columns.append(Column(name: name, sqlType: "INTEGER"))
                         entityColumn = name
                     }
-                    myToOnes[r.name] = ToOneColumns(key: key, entity: entityColumn)
+                    // An ordered one-to-many keeps each member's position beside its key
+                    // (Core Data's `Z_FOK_<NAME>`, as in ZTRANSACTIONSPLIT.Z_FOK_TRANSACTION).
+                    var orderColumn: String? = nil
+                    if let destination = model.entity(named: r.destination), let inverseName = r.inverse,
+                        let inverse = model.allRelationships(of: destination).first(where: { $0.name == inverseName }),
+                        inverse.isToMany, inverse.isOrdered, !inverse.isTransient
+                    {
+                        let name = unique("Z_FOK_" + key.dropFirst())
+                        columns.append(Column(name: name, sqlType: "INTEGER"))
+                        orderColumn = name
+                    }
+                    myToOnes[r.name] = ToOneColumns(key: key, entity: entityColumn, order: orderColumn)
                 }
                 for a in entity.attributes where !a.isTransient {
                     let name = unique(column(for: a.name))
