@@ -31,7 +31,21 @@ public struct StoreMigrator {
     public struct Step: Sendable {
         public let source: ObjectModel
         public let destination: ObjectModel
+        /// The step's mapping file, or the mapping inferred when there is none.
         public let mapping: MappingModel
+        /// Whether ``mapping`` was inferred (no mapping file maps the step).
+        public let isInferred: Bool
+        /// For an inferred mapping: the required properties it can leave without a value.
+        public let warnings: [InferenceWarning]
+
+        public init(source: ObjectModel, destination: ObjectModel, mapping: MappingModel, isInferred: Bool = false,
+                    warnings: [InferenceWarning] = []) {
+            self.source = source
+            self.destination = destination
+            self.mapping = mapping
+            self.isInferred = isInferred
+            self.warnings = warnings
+        }
     }
 
     /// The model version of the store at `path`: by the version hashes of stores written
@@ -54,7 +68,9 @@ public struct StoreMigrator {
         return try plan(from: start.version, to: to ?? models.last!.version)
     }
 
-    /// The steps from version `from` to version `to`.
+    /// The steps from version `from` to version `to`. A step that no mapping file maps
+    /// gets the mapping Core Data would infer (``MappingInference``); one that cannot be
+    /// inferred is an error naming the entity, the property and why.
     public func plan(from: String, to: String) throws(MigrationError) -> [Step] {
         let start = try index(of: from), end = try index(of: to)
         guard start <= end else {
@@ -63,13 +79,25 @@ public struct StoreMigrator {
         var steps: [Step] = []
         for i in stride(from: start, to: end, by: 1) {
             let source = models[i], destination = models[i + 1]
-            guard let mapping = mappings.first(where: { $0.sourceModel == source.version && $0.destinationModel == destination.version }) else {
-                throw MigrationError(.invalidMapping,
-                    "no mapping file maps \(source.version) → \(destination.version); write one with \"sourceModel\": \"\(source.version)\" and \"destinationModel\": \"\(destination.version)\" in the mappings folder")
+            if let mapping = mappings.first(where: { $0.sourceModel == source.version && $0.destinationModel == destination.version }) {
+                steps.append(Step(source: source, destination: destination, mapping: mapping))
+                continue
             }
-            steps.append(Step(source: source, destination: destination, mapping: mapping))
+            let inference = MappingInference(from: source, to: destination)
+            guard inference.errors.isEmpty else {
+                throw MigrationError(.invalidMapping, Self.cannotInfer(source.version, destination.version, inference.errors))
+            }
+            steps.append(Step(source: source, destination: destination, mapping: inference.mapping, isInferred: true, warnings: inference.warnings))
         }
         return steps
+    }
+
+    /// Why the step `from` → `to` has no mapping, and how to write one.
+    static func cannotInfer(_ from: String, _ to: String, _ errors: [InferenceError]) -> String {
+        "no mapping file maps \(from) → \(to), and a mapping cannot be inferred:\n"
+            + errors.map { "  \($0)\n" }.joined()
+            + "write a mapping file for the step (\"sourceModel\": \"\(from)\", \"destinationModel\": \"\(to)\") in the mappings folder; "
+            + "`mapping-migrate infer --models <models> --from \(from) --to \(to) --draft` starts one with what can be inferred"
     }
 
     private func index(of version: String) throws(MigrationError) -> Int {
@@ -83,9 +111,21 @@ public struct StoreMigrator {
         models[try index(of: version)]
     }
 
-    /// Every problem of every mapping against its models and the policies.
+    /// Every problem of every mapping against its models and the policies, and of every
+    /// step between consecutive versions that no mapping file maps and that cannot be
+    /// inferred.
     public func check() -> [MappingError] {
         var errors: [MappingError] = []
+        for (source, destination) in zip(models, models.dropFirst())
+        where !mappings.contains(where: { $0.sourceModel == source.version && $0.destinationModel == destination.version }) {
+            let inference = MappingInference(from: source, to: destination)
+            if !inference.errors.isEmpty {
+                errors.append(MappingError(file: nil, path: "", message: Self.cannotInfer(source.version, destination.version, inference.errors)))
+            } else {
+                errors += MigrationManager.check(inference.mapping, source: source, destination: destination, policies: policies)
+                    .map { Self.inInferred($0, source.version, destination.version) }
+            }
+        }
         for mapping in mappings {
             guard let source = models.first(where: { $0.version == mapping.sourceModel }) else {
                 errors.append(MappingError(file: mapping.file, path: "sourceModel", message:
@@ -100,6 +140,13 @@ public struct StoreMigrator {
             errors += MigrationManager.check(mapping, source: source, destination: destination, policies: policies)
         }
         return errors
+    }
+
+    /// A problem of a mapping inferred for `from` → `to`, placed in it.
+    static func inInferred(_ error: MappingError, _ from: String, _ to: String) -> MappingError {
+        var placed = error
+        placed.file = "inferred \(from) → \(to)"
+        return placed
     }
 
     /// What happened in one step.
@@ -122,6 +169,11 @@ public struct StoreMigrator {
                 manager = try MigrationManager(mapping: step.mapping, source: step.source, destination: step.destination,
                                                policies: policies, options: options)
             } catch {
+                if step.isInferred {
+                    throw MigrationError(.invalidMapping, "the mapping inferred for \(step.source.version) → \(step.destination.version) (no mapping file maps it) cannot run:\n"
+                        + error.errors.map { Self.inInferred($0, step.source.version, step.destination.version).description }.joined(separator: "\n")
+                        + "\nwrite a mapping file for the step; `mapping-migrate infer --models <models> --from \(step.source.version) --to \(step.destination.version)` starts one")
+                }
                 throw MigrationError(.invalidMapping, "the mapping \(step.source.version) → \(step.destination.version) has problems:\n\(error.description)")
             }
             let report = try StoreFiles.replace(storeAt: path, backupSuffix: keepsBackup ? ".\(step.source.version).bak" : nil) {

@@ -36,8 +36,15 @@ extension MigrationManager {
             else {
                 throw ExpressionError(.type, "_nonNilValueOrDefaultValueForAttribute:source:destination: needs the source and destination objects")
             }
-            let attribute = destination.entity.attribute(named: name)
-            let sourceName = attribute?.renamingIdentifier.flatMap { source.entity.attribute(named: $0) != nil ? $0 : nil } ?? name
+            // Paired as inferred mappings pair them: by renaming identifier (the name when
+            // there is none) on both sides, inherited attributes included.
+            let destinationAttributes = destination.managedObjectContext.map { $0.store.model.allAttributes(of: destination.entity) }
+                ?? destination.entity.attributes
+            let sourceAttributes = source.managedObjectContext.map { $0.store.model.allAttributes(of: source.entity) } ?? source.entity.attributes
+            let attribute = destinationAttributes.first { $0.name == name }
+            let id = attribute?.renamingIdentifier ?? name
+            let sourceName = sourceAttributes.first { ($0.renamingIdentifier ?? $0.name) == id }?.name
+                ?? (sourceAttributes.contains { $0.name == id } ? id : name)
             let value = (try? source.value(forKey: sourceName)) ?? .null
             if !value.isNull { return value }
             return attribute?.defaultValue ?? .null

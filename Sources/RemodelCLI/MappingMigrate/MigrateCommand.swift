@@ -35,7 +35,8 @@ public struct MigrateCommand: ParsableCommand {
             discussion: """
                 A store is migrated one model version at a time, each step through the \
                 mapping file for that step (*.mapping.json, found by its sourceModel and \
-                destinationModel). Each step writes a new file beside the store and puts \
+                destinationModel), or, when there is none, through the mapping Core Data \
+                would infer (see `infer`). Each step writes a new file beside the store and puts \
                 it in the store's place only when it is complete; the store before the \
                 step is kept as STORE.<version>.bak unless --no-backup is given.
 
@@ -49,7 +50,7 @@ public struct MigrateCommand: ParsableCommand {
                 at the last completed version), 2 bad input (usage, model or mapping \
                 errors). See docs/mapping-migrate.md.
                 """,
-            subcommands: [RunCommand.self, CheckCommand.self, PlanCommand.self, InspectCommand.self, SeedCommand.self]
+            subcommands: [RunCommand.self, CheckCommand.self, PlanCommand.self, InferCommand.self, InspectCommand.self, SeedCommand.self]
         )
     }
 

@@ -40,6 +40,11 @@ struct RunCommand: ParsableCommand {
                 print("\(store) is already at \(to ?? migrator.models.last!.version); nothing to do")
                 return
             }
+            for step in steps {
+                for warning in step.warnings {
+                    FileHandle.standardError.write(Data("\(MigrateEnvironment.current.commandName): warning: inferred \(step.source.version) → \(step.destination.version): \(warning)\n".utf8))
+                }
+            }
             let reports = try migrator.migrate(storeAt: store, from: from, to: to)
             for step in reports {
                 print("\(step.source) → \(step.destination): \(String(format: "%.2f", step.report.seconds)) s")
@@ -103,7 +108,9 @@ struct PlanCommand: ParsableCommand {
             print("\(store) is at \(start)")
             if steps.isEmpty { print("nothing to do") }
             for step in steps {
-                print("\(step.source.version) → \(step.destination.version): \(step.mapping.file ?? "mapping") (\(step.mapping.entityMappings.count) entity mappings)")
+                let mapping = step.isInferred ? "inferred" : step.mapping.file ?? "mapping"
+                print("\(step.source.version) → \(step.destination.version): \(mapping) (\(step.mapping.entityMappings.count) entity mappings)")
+                for warning in step.warnings { print("  warning: \(warning)") }
             }
         }
     }
