@@ -126,7 +126,7 @@ import Testing
 
 @Suite struct XcodeImportTests {
     @Test func importsEveryFixtureVersion() throws {
-        try #require(SharedFixtures.isAvailable, Comment(rawValue: SharedFixtures.missingMessage))
+        try SharedFixtures.require()
         let bundle = SharedFixtures.bookMigration.appendingPathComponent("Model.xcdatamodeld")
         let (versions, current) = try XcodeModelImporter.importVersions(at: bundle)
         #expect(versions.map(\.version) == ["Model1", "Model2", "Model3"])

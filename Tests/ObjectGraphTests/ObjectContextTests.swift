@@ -231,7 +231,7 @@ final class TemporaryStore {
     }
 
     @Test func appleStoreReadsThroughKeyPaths() throws {
-        try #require(SharedFixtures.isAvailable, Comment(rawValue: SharedFixtures.missingMessage))
+        try SharedFixtures.require()
         let fixture = SharedFixtures.bookMigration
         let model = try XcodeModelImporter.importModel(at: fixture.appendingPathComponent("Model.xcdatamodeld/Model1.xcdatamodel"))
         let path = fixture.appendingPathComponent("Model1.sqlite").path

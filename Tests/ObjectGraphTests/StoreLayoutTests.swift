@@ -71,7 +71,7 @@ import Testing
     }
 
     @Test func identifiesAppleStoresBySchema() throws {
-        try #require(SharedFixtures.isAvailable, Comment(rawValue: SharedFixtures.missingMessage))
+        try SharedFixtures.require()
         let fixture = SharedFixtures.bookMigration
         let (versions, _) = try XcodeModelImporter.importVersions(at: fixture.appendingPathComponent("Model.xcdatamodeld"))
         let store = fixture.appendingPathComponent("Model1.sqlite").path

@@ -39,6 +39,9 @@ public final class ObjectContext {
     /// column: the order of ordered many-to-many relationships.
     var joinPositions: [JoinRow: [String: Int64]] = [:]
     private var statements: [String: Statement] = [:]
+    /// Each entity's INSERT, by entity name: saving a chunk of new objects looks it up per
+    /// object, so not by its SQL text.
+    private var insertStatements: [String: Statement] = [:]
 
     public init(store: Store, functions: FunctionRegistry = .standard) {
         self.store = store
@@ -413,6 +416,8 @@ public final class ObjectContext {
     }
 
     private func markChanged(_ object: ManagedObject, _ slot: Int) {
+        // An inserted object is pending already and is written whole.
+        if object.isInserted { return }
         object.changedSlots.insert(slot)
         pending[object.objectID] = object
     }
@@ -754,14 +759,21 @@ public final class ObjectContext {
 
     private func writeInsert(_ object: ManagedObject) throws {
         let binding = object.binding
-        var columns = ["Z_PK", "Z_ENT", "Z_OPT"] + binding.attributeColumns
-        for c in binding.toOneColumns {
-            columns.append(c.key)
-            if let e = c.entity { columns.append(e) }
-            if let o = c.order { columns.append(o) }
+        let statement: Statement
+        if let cached = insertStatements[binding.entity.name] {
+            cached.reset()
+            statement = cached
+        } else {
+            var columns = ["Z_PK", "Z_ENT", "Z_OPT"] + binding.attributeColumns
+            for c in binding.toOneColumns {
+                columns.append(c.key)
+                if let e = c.entity { columns.append(e) }
+                if let o = c.order { columns.append(o) }
+            }
+            let sql = "INSERT INTO \(binding.layout.table) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
+            statement = try self.statement(sql)
+            insertStatements[binding.entity.name] = statement
         }
-        let sql = "INSERT INTO \(binding.layout.table) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
-        let statement = try self.statement(sql)
         try statement.bind(object.objectID.primaryKey, at: 1)
         try statement.bind(Int64(binding.layout.number), at: 2)
         try statement.bind(Int64(1), at: 3)

@@ -71,15 +71,18 @@ public struct StoreValidator {
                     })
                     continue
                 }
+                // As on save: an optional to-many may be empty; otherwise it holds between
+                // its minimum (at least one when required) and its maximum.
                 let minimum = max(relationship.minCount, relationship.isOptional ? 0 : 1)
                 let maximum = relationship.maxCount
                 guard minimum > 0 || maximum > 0, let count = countExpression(entity, relationship) else { continue }
                 var conditions: [String] = []
-                if minimum > 0 { conditions.append("c < \(minimum)") }
+                if minimum > 0 { conditions.append(relationship.isOptional ? "(c > 0 AND c < \(minimum))" : "c < \(minimum)") }
                 if maximum > 0 { conditions.append("c > \(maximum)") }
                 try collect("SELECT Z_PK, c FROM (SELECT o.Z_PK, \(count) AS c FROM \(table) o WHERE o.\(own)) WHERE \(conditions.joined(separator: " OR "))", { _, v in
                     let bounds = maximum > 0 ? "between \(minimum) and \(maximum)" : "at least \(minimum)"
-                    return "'\(relationship.name)' has \(v.map(describe) ?? "?") destinations; it needs \(bounds)"
+                    let empty = relationship.isOptional ? " (or none, as it is optional)" : ""
+                    return "'\(relationship.name)' has \(v.map(describe) ?? "?") destinations; it needs \(bounds)\(empty)"
                 })
             }
         }
