@@ -3,6 +3,9 @@
 // package's build and tests never compile or run them.
 //
 //     swift run -c release --package-path Benchmarks remodel-bench expressions
+//     swift run -c release --package-path Benchmarks remodel-bench store
+//     swift run -c release --package-path Benchmarks remodel-bench migrate-products
+//     swift run -c release --package-path Benchmarks remodel-bench item-images
 //
 // See docs/performance.md for what is measured and how to read the figures.
 import PackageDescription
@@ -21,11 +24,19 @@ let package = Package(
             pkgConfig: "libpcre2-8",
             providers: [.apt(["libpcre2-dev"]), .brew(["pcre2"])]
         ),
+        // SQLite for the raw C-API loops the store and migration benchmarks compare with.
+        // Its own module name: the root package's CSQLite is not a product.
+        .systemLibrary(
+            name: "CSQLiteBaseline",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
         .executableTarget(
             name: "remodel-bench",
             dependencies: [
                 .product(name: "ExpressionLanguage", package: "Remodel"),
+                .product(name: "Remodel", package: "Remodel"),
                 "CPCRE2Baseline",
+                "CSQLiteBaseline",
             ]
         ),
     ]

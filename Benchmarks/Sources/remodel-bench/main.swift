@@ -1,36 +1,81 @@
 import ExpressionLanguage
 import Foundation
 
-// remodel-bench: throughput of the expression language against hand-written Swift.
+// remodel-bench: throughput of the expression language against hand-written Swift, and of
+// the store and the migration engine against raw SQLite C-API loops and pure SQL.
 //
 //     swift run -c release --package-path Benchmarks remodel-bench expressions
-//     swift run -c release --package-path Benchmarks remodel-bench expressions --markdown
+//     swift run -c release --package-path Benchmarks remodel-bench store
+//     swift run -c release --package-path Benchmarks remodel-bench migrate-products
+//     swift run -c release --package-path Benchmarks remodel-bench item-images
 //
 // See docs/performance.md.
 
 let usage = """
     usage: remodel-bench expressions [--markdown] [--rounds N] [--scale X] [--only ID,…] [--phases P,…]
+           remodel-bench store [--rows N] [--chunk N] [--rounds N] [--dir DIR] [--markdown]
+           remodel-bench migrate-products [--rows N] [--rounds N] [--dir DIR] [--markdown]
+           remodel-bench item-images [--items N] [--size BYTES] [--rounds N] [--dir DIR] [--markdown]
            remodel-bench list
 
-    expressions   measure parse, compile and evaluate of each expression and predicate, and
-                  the hand-written closure doing the same work over the same rows
-    list          the expressions and predicates, by ID
+    expressions       measure parse, compile and evaluate of each expression and predicate, and
+                      the hand-written closure doing the same work over the same rows
+    store             insert N Product rows (8 attributes) through ObjectContext and read them
+                      back through a FetchCursor, against raw SQLite C-API loops
+    migrate-products  migrate a generated Products1 store of N rows to Products2
+                      (mappings/product-price) with MigrationManager, against a raw C-API loop
+                      and pure SQL
+    item-images       migrate a generated Items1 store of N items with large random images to
+                      Items2 (mappings/item-images), against a raw C-API loop and pure SQL
+    list              the expressions and predicates, by ID
 
-    --markdown    print the results as a Markdown table (for docs/performance.md)
-    --rounds N    measured rounds per phase; figures are the median (default 7)
-    --scale X     multiply every phase's iteration count by X (default 1)
-    --only IDs    only these expressions (comma-separated IDs from `list`)
-    --phases P    only these phases (comma-separated: parse, compile, evaluate, closure, …);
-                  for profiling one loop under valgrind
+    --markdown    print the results as Markdown (for docs/performance.md)
+    --rounds N    measured rounds; figures are the median (default 7 for expressions,
+                  3 for the store and migration benchmarks)
+    --scale X     expressions: multiply every phase's iteration count by X (default 1)
+    --only IDs    expressions: only these (comma-separated IDs from `list`)
+    --phases P    expressions: only these phases (comma-separated: parse, compile, evaluate,
+                  closure, …); for profiling one loop under valgrind
+    --rows N      store, migrate-products: rows (default 1,000,000)
+    --chunk N     store: objects per save or commit when inserting (default 10,000)
+    --items N     item-images: items (default 2,000)
+    --size BYTES  item-images: bytes per image; K and M suffixes are KiB and MiB (default 600K)
+    --dir DIR     where the temporary stores go (default $TMPDIR, else /tmp); a directory of
+                  their own is made there and removed at the end. Not inside the repository.
+    --mappings D  the repository's mappings/ folder (default: found from the source path)
+
+    Every store and migration variant runs in a child process of its own (this binary
+    again, with a hidden --variant flag), so that its peak memory is its own.
     """
 
 struct Options {
     var command = ""
     var markdown = false
-    var rounds = 7
+    var rounds: Int? = nil
     var scale = 1.0
     var only: Set<String>? = nil
     var phases: Set<String>? = nil
+    var rows: Int? = nil
+    var chunk = 10_000
+    var items: Int? = nil
+    var size: Int? = nil
+    var dir: String? = nil
+    var mappings: String? = nil
+    // Hidden: what a variant's child process is told.
+    var variant: String? = nil
+    var result: String? = nil
+    var source: String? = nil
+    var destination: String? = nil
+
+    var rowCount: Int { rows ?? 1_000_000 }
+    var directory: String {
+        if let dir { return dir }
+        if let tmp = ProcessInfo.processInfo.environment["TMPDIR"], !tmp.isEmpty { return tmp }
+        return "/tmp"
+    }
+    var mappingsFolder: URL { findMappingsFolder(mappings) }
+    /// Rounds of the store and migration benchmarks.
+    var roundCount: Int { rounds ?? 3 }
 }
 
 func parseOptions(_ arguments: [String]) -> Options {
@@ -44,12 +89,16 @@ func parseOptions(_ arguments: [String]) -> Options {
         guard let v = rest.popFirst() else { fail("\(flag) needs a value") }
         return v
     }
+    func positive(_ flag: String) -> Int {
+        guard let n = Int(value(for: flag).replacingOccurrences(of: "_", with: "")), n > 0 else {
+            fail("\(flag) needs a positive integer")
+        }
+        return n
+    }
     while let argument = rest.popFirst() {
         switch argument {
         case "--markdown": options.markdown = true
-        case "--rounds":
-            guard let n = Int(value(for: argument)), n > 0 else { fail("--rounds needs a positive integer") }
-            options.rounds = n
+        case "--rounds": options.rounds = positive(argument)
         case "--scale":
             guard let x = Double(value(for: argument)), x > 0 else { fail("--scale needs a positive number") }
             options.scale = x
@@ -57,6 +106,18 @@ func parseOptions(_ arguments: [String]) -> Options {
             options.only = Set(value(for: argument).split(separator: ",").map(String.init))
         case "--phases":
             options.phases = Set(value(for: argument).split(separator: ",").map(String.init))
+        case "--rows": options.rows = positive(argument)
+        case "--chunk": options.chunk = positive(argument)
+        case "--items": options.items = positive(argument)
+        case "--size":
+            guard let n = parseSize(value(for: argument)), n > 0 else { fail("--size needs a positive number of bytes (600K, 1M, 614400)") }
+            options.size = n
+        case "--dir": options.dir = value(for: argument)
+        case "--mappings": options.mappings = value(for: argument)
+        case "--variant": options.variant = value(for: argument)
+        case "--result": options.result = value(for: argument)
+        case "--source": options.source = value(for: argument)
+        case "--destination": options.destination = value(for: argument)
         case "-h", "--help", "help":
             print(usage)
             exit(0)
@@ -136,7 +197,7 @@ func runExpressions(_ options: Options) {
         if !options.markdown {
             FileHandle.standardError.write(Data("measuring \(testCase.text) …\n".utf8))
         }
-        results.append(CaseResult(testCase: testCase, phases: measure(phases, rounds: options.rounds)))
+        results.append(CaseResult(testCase: testCase, phases: measure(phases, rounds: options.rounds ?? 7)))
     }
     let seconds = Date().timeIntervalSince(started)
     let loadAfter = Machine.loadAverage
@@ -144,7 +205,7 @@ func runExpressions(_ options: Options) {
     let header = [
         "machine: \(Machine.processors) processors, \(Machine.cpuModel); build: \(Machine.buildConfiguration)",
         "load average before: \(loadBefore); after: \(loadAfter); \(String(format: "%.0f", seconds)) s",
-        "rows: \(inputs.values.count) different dictionaries, cycled; rounds: \(options.rounds) (median); scale: \(options.scale)",
+        "rows: \(inputs.values.count) different dictionaries, cycled; rounds: \(options.rounds ?? 7) (median); scale: \(options.scale)",
     ]
     if options.markdown {
         printMarkdown(results, header: header)
@@ -206,10 +267,41 @@ func targetLines(_ results: [CaseResult]) -> [String] {
 
 // MARK: - Main
 
+/// The variants a child process can be asked to run (`--variant`).
+let childVariants: [String: (Options) -> VariantResult] = [
+    "idle": idleVariant,
+    "store-insert-remodel": storeInsertRemodel,
+    "store-insert-raw": storeInsertRaw,
+    "store-read-remodel": storeReadRemodel,
+    "store-read-raw": storeReadRaw,
+    "store-read-raw-swift": storeReadRawSwift,
+    "products-migrate-remodel": { migrateWithManager($0, source: $0.source!, destination: $0.destination!,
+                                                     mappingPath: "product-price/Products1_to_Products2.mapping.json") },
+    "products-migrate-raw": migrateProductsRaw,
+    "products-migrate-sql": migrateProductsSQL,
+    "images-migrate-remodel": { migrateWithManager($0, source: $0.source!, destination: $0.destination!,
+                                                   mappingPath: "item-images/Items1_to_Items2.mapping.json") },
+    "images-migrate-raw": migrateImagesRaw,
+    "images-migrate-sql": migrateImagesSQL,
+]
+
 let options = parseOptions(Array(CommandLine.arguments.dropFirst()))
+if let variant = options.variant {
+    guard let run = childVariants[variant], let result = options.result else {
+        die("unknown variant '\(variant)' or no --result")
+    }
+    writeResult(run(options), to: result)
+    exit(0)
+}
 switch options.command {
 case "expressions":
     runExpressions(options)
+case "store":
+    runStoreBenchmark(options)
+case "migrate-products":
+    runProductsMigrationBenchmark(options)
+case "item-images":
+    runItemImagesBenchmark(options)
 case "list":
     for c in expressionCases { print("\(padded(c.id, 12)) \(c.text)") }
 case "":
