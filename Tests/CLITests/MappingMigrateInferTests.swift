@@ -1,0 +1,228 @@
+import Foundation
+import Remodel
+import Testing
+
+/// `mapping-migrate infer`, and steps without a mapping file, as a user runs them.
+@Suite struct MappingMigrateInferTests {
+    static let library1 = """
+        {"version": "Library1", "entities": {
+          "Author": {"attributes": {"name": "string", "born": "int16"},
+                     "relationships": {"books": {"destination": "Book", "inverse": "author", "toMany": true}}},
+          "Book": {"attributes": {"title": {"type": "string", "optional": false}, "pages": "int16", "rating": "int32",
+                                  "isbn": "string", "code": "string", "obsolete": "string"},
+                   "relationships": {"author": {"destination": "Author", "inverse": "books"}}},
+          "Shelf": {"attributes": {"name": "string"}},
+          "Tag": {"attributes": {"label": "string"}}
+        }}
+        """
+    static let library2 = """
+        {"version": "Library2", "entities": {
+          "Writer": {"renamingIdentifier": "Author", "attributes": {"name": "string", "born": "int64"},
+                     "relationships": {"books": {"destination": "Book", "inverse": "authors", "toMany": true}}},
+          "Book": {"attributes": {"title": {"type": "string", "optional": false}, "pages": "int64", "rating": "boolean",
+                                  "isbn": {"type": "string", "optional": false, "default": "unknown"},
+                                  "sku": {"type": "string", "renamingIdentifier": "code"},
+                                  "edition": {"type": "int16", "optional": false, "default": 1}},
+                   "relationships": {"authors": {"destination": "Writer", "inverse": "books", "toMany": true, "renamingIdentifier": "author"}}},
+          "Review": {"attributes": {"text": "string"}},
+          "Tag": {"attributes": {"label": "string"}}
+        }}
+        """
+    static let seed = """
+        {"Author": [{"$id": "ann", "name": "Ann", "born": 1970}, {"$id": "bob", "name": "Bob", "born": null}],
+         "Book": [{"title": "Emma", "pages": 300, "rating": 1, "isbn": "111", "code": "E-1", "obsolete": "x", "author": {"$ref": "ann"}},
+                  {"title": "Dune", "pages": 600, "rating": 0, "isbn": null, "code": "D-1", "author": {"$ref": "bob"}},
+                  {"title": "Anon", "pages": 10, "rating": 0}],
+         "Shelf": [{"name": "top"}],
+         "Tag": [{"label": "new"}]}
+        """
+
+    /// A temporary folder removed when the test ends.
+    final class Folder {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("mapping-migrate-infer-\(UUID())")
+        init() throws { try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true) }
+        deinit { try? FileManager.default.removeItem(at: url) }
+
+        /// Writes `files` (name → text) into the subfolder `name`; returns its path.
+        func folder(_ name: String, _ files: [String: String]) throws -> String {
+            let folder = url.appendingPathComponent(name)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            for (file, text) in files { try Data(text.utf8).write(to: folder.appendingPathComponent(file)) }
+            return folder.path
+        }
+
+        func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+    }
+
+    let cli = MappingMigrateBinaryTests()
+
+    static let models = ["Library1.model.json": library1, "Library2.model.json": library2]
+
+    /// Every object of the store, one line each, with relationships as the objects they hold.
+    static func dump(_ path: String, models folder: String) throws -> [String] {
+        let model = try #require(try ObjectModel.loadVersions(at: URL(fileURLWithPath: folder)).last)
+        let context = ObjectContext(store: try Store.open(at: path, model: model, mode: .readOnly))
+        var lines: [String] = []
+        for entity in model.entities.sorted(by: { $0.name < $1.name }) {
+            for object in try context.fetch(FetchRequest(entityName: entity.name)) {
+                var fields = [object.objectID.description]
+                for attribute in model.allAttributes(of: entity) {
+                    fields.append("\(attribute.name)=\(object[attribute.name].json.serialized())")
+                }
+                for relationship in model.allRelationships(of: entity) {
+                    let value = try object.value(forKey: relationship.name)
+                    let elements: [Value] = value.collectionElements ?? (value.isNull ? [] : [value])
+                    let targets: [String] = elements.compactMap { element -> String? in
+                        guard case .object(let reference) = element, let target = reference.object as? ManagedObject else { return nil }
+                        return target.objectID.description
+                    }
+                    fields.append("\(relationship.name)=[\(targets.sorted().joined(separator: ","))]")
+                }
+                lines.append(fields.joined(separator: " "))
+            }
+        }
+        return lines
+    }
+
+    @Test func inferPrintsAMappingFileThatChecksAndMigratesLikeTheInferredStep() throws {
+        let folder = try Folder()
+        let models = try folder.folder("models", Self.models.merging(["Library1.seed.json": Self.seed]) { a, _ in a })
+        let inferred = try cli.run("infer", "--models", models, "--from", "Library1", "--to", "Library2")
+        #expect(inferred.status == 0, "\(inferred.stderr)")
+        #expect(inferred.stderr == "")
+        let versions = try ObjectModel.loadVersions(at: URL(fileURLWithPath: models))
+        #expect(inferred.stdout == MappingInference(from: versions[0], to: versions[1]).mappingFile()!.serialized(pretty: true) + "\n")
+        #expect(inferred.stdout.hasPrefix("""
+            {
+              "comment": "Inferred from Library1 to Library2 by Core Data's lightweight rules (docs/engine.md, \\"Inferred mappings\\"); edit it as you need.",
+              "sourceModel": "Library1",
+              "destinationModel": "Library2",
+              "entityMappings": [
+                {
+                  "name": "IEM_Transform_Author",
+            """))
+        // --to defaults to the next version.
+        #expect(try cli.run("infer", "--models", models, "--from", "Library1").stdout == inferred.stdout)
+
+        // A store migrated through the inferred step…
+        let store = folder.path("Inferred.sqlite"), other = folder.path("File.sqlite")
+        #expect(try cli.run("seed", store, "--models", models, "--version", "Library1", "--seed", "\(models)/Library1.seed.json").status == 0)
+        try FileManager.default.copyItem(atPath: store, toPath: other)
+        let plan = try cli.run("plan", store, "--models", models)
+        #expect(plan.stdout == "\(store) is at Library1\nLibrary1 → Library2: inferred (5 entity mappings)\n")
+        let run = try cli.run("run", store, "--models", models, "--no-backup")
+        #expect(run.status == 0, "\(run.stderr)")
+
+        // …and one through the printed file saved in the mappings folder.
+        let withFile = try folder.folder("with-file", Self.models.merging(["Library1_to_Library2.mapping.json": inferred.stdout]) { a, _ in a })
+        let check = try cli.run("check", "--models", withFile)
+        #expect(check.stdout == "2 model versions (Library1, Library2), 1 mapping files: no problems\n", "\(check.stderr)")
+        #expect(try cli.run("plan", other, "--models", withFile).stdout == "\(other) is at Library1\nLibrary1 → Library2: \(withFile)/Library1_to_Library2.mapping.json (5 entity mappings)\n")
+        let runWithFile = try cli.run("run", other, "--models", withFile, "--no-backup")
+        #expect(runWithFile.status == 0, "\(runWithFile.stderr)")
+        func mappingLines(_ output: String) -> [String] { output.split(separator: "\n").filter { $0.hasPrefix("  ") }.map(String.init) }
+        #expect(mappingLines(run.stdout) == [
+            "  IEM_Transform_Author: 2 read, 2 created, 2 relationships set",
+            "  IEM_Transform_Book: 3 read, 3 created, 0 relationships set",
+            "  IEM_Add_Review: 0 read, 0 created, 0 relationships set",
+            "  IEM_Remove_Shelf: 0 read, 0 created, 0 relationships set",
+            "  IEM_Copy_Tag: 1 read, 1 created, 0 relationships set",
+        ])
+        #expect(mappingLines(runWithFile.stdout) == mappingLines(run.stdout))
+        let migrated = try Self.dump(store, models: models)
+        #expect(migrated.count == 6)
+        #expect(try Self.dump(other, models: withFile) == migrated)
+    }
+
+    @Test func outputWritesAFileAndNeverOverwritesOne() throws {
+        let folder = try Folder()
+        let models = try folder.folder("models", Self.models)
+        let file = folder.path("Library1_to_Library2.mapping.json")
+        let wrote = try cli.run("infer", "--models", models, "--from", "Library1", "--output", file)
+        #expect(wrote.status == 0)
+        #expect(wrote.stdout == "wrote \(file): the mapping inferred for Library1 → Library2 (5 entity mappings)\n")
+        let printed = try cli.run("infer", "--models", models, "--from", "Library1")
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == printed.stdout)
+        let again = try cli.run("infer", "--models", models, "--from", "Library1", "--output", file)
+        #expect(again.status == 2)
+        #expect(again.stderr == "mapping-migrate: \(file) exists; remove it or choose another --output (infer does not overwrite a mapping file)\n")
+    }
+
+    static let priceModels = [
+        "V1.model.json": #"{"version": "V1", "entities": {"E": {"attributes": {"price": "string", "title": "string"}}}}"#,
+        "V2.model.json": #"{"version": "V2", "entities": {"E": {"attributes": {"price": "double", "title": {"type": "string", "optional": false}}}}}"#,
+    ]
+    static let priceProblem = #"E.price: it is a string attribute in V1 and a double attribute in V2, and an inferred mapping converts only between numbers and booleans (int16, int32, int64, decimal, double, float, boolean) (Core Data: "Source and destination attribute types are incompatible"); map it in a mapping file, such as "price": "CAST($source.price, 'NSNumber')""#
+
+    @Test func whatCannotBeInferredExitsWithTwoOrMakesADraft() throws {
+        let folder = try Folder()
+        let models = try folder.folder("models", Self.priceModels)
+        let failed = try cli.run("infer", "--models", models, "--from", "V1", "--to", "V2")
+        #expect(failed.status == 2)
+        #expect(failed.stdout == "")
+        #expect(failed.stderr == """
+            mapping-migrate: a mapping cannot be inferred for V1 → V2:
+              \(Self.priceProblem)
+            write a mapping file for the step; --draft prints what can be inferred, with a comment at each part left to finish
+
+            """)
+
+        let draft = try cli.run("infer", "--models", models, "--from", "V1", "--draft")
+        #expect(draft.status == 0)
+        #expect(draft.stderr == """
+            mapping-migrate: a draft: 1 thing could not be inferred for V1 → V2:
+              \(Self.priceProblem)
+            mapping-migrate: warning: E.title: optional in V1 and required in V2 without a default value, so the migration fails validation if any E has no 'title'; give it a default value, or map it in a mapping file
+
+            """)
+        #expect(draft.stdout.contains(#""valueExpression": "$source.price""#))
+        // Saved, the draft is found and checked: the conversion is what is left to write.
+        try Data(draft.stdout.utf8).write(to: URL(fileURLWithPath: models).appendingPathComponent("V1_to_V2.mapping.json"))
+        let check = try cli.run("check", "--models", models)
+        #expect(check.status == 2)
+        #expect(check.stderr == """
+            mapping-migrate: 1 problem in the mapping files:
+            \(models)/V1_to_V2.mapping.json: entityMappings[0] "IEM_Transform_E" .attributeMappings.price: 1:1: 'price' is a double attribute, but the expression gives a string; convert it with CAST(…, 'NSNumber')
+              $source.price
+              ^~~~~~~~~~~~~
+
+            """)
+    }
+
+    @Test func aStepThatCannotBeInferredStopsRunAndPlanWithTwo() throws {
+        let folder = try Folder()
+        let models = try folder.folder("models", Self.priceModels)
+        let store = folder.path("E.sqlite")
+        #expect(try cli.run("seed", store, "--models", models, "--version", "V1", "--seed", try folder.folder("seed", ["s.json": #"{"E": [{"price": "1", "title": "a"}]}"#]) + "/s.json").status == 0)
+        let before = try Data(contentsOf: URL(fileURLWithPath: store))
+        for command in ["plan", "run"] {
+            let result = try cli.run(command, store, "--models", models)
+            #expect(result.status == 2)
+            #expect(result.stderr == """
+                mapping-migrate: no mapping file maps V1 → V2, and a mapping cannot be inferred:
+                  \(Self.priceProblem)
+                write a mapping file for the step ("sourceModel": "V1", "destinationModel": "V2") in the mappings folder; `mapping-migrate infer --models <models> --from V1 --to V2 --draft` starts one with what can be inferred
+
+                """)
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
+        let check = try cli.run("check", "--models", models)
+        #expect(check.status == 2)
+        #expect(check.stderr.hasPrefix("mapping-migrate: 1 problem in the mapping files:\nno mapping file maps V1 → V2, and a mapping cannot be inferred:\n"))
+    }
+
+    @Test func badVersionsExitWithTwo() throws {
+        let folder = try Folder()
+        let models = try folder.folder("models", Self.models)
+        let unknown = try cli.run("infer", "--models", models, "--from", "Library9")
+        #expect(unknown.status == 2)
+        #expect(unknown.stderr == "mapping-migrate: no model version 'Library9'; the versions are Library1, Library2\n")
+        let newest = try cli.run("infer", "--models", models, "--from", "Library2")
+        #expect(newest.status == 2)
+        #expect(newest.stderr == "mapping-migrate: Library2 is the newest version; name the version to infer a mapping to with --to\n")
+        let same = try cli.run("infer", "--models", models, "--from", "Library1", "--to", "Library1")
+        #expect(same.stderr == "mapping-migrate: --from and --to are both Library1; a mapping goes from one version to another\n")
+        let missing = try cli.run("infer", "--models", models)
+        #expect(missing.status == 2)
+    }
+}
