@@ -211,6 +211,26 @@ import Testing
         #expect(check.stderr.hasPrefix("mapping-migrate: 1 problem in the mapping files:\nno mapping file maps V1 → V2, and a mapping cannot be inferred:\n"))
     }
 
+    /// docs/mapping-migrate.md shows what `infer` prints for the library and what a step
+    /// that cannot be inferred says.
+    @Test func theGuideShowsWhatInferPrints() throws {
+        let guide = try String(contentsOf: MappingMigrateBinaryTests.root.appendingPathComponent("docs/mapping-migrate.md"), encoding: .utf8)
+        let section = try #require(guide.range(of: "### `infer`")).upperBound
+        let start = try #require(guide.range(of: "```json\n", range: section..<guide.endIndex)).upperBound
+        let end = try #require(guide.range(of: "\n```", range: start..<guide.endIndex)).lowerBound
+        let shown = try JSON.parse(String(guide[start..<end]))
+        let folder = try Folder()
+        let printed = try JSON.parse(try cli.run("infer", "--models", try folder.folder("models", Self.models), "--from", "Library1").stdout)
+        for key in ["comment", "sourceModel", "destinationModel"] { #expect(shown[key] == printed[key], "\(key)") }
+        let all = try #require(printed["entityMappings"]?.arrayValue)
+        let excerpt = try #require(shown["entityMappings"]?.arrayValue)
+        #expect(excerpt.count == 2)
+        for mapping in excerpt { #expect(all.contains(mapping), "\(mapping.serialized())") }
+        #expect(guide.contains(Self.priceProblem))
+        #expect(guide.contains("'price' is a double attribute, but the expression gives a string; convert it with CAST(…, 'NSNumber')\n    $source.price\n    ^~~~~~~~~~~~~\n"))
+        #expect(guide.contains("Library1 → Library2: inferred (5 entity mappings)\n"))
+    }
+
     @Test func badVersionsExitWithTwo() throws {
         let folder = try Folder()
         let models = try folder.folder("models", Self.models)
