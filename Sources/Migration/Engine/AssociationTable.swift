@@ -1,72 +1,104 @@
 /// Which destination instances were made from which source instances, for one entity
 /// mapping: a compact, two-way table.
 ///
-/// Each association costs 20 bytes (an entity number and a `Z_PK` on each side, in
-/// separate arrays so nothing is padded) and nothing else while associations arrive in
-/// primary-key order, which is how the engine reads source rows and allocates destination
-/// keys. Lookups are binary searches; a side whose keys arrived out of order gets a sorted
-/// index of 4 bytes per association the first time it is searched.
+/// Each side is stored as runs: consecutive associations whose objects are of one entity
+/// with consecutive primary keys make one run of 14 bytes (entity, first key, first
+/// position). The engine reads source rows in primary-key order and the destination
+/// allocates keys in order, so a mapping over a table without gaps is one run on each side
+/// however many rows it has; the worst case (no two keys consecutive) is 14 bytes per
+/// association and side. Lookups are binary searches over the runs; a side whose keys
+/// arrive out of order gets a sorted index of its runs (4 bytes each) when first searched.
 struct AssociationTable {
-    /// One side of the table: entities (as indexes into the side's entity list) and keys.
+    /// One side of the table.
     struct Side {
-        private(set) var entities: [UInt16] = []
-        private(set) var keys: [Int64] = []
-        /// The tables of the entities, by entity index: keys are unique per table.
+        /// The table of each entity (by entity index): keys are unique per table.
         let tableOfEntity: [UInt16]
+        private(set) var count = 0
+        private var runEntity: [UInt16] = []
+        private var runKey: [Int64] = []
+        private var runStart: [UInt32] = []
+        /// Runs ascend by (table, key) without overlapping: lookups search them directly.
         private var inOrder = true
-        private var sortedIndex: [Int32]? = nil
+        private var longestRun = 0
+        private var sortedRuns: [UInt32]? = nil
 
         init(tableOfEntity: [UInt16]) { self.tableOfEntity = tableOfEntity }
 
-        var count: Int { keys.count }
+        /// How many runs the side has (for tests and reports).
+        var runCount: Int { runStart.count }
 
-        mutating func append(entity: UInt16, key: Int64) {
-            if inOrder, let last = keys.last {
-                let lastTable = tableOfEntity[Int(entities[entities.count - 1])]
-                let table = tableOfEntity[Int(entity)]
-                if (table, key) < (lastTable, last) { inOrder = false }
-            }
-            entities.append(entity)
-            keys.append(key)
-            sortedIndex = nil
+        private func length(_ run: Int) -> Int {
+            (run + 1 < runStart.count ? Int(runStart[run + 1]) : count) - Int(runStart[run])
         }
 
-        /// The positions of the associations whose object on this side is `(entity, key)`.
+        mutating func append(entity: UInt16, key: Int64) {
+            let last = runStart.count - 1
+            if last >= 0, runEntity[last] == entity, runKey[last] + Int64(length(last)) == key {
+                count += 1
+                longestRun = max(longestRun, length(last))
+                sortedRuns = nil
+                return
+            }
+            if last >= 0, inOrder {
+                let previous = (tableOfEntity[Int(runEntity[last])], runKey[last] + Int64(length(last)) - 1)
+                if (tableOfEntity[Int(entity)], key) <= previous { inOrder = false }
+            }
+            runEntity.append(entity)
+            runKey.append(key)
+            runStart.append(UInt32(count))
+            count += 1
+            longestRun = max(longestRun, 1)
+            sortedRuns = nil
+        }
+
+        /// The object at `position`.
+        func object(at position: Int) -> (entity: UInt16, key: Int64) {
+            var low = 0, high = runStart.count
+            while high - low > 1 {
+                let mid = (low + high) / 2
+                if Int(runStart[mid]) <= position { low = mid } else { high = mid }
+            }
+            return (runEntity[low], runKey[low] + Int64(position - Int(runStart[low])))
+        }
+
+        /// The positions, in order, of the associations whose object on this side is
+        /// `(entity, key)`.
         mutating func positions(entity: UInt16, key: Int64) -> [Int] {
             let table = tableOfEntity[Int(entity)]
-            let (tables, entities, keys) = (tableOfEntity, self.entities, self.keys)
-            let sortKey = { (i: Int) -> (UInt16, Int64) in (tables[Int(entities[i])], keys[i]) }
+            func start(_ run: Int) -> (UInt16, Int64) { (tableOfEntity[Int(runEntity[run])], runKey[run]) }
+            func covers(_ run: Int) -> Bool {
+                tableOfEntity[Int(runEntity[run])] == table && runKey[run] <= key && key < runKey[run] + Int64(length(run))
+            }
             if inOrder {
-                var low = 0, high = keys.count
+                // The last run starting at or before (table, key) is the only candidate.
+                var low = 0, high = runStart.count
                 while low < high {
                     let mid = (low + high) / 2
-                    if sortKey(mid) < (table, key) { low = mid + 1 } else { high = mid }
+                    if start(mid) <= (table, key) { low = mid + 1 } else { high = mid }
                 }
-                var result: [Int] = []
-                while low < keys.count, sortKey(low) == (table, key) {
-                    result.append(low)
-                    low += 1
-                }
-                return result
+                guard low > 0, covers(low - 1) else { return [] }
+                return [Int(runStart[low - 1]) + Int(key - runKey[low - 1])]
             }
-            if sortedIndex == nil {
-                sortedIndex = (0..<Int32(keys.count)).sorted { a, b in
-                    let ka = sortKey(Int(a)), kb = sortKey(Int(b))
-                    return ka != kb ? ka < kb : a < b
-                }
+            if sortedRuns == nil {
+                sortedRuns = (0..<UInt32(runStart.count)).sorted { start(Int($0)) < start(Int($1)) }
             }
-            let index = sortedIndex!
+            let index = sortedRuns!
             var low = 0, high = index.count
             while low < high {
                 let mid = (low + high) / 2
-                if sortKey(Int(index[mid])) < (table, key) { low = mid + 1 } else { high = mid }
+                if start(Int(index[mid])) <= (table, key) { low = mid + 1 } else { high = mid }
             }
+            // Runs may overlap when keys repeat: look back as far as the longest run reaches.
             var result: [Int] = []
-            while low < index.count, sortKey(Int(index[low])) == (table, key) {
-                result.append(Int(index[low]))
-                low += 1
+            var i = low - 1
+            while i >= 0 {
+                let run = Int(index[i])
+                let (t, k) = start(run)
+                if t != table || k + Int64(longestRun) <= key { break }
+                if covers(run) { result.append(Int(runStart[run]) + Int(key - runKey[run])) }
+                i -= 1
             }
-            return result
+            return result.sorted()
         }
     }
 
@@ -87,16 +119,16 @@ struct AssociationTable {
 
     /// The destinations associated with a source, in the order they were associated.
     mutating func destinations(ofSource entity: UInt16, key: Int64) -> [(entity: UInt16, key: Int64)] {
-        sources.positions(entity: entity, key: key).map { (destinations.entities[$0], destinations.keys[$0]) }
+        sources.positions(entity: entity, key: key).map { destinations.object(at: $0) }
     }
 
     /// The sources associated with a destination, in the order they were associated.
     mutating func sources(ofDestination entity: UInt16, key: Int64) -> [(entity: UInt16, key: Int64)] {
-        destinations.positions(entity: entity, key: key).map { (sources.entities[$0], sources.keys[$0]) }
+        destinations.positions(entity: entity, key: key).map { sources.object(at: $0) }
     }
 
     /// The association at `position`.
     subscript(position: Int) -> (source: (entity: UInt16, key: Int64), destination: (entity: UInt16, key: Int64)) {
-        ((sources.entities[position], sources.keys[position]), (destinations.entities[position], destinations.keys[position]))
+        (sources.object(at: position), destinations.object(at: position))
     }
 }

@@ -21,12 +21,20 @@ struct PreparedEntityMapping {
     let source: SourcePlan
 }
 
-/// One property mapping with its compiled expression.
-struct PreparedProperty {
+/// One property mapping with its compiled expression. A class: the engine walks these for
+/// every instance, and copying the struct's fields each time showed in profiles.
+final class PreparedProperty {
     let mapping: PropertyMapping
     let path: String
     let expression: CompiledExpression
     let relationship: RelationshipDescription?
+
+    init(mapping: PropertyMapping, path: String, expression: CompiledExpression, relationship: RelationshipDescription?) {
+        self.mapping = mapping
+        self.path = path
+        self.expression = expression
+        self.relationship = relationship
+    }
 }
 
 /// Where an entity mapping's source instances come from.

@@ -7,11 +7,16 @@ import Foundation
 /// naming the attribute.
 enum AttributeCoercion {
     static func coerce(_ value: Value, to attribute: AttributeDescription) throws(ContextError) -> Value {
+        try coerce(value, to: attribute.type, name: attribute.name)
+    }
+
+    /// The same, with the type and the name (for errors) apart: the hot path's form.
+    static func coerce(_ value: Value, to type: AttributeType, name: @autoclosure () -> String) throws(ContextError) -> Value {
         func mismatch() -> ContextError {
-            ContextError(.type, "a \(attribute.type.rawValue) attribute cannot hold \(value.kind.rawValue) \(value.formatDescription.prefix(40))",
-                         key: attribute.name)
+            ContextError(.type, "a \(type.rawValue) attribute cannot hold \(value.kind.rawValue) \(value.formatDescription.prefix(40))",
+                         key: name())
         }
-        switch (attribute.type, value) {
+        switch (type, value) {
         case (_, .null):
             return .null
         case (.int16, _), (.int32, _), (.int64, _):
@@ -23,15 +28,15 @@ enum AttributeCoercion {
             case .decimal(let d) where Decimal(NSDecimalNumber(decimal: d).int64Value) == d: integer = NSDecimalNumber(decimal: d).int64Value
             default: throw mismatch()
             }
-            guard attribute.type.integerRange!.contains(integer) else {
-                throw ContextError(.type, "\(integer) is out of range for a \(attribute.type.rawValue) attribute", key: attribute.name)
+            guard type.integerRange!.contains(integer) else {
+                throw ContextError(.type, "\(integer) is out of range for a \(type.rawValue) attribute", key: name())
             }
             return .integer(integer)
         case (.boolean, .bool): return value
         case (.boolean, .integer(let i)) where i == 0 || i == 1: return .bool(i == 1)
         case (.double, _), (.float, _):
             guard value.isNumber, let d = value.doubleValue else { throw mismatch() }
-            return .double(attribute.type == .float ? Double(Float(d)) : d)
+            return .double(type == .float ? Double(Float(d)) : d)
         case (.decimal, .decimal): return value
         case (.decimal, .integer(let i)): return .decimal(Decimal(i))
         case (.decimal, .double(let d)): return .decimal(Decimal(string: Value.double(d).formatDescription) ?? Decimal(d))

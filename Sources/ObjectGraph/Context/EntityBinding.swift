@@ -9,6 +9,9 @@ final class EntityBinding {
     let layout: StoreLayout.EntityLayout
     /// Stored attributes, inherited first, in slot order.
     let attributes: [AttributeDescription]
+    /// The attributes' types by slot: what the hot paths read (an `AttributeDescription`
+    /// is large to copy).
+    let attributeTypes: [AttributeType]
     let attributeSlots: [String: Int]
     let attributeColumns: [String]
     /// Slots of attributes not read with the row (binary and transformable values, read
@@ -20,6 +23,10 @@ final class EntityBinding {
     let toOneColumns: [StoreLayout.ToOneColumns]
     /// To-many relationships by name.
     let toManys: [String: RelationshipDescription]
+    /// Each attribute's column in a row its table's reader fetched, -1 for a lazy one (see
+    /// ObjectContext.makeObject); nil until first needed. A binding belongs to one
+    /// context, used from one thread.
+    var rowIndexes: [Int32]? = nil
     init(entity: EntityDescription, model: ObjectModel, layout: StoreLayout) {
         let entityLayout = layout.entities[entity.name]!
         let attributes = model.allAttributes(of: entity).filter { !$0.isTransient }
@@ -28,6 +35,7 @@ final class EntityBinding {
         self.entity = entity
         self.layout = entityLayout
         self.attributes = attributes
+        attributeTypes = attributes.map(\.type)
         attributeSlots = Dictionary(uniqueKeysWithValues: attributes.enumerated().map { ($1.name, $0) })
         attributeColumns = attributes.map { entityLayout.attributeColumns[$0.name]! }
         lazySlots = Set(attributes.indices.filter { attributes[$0].type == .binary || attributes[$0].type == .transformable })

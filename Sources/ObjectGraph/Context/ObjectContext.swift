@@ -186,14 +186,24 @@ public final class ObjectContext {
             throw ContextError(.noSuchObject, "row \(key) of \(reader.table) has the unknown entity number \(number)")
         }
         let id = ObjectID(entityName: binding.entity.name, primaryKey: key, table: reader.table)
-        var values: [Value?] = []
-        values.reserveCapacity(binding.attributes.count)
-        for (slot, attribute) in binding.attributes.enumerated() {
-            if binding.lazySlots.contains(slot) {
-                values.append(nil)
-            } else {
-                values.append(EntityBinding.read(statement, reader.index[binding.attributeColumns[slot]]!, as: attribute.type))
+        // Where each attribute is in the row (-1: read when first asked for), worked
+        // out once per entity: its rows always come from its table's reader.
+        let columns: [Int32]
+        if let known = binding.rowIndexes {
+            columns = known
+        } else {
+            columns = binding.attributeColumns.indices.map { slot in
+                binding.lazySlots.contains(slot) ? -1 : reader.index[binding.attributeColumns[slot]]!
             }
+            binding.rowIndexes = columns
+        }
+        var values: [Value?] = []
+        values.reserveCapacity(columns.count)
+        for (slot, type) in binding.attributeTypes.enumerated() {
+            let column = columns[slot]
+            // `.none`, not `nil`: Value is ExpressibleByNilLiteral, and a `nil` here would
+            // be `.null`, a value read as null rather than one not read yet.
+            values.append(column < 0 ? Value?.none : EntityBinding.read(statement, column, as: type))
         }
         var toOne: [ObjectID?] = []
         toOne.reserveCapacity(binding.toOnes.count)
@@ -386,7 +396,7 @@ public final class ObjectContext {
         }
         if let slot = binding.attributeSlots[key] {
             do {
-                let stored = try AttributeCoercion.coerce(value, to: binding.attributes[slot])
+                let stored = try AttributeCoercion.coerce(value, to: binding.attributeTypes[slot], name: binding.attributes[slot].name)
                 object.values[slot] = stored
                 switch stored {
                 case .data(let d): pendingValueBytes += d.count
@@ -778,8 +788,8 @@ public final class ObjectContext {
         try statement.bind(Int64(binding.layout.number), at: 2)
         try statement.bind(Int64(1), at: 3)
         var index: Int32 = 4
-        for (slot, attribute) in binding.attributes.enumerated() {
-            try EntityBinding.bind(object.values[slot] ?? .null, as: attribute.type, to: statement, at: index)
+        for (slot, type) in binding.attributeTypes.enumerated() {
+            try EntityBinding.bind(object.values[slot] ?? .null, as: type, to: statement, at: index)
             index += 1
         }
         try bindToOnes(object, statement, &index, onlyChanged: false)
