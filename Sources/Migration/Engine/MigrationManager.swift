@@ -16,7 +16,8 @@ import Synchronization
 /// The source is opened read-only and never changed; the destination must not exist yet
 /// and is removed again if the run fails. Source rows are read through cursors, new rows
 /// are written in chunks of ``MigrationOptions/chunkSize``, and what stays in memory is
-/// the association table (20 bytes per destination instance).
+/// the association table (runs of consecutive keys: a few bytes per gap in the keys, at
+/// most 28 bytes per destination instance).
 ///
 /// Expressions and policies see the manager as `$manager`: `sourceContext`,
 /// `destinationContext`, `userInfo`, `currentEntityMapping`, `migrationProgress`, and
