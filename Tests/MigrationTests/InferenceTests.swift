@@ -262,6 +262,56 @@ import Testing
         #expect(MigrationManager.check(inference.mapping, source: v1, destination: v2).map(\.description) == [])
     }
 
+    static let lists1 = try! model("""
+        {"version": "Lists1", "entities": {
+          "Item": {"attributes": {"name": "string"}, "relationships": {"list": {"destination": "List", "inverse": "items"},
+                                                                        "labels": {"destination": "Label", "inverse": "items", "toMany": true, "ordered": true}}},
+          "Label": {"attributes": {"name": "string"}, "relationships": {"items": {"destination": "Item", "inverse": "labels", "toMany": true}}},
+          "List": {"relationships": {"items": {"destination": "Item", "inverse": "list", "toMany": true, "ordered": true}}}}}
+        """)
+    static let lists2 = try! model("""
+        {"version": "Lists2", "entities": {
+          "Item": {"attributes": {"name": "string", "note": "string"},
+                   "relationships": {"list": {"destination": "List", "inverse": "items"},
+                                     "labels": {"destination": "Label", "inverse": "items", "toMany": true, "ordered": true}}},
+          "Label": {"attributes": {"name": "string", "color": "string"}, "relationships": {"items": {"destination": "Item", "inverse": "labels", "toMany": true}}},
+          "List": {"attributes": {"title": "string"}, "relationships": {"items": {"destination": "Item", "inverse": "list", "toMany": true, "ordered": true}}}}}
+        """)
+
+    /// The unordered side of a relationship whose other side is ordered is set through
+    /// that side, so the order survives whichever entity mapping runs first.
+    @Test func orderedRelationshipsKeepTheirOrder() throws {
+        let inference = MappingInference(from: Self.lists1, to: Self.lists2)
+        #expect(inference.mapping.entityMappings.map(\.name) == ["IEM_Transform_Item", "IEM_Transform_Label", "IEM_Transform_List"])
+        #expect(inference.mapping.entityMappings.map { $0.relationshipMappings.map { "\($0.name): \($0.valueExpression == nil ? "null" : "lookup")" } } == [
+            ["list: null", "labels: lookup"], ["items: null"], ["items: lookup"],
+        ])
+        let file = try #require(inference.mappingFile())
+        #expect(file["entityMappings"]?.arrayValue?[0]["relationshipMappings"]?["list"] == [
+            "comment": "set through its inverse, List.items, whose mapping keeps that relationship's order", "valueExpression": .null,
+        ])
+        #expect(try MappingModel(json: file) == inference.mapping)
+
+        let directory = try TemporaryDirectory()
+        let path = directory.path("Lists.sqlite")
+        try seededStore(at: path, model: Self.lists1, seed: """
+            {"Label": [{"$id": "x", "name": "x"}, {"$id": "y", "name": "y"}],
+             "Item": [{"$id": "a", "name": "a", "labels": [{"$ref": "y"}, {"$ref": "x"}]}, {"$id": "b", "name": "b"},
+                      {"$id": "c", "name": "c", "labels": [{"$ref": "x"}, {"$ref": "y"}]}],
+             "List": [{"items": [{"$ref": "c"}, {"$ref": "a"}, {"$ref": "b"}]}]}
+            """)
+        _ = try StoreMigrator(models: [Self.lists1, Self.lists2], mappings: []).migrate(storeAt: path)
+        let dumped = try Self.dump(path, Self.lists2, ordered: true)
+        #expect(dumped == [
+            #"Item/1 name="a" note=null list=[List/1] labels=[Label/2,Label/1]"#,
+            #"Item/2 name="b" note=null list=[List/1] labels=[]"#,
+            #"Item/3 name="c" note=null list=[List/1] labels=[Label/1,Label/2]"#,
+            #"Label/1 name="x" color=null items=[Item/1,Item/3]"#,
+            #"Label/2 name="y" color=null items=[Item/1,Item/3]"#,
+            #"List/1 title=null items=[Item/3,Item/1,Item/2]"#,
+        ])
+    }
+
     @Test func aToManyCannotBecomeAToOne() throws {
         let v1 = try Self.oneEntity("V1", #""relationships": {"tags": {"destination": "Tag", "toMany": true}}"#, others: #""Tag": {}"#)
         let v2 = try Self.oneEntity("V2", #""relationships": {"tag": {"destination": "Tag", "renamingIdentifier": "tags"}}"#, others: #""Tag": {}"#)
@@ -406,7 +456,7 @@ import Testing
 
     /// Every object of the store, one line each: attributes, then relationships as the
     /// objects they hold.
-    static func dump(_ path: String, _ model: ObjectModel) throws -> [String] {
+    static func dump(_ path: String, _ model: ObjectModel, ordered: Bool = false) throws -> [String] {
         let context = ObjectContext(store: try Store.open(at: path, model: model, mode: .readOnly))
         return try model.entities.sorted { $0.name < $1.name }.flatMap { entity in
             var request = FetchRequest(entityName: entity.name)
@@ -416,7 +466,7 @@ import Testing
                 let relationships = try model.allRelationships(of: entity).map { r in
                     let value = try object.value(forKey: r.name)
                     let targets = (value.collectionElements ?? (value.isNull ? [] : [value])).compactMap { $0.managedObject?.objectID.description }
-                    return "\(r.name)=[\(targets.sorted().joined(separator: ","))]"
+                    return "\(r.name)=[\((r.isOrdered && ordered ? targets : targets.sorted()).joined(separator: ","))]"
                 }
                 return ([object.objectID.description] + attributes + relationships).joined(separator: " ")
             }

@@ -40,6 +40,9 @@ public struct MappingInference: Sendable {
     /// Whether an entity-level problem (duplicate entity identifiers) leaves no draft worth
     /// showing.
     private var hasNoDraft = false
+    /// Why a property is mapped as it is, where that is not obvious: comments for the
+    /// mapping file, by entity mapping name and property.
+    private var notes: [String: [String: String]] = [:]
 
     /// The selector of the relationship lookup inferred mappings use.
     static let relationshipLookup = "destinationInstancesForSourceRelationshipNamed:sourceInstances:"
@@ -182,6 +185,14 @@ public struct MappingInference: Sendable {
                 }
                 continue
             }
+            if let inverse = orderedInverse(of: relationship, pairedWith: old) {
+                // Filled from this side as well, the ordered side would get its members in
+                // the order this side's instances are migrated, not in its own order.
+                entityMapping.relationshipMappings.append(PropertyMapping(name: relationship.name, valueExpression: nil))
+                notes[entityMapping.name, default: [:]][relationship.name] =
+                    "set through its inverse, \(inverse), whose mapping keeps that relationship's order"
+                continue
+            }
             let expression = "FUNCTION($manager, \"\(Self.relationshipLookup)\", \"\(old.name)\", FUNCTION($source, \"valueForKey:\", \"\(old.name)\"))"
             entityMapping.relationshipMappings.append(PropertyMapping(name: relationship.name, valueExpression: expression))
             if old.isToMany, !relationship.isToMany {
@@ -192,6 +203,23 @@ public struct MappingInference: Sendable {
                 warn(d, relationship.name, "optional in \(source.version) and required in \(destination.version), so the migration fails validation if any \(s.name) has none; map it in a mapping file if some may have none")
             }
         }
+    }
+
+    /// `Entity.inverse` when `relationship` (paired with the source's `old`) is the
+    /// unordered side of a pair whose other side is an ordered to-many that the mapping
+    /// fills from the source's inverse of `old`: then that side alone says who belongs and
+    /// in which order, and this one follows through inverse maintenance.
+    private func orderedInverse(of relationship: RelationshipDescription, pairedWith old: RelationshipDescription) -> String? {
+        guard !relationship.isOrdered, let inverseName = relationship.inverse, let target = destination.entity(named: relationship.destination),
+            let inverse = destination.allRelationships(of: target).first(where: { $0.name == inverseName }),
+            inverse.isToMany, inverse.isOrdered, !inverse.isTransient,
+            let oldInverseName = old.inverse, let oldTarget = source.entity(named: old.destination),
+            let oldInverse = source.allRelationships(of: oldTarget).first(where: { $0.name == oldInverseName }), !oldInverse.isTransient,
+            (oldInverse.renamingIdentifier ?? oldInverse.name) == (inverse.renamingIdentifier ?? inverse.name),
+            (oldTarget.renamingIdentifier ?? oldTarget.name) == (target.renamingIdentifier ?? target.name),
+            source.descendants(of: oldTarget).contains(where: { !$0.isAbstract })
+        else { return nil }
+        return "\(target.name).\(inverse.name)"
     }
 
     /// Why the lightweight rules cannot convert `old` to `new`; nil when they can.
@@ -229,15 +257,17 @@ public struct MappingInference: Sendable {
         guard case .array(var entityMappings)? = root["entityMappings"] else { return .object(root) }
         for (index, entityMapping) in mapping.entityMappings.enumerated() {
             let problems = errors.filter { $0.entityMapping == entityMapping.name }
-            guard !problems.isEmpty, case .object(var o) = entityMappings[index] else { continue }
+            let comments = (notes[entityMapping.name] ?? [:]).merging(
+                problems.compactMap { p in p.property.map { ($0, p.message) } }, uniquingKeysWith: { _, problem in problem })
+            guard !comments.isEmpty || !problems.isEmpty, case .object(var o) = entityMappings[index] else { continue }
             if let whole = problems.first(where: { $0.property == nil }) {
                 o = Self.withComment(whole.message, o)
             }
             for group in ["attributeMappings", "relationshipMappings"] {
                 guard case .object(var members)? = o[group] else { continue }
-                for problem in problems {
-                    guard let property = problem.property, let value = members[property] else { continue }
-                    members[property] = .object(["comment": .string(problem.message), "valueExpression": value])
+                for (property, comment) in comments {
+                    guard let value = members[property] else { continue }
+                    members[property] = .object(["comment": .string(comment), "valueExpression": value])
                 }
                 o[group] = .object(members)
             }
