@@ -231,6 +231,24 @@ import Testing
         #expect(guide.contains("Library1 → Library2: inferred (5 entity mappings)\n"))
     }
 
+    @Test func planAndRunPrintTheWarningsOfAnInferredStep() throws {
+        let folder = try Folder()
+        let models = try folder.folder("models", [
+            "V1.model.json": #"{"version": "V1", "entities": {"E": {"attributes": {"title": "string"}}}}"#,
+            "V2.model.json": #"{"version": "V2", "entities": {"E": {"attributes": {"title": {"type": "string", "optional": false}}}}}"#,
+            "seed.json": #"{"E": [{"title": "a"}]}"#,
+        ])
+        let store = folder.path("E.sqlite")
+        #expect(try cli.run("seed", store, "--models", models, "--version", "V1", "--seed", "\(models)/seed.json").status == 0)
+        let warning = "E.title: optional in V1 and required in V2 without a default value, so the migration fails validation if any E has no 'title'; give it a default value, or map it in a mapping file"
+        let plan = try cli.run("plan", store, "--models", models)
+        #expect(plan.stdout == "\(store) is at V1\nV1 → V2: inferred (1 entity mappings)\n  warning: \(warning)\n")
+        let run = try cli.run("run", store, "--models", models, "--no-backup")
+        #expect(run.status == 0)
+        #expect(run.stderr == "mapping-migrate: warning: inferred V1 → V2: \(warning)\n")
+        #expect(run.stdout.hasSuffix("  IEM_Transform_E: 1 read, 1 created, 0 relationships set\n"))
+    }
+
     @Test func badVersionsExitWithTwo() throws {
         let folder = try Folder()
         let models = try folder.folder("models", Self.models)
