@@ -283,6 +283,21 @@ let childVariants: [String: (Options) -> VariantResult] = [
                                                    mappingPath: "item-images/Items1_to_Items2.mapping.json") },
     "images-migrate-raw": migrateImagesRaw,
     "images-migrate-sql": migrateImagesSQL,
+    // Sources for profiling one variant by hand (docs/performance.md, "Profiling").
+    "generate-products": { options in
+        let (_, seconds) = timed {
+            generateProductsStore(options.destination!, rows: options.rowCount, model: loadModel(options.mappingsFolder, productsModelPath))
+        }
+        return VariantResult(seconds: seconds, rows: options.rowCount)
+    },
+    "generate-items": { options in
+        let (count, size) = (options.items ?? 2_000, options.size ?? 600 * 1024)
+        let (expected, seconds) = timed {
+            generateItemsStore(options.destination!, count: count, size: size,
+                               model: loadModel(options.mappingsFolder, "item-images/Items1.model.json"))
+        }
+        return VariantResult(seconds: seconds, rows: count, bytes: expected.bytes)
+    },
 ]
 
 let options = parseOptions(Array(CommandLine.arguments.dropFirst()))
