@@ -185,7 +185,14 @@ public struct MappingInference: Sendable {
                 }
                 continue
             }
-            if let inverse = orderedInverse(of: relationship, pairedWith: old) {
+            if old.isToMany, !relationship.isToMany {
+                let renamed = old.name == relationship.name ? "" : " (named '\(old.name)')"
+                errors.append(InferenceError(.toManyToToOne, entity: d.name, property: relationship.name, entityMapping: entityMapping.name, message:
+                    "it is a to-many relationship in \(source.version)\(renamed) and a to-one in \(destination.version), and an inferred mapping cannot choose which object to keep (Core Data: \"Can not map from a to-many to a to-one relationship\"); map it in a mapping file with an expression that chooses one"))
+            } else if old.isOptional, !relationship.isOptional {
+                warn(d, relationship.name, "optional in \(source.version) and required in \(destination.version), so the migration fails validation if any \(s.name) has none; map it in a mapping file if some may have none")
+            }
+            if !(old.isToMany && !relationship.isToMany), let inverse = orderedInverse(of: relationship, pairedWith: old) {
                 // Filled from this side as well, the ordered side would get its members in
                 // the order this side's instances are migrated, not in its own order.
                 entityMapping.relationshipMappings.append(PropertyMapping(name: relationship.name, valueExpression: nil))
@@ -195,13 +202,6 @@ public struct MappingInference: Sendable {
             }
             let expression = "FUNCTION($manager, \"\(Self.relationshipLookup)\", \"\(old.name)\", FUNCTION($source, \"valueForKey:\", \"\(old.name)\"))"
             entityMapping.relationshipMappings.append(PropertyMapping(name: relationship.name, valueExpression: expression))
-            if old.isToMany, !relationship.isToMany {
-                let renamed = old.name == relationship.name ? "" : " (named '\(old.name)')"
-                errors.append(InferenceError(.toManyToToOne, entity: d.name, property: relationship.name, entityMapping: entityMapping.name, message:
-                    "it is a to-many relationship in \(source.version)\(renamed) and a to-one in \(destination.version), and an inferred mapping cannot choose which object to keep (Core Data: \"Can not map from a to-many to a to-one relationship\"); map it in a mapping file with an expression that chooses one"))
-            } else if old.isOptional, !relationship.isOptional {
-                warn(d, relationship.name, "optional in \(source.version) and required in \(destination.version), so the migration fails validation if any \(s.name) has none; map it in a mapping file if some may have none")
-            }
         }
     }
 
