@@ -12,6 +12,8 @@ final class EntityBinding {
     /// The attributes' types by slot: what the hot paths read (an `AttributeDescription`
     /// is large to copy).
     let attributeTypes: [AttributeType]
+    /// What a new object's attributes start as, by slot.
+    let defaultValues: [Value?]
     let attributeSlots: [String: Int]
     let attributeColumns: [String]
     /// Slots of attributes not read with the row (binary and transformable values, read
@@ -36,6 +38,7 @@ final class EntityBinding {
         self.layout = entityLayout
         self.attributes = attributes
         attributeTypes = attributes.map(\.type)
+        defaultValues = attributes.map { $0.defaultValue ?? .null }
         attributeSlots = Dictionary(uniqueKeysWithValues: attributes.enumerated().map { ($1.name, $0) })
         attributeColumns = attributes.map { entityLayout.attributeColumns[$0.name]! }
         lazySlots = Set(attributes.indices.filter { attributes[$0].type == .binary || attributes[$0].type == .transformable })

@@ -112,11 +112,12 @@ public final class ObjectContext {
         let key = try allocatePrimaryKey(table: binding.layout.table)
         let id = ObjectID(entityName: entityName, primaryKey: key, table: binding.layout.table)
         let object = ManagedObject(objectID: id, binding: binding, context: self,
-                                   values: binding.attributes.map { $0.defaultValue ?? .null },
+                                   values: binding.defaultValues,
                                    toOne: Array(repeating: nil, count: binding.toOnes.count), version: 0)
         object.isInserted = true
+        // Pending holds it until it is saved; it joins the registry then, if anyone still
+        // has it (a weak reference costs every object a side table).
         pending[id] = object
-        register(object)
         return object
     }
 
@@ -732,17 +733,23 @@ public final class ObjectContext {
         } catch {
             throw ContextError(.sqlite, "\(error)")
         }
-        for object in pending.values {
-            if !object.isDeleted {
-                object.version += object.isInserted ? 1 : (object.changedSlots.isEmpty ? 0 : 1)
-                object.isInserted = false
-                object.changedSlots.removeAll()
-                object.positions.removeAll()  // written: the saved Z_FOK_ values say the same
-            } else {
-                registry[object.objectID] = nil
-            }
-        }
+        // The array holds the context's only reference to each saved object, so that a new
+        // object nobody else holds can be let go instead of registered.
+        var saved = Array(pending.values)
         pending.removeAll()
+        // (No local for the object: it would be a second reference.)
+        for i in saved.indices {
+            if saved[i].isDeleted {
+                registry[saved[i].objectID] = nil
+                continue
+            }
+            let wasInserted = saved[i].isInserted
+            saved[i].version += wasInserted ? 1 : (saved[i].changedSlots.isEmpty ? 0 : 1)
+            saved[i].isInserted = false
+            saved[i].changedSlots.removeAll()
+            saved[i].positions.removeAll()  // written: the saved Z_FOK_ values say the same
+            if wasInserted, !isKnownUniquelyReferenced(&saved[i]) { register(saved[i]) }
+        }
         pendingValueBytes = 0
         joinChanges.removeAll()
         joinPositions.removeAll()

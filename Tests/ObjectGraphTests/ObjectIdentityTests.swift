@@ -1,0 +1,35 @@
+import ExpressionLanguage
+import Foundation
+import Testing
+@testable import ObjectGraph
+
+/// One object per row while anyone holds it; nothing kept once nobody does.
+@Suite struct ObjectIdentityTests {
+    @Test func aSavedObjectSomeoneHoldsIsTheOneTheContextGivesBack() throws {
+        let store = try TemporaryStore("memory", model: ObjectContextTests.model)
+        let context = ObjectContext(store: store.store)
+        let book = try context.insert("Book")
+        try book.setValue("Emma", forKey: "title")
+        try context.save()
+        #expect(try context.object(with: book.objectID) === book)
+        let found = try context.fetch(FetchRequest(entityName: "Book", predicate: "title == 'Emma'"))
+        #expect(found.count == 1 && found[0] === book)
+    }
+
+    @Test func aSavedObjectNobodyHoldsIsReleased() throws {
+        let store = try TemporaryStore("memory", model: ObjectContextTests.model)
+        let context = ObjectContext(store: store.store)
+        weak var released: ManagedObject?
+        var id: ObjectID?
+        do {
+            let book = try context.insert("Book")
+            try book.setValue("Emma", forKey: "title")
+            released = book
+            id = book.objectID
+        }
+        #expect(released != nil, "pending objects are kept until saved")
+        try context.save()
+        #expect(released == nil, "a saved object nobody holds is let go")
+        #expect(try context.object(with: id!)["title"] == "Emma")
+    }
+}
