@@ -153,6 +153,19 @@ import Testing
         #expect(try Self.related(a2, "tags", "label") == ["gift", "rush"])
     }
 
+    @Test func plainCopiesAreRecognisedAndOnlyThey() throws {
+        func copied(_ text: String) throws -> String? {
+            EntityMappingRunner.copiedAttribute(try FormatExpression(parsing: text))
+        }
+        #expect(try copied("$source.name") == "name")
+        #expect(try copied("FUNCTION($source, 'valueForKey:', 'name')") == "name")
+        #expect(try copied("$source.customer.name") == nil)
+        #expect(try copied("$source.orders.@count") == nil)
+        #expect(try copied("$destination.name") == nil)
+        #expect(try copied("$source.name + 1") == nil)
+        #expect(try copied("FUNCTION($source, 'valueForKeyPath:', 'name')") == nil)
+    }
+
     // MARK: - The manager's functions and variables
 
     @Test func mappingVariablesAreBound() throws {

@@ -17,6 +17,12 @@ final class EntityMappingRunner {
     private let destinationSlot: Int
     private let propertySlot: Int
     private let attributeObjects: [Value]
+    /// Per attribute mapping: the source attribute it copies, when its expression is just
+    /// `$source.name` (or `FUNCTION($source, "valueForKey:", "name")`), read without
+    /// evaluating anything.
+    private let copiedAttributes: [AttributeKey?]
+    /// Per attribute mapping: the destination attribute.
+    private let destinationAttributes: [AttributeKey?]
     private let relationshipObjects: [Value]
     /// The source instance being worked on, for errors.
     private var currentSource: ObjectID?
@@ -39,7 +45,32 @@ final class EntityMappingRunner {
         evaluation[variable: "entityMapping"] = .object(ObjectReference(EntityMappingObject(prepared.mapping)))
         evaluation[variable: "entityPolicy"] = .object(ObjectReference(policy))
         attributeObjects = prepared.attributes.map { .object(ObjectReference(PropertyMappingObject($0.mapping))) }
+        let source = manager.sourceContext, destination = manager.destinationContext
+        copiedAttributes = prepared.attributes.map { property in
+            guard let entity = prepared.sourceEntity?.name, let name = Self.copiedAttribute(property.expression.expression) else { return nil }
+            return try? source.attributeKey(name, of: entity)
+        }
+        destinationAttributes = prepared.attributes.map { property in
+            prepared.destinationEntity.flatMap { try? destination.attributeKey(property.mapping.name, of: $0.name) }
+        }
         relationshipObjects = prepared.relationships.map { .object(ObjectReference(PropertyMappingObject($0.mapping))) }
+    }
+
+    /// The attribute an expression copies when it is nothing but `$source.name` or
+    /// `FUNCTION($source, "valueForKey:", "name")`.
+    static func copiedAttribute(_ expression: FormatExpression) -> String? {
+        switch expression.kind {
+        case .keyPath(let operand?, let path) where path.count == 1 && !path[0].hasPrefix("@") && path[0] != "self":
+            guard case .variable("source") = operand.kind else { return nil }
+            return path[0]
+        case .functionCall(let target, let selector, let arguments) where arguments.count == 1:
+            guard case .variable("source") = target.kind, ExpressionWalk.constantString(selector) == "valueForKey:",
+                let name = ExpressionWalk.constantString(arguments[0]), name != "self"
+            else { return nil }
+            return name
+        default:
+            return nil
+        }
     }
 
     // MARK: - Stages
@@ -183,10 +214,23 @@ final class EntityMappingRunner {
         }
         for (i, property) in prepared.attributes.enumerated() {
             currentProperty = property.mapping
-            evaluation[slot: propertySlot] = attributeObjects[i]
-            let value = try evaluate(property)
+            let value: Value
+            if let key = copiedAttributes[i] {
+                do {
+                    value = try source.value(for: key)
+                } catch {
+                    throw failure(.expression, "\(error)", property)
+                }
+            } else {
+                evaluation[slot: propertySlot] = attributeObjects[i]
+                value = try evaluate(property)
+            }
             do {
-                try destination.setValue(value, forKey: property.mapping.name)
+                if let key = destinationAttributes[i] {
+                    try destination.setValue(value, for: key)
+                } else {
+                    try destination.setValue(value, forKey: property.mapping.name)
+                }
             } catch {
                 throw failure(.value, "\(error)", property)
             }

@@ -390,26 +390,32 @@ public final class ObjectContext {
         return EntityBinding.read(statement, 0, as: binding.attributes[slot].type)
     }
 
+    /// Sets the attribute in `slot` of a live object, coerced to its type.
+    func setAttribute(_ value: Value, of object: ManagedObject, slot: Int) throws(ContextError) {
+        let binding = object.binding
+        do {
+            let stored = try AttributeCoercion.coerce(value, to: binding.attributeTypes[slot], name: binding.attributes[slot].name)
+            object.values[slot] = stored
+            switch stored {
+            case .data(let d): pendingValueBytes += d.count
+            case .string(let s): pendingValueBytes += s.utf8.count
+            default: break
+            }
+        } catch {
+            var e = error
+            e.object = object.objectID.description
+            throw e
+        }
+        markChanged(object, slot)
+    }
+
     func setValue(_ value: Value, of object: ManagedObject, forKey key: String) throws(ContextError) {
         let binding = object.binding
         guard !object.isDeleted else {
             throw ContextError(.noSuchObject, "the object was deleted", object: object.objectID.description, key: key)
         }
         if let slot = binding.attributeSlots[key] {
-            do {
-                let stored = try AttributeCoercion.coerce(value, to: binding.attributeTypes[slot], name: binding.attributes[slot].name)
-                object.values[slot] = stored
-                switch stored {
-                case .data(let d): pendingValueBytes += d.count
-                case .string(let s): pendingValueBytes += s.utf8.count
-                default: break
-                }
-            } catch {
-                var e = error
-                e.object = object.objectID.description
-                throw e
-            }
-            markChanged(object, slot)
+            try setAttribute(value, of: object, slot: slot)
             return
         }
         if let slot = binding.toOneSlots[key] {
