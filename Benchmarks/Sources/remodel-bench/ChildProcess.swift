@@ -6,8 +6,14 @@ import Darwin
 import Foundation
 
 // Every variant runs in a process of its own, the same binary started again with the
-// hidden `--variant` flag, so that its peak memory (max RSS, from wait4) is its own and
-// not the benchmark's, and no variant inherits another's heap or page cache in memory.
+// hidden `--variant` flag, so that its peak memory is its own and not the benchmark's, and
+// no variant inherits another's heap.
+//
+// The peak is the child's own VmHWM (/proc/self/status), read by the child when its work
+// is done, not wait4's ru_maxrss: Linux folds the high-water mark of the memory a process
+// had before exec into ru_maxrss, and a child started with posix_spawn or fork had its
+// parent's. A child of this benchmark's parent at 300 MB reports ru_maxrss 300 MB however
+// little it uses itself; VmHWM counts only what it touched after exec.
 
 /// What a variant's process reports back, through a JSON file the parent names.
 struct VariantResult: Codable {
@@ -23,12 +29,14 @@ struct VariantResult: Codable {
     var splits: [String: Double] = [:]
     /// The connection's pragmas and similar facts, for the report.
     var notes: [String: String] = [:]
+    /// The child's peak resident set size in bytes (VmHWM), filled in when it is done.
+    var peakRSS: Int? = nil
 }
 
 /// A variant's result with what the kernel says about its process.
 struct Measurement {
     var result: VariantResult
-    /// Peak resident set size of the child, in bytes.
+    /// Peak resident set size of the child after exec (VmHWM), in bytes.
     var maxRSS: Int
     /// User plus system CPU seconds of the whole child process.
     var cpuSeconds: Double
@@ -66,22 +74,36 @@ func runVariant(_ name: String, _ arguments: [String], resultFile: String) -> Me
     else { die("variant \(name) wrote no result to \(resultFile)") }
     try? FileManager.default.removeItem(atPath: resultFile)
     #if os(Linux)
-    let maxRSS = Int(usage.ru_maxrss) * 1024  // kilobytes on Linux
+    let waitRSS = Int(usage.ru_maxrss) * 1024  // kilobytes on Linux, and at least the parent's (see above)
     #else
-    let maxRSS = Int(usage.ru_maxrss)  // bytes on macOS
+    let waitRSS = Int(usage.ru_maxrss)  // bytes on macOS
     #endif
+    let maxRSS = result.peakRSS ?? waitRSS
     let cpu = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
         + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
     return Measurement(result: result, maxRSS: maxRSS, cpuSeconds: cpu)
 }
 
-/// In the child: writes the result where the parent looks for it.
+/// In the child: writes the result, with the process's peak memory, where the parent
+/// looks for it.
 func writeResult(_ result: VariantResult, to path: String) {
+    var result = result
+    result.peakRSS = peakResidentSetSize()
     do {
         try JSONEncoder().encode(result).write(to: URL(fileURLWithPath: path))
     } catch {
         die("cannot write the result to \(path): \(error)")
     }
+}
+
+/// This process's peak resident set size since exec, in bytes: VmHWM in /proc/self/status.
+func peakResidentSetSize() -> Int? {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+    for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+        let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+        if fields.count >= 2, let kilobytes = Int(fields[1]) { return kilobytes * 1024 }
+    }
+    return nil
 }
 
 /// Times `body` with the monotonic clock.
