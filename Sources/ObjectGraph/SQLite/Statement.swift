@@ -59,9 +59,25 @@ public final class Statement {
     }
 
     public func bind(_ value: String, at index: Int32) throws(SQLiteError) {
+        // The string's own UTF-8 bytes with their length: no NUL-terminated copy (which
+        // the implicit String-to-pointer conversion makes), and NULs inside survive.
         // SQLITE_TRANSIENT: SQLite copies the bytes, which live only for this call.
-        try check(sqlite3_bind_text(handle, index, value, -1, Statement.transient))
+        var value = value
+        let rc = value.withUTF8 { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { text in
+                // A NULL pointer would bind NULL, so "" gets a pointer of its own.
+                sqlite3_bind_text(handle, index, text.baseAddress ?? Statement.emptyText, Int32(text.count), Statement.transient)
+            }
+        }
+        try check(rc)
     }
+
+    // Never written after it is made: one NUL byte.
+    nonisolated(unsafe) private static let emptyText: UnsafePointer<CChar> = {
+        let pointer = UnsafeMutablePointer<CChar>.allocate(capacity: 1)
+        pointer.initialize(to: 0)
+        return UnsafePointer(pointer)
+    }()
 
     public func bind(_ value: Data, at index: Int32) throws(SQLiteError) {
         let rc = value.withUnsafeBytes { bytes in
