@@ -24,6 +24,8 @@ final class EntityMappingRunner {
     /// Per attribute mapping: the destination attribute.
     private let destinationAttributes: [AttributeKey?]
     private let relationshipObjects: [Value]
+    /// The default policy's fast path, when it applies (see ``createRow(for:with:)``).
+    private let rows: RowInserter?
     /// The source instance being worked on, for errors.
     private var currentSource: ObjectID?
 
@@ -54,6 +56,14 @@ final class EntityMappingRunner {
             prepared.destinationEntity.flatMap { try? destination.attributeKey(property.mapping.name, of: $0.name) }
         }
         relationshipObjects = prepared.relationships.map { .object(ObjectReference(PropertyMappingObject($0.mapping))) }
+        let readsDestination = prepared.attributes.contains { $0.expression.expression.variableNames.contains("destination") }
+        if policy is DefaultMigrationPolicy, !readsDestination, let entity = prepared.destinationEntity,
+            !destinationAttributes.contains(where: { $0 == nil })
+        {
+            rows = try? destination.makeRowInserter(for: entity.name)
+        } else {
+            rows = nil
+        }
     }
 
     /// The attribute an expression copies when it is nothing but `$source.name` or
@@ -161,10 +171,53 @@ final class EntityMappingRunner {
     private func createDestinationInstances(for source: ManagedObject) throws(MigrationError) {
         currentSource = source.objectID
         report.sourceInstances += 1
-        try hook("createDestinationInstances") {
-            try policy.createDestinationInstances(forSource: source, in: mapping, manager: manager)
+        if let rows {
+            try createRow(for: source, with: rows)
+            try manager.checkCancelled()
+        } else {
+            try hook("createDestinationInstances") {
+                try policy.createDestinationInstances(forSource: source, in: mapping, manager: manager)
+            }
         }
         try manager.saveIfNeeded()
+    }
+
+    /// The default policy's stage 1 without a destination object: the attribute values
+    /// are written straight into a new row. Only where nothing can tell the difference:
+    /// the mapping's policy is the default one and no attribute mapping reads
+    /// `$destination`.
+    private func createRow(for source: ManagedObject, with inserter: RowInserter) throws(MigrationError) {
+        evaluation[slot: sourceSlot] = .object(ObjectReference(source))
+        defer {
+            currentProperty = nil
+            evaluation[slot: sourceSlot] = nil
+        }
+        for (i, property) in prepared.attributes.enumerated() {
+            currentProperty = property.mapping
+            let value: Value
+            if let key = copiedAttributes[i] {
+                do {
+                    value = try source.value(for: key)
+                } catch {
+                    throw failure(.expression, "\(error)", property)
+                }
+            } else {
+                evaluation[slot: propertySlot] = attributeObjects[i]
+                value = try evaluate(property)
+            }
+            do {
+                try inserter.set(value, for: destinationAttributes[i]!)
+            } catch {
+                throw failure(.value, error.message, property)
+            }
+        }
+        let id: ObjectID
+        do {
+            id = try inserter.insert()
+        } catch {
+            throw MigrationError(.destinationStore, "cannot write a \(inserter.entityName): \(error)")
+        }
+        manager.associate(source, id, runner: self)
     }
 
     /// Stage 2: one `createRelationships` per associated destination instance, then end.
@@ -232,7 +285,8 @@ final class EntityMappingRunner {
                     try destination.setValue(value, forKey: property.mapping.name)
                 }
             } catch {
-                throw failure(.value, "\(error)", property)
+                // The error already names the entity mapping, the source and the property.
+                throw failure(.value, (error as? ContextError)?.message ?? "\(error)", property)
             }
         }
         try manager.associate(sourceInstance: source, withDestinationInstance: destination, for: mapping)

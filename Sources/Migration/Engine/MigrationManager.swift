@@ -248,7 +248,9 @@ public final class MigrationManager: KeyValueCoding {
     /// Saves the destination context if a chunk's worth of objects is waiting.
     func saveIfNeeded() throws(MigrationError) {
         let context = destinationContext
-        if context.pendingObjectCount >= options.chunkSize || context.pendingValueBytes >= options.chunkBytes { try save() }
+        if context.pendingObjectCount + context.rowsWritten >= options.chunkSize || context.pendingValueBytes >= options.chunkBytes {
+            try save()
+        }
     }
 
     func save() throws(MigrationError) {
@@ -284,6 +286,14 @@ public final class MigrationManager: KeyValueCoding {
                                  entityMapping: mapping.name)
         }
         associations[runner.index].associate(source: (s, source.objectID.primaryKey), destination: (d, destination.objectID.primaryKey))
+        runner.report.destinationInstances += 1
+    }
+
+    /// Records an association for a destination written as a row (the default policy's
+    /// fast path), by its ID.
+    func associate(_ source: ManagedObject, _ destination: ObjectID, runner: EntityMappingRunner) {
+        guard let s = sourceEntityIndex[source.entity.name], let d = destinationEntityIndex[destination.entityName] else { return }
+        associations[runner.index].associate(source: (s, source.objectID.primaryKey), destination: (d, destination.primaryKey))
         runner.report.destinationInstances += 1
     }
 

@@ -70,6 +70,10 @@ public final class ObjectContext {
     /// caller saving in chunks watches.
     public var pendingObjectCount: Int { pending.count }
 
+    /// Rows written by row inserters and not committed yet (see ``RowInserter``).
+    public private(set) var rowsWritten = 0
+    private var highestRowKey: [String: Int64] = [:]
+
     /// About how many bytes of strings and data were set since the last save: with
     /// ``pendingObjectCount``, what a caller saving in chunks of bounded memory watches.
     public private(set) var pendingValueBytes = 0
@@ -119,6 +123,57 @@ public final class ObjectContext {
         // has it (a weak reference costs every object a side table).
         pending[id] = object
         return object
+    }
+
+    /// Allocates a key for a row a ``RowInserter`` writes now, opening the transaction
+    /// that the next save commits.
+    func beginRow(table: String) throws(ContextError) -> Int64 {
+        let key = try allocatePrimaryKey(table: table)
+        if !database.isInTransaction {
+            do {
+                try database.execute("BEGIN IMMEDIATE")
+            } catch {
+                throw ContextError(error)
+            }
+        }
+        rowsWritten += 1
+        highestRowKey[table] = max(highestRowKey[table] ?? 0, key)
+        return key
+    }
+
+    /// Commits the rows written by row inserters since the last save.
+    private func commitRows() throws(ContextError) {
+        guard rowsWritten > 0 else { return }
+        do {
+            for (table, key) in highestRowKey {
+                try updatePrimaryKeyCounter(table: table, to: key)
+            }
+            try database.execute("COMMIT")
+        } catch {
+            throw ContextError(error)
+        }
+        rowsWritten = 0
+        highestRowKey.removeAll()
+    }
+
+    private func updatePrimaryKeyCounter(table: String, to key: Int64) throws(SQLiteError) {
+        let roots = bindings.values.filter { $0.layout.table == table && $0.entity.parent == nil }
+        for root in roots {
+            let statement = try self.rawStatement("UPDATE Z_PRIMARYKEY SET Z_MAX = max(Z_MAX, ?) WHERE Z_ENT = ?")
+            try statement.bind(key, at: 1)
+            try statement.bind(Int64(root.layout.number), at: 2)
+            try statement.run()
+        }
+    }
+
+    private func rawStatement(_ sql: String) throws(SQLiteError) -> Statement {
+        if let cached = statements[sql] {
+            cached.reset()
+            return cached
+        }
+        let statement = try database.prepare(sql)
+        statements[sql] = statement
+        return statement
     }
 
     private func allocatePrimaryKey(table: String) throws(ContextError) -> Int64 {
@@ -696,6 +751,7 @@ public final class ObjectContext {
     /// Writes every change in one transaction. On failure nothing is written and the
     /// changes stay in the context. Saved objects that nobody else holds are released.
     public func save() throws(ContextError) {
+        try commitRows()
         guard hasChanges else { return }
         if validatesOnSave { try validatePending() }
         try assignAppendedPositions()
