@@ -32,7 +32,7 @@ public final class ObjectContext {
     private var registrationsSincePrune = 0
     /// Inserted, changed and deleted objects, held until saved.
     var pending: [ObjectID: ManagedObject] = [:]
-    private var nextPrimaryKey: [String: Int64] = [:]
+    private var keyCounters: [String: KeyCounter] = [:]
     /// Join-table rows to insert (true) or delete (false) at the next save.
     var joinChanges: [JoinRow: Bool] = [:]
     /// Positions to write into join rows' `Z_FOK_` columns at the next save, by row and
@@ -72,7 +72,6 @@ public final class ObjectContext {
 
     /// Rows written by row inserters and not committed yet (see ``RowInserter``).
     public private(set) var rowsWritten = 0
-    private var highestRowKey: [String: Int64] = [:]
 
     /// About how many bytes of strings and data were set since the last save: with
     /// ``pendingObjectCount``, what a caller saving in chunks of bounded memory watches.
@@ -127,17 +126,18 @@ public final class ObjectContext {
 
     /// Allocates a key for a row a ``RowInserter`` writes now, opening the transaction
     /// that the next save commits.
-    func beginRow(table: String) throws(ContextError) -> Int64 {
-        let key = try allocatePrimaryKey(table: table)
-        if !database.isInTransaction {
+    func beginRow(_ counter: KeyCounter) throws(ContextError) -> Int64 {
+        if rowsWritten == 0, !database.isInTransaction {
             do {
                 try database.execute("BEGIN IMMEDIATE")
             } catch {
                 throw ContextError(error)
             }
         }
+        let key = counter.next
+        counter.next += 1
+        counter.highestRow = key
         rowsWritten += 1
-        highestRowKey[table] = max(highestRowKey[table] ?? 0, key)
         return key
     }
 
@@ -145,15 +145,15 @@ public final class ObjectContext {
     private func commitRows() throws(ContextError) {
         guard rowsWritten > 0 else { return }
         do {
-            for (table, key) in highestRowKey {
-                try updatePrimaryKeyCounter(table: table, to: key)
+            for (table, counter) in keyCounters where counter.highestRow > 0 {
+                try updatePrimaryKeyCounter(table: table, to: counter.highestRow)
+                counter.highestRow = 0
             }
             try database.execute("COMMIT")
         } catch {
             throw ContextError(error)
         }
         rowsWritten = 0
-        highestRowKey.removeAll()
     }
 
     private func updatePrimaryKeyCounter(table: String, to key: Int64) throws(SQLiteError) {
@@ -176,22 +176,34 @@ public final class ObjectContext {
         return statement
     }
 
-    private func allocatePrimaryKey(table: String) throws(ContextError) -> Int64 {
-        if let next = nextPrimaryKey[table] {
-            nextPrimaryKey[table] = next + 1
-            return next
-        }
+    /// The next primary key of each table, found once from the table and Z_PRIMARYKEY.
+    final class KeyCounter {
+        var next: Int64
+        /// The highest key written by row inserters since the last save.
+        var highestRow: Int64 = 0
+        init(next: Int64) { self.next = next }
+    }
+
+    func keyCounter(table: String) throws(ContextError) -> KeyCounter {
+        if let counter = keyCounters[table] { return counter }
         let numbers = bindings.values.filter { $0.layout.table == table }.map { String($0.layout.number) }
         do {
             let fromTable = try database.scalar("SELECT max(Z_PK) FROM \(table)")
             let fromCounter = try database.scalar("SELECT max(Z_MAX) FROM Z_PRIMARYKEY WHERE Z_ENT IN (\(numbers.joined(separator: ",")))")
             var highest: Int64 = 0
             for value in [fromTable, fromCounter] { if case .integer(let i)? = value { highest = max(highest, i) } }
-            nextPrimaryKey[table] = highest + 2
-            return highest + 1
+            let counter = KeyCounter(next: highest + 1)
+            keyCounters[table] = counter
+            return counter
         } catch {
             throw ContextError(error)
         }
+    }
+
+    private func allocatePrimaryKey(table: String) throws(ContextError) -> Int64 {
+        let counter = try keyCounter(table: table)
+        defer { counter.next += 1 }
+        return counter.next
     }
 
     // MARK: - Registering and loading

@@ -23,6 +23,7 @@ public final class RowInserter {
     unowned let context: ObjectContext
     private var values: [Value]
     private let statement: Statement
+    private let keys: ObjectContext.KeyCounter
 
     init(context: ObjectContext, binding: EntityBinding) throws(ContextError) {
         self.context = context
@@ -41,6 +42,7 @@ public final class RowInserter {
         } catch {
             throw ContextError(error)
         }
+        keys = try context.keyCounter(table: binding.layout.table)
     }
 
     /// Sets an attribute of the next row, coerced to its type.
@@ -54,7 +56,7 @@ public final class RowInserter {
     /// Writes the row and returns its ID; the next row starts from the defaults again.
     @discardableResult
     public func insert() throws(ContextError) -> ObjectID {
-        let key = try context.beginRow(table: binding.layout.table)
+        let key = try context.beginRow(keys)
         statement.reset()
         do {
             try statement.bind(key, at: 1)
