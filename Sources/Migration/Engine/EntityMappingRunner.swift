@@ -193,18 +193,7 @@ final class EntityMappingRunner {
             evaluation[slot: sourceSlot] = nil
         }
         for (i, property) in prepared.attributes.enumerated() {
-            currentProperty = property.mapping
-            let value: Value
-            if let key = copiedAttributes[i] {
-                do {
-                    value = try source.value(for: key)
-                } catch {
-                    throw failure(.expression, "\(error)", property)
-                }
-            } else {
-                evaluation[slot: propertySlot] = attributeObjects[i]
-                value = try evaluate(property)
-            }
+            let value = try attributeValue(i, property, of: source)
             do {
                 try inserter.set(value, for: destinationAttributes[i]!)
             } catch {
@@ -266,18 +255,7 @@ final class EntityMappingRunner {
             evaluation[slot: destinationSlot] = nil
         }
         for (i, property) in prepared.attributes.enumerated() {
-            currentProperty = property.mapping
-            let value: Value
-            if let key = copiedAttributes[i] {
-                do {
-                    value = try source.value(for: key)
-                } catch {
-                    throw failure(.expression, "\(error)", property)
-                }
-            } else {
-                evaluation[slot: propertySlot] = attributeObjects[i]
-                value = try evaluate(property)
-            }
+            let value = try attributeValue(i, property, of: source)
             do {
                 if let key = destinationAttributes[i] {
                     try destination.setValue(value, for: key)
@@ -322,6 +300,21 @@ final class EntityMappingRunner {
             let value = try evaluate(property)
             try setRelationship(value, property, on: destination)
         }
+    }
+
+    /// The value of the `i`th attribute mapping for `source` (bound as `$source`): read
+    /// directly when the mapping is a plain copy, else evaluated.
+    private func attributeValue(_ i: Int, _ property: PreparedProperty, of source: ManagedObject) throws(MigrationError) -> Value {
+        currentProperty = property.mapping
+        if let key = copiedAttributes[i] {
+            do {
+                return try source.value(for: key)
+            } catch {
+                throw failure(.expression, "\(error)", property)
+            }
+        }
+        evaluation[slot: propertySlot] = attributeObjects[i]
+        return try evaluate(property)
     }
 
     private func evaluate(_ property: PreparedProperty) throws(MigrationError) -> Value {

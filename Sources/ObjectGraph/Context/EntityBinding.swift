@@ -29,6 +29,9 @@ final class EntityBinding {
     /// ObjectContext.makeObject); nil until first needed. A binding belongs to one
     /// context, used from one thread.
     var rowIndexes: [Int32]? = nil
+    /// The INSERT of a whole row: Z_PK, Z_ENT, Z_OPT, the attributes in slot order, then
+    /// each to-one's key, entity and order columns.
+    let insertSQL: String
     init(entity: EntityDescription, model: ObjectModel, layout: StoreLayout) {
         let entityLayout = layout.entities[entity.name]!
         let attributes = model.allAttributes(of: entity).filter { !$0.isTransient }
@@ -46,6 +49,13 @@ final class EntityBinding {
         toOneSlots = Dictionary(uniqueKeysWithValues: toOnes.enumerated().map { ($1.name, $0) })
         toOneColumns = toOnes.map { entityLayout.toOneColumns[$0.name]! }
         toManys = Dictionary(uniqueKeysWithValues: relationships.filter(\.isToMany).map { ($0.name, $0) })
+        var columns = ["Z_PK", "Z_ENT", "Z_OPT"] + attributeColumns
+        for c in toOneColumns {
+            columns.append(c.key)
+            if let e = c.entity { columns.append(e) }
+            if let o = c.order { columns.append(o) }
+        }
+        insertSQL = "INSERT INTO \(entityLayout.table) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
     }
 
     /// Reads an attribute's value from a column, as its type stores it.

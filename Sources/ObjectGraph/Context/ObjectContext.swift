@@ -855,14 +855,7 @@ public final class ObjectContext {
             cached.reset()
             statement = cached
         } else {
-            var columns = ["Z_PK", "Z_ENT", "Z_OPT"] + binding.attributeColumns
-            for c in binding.toOneColumns {
-                columns.append(c.key)
-                if let e = c.entity { columns.append(e) }
-                if let o = c.order { columns.append(o) }
-            }
-            let sql = "INSERT INTO \(binding.layout.table) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
-            statement = try self.statement(sql)
+            statement = try self.statement(binding.insertSQL)
             insertStatements[binding.entity.name] = statement
         }
         try statement.bind(object.objectID.primaryKey, at: 1)

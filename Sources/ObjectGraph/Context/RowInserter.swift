@@ -30,15 +30,8 @@ public final class RowInserter {
         self.binding = binding
         entityName = binding.entity.name
         values = binding.defaultValues.map { $0 ?? .null }
-        var columns = ["Z_PK", "Z_ENT", "Z_OPT"] + binding.attributeColumns
-        for c in binding.toOneColumns {
-            columns.append(c.key)
-            if let e = c.entity { columns.append(e) }
-            if let o = c.order { columns.append(o) }
-        }
-        let sql = "INSERT INTO \(binding.layout.table) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
         do {
-            statement = try context.database.prepare(sql)
+            statement = try context.database.prepare(binding.insertSQL)
         } catch {
             throw ContextError(error)
         }
