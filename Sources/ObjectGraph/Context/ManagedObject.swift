@@ -51,6 +51,8 @@ public final class ManagedObject: KeyValueCoding {
     /// ``ExpressionError`` of kind `unknownKey` that lists the keys it has, so that key paths
     /// in expressions (`$source.titel`) say what to write instead.
     public func value(forKey key: String) throws -> Value {
+        // An attribute already read needs nothing of the context.
+        if let slot = binding.attributeSlots[key], let value = values[slot], context != nil { return value }
         let context = try attachedContext()
         let failure: ContextError
         do {

@@ -367,10 +367,12 @@ public final class ObjectContext {
 
     func nextScanned(_ statement: Statement, _ plan: FetchPlan, register: Bool) throws(ContextError) -> ManagedObject? {
         let key = statement.int64(at: 0)
-        let probe = ObjectID(entityName: plan.entityName, primaryKey: key, table: plan.table)
-        if pending[probe] != nil { return nil }
+        // Cursors over a context that holds nothing (a migration's source) skip the lookups.
+        let known = pending.isEmpty && registry.isEmpty
+            ? nil : ObjectID(entityName: plan.entityName, primaryKey: key, table: plan.table)
+        if let known, pending[known] != nil { return nil }
         let object: ManagedObject
-        if let existing = registry[probe]?.object {
+        if let known, let existing = registry[known]?.object {
             object = existing
         } else {
             object = try makeObject(statement, plan.reader)
