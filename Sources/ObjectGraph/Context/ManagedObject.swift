@@ -52,7 +52,7 @@ public final class ManagedObject: KeyValueCoding {
     /// in expressions (`$source.titel`) say what to write instead.
     public func value(forKey key: String) throws -> Value {
         // An attribute already read needs nothing of the context.
-        if let slot = binding.attributeSlots[key], let value = values[slot], context != nil { return value }
+        if let slot = binding.slot(ofAttribute: key), let value = values[slot], context != nil { return value }
         let context = try attachedContext()
         let failure: ContextError
         do {

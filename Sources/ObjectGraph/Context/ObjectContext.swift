@@ -425,7 +425,7 @@ public final class ObjectContext {
 
     func value(of object: ManagedObject, forKey key: String) throws(ContextError) -> Value {
         let binding = object.binding
-        if let slot = binding.attributeSlots[key] {
+        if let slot = binding.slot(ofAttribute: key) {
             if let value = object.values[slot] { return value }
             let value = try loadLazy(object, slot)
             object.values[slot] = value
@@ -483,7 +483,7 @@ public final class ObjectContext {
         guard !object.isDeleted else {
             throw ContextError(.noSuchObject, "the object was deleted", object: object.objectID.description, key: key)
         }
-        if let slot = binding.attributeSlots[key] {
+        if let slot = binding.slot(ofAttribute: key) {
             try setAttribute(value, of: object, slot: slot)
             return
         }
