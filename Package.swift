@@ -7,6 +7,8 @@ let package = Package(
     products: [
         .library(name: "Remodel", targets: ["Remodel"]),
         .library(name: "ExpressionLanguage", targets: ["ExpressionLanguage"]),
+        // For test targets: migrated copies of fixture stores (docs/testing-migrations.md).
+        .library(name: "RemodelTesting", targets: ["RemodelTesting"]),
         .executable(name: "mapping-eval", targets: ["mapping-eval"]),
         .executable(name: "mapping-migrate", targets: ["mapping-migrate"]),
     ],
@@ -53,6 +55,8 @@ let package = Package(
             dependencies: ["ObjectGraph", "ExpressionLanguage", .product(name: "OrderedCollections", package: "swift-collections")]
         ),
         .target(name: "Remodel", dependencies: ["ExpressionLanguage", "ObjectGraph", "Migration"]),
+        // What users' test suites link, and their apps do not (docs/architecture.md).
+        .target(name: "RemodelTesting", dependencies: ["Remodel"]),
 
         // The logic behind the command-line tools, kept out of the thin executables so
         // that it can be tested as a library too.
@@ -87,7 +91,7 @@ let package = Package(
         .testTarget(name: "ObjectGraphTests", dependencies: ["ObjectGraph"]),
         .testTarget(
             name: "MigrationTests",
-            dependencies: ["Migration", "BookMigrationPolicies", "PersonNamePolicies", "book-migration"],
+            dependencies: ["Migration", "RemodelTesting", "BookMigrationPolicies", "PersonNamePolicies", "book-migration"],
             // Broken mapping files the checking tests read by path.
             exclude: ["Fixtures"]
         ),

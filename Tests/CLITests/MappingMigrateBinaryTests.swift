@@ -96,7 +96,7 @@ import Testing
     }
 
     /// The examples' fixture stores are what their seed files describe.
-    @Test(arguments: [("product-price", "Products1"), ("person-name", "People1")])
+    @Test(arguments: [("product-price", "Products1"), ("person-name", "People1"), ("notes-chain", "Notes1")])
     func fixtureStoresMatchTheirSeeds(example: String, version: String) throws {
         let folder = Self.root.appendingPathComponent("mappings/\(example)")
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("seed-\(UUID())")

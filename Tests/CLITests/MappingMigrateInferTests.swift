@@ -109,7 +109,9 @@ import Testing
         #expect(try cli.run("seed", store, "--models", models, "--version", "Library1", "--seed", "\(models)/Library1.seed.json").status == 0)
         try FileManager.default.copyItem(atPath: store, toPath: other)
         let plan = try cli.run("plan", store, "--models", models)
-        #expect(plan.stdout == "\(store) is at Library1\nLibrary1 → Library2: inferred (5 entity mappings)\n")
+        #expect(plan.stdout == "\(store) is at Library1\nLibrary1 → Library2: inferred (5 entity mappings)\n"
+            + "  note: does not carry over Book.obsolete, Shelf (the whole entity): nothing in Library2 has their name or renaming identifier; "
+            + "if the data must be kept, give what replaces them the old name as renaming identifier, or write a mapping file for the step\n")
         let run = try cli.run("run", store, "--models", models, "--no-backup")
         #expect(run.status == 0, "\(run.stderr)")
 
@@ -243,10 +245,10 @@ import Testing
         let warning = "E.title: optional in V1 and required in V2 without a default value, so the migration fails validation if any E has no 'title'; give it a default value, or map it in a mapping file"
         let plan = try cli.run("plan", store, "--models", models)
         #expect(plan.stdout == "\(store) is at V1\nV1 → V2: inferred (1 entity mappings)\n  warning: \(warning)\n")
-        let run = try cli.run("run", store, "--models", models, "--no-backup")
+        let run = try cli.run("run", store, "--models", models, "--no-backup", "--quiet")
         #expect(run.status == 0)
         #expect(run.stderr == "mapping-migrate: warning: inferred V1 → V2: \(warning)\n")
-        #expect(run.stdout.hasSuffix("  IEM_Transform_E: 1 read, 1 created, 0 relationships set\n"))
+        #expect(run.stdout.contains("\n  IEM_Transform_E: 1 read, 1 created, 0 relationships set\ndone: \(store) is at V2 after 1 step ("))
     }
 
     @Test func badVersionsExitWithTwo() throws {

@@ -19,6 +19,16 @@ public struct MigrationProgress: Sendable, Hashable {
     public var totalRows: Int?
     /// Rows per second in the current entity mapping and stage.
     public var rowsPerSecond: Double
+
+    /// A report, for tests of progress handlers (the engine makes the real ones).
+    public init(fraction: Double, stage: Stage, entityMapping: String, rows: Int, totalRows: Int?, rowsPerSecond: Double) {
+        self.fraction = fraction
+        self.stage = stage
+        self.entityMapping = entityMapping
+        self.rows = rows
+        self.totalRows = totalRows
+        self.rowsPerSecond = rowsPerSecond
+    }
 }
 
 /// What a run did, per entity mapping.

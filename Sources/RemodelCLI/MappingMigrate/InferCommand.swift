@@ -4,19 +4,31 @@ import Remodel
 
 /// `infer`: the mapping Core Data would infer between two versions, as a mapping file.
 struct InferCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "infer",
-        abstract: "Print the mapping Core Data would infer between two versions, as a mapping file.",
-        discussion: """
-            The mapping follows Core Data's lightweight-migration rules (docs/engine.md, \
-            "Inferred mappings"): entities and properties are paired by renaming \
-            identifier, numbers and booleans are converted, relationships re-linked. It \
-            is what `run` uses for a step that no mapping file maps; saved into the \
-            mappings folder, it runs the same, and it can be edited. What cannot be \
-            inferred is an error (exit status 2); with --draft the mapping is printed \
-            anyway, with a comment at each part left to finish. Warnings go to standard \
-            error.
-            """)
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            commandName: "infer",
+            abstract: "Print the mapping Core Data would infer between two versions, as a mapping file.",
+            discussion: """
+                The mapping follows Core Data's lightweight-migration rules (docs/engine.md, \
+                "Inferred mappings"): entities and properties are paired by renaming \
+                identifier, numbers and booleans are converted, relationships re-linked. It \
+                is what `run` uses for a step that no mapping file maps; saved into the \
+                mappings folder, it runs the same, and it can be edited. What cannot be \
+                inferred is an error (exit status 2); with --draft the mapping is printed \
+                anyway, with a comment at each part left to finish. Warnings go to standard \
+                error.
+
+                Example, from the repository's root: the notes-chain example's first step \
+                renames Note.body to text (its renaming identifier is "body"), and the \
+                inferred mapping reads the old name; then the whole mapping is written to a \
+                file to start editing from:
+                  $ cd mappings/notes-chain
+                  $ \(MigrateEnvironment.current.commandName) infer --models Notes.xcdatamodeld --from Notes1 | grep body
+                          "text": "FUNCTION($source, \\"valueForKey:\\", \\"body\\")",
+                  $ \(MigrateEnvironment.current.commandName) infer --models Notes.xcdatamodeld --from Notes1 \\
+                      --output /tmp/Notes1_to_Notes2.mapping.json
+                """)
+    }
 
     @OptionGroup var models: ModelOptions
 

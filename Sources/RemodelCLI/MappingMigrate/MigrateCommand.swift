@@ -40,11 +40,15 @@ public struct MigrateCommand: ParsableCommand {
                 it in the store's place only when it is complete; the store before the \
                 step is kept as STORE.<version>.bak unless --no-backup is given.
 
-                Try it on the bundled example:
-                  $ cp mappings/product-price/Products1.sqlite /tmp/Products.sqlite
-                  $ \(MigrateEnvironment.current.commandName) check --models mappings/product-price
-                  $ \(MigrateEnvironment.current.commandName) plan /tmp/Products.sqlite --models mappings/product-price
-                  $ \(MigrateEnvironment.current.commandName) run /tmp/Products.sqlite --models mappings/product-price
+                Try it on the bundled notes-chain example, from the repository's root:
+                  $ cd mappings/notes-chain
+                  $ cp Notes1.sqlite /tmp/Notes.sqlite
+                  $ \(MigrateEnvironment.current.commandName) check --models Notes.xcdatamodeld
+                  $ \(MigrateEnvironment.current.commandName) plan /tmp/Notes.sqlite --models Notes.xcdatamodeld
+                  $ \(MigrateEnvironment.current.commandName) run /tmp/Notes.sqlite --models Notes.xcdatamodeld --dry-run
+                  $ \(MigrateEnvironment.current.commandName) run /tmp/Notes.sqlite --models Notes.xcdatamodeld
+                Each subcommand's --help has an example of its own. docs/migration-guide.md \
+                goes from an Xcode project to migrations in CI.
 
                 Exit status: 0 success, 1 the migration failed (the store is as it was, or \
                 at the last completed version), 2 bad input (usage, model or mapping \
@@ -106,19 +110,20 @@ struct ModelOptions: ParsableArguments {
     }
 
     func loadMappings(models: URL) throws -> [MappingModel] {
-        let folder: URL
-        if let path = mappings ?? MigrateEnvironment.current.defaultMappings {
-            folder = URL(fileURLWithPath: path)
-        } else {
-            var isDirectory: ObjCBool = false
-            FileManager.default.fileExists(atPath: models.path, isDirectory: &isDirectory)
-            folder = isDirectory.boolValue && models.pathExtension != "xcdatamodeld" ? models : models.deletingLastPathComponent()
-        }
+        let folder = (mappings ?? MigrateEnvironment.current.defaultMappings).map { URL(fileURLWithPath: $0) }
+            ?? StoreMigrator.defaultMappingsFolder(forModels: models)
         do {
             return try MappingModel.loadAll(in: folder)
         } catch {
             throw MigrateFailure.badInput(error.rendered())
         }
+    }
+
+    /// The version `run` and `plan` go to without `--to`: an `.xcdatamodeld`'s current
+    /// version, else the newest.
+    func defaultTarget(among versions: [ObjectModel]) throws -> String? {
+        let current = StoreMigrator.currentVersion(ofModelsAt: try modelsURL())
+        return versions.contains { $0.version == current } ? current : nil
     }
 
     func migrator(options: MigrationOptions = MigrationOptions()) throws -> StoreMigrator {

@@ -2,72 +2,25 @@ import ArgumentParser
 import Foundation
 import Remodel
 
-struct RunCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "run",
-        abstract: "Migrate a store to a later model version (default: the newest).",
-        discussion: """
-            The store's version is detected (Remodel's stores by their version hashes, \
-            Apple's by their schema) unless --from names it. Each step runs as its own \
-            migration; if one fails, the store stays at the last completed version and \
-            the failure names the entity mapping, the source row (Z_PK), the property and \
-            its expression.
-            """)
-
-    @Argument(help: ArgumentHelp("The store to migrate (a Core Data SQLite file).", valueName: "store"))
-    var store: String
-
-    @OptionGroup var models: ModelOptions
-
-    @Option(help: ArgumentHelp("The version to migrate to (default: the newest).", valueName: "version"))
-    var to: String?
-
-    @Option(help: ArgumentHelp("The store's version, when detection cannot tell.", valueName: "version"))
-    var from: String?
-
-    @Flag(help: "Do not keep the store as it was before each step.")
-    var noBackup = false
-
-    @Option(help: ArgumentHelp("Destination objects written per transaction.", valueName: "n"))
-    var chunkSize = MigrationOptions().chunkSize
-
-    func run() throws {
-        try reporting {
-            var migrator = try models.migrator(options: MigrationOptions(chunkSize: chunkSize))
-            migrator.keepsBackup = !noBackup
-            let steps = try badInput { () throws(MigrationError) in try migrator.plan(storeAt: store, from: from, to: to) }
-            guard !steps.isEmpty else {
-                print("\(store) is already at \(to ?? migrator.models.last!.version); nothing to do")
-                return
-            }
-            for step in steps {
-                for warning in step.warnings {
-                    FileHandle.standardError.write(Data("\(MigrateEnvironment.current.commandName): warning: inferred \(step.source.version) → \(step.destination.version): \(warning)\n".utf8))
-                }
-            }
-            let reports = try migrator.migrate(storeAt: store, from: from, to: to)
-            for step in reports {
-                print("\(step.source) → \(step.destination): \(String(format: "%.2f", step.report.seconds)) s")
-                for mapping in step.report.entityMappings {
-                    print("  \(mapping.name): \(mapping.sourceInstances) read, \(mapping.destinationInstances) created, \(mapping.relationshipsSet) relationships set")
-                }
-            }
-            if !noBackup, let first = reports.first {
-                print("backup of the store before the first step: \(store).\(first.source).bak")
-            }
-        }
-    }
-}
-
 struct CheckCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "check",
-        abstract: "Check model versions and mapping files; change nothing.",
-        discussion: """
-            Every problem is printed, not just the first: the file, the JSON path (with the \
-            entity mapping's name) and, inside an expression, the line and column, with the \
-            expression quoted and a caret under the offending text.
-            """)
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            commandName: "check",
+            abstract: "Check model versions and mapping files; change nothing.",
+            discussion: """
+                Every mapping file is checked against its two models and the registered \
+                policies, and every step between consecutive versions that no mapping file \
+                maps is checked through its inferred mapping. Every problem is printed, not \
+                just the first: the file, the JSON path (with the entity mapping's name) \
+                and, inside an expression, the line and column, with the expression quoted \
+                and a caret under the offending text. Exit status 2 when there are problems.
+
+                Example, from the repository's root: the notes-chain example's four versions, \
+                its mapping file and its two inferred steps, with no problems:
+                  $ cd mappings/notes-chain
+                  $ \(MigrateEnvironment.current.commandName) check --models Notes.xcdatamodeld
+                """)
+    }
 
     @OptionGroup var models: ModelOptions
 
@@ -76,8 +29,9 @@ struct CheckCommand: ParsableCommand {
             let migrator = try models.migrator()
             let errors = migrator.check()
             if !errors.isEmpty {
+                let hint = StepNotes.unregisteredPolicies(migrator.mappings).map { "\n" + $0 } ?? ""
                 throw MigrateFailure.badInput("\(errors.count) problem\(errors.count == 1 ? "" : "s") in the mapping files:\n"
-                    + errors.map { $0.rendered() }.joined(separator: "\n"))
+                    + errors.map { $0.rendered() }.joined(separator: "\n") + hint)
             }
             print("\(migrator.models.count) model versions (\(migrator.models.map(\.version).joined(separator: ", "))), \(migrator.mappings.count) mapping files: no problems")
         }
@@ -85,16 +39,32 @@ struct CheckCommand: ParsableCommand {
 }
 
 struct PlanCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "plan",
-        abstract: "Show the steps a run would take; change nothing.")
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            commandName: "plan",
+            abstract: "Show the steps a run would take; change nothing.",
+            discussion: """
+                Prints the store's version and one line per step: its mapping file, or \
+                "inferred" when no mapping file maps it, then the inferred mapping's \
+                warnings and what it does not carry over. `run --dry-run` goes further: it \
+                runs the steps into temporary files.
+
+                Example, from the repository's root:
+                  $ cd mappings/notes-chain
+                  $ \(MigrateEnvironment.current.commandName) plan Notes1.sqlite --models Notes.xcdatamodeld
+                  Notes1.sqlite is at Notes1
+                  Notes1 → Notes2: inferred (2 entity mappings)
+                  Notes2 → Notes3: ./Notes2_to_Notes3.mapping.json (2 entity mappings)
+                  Notes3 → Notes4: inferred (3 entity mappings)
+                """)
+    }
 
     @Argument(help: ArgumentHelp("The store.", valueName: "store"))
     var store: String
 
     @OptionGroup var models: ModelOptions
 
-    @Option(help: ArgumentHelp("The version to migrate to (default: the newest).", valueName: "version"))
+    @Option(help: ArgumentHelp("The version to migrate to (default: an .xcdatamodeld's current version, else the newest).", valueName: "version"))
     var to: String?
 
     @Option(help: ArgumentHelp("The store's version, when detection cannot tell.", valueName: "version"))
@@ -103,7 +73,8 @@ struct PlanCommand: ParsableCommand {
     func run() throws {
         try reporting {
             let migrator = try models.migrator()
-            let steps = try badInput { () throws(MigrationError) in try migrator.plan(storeAt: store, from: from, to: to) }
+            let target = try to ?? models.defaultTarget(among: migrator.models)
+            let steps = try badInput { () throws(MigrationError) in try migrator.plan(storeAt: store, from: from, to: target) }
             let start = try from ?? badInput { () throws(MigrationError) in try migrator.version(ofStoreAt: store).version }
             print("\(store) is at \(start)")
             if steps.isEmpty { print("nothing to do") }
@@ -111,15 +82,30 @@ struct PlanCommand: ParsableCommand {
                 let mapping = step.isInferred ? "inferred" : step.mapping.file ?? "mapping"
                 print("\(step.source.version) → \(step.destination.version): \(mapping) (\(step.mapping.entityMappings.count) entity mappings)")
                 for warning in step.warnings { print("  warning: \(warning)") }
+                if let dropped = StepNotes.notCarriedOver(step) { print("  note: \(dropped)") }
             }
         }
     }
 }
 
 struct InspectCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "inspect",
-        abstract: "Show a store's version, entities and row counts.")
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            commandName: "inspect",
+            abstract: "Show a store's version, entities and row counts.",
+            discussion: """
+                The version is detected as `run` detects it: by the version hashes of a \
+                store written by Remodel, by the schema of one written by Apple's Core Data. \
+                Mapping files are not read.
+
+                Example, from the repository's root:
+                  $ cd mappings/notes-chain
+                  $ \(MigrateEnvironment.current.commandName) inspect Notes1.sqlite --models Notes.xcdatamodeld
+                  Notes1.sqlite: model version Notes1
+                    Folder: 3
+                    Note: 6
+                """)
+    }
 
     @Argument(help: ArgumentHelp("The store.", valueName: "store"))
     var store: String
@@ -128,7 +114,8 @@ struct InspectCommand: ParsableCommand {
 
     func run() throws {
         try reporting {
-            let migrator = try models.migrator()
+            // Only the models: a mappings folder with problems does not stop an inspection.
+            let migrator = StoreMigrator(models: try models.loadModels(), mappings: [])
             let model = try badInput { () throws(MigrationError) in try migrator.version(ofStoreAt: store) }
             let opened: Store
             do {
@@ -149,16 +136,25 @@ struct InspectCommand: ParsableCommand {
 }
 
 struct SeedCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "seed",
-        abstract: "Create a store from a seed file of objects (for fixtures and tests).",
-        discussion: """
-            A seed file is a JSON object of entity name → array of objects, with \
-            attribute values in the JSON forms of docs/language.md and relationships as \
-            {"$ref": id} naming objects that have an "$id" (see docs/object-context.md):
-              {"User": [{"$id": "ann", "userId": 1}],
-               "Book": [{"title": "Emma", "user": {"$ref": "ann"}}]}
-            """)
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            commandName: "seed",
+            abstract: "Create a store from a seed file of objects (for fixtures and tests).",
+            discussion: """
+                A seed file is a JSON object of entity name → array of objects, with \
+                attribute values in the JSON forms of docs/language.md and relationships as \
+                {"$ref": id} naming objects that have an "$id" (see docs/object-context.md):
+                  {"Folder": [{"$id": "work", "name": "Work"}],
+                   "Note": [{"title": "Q3", "folder": {"$ref": "work"}}]}
+
+                Example, from the repository's root: the notes-chain example's fixture store \
+                is made from its seed file so:
+                  $ cd mappings/notes-chain
+                  $ \(MigrateEnvironment.current.commandName) seed /tmp/Notes1.sqlite --models . --version Notes1 \\
+                      --seed Notes1.seed.json
+                  created /tmp/Notes1.sqlite at Notes1
+                """)
+    }
 
     @Argument(help: ArgumentHelp("The store to create (it must not exist).", valueName: "store"))
     var store: String

@@ -1,0 +1,314 @@
+import ArgumentParser
+import Foundation
+import Remodel
+
+/// `run`: migrates a store to a later version, or with `--dry-run` shows what that would
+/// do without touching it.
+struct RunCommand: ParsableCommand {
+    static var configuration: CommandConfiguration {
+        let tool = MigrateEnvironment.current.commandName
+        return CommandConfiguration(
+            commandName: "run",
+            abstract: "Migrate a store to a later model version (default: the current or newest one).",
+            discussion: """
+                The store's version is detected (Remodel's stores by their version hashes, \
+                Apple's by their schema) unless --from names it. Each step runs through its \
+                mapping file, or the inferred mapping when there is none, into a new file \
+                that takes the store's place only when the step is complete; the store \
+                before each step is kept as STORE.<version>.bak unless --no-backup is given. \
+                If a step fails, the store stays at the last completed version and the \
+                failure names the entity mapping, the source row (Z_PK), the property and \
+                its expression.
+
+                --dry-run runs the steps into temporary files instead and prints what each \
+                entity mapping would do and a few objects of each entity after each step; \
+                the store is not changed. Progress goes to standard error: a bar on a \
+                terminal, a few plain lines otherwise. --json writes JSON lines to standard \
+                output instead: progress events and a final result object \
+                (docs/mapping-migrate.md, "JSON output").
+
+                Example, from the repository's root, on the bundled notes-chain example \
+                (Notes1 → Notes4: two inferred steps and one mapping file):
+                  $ cd mappings/notes-chain
+                  $ cp Notes1.sqlite /tmp/Notes.sqlite
+                  $ \(tool) run /tmp/Notes.sqlite --models Notes.xcdatamodeld --dry-run
+                  $ \(tool) run /tmp/Notes.sqlite --models Notes.xcdatamodeld \\
+                      --to Notes2
+                  $ \(tool) run /tmp/Notes.sqlite --models Notes.xcdatamodeld --json
+                The first prints what each step would do and a few objects of each entity \
+                after it, the second migrates to Notes2 (keeping \
+                /tmp/Notes.sqlite.Notes1.bak), the third goes on to Notes4, in JSON lines.
+
+                Exit status: 0 success (or nothing to do), 1 the migration failed (the store \
+                is as it was, or at the last completed version), 2 bad input.
+                """)
+    }
+
+    @Argument(help: ArgumentHelp("The store to migrate (a Core Data SQLite file).", valueName: "store"))
+    var store: String
+
+    @OptionGroup var models: ModelOptions
+
+    @Option(help: ArgumentHelp("The version to migrate to (default: an .xcdatamodeld's current version, else the newest).", valueName: "version"))
+    var to: String?
+
+    @Option(help: ArgumentHelp("The store's version, when detection cannot tell.", valueName: "version"))
+    var from: String?
+
+    @Flag(help: "Run the steps into temporary files and report what they would do; the store is not changed.")
+    var dryRun = false
+
+    @Option(help: ArgumentHelp("With --dry-run: the objects of each entity to show after each step.", valueName: "n"))
+    var samples = 3
+
+    @Flag(help: "Do not keep the store as it was before each step.")
+    var noBackup = false
+
+    @Option(help: ArgumentHelp("Destination objects written per transaction.", valueName: "n"))
+    var chunkSize = MigrationOptions().chunkSize
+
+    @Flag(help: "Write JSON lines to standard output: progress events and a final result object.")
+    var json = false
+
+    @Flag(name: [.short, .long], help: "Show no progress (the summary and errors are still printed).")
+    var quiet = false
+
+    func validate() throws {
+        guard samples >= 0 else { throw ValidationError("--samples must be 0 or more") }
+        guard chunkSize > 0 else { throw ValidationError("--chunk-size must be 1 or more") }
+    }
+
+    func run() throws {
+        let result = RunResult(store: store, dryRun: dryRun)
+        do {
+            try reporting { try migrate(result) }
+        } catch let code as ExitCode {
+            if json {
+                result.status = code.rawValue == 2 ? "bad input" : "failed"
+                result.exitCode = code.rawValue
+                emit(result.json)
+            }
+            throw code
+        }
+        if json { emit(result.json) }
+    }
+
+    private func emit(_ json: JSON) {
+        FileHandle.standardOutput.write(Data((json.serialized() + "\n").utf8))
+    }
+
+    private func migrate(_ result: RunResult) throws {
+        do {
+            try migrateRecording(result)
+        } catch let failure as MigrateFailure {
+            result.error = ["kind": failure.exitCode.rawValue == 2 ? "badInput" : "failed", "message": .string(failure.description)]
+            throw failure
+        }
+    }
+
+    private func migrateRecording(_ result: RunResult) throws {
+        let tool = MigrateEnvironment.current.commandName
+        var migrator = try models.migrator(options: MigrationOptions(chunkSize: chunkSize))
+        migrator.keepsBackup = !noBackup
+        let target = try to ?? models.defaultTarget(among: migrator.models) ?? migrator.models.last!.version
+        result.to = target
+        let start = try from ?? badInput { () throws(MigrationError) in try migrator.version(ofStoreAt: store).version }
+        result.from = start
+        let steps = try badInput { () throws(MigrationError) in try migrator.plan(storeAt: store, from: from, to: target) }
+        result.at = start
+        if json {
+            emit(["event": "plan", "store": .string(store), "dryRun": .bool(dryRun), "from": .string(start), "to": .string(target),
+                  "steps": .array(steps.map(Self.json(plan:)))])
+        }
+        guard !steps.isEmpty else {
+            result.status = "nothing to do"
+            if !json { print("\(store) is already at \(target); nothing to do" + newerHint(target, migrator.models)) }
+            return
+        }
+        for step in steps {
+            for warning in step.warnings {
+                FileHandle.standardError.write(Data("\(tool): warning: inferred \(step.source.version) → \(step.destination.version): \(warning)\n".utf8))
+            }
+            if let dropped = StepNotes.notCarriedOver(step) {
+                FileHandle.standardError.write(Data("\(tool): note: inferred \(step.source.version) → \(step.destination.version): \(dropped)\n".utf8))
+            }
+        }
+        let display = ProgressDisplay(style: ProgressDisplay.automatic(json: json, quiet: quiet), steps: steps, write: { text in
+            (self.json ? FileHandle.standardOutput : FileHandle.standardError).write(Data(text.utf8))
+        })
+        if !json && dryRun {
+            print("dry run: \(store) is at \(start); the \(steps.count == 1 ? "step runs" : "\(steps.count) steps run") into temporary files, and the store is not changed")
+        }
+        do {
+            if dryRun {
+                // No signal handling: the store is only read, and Ctrl-C ends the dry run
+                // where it is (its temporary files are in the temporary directory).
+                let ran = try migrator.dryRun(storeAt: store, from: from, to: target, samples: samples, progress: display.update)
+                display.finish()
+                result.steps = ran.map { Self.json(step: $0.step, report: $0.report, entities: $0.entities) }
+                result.status = "dry run"
+                if !json {
+                    for step in ran { printReport(step.step, step.report, entities: step.entities) }
+                    let total = ran.reduce(0) { $0 + $1.report.seconds }
+                    print("dry run done: a run would take \(store) from \(start) to \(target) in \(Self.count(ran.count, "step")) "
+                        + "(\(String(format: "%.2f", total)) s here); nothing was changed")
+                }
+            } else {
+                let reports = try migrator.migrate(storeAt: store, from: from, to: target, progress: display.update)
+                display.finish()
+                result.steps = zip(steps, reports).map { Self.json(step: $0, report: $1.report, entities: nil) }
+                result.status = "migrated"
+                let at = reports.last?.destination ?? start
+                result.at = at
+                let backups = noBackup ? [] : reports.map { "\(store).\($0.source).bak" }
+                result.backups = backups
+                if !json {
+                    for (step, report) in zip(steps, reports) { printReport(step, report.report, entities: nil) }
+                    let total = reports.reduce(0) { $0 + $1.report.seconds }
+                    print("done: \(store) is at \(at) after \(Self.count(reports.count, "step")) (\(String(format: "%.2f", total)) s)")
+                    if !backups.isEmpty {
+                        print("the store before \(backups.count == 1 ? "the step" : "each step") is kept: \(backups.joined(separator: ", ")) (remove \(backups.count == 1 ? "it" : "them") when no longer needed)")
+                    }
+                }
+            }
+        } catch {
+            display.finish()
+            result.error = ["kind": .string(error.kind.rawValue), "code": .integer(Int64(error.code)), "message": .string(error.description)]
+            var message = error.description
+            if error.kind == .invalidMapping, let hint = StepNotes.unregisteredPolicies(steps.map(\.mapping)) { message += "\n" + hint }
+            if dryRun {
+                message += "\n(a dry run: \(store) was not changed)"
+            } else if error.kind != .cancelled, let now = try? migrator.version(ofStoreAt: store).version {
+                result.at = now
+                if now != start { message += "\n\(store) is at \(now): the steps before the failed one were completed; run again to continue from there" }
+            }
+            throw error.kind == .invalidMapping ? MigrateFailure.badInput(message) : MigrateFailure.failed(message)
+        }
+    }
+
+    /// `; Notes5 is newer than the current version (--to Notes5)` when an .xcdatamodeld
+    /// has versions after its current one.
+    private func newerHint(_ target: String, _ versions: [ObjectModel]) -> String {
+        guard to == nil, let index = versions.firstIndex(where: { $0.version == target }), index + 1 < versions.count else { return "" }
+        return " (the current version of \((try? models.modelsURL().lastPathComponent) ?? "the models"); "
+            + "\(versions[(index + 1)...].map(\.version).joined(separator: ", ")) \(versions.count - index - 1 == 1 ? "is" : "are") newer: name one with --to)"
+    }
+
+    private func printReport(_ step: StoreMigrator.Step, _ report: MigrationReport, entities: [StoreMigrator.EntitySummary]?) {
+        let source = step.isInferred ? "inferred" : (step.mapping.file.map { ($0 as NSString).lastPathComponent } ?? "mapping")
+        print("\(step.source.version) → \(step.destination.version) (\(source)): \(String(format: "%.2f", report.seconds)) s")
+        for mapping in report.entityMappings {
+            print("  \(mapping.name): \(ProgressDisplay.grouped(mapping.sourceInstances)) read, \(ProgressDisplay.grouped(mapping.destinationInstances)) created, "
+                + "\(ProgressDisplay.grouped(mapping.relationshipsSet)) relationships set")
+        }
+        for entity in entities ?? [] {
+            print("  \(entity.entity): \(ProgressDisplay.grouped(entity.count)) object\(entity.count == 1 ? "" : "s")")
+            for sample in entity.samples { print("    \(sample)") }
+        }
+    }
+
+    static func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
+
+    static func json(plan step: StoreMigrator.Step) -> JSON {
+        ["source": .string(step.source.version), "destination": .string(step.destination.version),
+         "mapping": .string(step.isInferred ? "inferred" : step.mapping.file ?? "mapping"),
+         "entityMappings": .integer(Int64(step.mapping.entityMappings.count)),
+         "warnings": .array(step.warnings.map { .string($0.description) })]
+    }
+
+    static func json(step: StoreMigrator.Step, report: MigrationReport, entities: [StoreMigrator.EntitySummary]?) -> JSON {
+        var object: JSON = [
+            "source": .string(step.source.version), "destination": .string(step.destination.version),
+            "mapping": .string(step.isInferred ? "inferred" : step.mapping.file ?? "mapping"),
+            "seconds": .double(ProgressDisplay.rounded(report.seconds, 4)),
+            "entityMappings": .array(report.entityMappings.map { mapping in
+                ["name": .string(mapping.name), "read": .integer(Int64(mapping.sourceInstances)),
+                 "created": .integer(Int64(mapping.destinationInstances)), "relationshipsSet": .integer(Int64(mapping.relationshipsSet)),
+                 "seconds": .double(ProgressDisplay.rounded(mapping.seconds, 4))]
+            }),
+        ]
+        if let entities, case .object(var members) = object {
+            members["entities"] = .array(entities.map { entity in
+                ["entity": .string(entity.entity), "count": .integer(Int64(entity.count)), "samples": .array(entity.samples.map(\.json))]
+            })
+            object = .object(members)
+        }
+        return object
+    }
+}
+
+/// What `run` did, for `--json`'s final result object.
+final class RunResult {
+    let store: String
+    let dryRun: Bool
+    var status = "failed"
+    var exitCode: Int32 = 0
+    var from: String?
+    var to: String?
+    var at: String?
+    var steps: [JSON] = []
+    var backups: [String] = []
+    var error: JSON = .null
+
+    init(store: String, dryRun: Bool) {
+        self.store = store
+        self.dryRun = dryRun
+    }
+
+    var json: JSON {
+        ["event": "result", "status": .string(status), "exitCode": .integer(Int64(exitCode)), "store": .string(store),
+         "dryRun": .bool(dryRun), "from": from.map(JSON.string) ?? .null, "to": to.map(JSON.string) ?? .null,
+         "at": at.map(JSON.string) ?? .null, "steps": .array(steps), "backups": .array(backups.map(JSON.string)), "error": error]
+    }
+}
+
+/// Notes on inferred steps that a user should read before running them.
+enum StepNotes {
+    /// The source properties and entities an inferred step does not carry over (nothing
+    /// in the destination has their name or renaming identifier), or nil. A relationship
+    /// whose inverse is carried over is not listed: its links are kept through the inverse.
+    static func notCarriedOver(_ step: StoreMigrator.Step) -> String? {
+        guard step.isInferred else { return nil }
+        var dropped: [String] = []
+        var droppedRelationships: [(entity: EntityDescription, relationship: RelationshipDescription)] = []
+        var carried: Set<String> = []
+        for mapping in step.mapping.entityMappings {
+            guard let sourceName = mapping.sourceEntity, let source = step.source.entity(named: sourceName) else { continue }
+            guard let destinationName = mapping.destinationEntity, let destination = step.destination.entity(named: destinationName) else {
+                if mapping.type == .remove { dropped.append("\(sourceName) (the whole entity)") }
+                continue
+            }
+            let kept = Set(step.destination.allAttributes(of: destination).map { $0.renamingIdentifier ?? $0.name }
+                + step.destination.allRelationships(of: destination).map { $0.renamingIdentifier ?? $0.name })
+            for attribute in step.source.allAttributes(of: source) where !attribute.isTransient && !kept.contains(attribute.renamingIdentifier ?? attribute.name) {
+                dropped.append("\(sourceName).\(attribute.name)")
+            }
+            for relationship in step.source.allRelationships(of: source) where !relationship.isTransient {
+                if kept.contains(relationship.renamingIdentifier ?? relationship.name) {
+                    carried.insert("\(sourceName).\(relationship.name)")
+                } else {
+                    droppedRelationships.append((source, relationship))
+                }
+            }
+        }
+        for (entity, relationship) in droppedRelationships {
+            if let inverse = relationship.inverse, carried.contains("\(relationship.destination).\(inverse)") { continue }
+            dropped.append("\(entity.name).\(relationship.name)")
+        }
+        guard !dropped.isEmpty else { return nil }
+        return "does not carry over \(dropped.joined(separator: ", ")): nothing in \(step.destination.version) has \(dropped.count == 1 ? "its" : "their") name or renaming identifier; "
+            + "if the data must be kept, give what replaces \(dropped.count == 1 ? "it" : "them") the old name as renaming identifier, or write a mapping file for the step"
+    }
+
+    /// A hint when mapping files name policies this tool does not have: policies are
+    /// Swift, and run in a tool built with them.
+    static func unregisteredPolicies(_ mappings: [MappingModel]) -> String? {
+        let policies = MigrateEnvironment.current.policies
+        let missing = Set(mappings.flatMap { $0.entityMappings.compactMap(\.policy) }.filter { !policies.contains($0) }).sorted()
+        guard !missing.isEmpty else { return nil }
+        let tool = MigrateEnvironment.current.commandName
+        return "\(missing.joined(separator: ", ")) \(missing.count == 1 ? "is a policy" : "are policies") written in Swift, which \(tool) does not have: "
+            + "run these mapping files with a tool built with \(missing.count == 1 ? "it" : "them") registered "
+            + "(MigrateCommand.main(environment:), docs/mapping-migrate.md; mappings/book-authors/book-migration is one)"
+    }
+}

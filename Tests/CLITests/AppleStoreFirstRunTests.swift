@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+
+/// What a new user sees pointing `mapping-migrate` at the store written by Apple's Core
+/// Data and its Xcode project (../shared/fixtures/coredata/objcio-bookmigration): the
+/// folder holds the article's Xcode mapping models, which Remodel cannot read, and the
+/// inferred steps would not carry over the data those mappings move.
+@Suite struct AppleStoreFirstRunTests {
+    let cli = MappingMigrateBinaryTests()
+
+    final class Scratch {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("apple-store-\(UUID())")
+        var store: String { url.appendingPathComponent("Books.sqlite").path }
+        var empty: String { url.appendingPathComponent("empty").path }
+        init() throws {
+            try FileManager.default.createDirectory(atPath: url.appendingPathComponent("empty").path, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: SharedFixtures.bookStore, toPath: store)
+        }
+        deinit { try? FileManager.default.removeItem(at: url) }
+    }
+
+    @Test func xcodeMappingModelsAreNamedNotIgnored() throws {
+        try SharedFixtures.require()
+        let scratch = try Scratch()
+        let folder = SharedFixtures.bookMigration.path
+        let plan = try cli.run("plan", scratch.store, "--models", SharedFixtures.bookModels)
+        #expect(plan.status == 2)
+        let message = { (file: String, step: String) in
+            "\(folder)/\(file).xcmappingmodel: an Xcode mapping model of \(step), which Remodel cannot read (it reads mapping files written in JSON, with Core Data's names); "
+                + "write the step as \(step.replacingOccurrences(of: " → ", with: "_to_")).mapping.json in this folder (docs/migration-guide.md, \"Xcode mapping models\"), "
+                + "or move the .xcmappingmodel out of the folder to run the step through the inferred mapping, as a lightweight migration would"
+        }
+        #expect(plan.stderr == "mapping-migrate: " + [
+            message("Model1_to_Model2", "Model1 → Model2"), message("Model2_to_Model3", "Model2 → Model3"),
+            message("Model2_to_Model3_User", "Model2 → Model3"),
+        ].joined(separator: "\n") + "\n")
+        // inspect needs no mapping files.
+        let inspect = try cli.run("inspect", scratch.store, "--models", SharedFixtures.bookModels)
+        #expect(inspect.stdout == "\(scratch.store): model version Model1\n  Book: 4\n  User: 3\n", "\(inspect.stderr)")
+    }
+
+    @Test func inferredStepsSayWhatTheyDoNotCarryOver() throws {
+        try SharedFixtures.require()
+        let scratch = try Scratch()
+        let plan = try cli.run("plan", scratch.store, "--models", SharedFixtures.bookModels, "--mappings", scratch.empty)
+        #expect(plan.status == 0, "\(plan.stderr)")
+        // Book.user (to-one) became Book.users (to-many) with no renaming identifier, but its
+        // inverse User.books is carried over, so the links are kept.
+        #expect(plan.stdout == """
+            \(scratch.store) is at Model1
+            Model1 → Model2: inferred (3 entity mappings)
+              note: does not carry over Book.authorName: nothing in Model2 has its name or renaming identifier; if the data must be kept, give what replaces it the old name as renaming identifier, or write a mapping file for the step
+            Model2 → Model3: inferred (4 entity mappings)
+              note: does not carry over Book.fileURL, Book.users, User.books: nothing in Model3 has their name or renaming identifier; if the data must be kept, give what replaces them the old name as renaming identifier, or write a mapping file for the step
+
+            """)
+        let before = try Data(contentsOf: URL(fileURLWithPath: scratch.store))
+        let dry = try cli.run("run", scratch.store, "--models", SharedFixtures.bookModels, "--mappings", scratch.empty, "--dry-run", "--quiet")
+        #expect(dry.status == 0, "\(dry.stderr)")
+        #expect(dry.stderr.hasPrefix("mapping-migrate: note: inferred Model1 → Model2: does not carry over Book.authorName: "))
+        #expect(dry.stdout.contains("    Book/1 fileURL=<152 bytes> title=\"The Trial\" authors=[] users=[User/3]\n"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: scratch.store)) == before)
+    }
+
+    @Test func policiesTheToolDoesNotHave() throws {
+        try SharedFixtures.require()
+        let check = try cli.run("check", "--models", SharedFixtures.bookModels, "--mappings", "mappings/book-authors")
+        #expect(check.status == 2)
+        #expect(check.stderr.hasSuffix("""
+            BookToBookPolicy is a policy written in Swift, which mapping-migrate does not have: run these mapping files with a tool built with it registered (MigrateCommand.main(environment:), docs/mapping-migrate.md; mappings/book-authors/book-migration is one)
+
+            """))
+    }
+}
