@@ -71,6 +71,8 @@ import Testing
         #expect(unknownVersion.stderr == "mapping-migrate: no model version 'Products9'; the versions are Products1, Products2\n")
         let usage = try run("run")
         #expect(usage.status == 2)
+        #expect(usage.stderr.hasPrefix("mapping-migrate: Missing expected argument '<store>'\n"), "\(usage.stderr)")
+        #expect(noModels.stderr.hasPrefix("mapping-migrate: give the model versions with --models PATH"), "\(noModels.stderr)")
     }
 
     @Test func aFailedStepLeavesTheStoreAsItWas() throws {

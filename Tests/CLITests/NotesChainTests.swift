@@ -306,6 +306,14 @@ import Testing
         #expect(entities[1]["samples"]?.arrayValue?.first?["relationships"] == ["notes": ["count": 2, "first": ["Note/1", "Note/5"]]])
     }
 
+    @Test func samplesGoWithADryRun() throws {
+        let scratch = try Scratch()
+        let run = try cli.run("run", scratch.store, "--models", Self.xcode, "--samples", "1")
+        #expect(run.status == 2)
+        #expect(run.stderr.hasPrefix("mapping-migrate: --samples goes with --dry-run: a run shows no samples\n"), "\(run.stderr)")
+        #expect(scratch.files == ["Notes.sqlite"])
+    }
+
     @Test func jsonResultOfAFailure() throws {
         let scratch = try Scratch()
         let run = try cli.run("run", scratch.store, "--models", Self.xcode, "--json", "--to", "Notes9")

@@ -77,7 +77,9 @@ public struct MigrateCommand: ParsableCommand {
                 FileHandle.standardOutput.write(Data((message + "\n").utf8))
                 Foundation.exit(0)
             }
-            FileHandle.standardError.write(Data((message + "\n").utf8))
+            // Usage errors in the tool's own style, `mapping-migrate: <message>`, then the usage.
+            let styled = message.hasPrefix("Error: ") ? "\(environment.commandName): " + message.dropFirst("Error: ".count) : message
+            FileHandle.standardError.write(Data((styled + "\n").utf8))
             Foundation.exit(2)
         }
     }
@@ -93,6 +95,11 @@ struct ModelOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
         "The folder of *.mapping.json files (default: the models folder).", valueName: "dir"))
     var mappings: String?
+
+    func validate() throws {
+        // Here rather than at first use, so that the usage printed is the subcommand's.
+        _ = try modelsURL()
+    }
 
     func modelsURL() throws -> URL {
         guard let path = models ?? MigrateEnvironment.current.defaultModels else {

@@ -58,8 +58,8 @@ struct RunCommand: ParsableCommand {
     @Flag(help: "Run the steps into temporary files and report what they would do; the store is not changed.")
     var dryRun = false
 
-    @Option(help: ArgumentHelp("With --dry-run: the objects of each entity to show after each step.", valueName: "n"))
-    var samples = 3
+    @Option(help: ArgumentHelp("With --dry-run: the objects of each entity to show after each step (default: 3).", valueName: "n"))
+    var samples: Int?
 
     @Flag(help: "Do not keep the store as it was before each step.")
     var noBackup = false
@@ -74,7 +74,10 @@ struct RunCommand: ParsableCommand {
     var quiet = false
 
     func validate() throws {
-        guard samples >= 0 else { throw ValidationError("--samples must be 0 or more") }
+        if let samples {
+            guard dryRun else { throw ValidationError("--samples goes with --dry-run: a run shows no samples") }
+            guard samples >= 0 else { throw ValidationError("--samples must be 0 or more") }
+        }
         guard chunkSize > 0 else { throw ValidationError("--chunk-size must be 1 or more") }
     }
 
@@ -143,7 +146,7 @@ struct RunCommand: ParsableCommand {
             if dryRun {
                 // No signal handling: the store is only read, and Ctrl-C ends the dry run
                 // where it is (its temporary files are in the temporary directory).
-                let ran = try migrator.dryRun(storeAt: store, from: from, to: target, samples: samples, progress: display.update)
+                let ran = try migrator.dryRun(storeAt: store, from: from, to: target, samples: samples ?? 3, progress: display.update)
                 display.finish()
                 result.steps = ran.map { Self.json(step: $0.step, report: $0.report, entities: $0.entities) }
                 result.status = "dry run"
