@@ -353,5 +353,20 @@ import Testing
             """)
         #expect(try Self.dump(scratch.store, version: "Notes2") == Self.notes2)
         #expect(scratch.files == ["Notes.sqlite", "Notes.sqlite.Notes1.bak", "models"])
+
+        // The same with --json: the result names the error's kind and code, and where the store is.
+        let other = scratch.url.appendingPathComponent("Other.sqlite").path
+        try FileManager.default.copyItem(atPath: Self.fixture, toPath: other)
+        let json = try cli.run("run", other, "--models", models.path, "--json")
+        #expect(json.status == 1)
+        let result = try JSON.parse(Data(try #require(json.stdout.split(separator: "\n").last).utf8))
+        #expect(result["status"] == "failed")
+        #expect(result["exitCode"] == 1)
+        #expect(result["at"] == "Notes2")
+        #expect(result["steps"] == [])
+        #expect(result["backups"] == [.string(other + ".Notes1.bak")])
+        #expect(result["error"]?["kind"] == "expression")
+        #expect(result["error"]?["code"] == 134110)
+        #expect(result["error"]?["message"]?.stringValue?.hasSuffix("\n\(other) is at Notes2: the steps before the failed one were completed; run again to continue from there") == true)
     }
 }

@@ -104,7 +104,10 @@ struct RunCommand: ParsableCommand {
         do {
             try migrateRecording(result)
         } catch let failure as MigrateFailure {
-            result.error = ["kind": failure.exitCode.rawValue == 2 ? "badInput" : "failed", "message": .string(failure.description)]
+            // A failed migration has put its own kind and code there already.
+            if result.error == .null {
+                result.error = ["kind": failure.exitCode.rawValue == 2 ? "badInput" : "failed", "message": .string(failure.description)]
+            }
             throw failure
         }
     }
@@ -176,7 +179,6 @@ struct RunCommand: ParsableCommand {
             }
         } catch {
             display.finish()
-            result.error = ["kind": .string(error.kind.rawValue), "code": .integer(Int64(error.code)), "message": .string(error.description)]
             var message = error.description
             if error.kind == .invalidMapping, let hint = StepNotes.unregisteredPolicies(steps.map(\.mapping)) { message += "\n" + hint }
             if dryRun {
@@ -184,7 +186,13 @@ struct RunCommand: ParsableCommand {
             } else if error.kind != .cancelled, let now = try? migrator.version(ofStoreAt: store).version {
                 result.at = now
                 if now != start { message += "\n\(store) is at \(now): the steps before the failed one were completed; run again to continue from there" }
+                if !noBackup, let from = steps.firstIndex(where: { $0.source.version == start }),
+                    let to = steps.firstIndex(where: { $0.source.version == now }) {
+                    result.backups = steps[from..<to].map { "\(store).\($0.source.version).bak" }
+                        .filter { FileManager.default.fileExists(atPath: $0) }
+                }
             }
+            result.error = ["kind": .string(error.kind.rawValue), "code": .integer(Int64(error.code)), "message": .string(message)]
             throw error.kind == .invalidMapping ? MigrateFailure.badInput(message) : MigrateFailure.failed(message)
         }
     }
