@@ -18,6 +18,12 @@ public struct StoreMigrator {
     public var options: MigrationOptions
     /// Keep the store as it was before each step, as `<store>.<version>.bak`.
     public var keepsBackup = true
+    /// Stops ``migrate(storeAt:from:to:progress:)`` from any thread; copies of the
+    /// migrator share it.
+    public var cancellation = MigrationCancellation()
+    /// Called at each moment of each step at which the files beside the store change
+    /// (tests stop there to check what a crash would leave).
+    var stepObserver: ((Step, StoreFiles.Moment) -> Void)?
 
     public init(models: [ObjectModel], mappings: [MappingModel], policies: PolicyRegistry = PolicyRegistry(),
                 options: MigrationOptions = MigrationOptions()) {
@@ -54,6 +60,9 @@ public struct StoreMigrator {
         guard FileManager.default.fileExists(atPath: path) else {
             throw MigrationError(.sourceStore, "no such store: \(path)")
         }
+        // A journal left by a writer that stopped mid-transaction must be rolled back
+        // before the store can be read, as any read-write open does.
+        StoreFiles.rollBackHotJournal(path)
         do {
             return try StoreMatcher.identify(storeAt: path, among: models)
         } catch {
@@ -158,30 +167,51 @@ public struct StoreMigrator {
 
     /// Runs the steps from the store's version (or `from`) to `to` (default: the newest).
     /// Each step writes a new file beside the store and, once it is complete, puts it in
-    /// the store's place; a failure leaves the store at the last completed version.
+    /// the store's place; a failure, a cancellation (``cancellation``) or a crash leaves
+    /// the store at the last completed version, and running again continues from there
+    /// (docs/engine.md, "Steps and safety").
+    ///
+    /// Every step's mapping is checked and compiled before the store is touched, and one
+    /// migration of a store runs at a time (`<store>.remodel-lock`).
     public func migrate(storeAt path: String, from: String? = nil, to: String? = nil,
                         progress: ((Step, MigrationProgress) -> Void)? = nil) throws(MigrationError) -> [StepReport] {
+        // A link is followed: the file it names is migrated, and the link kept.
+        let path = StoreFiles.followingLink(path)
+        guard try !plan(storeAt: path, from: from, to: to).isEmpty else {
+            StoreFiles.removeLeftovers(of: path)
+            return []
+        }
+        try StoreFiles.checkWritable(folderOf: path)
+        let lock = try StoreFiles.Lock(storeAt: path)
+        defer { lock.release() }
+        // Planned again under the lock: another run may have moved the store on.
         let steps = try plan(storeAt: path, from: from, to: to)
+        let managers = try steps.map { step throws(MigrationError) in try manager(for: step) }
         var reports: [StepReport] = []
-        for step in steps {
-            let manager: MigrationManager
+        for (step, manager) in zip(steps, managers) {
+            let name = "\(step.source.version) → \(step.destination.version)"
             do {
-                manager = try MigrationManager(mapping: step.mapping, source: step.source, destination: step.destination,
-                                               policies: policies, options: options)
-            } catch {
-                if step.isInferred {
-                    throw MigrationError(.invalidMapping, "the mapping inferred for \(step.source.version) → \(step.destination.version) (no mapping file maps it) cannot run:\n"
-                        + error.errors.map { Self.inInferred($0, step.source.version, step.destination.version).description }.joined(separator: "\n")
-                        + "\nwrite a mapping file for the step; `mapping-migrate infer --models <models> --from \(step.source.version) --to \(step.destination.version)` starts one")
+                try checkCancelled()
+                cancellation.run(manager)
+                defer { cancellation.run(nil) }
+                let report = try StoreFiles.replace(
+                    storeAt: path, backupSuffix: keepsBackup ? ".\(step.source.version).bak" : nil,
+                    observe: stepObserver.map { observe in { observe(step, $0) } },
+                    beforeCommit: checkCancelled
+                ) { (temporary: String) throws(MigrationError) in
+                    try manager.migrateStore(from: path, to: temporary) { progress?(step, $0) }
                 }
-                throw MigrationError(.invalidMapping, "the mapping \(step.source.version) → \(step.destination.version) has problems:\n\(error.description)")
+                reports.append(StepReport(source: step.source.version, destination: step.destination.version, report: report))
+            } catch where error.kind == .cancelled {
+                let done = reports.isEmpty ? "" : " (" + reports.map { "\($0.source) → \($0.destination)" }.joined(separator: ", ") + " done)"
+                throw MigrationError(.cancelled, "\(cancellation.reason ?? error.message): \(name) was stopped and its new file removed; "
+                    + "\(path) is at \(step.source.version)\(done). Run again to continue")
             }
-            let report = try StoreFiles.replace(storeAt: path, backupSuffix: keepsBackup ? ".\(step.source.version).bak" : nil) {
-                (temporary: String) throws(MigrationError) in
-                try manager.migrateStore(from: path, to: temporary) { progress?(step, $0) }
-            }
-            reports.append(StepReport(source: step.source.version, destination: step.destination.version, report: report))
         }
         return reports
+    }
+
+    private func checkCancelled() throws(MigrationError) {
+        if let reason = cancellation.reason { throw MigrationError(.cancelled, reason) }
     }
 }

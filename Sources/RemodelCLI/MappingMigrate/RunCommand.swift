@@ -160,6 +160,9 @@ struct RunCommand: ParsableCommand {
                         + "(\(String(format: "%.2f", total)) s here); nothing was changed")
                 }
             } else {
+                // Ctrl-C and SIGTERM cancel the run; the store stays at the last completed version.
+                let interruption = Interruption(cancelling: migrator.cancellation, store: store)
+                defer { interruption.end() }
                 let reports = try migrator.migrate(storeAt: store, from: from, to: target, progress: display.update)
                 display.finish()
                 result.steps = zip(steps, reports).map { Self.json(step: $0, report: $1.report, entities: nil) }
