@@ -5,6 +5,7 @@ import ObjectGraph
 extension StoreMigrator {
     /// What one step of a dry run did, and what the store looked like after it.
     public struct DryRunStep: Sendable {
+        /// The step, as ``plan(storeAt:from:to:)`` gives it.
         public let step: Step
         /// What the step's entity mappings did (rows read, objects created, relationships set).
         public let report: MigrationReport
@@ -16,8 +17,11 @@ extension StoreMigrator {
 
     /// An entity of a store after a step: how many objects it has, and a few of them.
     public struct EntitySummary: Sendable, Hashable {
+        /// The entity's name.
         public let entity: String
+        /// Its objects, sub-entities' not counted.
         public let count: Int
+        /// Its first objects, in `Z_PK` order.
         public let samples: [ObjectSample]
     }
 
