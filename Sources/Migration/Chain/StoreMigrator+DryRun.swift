@@ -37,8 +37,8 @@ extension StoreMigrator {
     ///     }
     ///
     /// Every step's mapping is checked and compiled before the first runs. A failure is
-    /// thrown as ``migrate(storeAt:from:to:progress:)`` throws it; the store is as it was
-    /// either way.
+    /// thrown as ``migrate(storeAt:from:to:progress:)`` throws it, and ``cancellation``
+    /// stops a dry run as it stops a run; the store is as it was either way.
     ///
     /// - Parameter samples: the objects of each entity to summarise after each step (0: none).
     public func dryRun(storeAt path: String, from: String? = nil, to: String? = nil, samples: Int = 3,
@@ -58,7 +58,10 @@ extension StoreMigrator {
         var results: [DryRunStep] = []
         let managers = try steps.map { step throws(MigrationError) in try manager(for: step) }
         for (index, (step, manager)) in zip(steps, managers).enumerated() {
+            if let reason = cancellation.reason { throw MigrationError(.cancelled, reason) }
             let next = folder.appendingPathComponent("\(index + 1)-\(step.destination.version).sqlite").path
+            cancellation.run(manager)
+            defer { cancellation.run(nil) }
             let report = try manager.migrateStore(from: current, to: next) { progress?(step, $0) }
             // Only files of the dry run are removed, never the store itself.
             if current != path { MigrationManager.removeStoreFiles(at: current) }
