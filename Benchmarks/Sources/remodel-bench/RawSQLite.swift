@@ -75,8 +75,10 @@ enum RawSQLite {
     }
 }
 
-/// Stops the benchmark with a message (in a variant's child process, the parent reports it).
+/// Stops the benchmark with a message, removing its temporary stores (in a variant's child
+/// process, which has none, the parent reports the failure and removes them).
 func die(_ message: String) -> Never {
     FileHandle.standardError.write(Data("remodel-bench: \(message)\n".utf8))
+    removeTemporaryDirectory()
     exit(1)
 }
