@@ -187,17 +187,14 @@ final class EntityMappingRunner {
     /// the mapping's policy is the default one and no attribute mapping reads
     /// `$destination`.
     private func createRow(for source: ManagedObject, with inserter: RowInserter) throws(MigrationError) {
-        evaluation[slot: sourceSlot] = .object(ObjectReference(source))
-        defer {
-            currentProperty = nil
-            evaluation[slot: sourceSlot] = nil
-        }
-        for (i, property) in prepared.attributes.enumerated() {
-            let value = try attributeValue(i, property, of: source)
-            do {
-                try inserter.set(value, for: destinationAttributes[i]!)
-            } catch {
-                throw failure(.value, error.message, property)
+        try bound(source, nil) { () throws(MigrationError) in
+            for (i, property) in prepared.attributes.enumerated() {
+                let value = try attributeValue(i, property, of: source)
+                do {
+                    try inserter.set(value, for: destinationAttributes[i]!)
+                } catch {
+                    throw failure(.value, (error as? ContextError)?.message ?? "\(error)", property)
+                }
             }
         }
         let id: ObjectID
@@ -247,24 +244,19 @@ final class EntityMappingRunner {
         } catch {
             throw MigrationError(.destinationStore, "cannot insert a \(entity.name): \(error)")
         }
-        evaluation[slot: sourceSlot] = .object(ObjectReference(source))
-        evaluation[slot: destinationSlot] = .object(ObjectReference(destination))
-        defer {
-            currentProperty = nil
-            evaluation[slot: sourceSlot] = nil
-            evaluation[slot: destinationSlot] = nil
-        }
-        for (i, property) in prepared.attributes.enumerated() {
-            let value = try attributeValue(i, property, of: source)
-            do {
-                if let key = destinationAttributes[i] {
-                    try destination.setValue(value, for: key)
-                } else {
-                    try destination.setValue(value, forKey: property.mapping.name)
+        try bound(source, destination) { () throws(MigrationError) in
+            for (i, property) in prepared.attributes.enumerated() {
+                let value = try attributeValue(i, property, of: source)
+                do {
+                    if let key = destinationAttributes[i] {
+                        try destination.setValue(value, for: key)
+                    } else {
+                        try destination.setValue(value, forKey: property.mapping.name)
+                    }
+                } catch {
+                    // The error already names the entity mapping, the source and the property.
+                    throw failure(.value, (error as? ContextError)?.message ?? "\(error)", property)
                 }
-            } catch {
-                // The error already names the entity mapping, the source and the property.
-                throw failure(.value, (error as? ContextError)?.message ?? "\(error)", property)
             }
         }
         try manager.associate(sourceInstance: source, withDestinationInstance: destination, for: mapping)
@@ -287,19 +279,27 @@ final class EntityMappingRunner {
         }
         let source = sources[0]
         currentSource = source.objectID
+        try bound(source, destination) { () throws(MigrationError) in
+            for (i, property) in prepared.relationships.enumerated() {
+                currentProperty = property.mapping
+                evaluation[slot: propertySlot] = relationshipObjects[i]
+                let value = try evaluate(property)
+                try setRelationship(value, property, on: destination)
+            }
+        }
+    }
+
+    /// Runs `body` with `$source` and `$destination` bound, unbinding them afterwards so
+    /// that the context holds no object between instances.
+    private func bound(_ source: ManagedObject, _ destination: ManagedObject?, _ body: () throws(MigrationError) -> Void) throws(MigrationError) {
         evaluation[slot: sourceSlot] = .object(ObjectReference(source))
-        evaluation[slot: destinationSlot] = .object(ObjectReference(destination))
+        evaluation[slot: destinationSlot] = destination.map { .object(ObjectReference($0)) }
         defer {
             currentProperty = nil
             evaluation[slot: sourceSlot] = nil
             evaluation[slot: destinationSlot] = nil
         }
-        for (i, property) in prepared.relationships.enumerated() {
-            currentProperty = property.mapping
-            evaluation[slot: propertySlot] = relationshipObjects[i]
-            let value = try evaluate(property)
-            try setRelationship(value, property, on: destination)
-        }
+        try body()
     }
 
     /// The value of the `i`th attribute mapping for `source` (bound as `$source`): read

@@ -140,6 +140,15 @@ struct ModelOptions: ParsableArguments {
     }
 }
 
+/// `--to` and `--from`, for the commands that plan steps.
+struct VersionOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The version to migrate to (default: an .xcdatamodeld's current version, else the newest).", valueName: "version"))
+    var to: String?
+
+    @Option(help: ArgumentHelp("The store's version, when detection cannot tell.", valueName: "version"))
+    var from: String?
+}
+
 /// A failure with its exit status: 1 for a failed migration, 2 for bad input.
 enum MigrateFailure: Error, CustomStringConvertible {
     case badInput(String)

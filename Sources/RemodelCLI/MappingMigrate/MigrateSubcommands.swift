@@ -64,18 +64,14 @@ struct PlanCommand: ParsableCommand {
 
     @OptionGroup var models: ModelOptions
 
-    @Option(help: ArgumentHelp("The version to migrate to (default: an .xcdatamodeld's current version, else the newest).", valueName: "version"))
-    var to: String?
-
-    @Option(help: ArgumentHelp("The store's version, when detection cannot tell.", valueName: "version"))
-    var from: String?
+    @OptionGroup var versions: VersionOptions
 
     func run() throws {
         try reporting {
             let migrator = try models.migrator()
-            let target = try to ?? models.defaultTarget(among: migrator.models)
-            let steps = try badInput { () throws(MigrationError) in try migrator.plan(storeAt: store, from: from, to: target) }
-            let start = try from ?? badInput { () throws(MigrationError) in try migrator.version(ofStoreAt: store).version }
+            let target = try versions.to ?? models.defaultTarget(among: migrator.models)
+            let steps = try badInput { () throws(MigrationError) in try migrator.plan(storeAt: store, from: versions.from, to: target) }
+            let start = try versions.from ?? badInput { () throws(MigrationError) in try migrator.version(ofStoreAt: store).version }
             print("\(store) is at \(start)")
             if steps.isEmpty { print("nothing to do") }
             for step in steps {

@@ -49,11 +49,7 @@ struct RunCommand: ParsableCommand {
 
     @OptionGroup var models: ModelOptions
 
-    @Option(help: ArgumentHelp("The version to migrate to (default: an .xcdatamodeld's current version, else the newest).", valueName: "version"))
-    var to: String?
-
-    @Option(help: ArgumentHelp("The store's version, when detection cannot tell.", valueName: "version"))
-    var from: String?
+    @OptionGroup var versions: VersionOptions
 
     @Flag(help: "Run the steps into temporary files and report what they would do; the store is not changed.")
     var dryRun = false
@@ -116,11 +112,11 @@ struct RunCommand: ParsableCommand {
         let tool = MigrateEnvironment.current.commandName
         var migrator = try models.migrator(options: MigrationOptions(chunkSize: chunkSize))
         migrator.keepsBackup = !noBackup
-        let target = try to ?? models.defaultTarget(among: migrator.models) ?? migrator.models.last!.version
+        let target = try versions.to ?? models.defaultTarget(among: migrator.models) ?? migrator.models.last!.version
         result.to = target
-        let start = try from ?? badInput { () throws(MigrationError) in try migrator.version(ofStoreAt: store).version }
+        let start = try versions.from ?? badInput { () throws(MigrationError) in try migrator.version(ofStoreAt: store).version }
         result.from = start
-        let steps = try badInput { () throws(MigrationError) in try migrator.plan(storeAt: store, from: from, to: target) }
+        let steps = try badInput { () throws(MigrationError) in try migrator.plan(storeAt: store, from: versions.from, to: target) }
         result.at = start
         if json {
             emit(["event": "plan", "store": .string(store), "dryRun": .bool(dryRun), "from": .string(start), "to": .string(target),
@@ -149,7 +145,7 @@ struct RunCommand: ParsableCommand {
             if dryRun {
                 // No signal handling: the store is only read, and Ctrl-C ends the dry run
                 // where it is (its temporary files are in the temporary directory).
-                let ran = try migrator.dryRun(storeAt: store, from: from, to: target, samples: samples ?? 3, progress: display.update)
+                let ran = try migrator.dryRun(storeAt: store, from: versions.from, to: target, samples: samples ?? 3, progress: display.update)
                 display.finish()
                 result.steps = ran.map { Self.json(step: $0.step, report: $0.report, entities: $0.entities) }
                 result.status = "dry run"
@@ -163,7 +159,7 @@ struct RunCommand: ParsableCommand {
                 // Ctrl-C and SIGTERM cancel the run; the store stays at the last completed version.
                 let interruption = Interruption(cancelling: migrator.cancellation, store: store)
                 defer { interruption.end() }
-                let reports = try migrator.migrate(storeAt: store, from: from, to: target, progress: display.update)
+                let reports = try migrator.migrate(storeAt: store, from: versions.from, to: target, progress: display.update)
                 display.finish()
                 result.steps = zip(steps, reports).map { Self.json(step: $0, report: $1.report, entities: nil) }
                 result.status = "migrated"
@@ -203,7 +199,7 @@ struct RunCommand: ParsableCommand {
     /// `; Notes5 is newer than the current version (--to Notes5)` when an .xcdatamodeld
     /// has versions after its current one.
     private func newerHint(_ target: String, _ versions: [ObjectModel]) -> String {
-        guard to == nil, let index = versions.firstIndex(where: { $0.version == target }), index + 1 < versions.count else { return "" }
+        guard self.versions.to == nil, let index = versions.firstIndex(where: { $0.version == target }), index + 1 < versions.count else { return "" }
         return " (the current version of \((try? models.modelsURL().lastPathComponent) ?? "the models"); "
             + "\(versions[(index + 1)...].map(\.version).joined(separator: ", ")) \(versions.count - index - 1 == 1 ? "is" : "are") newer: name one with --to)"
     }
