@@ -6,6 +6,7 @@
 //     swift run -c release --package-path Benchmarks remodel-bench store
 //     swift run -c release --package-path Benchmarks remodel-bench migrate-products
 //     swift run -c release --package-path Benchmarks remodel-bench item-images
+//     swift run -c release --package-path Benchmarks remodel-bench chain
 //
 // See docs/performance.md for what is measured and how to read the figures.
 import PackageDescription

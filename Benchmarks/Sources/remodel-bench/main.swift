@@ -8,6 +8,7 @@ import Foundation
 //     swift run -c release --package-path Benchmarks remodel-bench store
 //     swift run -c release --package-path Benchmarks remodel-bench migrate-products
 //     swift run -c release --package-path Benchmarks remodel-bench item-images
+//     swift run -c release --package-path Benchmarks remodel-bench chain
 //
 // See docs/performance.md.
 
@@ -16,6 +17,7 @@ let usage = """
            remodel-bench store [--rows N] [--chunk N] [--rounds N] [--dir DIR] [--markdown]
            remodel-bench migrate-products [--rows N] [--rounds N] [--dir DIR] [--markdown]
            remodel-bench item-images [--items N] [--size BYTES] [--rounds N] [--dir DIR] [--markdown]
+           remodel-bench chain [--notes N] [--rounds N] [--dir DIR] [--markdown]
            remodel-bench list
 
     expressions       measure parse, compile and evaluate of each expression and predicate, and
@@ -27,6 +29,9 @@ let usage = """
                       and pure SQL
     item-images       migrate a generated Items1 store of N items with large random images to
                       Items2 (mappings/item-images), against a raw C-API loop and pure SQL
+    chain             take a generated Notes1 store of N notes through mappings/notes-chain
+                      (Notes1 → Notes2 → Notes3 → Notes4) with StoreMigrator, against the
+                      same steps done by hand in pure SQL
     list              the expressions and predicates, by ID
 
     --markdown    print the results as Markdown (for docs/performance.md)
@@ -37,6 +42,7 @@ let usage = """
     --phases P    expressions: only these phases (comma-separated: parse, compile, evaluate,
                   closure, …); for profiling one loop under valgrind
     --rows N      store, migrate-products: rows (default 1,000,000)
+    --notes N     chain: notes (default 1,000,000), and one folder per 50 notes
     --chunk N     store: objects per save or commit when inserting (default 10,000)
     --items N     item-images: items (default 2,000)
     --size BYTES  item-images: bytes per image; K and M suffixes are KiB and MiB (default 600K)
@@ -58,6 +64,7 @@ struct Options {
     var rows: Int? = nil
     var chunk = 10_000
     var items: Int? = nil
+    var notes: Int? = nil
     var size: Int? = nil
     var dir: String? = nil
     var mappings: String? = nil
@@ -109,6 +116,7 @@ func parseOptions(_ arguments: [String]) -> Options {
         case "--rows": options.rows = positive(argument)
         case "--chunk": options.chunk = positive(argument)
         case "--items": options.items = positive(argument)
+        case "--notes": options.notes = positive(argument)
         case "--size":
             guard let n = parseSize(value(for: argument)), n > 0 else { fail("--size needs a positive number of bytes (600K, 1M, 614400)") }
             options.size = n
@@ -283,12 +291,22 @@ let childVariants: [String: (Options) -> VariantResult] = [
                                                    mappingPath: "item-images/Items1_to_Items2.mapping.json") },
     "images-migrate-raw": migrateImagesRaw,
     "images-migrate-sql": migrateImagesSQL,
+    "chain-remodel": migrateChainWithStoreMigrator,
+    "chain-sql": migrateChainSQL,
     // Sources for profiling one variant by hand (docs/performance.md, "Profiling").
     "generate-products": { options in
         let (_, seconds) = timed {
             generateProductsStore(options.destination!, rows: options.rowCount, model: loadModel(options.mappingsFolder, productsModelPath))
         }
         return VariantResult(seconds: seconds, rows: options.rowCount)
+    },
+    "generate-notes": { options in
+        let notes = options.notes ?? 1_000_000
+        let (_, seconds) = timed {
+            _ = generateNotesStore(options.destination!, generator: NotesGenerator(notes: notes),
+                                   model: loadModel(options.mappingsFolder, "notes-chain/Notes1.model.json"))
+        }
+        return VariantResult(seconds: seconds, rows: notes)
     },
     "generate-items": { options in
         let (count, size) = (options.items ?? 2_000, options.size ?? 600 * 1024)
@@ -317,6 +335,8 @@ case "migrate-products":
     runProductsMigrationBenchmark(options)
 case "item-images":
     runItemImagesBenchmark(options)
+case "chain":
+    runChainBenchmark(options)
 case "list":
     for c in expressionCases { print("\(padded(c.id, 12)) \(c.text)") }
 case "":
