@@ -33,3 +33,23 @@ import Testing
         #expect(try context.object(with: id!)["title"] == "Emma")
     }
 }
+
+extension ObjectIdentityTests {
+    /// Reading many objects one at a time, holding none, keeps the registry small.
+    @Test func theRegistryForgetsObjectsNobodyHolds() throws {
+        let temporary = try TemporaryStore("memory", model: ObjectContextTests.model)
+        let writer = ObjectContext(store: temporary.store)
+        let inserter = try writer.makeRowInserter(for: "Book")
+        let title = try writer.attributeKey("title", of: "Book")
+        for i in 0..<5_000 {
+            try inserter.set(.string("book \(i)"), for: title)
+            try inserter.insert()
+        }
+        try writer.save()
+        let context = ObjectContext(store: temporary.store)
+        for key in 1...5_000 {
+            _ = try context.object(with: context.objectID(entityName: "Book", primaryKey: Int64(key)))["title"]
+        }
+        #expect(context.registeredObjectCount < 2_100, "the registry holds \(context.registeredObjectCount) entries for no live object")
+    }
+}

@@ -30,6 +30,7 @@ public final class ObjectContext {
     }
     private var registry: [ObjectID: WeakObject] = [:]
     private var registrationsSincePrune = 0
+    private var liveAfterPrune = 0
     /// Inserted, changed and deleted objects, held until saved.
     var pending: [ObjectID: ManagedObject] = [:]
     private var keyCounters: [String: KeyCounter] = [:]
@@ -211,11 +212,18 @@ public final class ObjectContext {
     private func register(_ object: ManagedObject) {
         registry[object.objectID] = WeakObject(object)
         registrationsSincePrune += 1
-        if registrationsSincePrune > max(1024, registry.count) {
+        // Prune once as many objects were registered as were alive after the last prune:
+        // the registry stays within about twice what callers hold. (Comparing with the
+        // registry's own count, which includes every registration since, never pruned.)
+        if registrationsSincePrune > max(1024, liveAfterPrune) {
             registry = registry.filter { $0.value.object != nil }
+            liveAfterPrune = registry.count
             registrationsSincePrune = 0
         }
     }
+
+    /// Entries in the registry of weakly held objects (for tests of its pruning).
+    var registeredObjectCount: Int { registry.count }
 
     func registered(_ id: ObjectID) -> ManagedObject? {
         pending[id] ?? registry[id]?.object
@@ -695,10 +703,13 @@ public final class ObjectContext {
                 return member.toOne[s] != object.objectID
             }
             let present = Set(ids)
-            for member in pending.values.sorted(by: { $0.objectID.primaryKey < $1.objectID.primaryKey })
-            where !member.isDeleted && !present.contains(member.objectID) && destinationBinding.layout.numbers.contains(member.binding.layout.number) {
-                if let s = member.binding.toOneSlots[inverse.name], member.toOne[s] == object.objectID { ids.append(member.objectID) }
+            // The unsaved members, found first and then put in key order: sorting every
+            // pending object for each call cost stage 2 of a migration a fifth of its time.
+            let unsaved = pending.values.filter { member in
+                guard !member.isDeleted, let s = member.binding.toOneSlots[inverse.name], member.toOne[s] == object.objectID else { return false }
+                return !present.contains(member.objectID) && destinationBinding.layout.numbers.contains(member.binding.layout.number)
             }
+            ids += unsaved.sorted { $0.objectID.primaryKey < $1.objectID.primaryKey }.map(\.objectID)
             if column.order != nil {
                 ids = Self.ordered(ids) { id in
                     if let member = self.pending[id], let s = member.binding.toOneSlots[inverse.name], let position = member.positions[s] {
