@@ -111,6 +111,9 @@ public final class MigrationManager: KeyValueCoding {
             try destination.database.execute("PRAGMA journal_mode = OFF")
             try destination.database.execute("PRAGMA synchronous = OFF")
             try destination.database.execute("PRAGMA cache_size = -16384")
+            // Nobody else has the new file: keep its lock instead of taking and dropping
+            // it around every read of stage 2 (fcntl and fstat calls each time).
+            try destination.database.execute("PRAGMA locking_mode = EXCLUSIVE")
             try run(source: source, destination: destination)
             try destination.database.execute("PRAGMA journal_mode = DELETE")
             try destination.database.execute("PRAGMA synchronous = FULL")
