@@ -4,38 +4,14 @@ import Testing
 
 /// `mapping-migrate infer`, and steps without a mapping file, as a user runs them.
 @Suite struct MappingMigrateInferTests {
-    static let library1 = """
-        {"version": "Library1", "entities": {
-          "Author": {"attributes": {"name": "string", "born": "int16"},
-                     "relationships": {"books": {"destination": "Book", "inverse": "author", "toMany": true}}},
-          "Book": {"attributes": {"title": {"type": "string", "optional": false}, "pages": "int16", "rating": "int32",
-                                  "isbn": "string", "code": "string", "obsolete": "string"},
-                   "relationships": {"author": {"destination": "Author", "inverse": "books"}}},
-          "Shelf": {"attributes": {"name": "string"}},
-          "Tag": {"attributes": {"label": "string"}}
-        }}
-        """
-    static let library2 = """
-        {"version": "Library2", "entities": {
-          "Writer": {"renamingIdentifier": "Author", "attributes": {"name": "string", "born": "int64"},
-                     "relationships": {"books": {"destination": "Book", "inverse": "authors", "toMany": true}}},
-          "Book": {"attributes": {"title": {"type": "string", "optional": false}, "pages": "int64", "rating": "boolean",
-                                  "isbn": {"type": "string", "optional": false, "default": "unknown"},
-                                  "sku": {"type": "string", "renamingIdentifier": "code"},
-                                  "edition": {"type": "int16", "optional": false, "default": 1}},
-                   "relationships": {"authors": {"destination": "Writer", "inverse": "books", "toMany": true, "renamingIdentifier": "author"}}},
-          "Review": {"attributes": {"text": "string"}},
-          "Tag": {"attributes": {"label": "string"}}
-        }}
-        """
-    static let seed = """
-        {"Author": [{"$id": "ann", "name": "Ann", "born": 1970}, {"$id": "bob", "name": "Bob", "born": null}],
-         "Book": [{"title": "Emma", "pages": 300, "rating": 1, "isbn": "111", "code": "E-1", "obsolete": "x", "author": {"$ref": "ann"}},
-                  {"title": "Dune", "pages": 600, "rating": 0, "isbn": null, "code": "D-1", "author": {"$ref": "bob"}},
-                  {"title": "Anon", "pages": 10, "rating": 0}],
-         "Shelf": [{"name": "top"}],
-         "Tag": [{"label": "new"}]}
-        """
+    /// The Library models and seed that the library's inference tests use.
+    static let libraryFolder = MappingEvalProcess.repositoryRoot.appendingPathComponent("Tests/MigrationTests/Fixtures/library")
+    static func library(_ name: String) -> String {
+        try! String(contentsOf: libraryFolder.appendingPathComponent(name), encoding: .utf8)
+    }
+    static let library1 = library("Library1.model.json")
+    static let library2 = library("Library2.model.json")
+    static let seed = library("Library1.seed.json")
 
     /// A temporary folder removed when the test ends.
     final class Folder {

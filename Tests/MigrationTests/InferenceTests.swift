@@ -8,42 +8,15 @@ import Testing
 /// Inferred mappings: Core Data's lightweight rules (COREDATA.md B4), what they make of
 /// model changes, their errors and warnings, and stores migrated through them.
 @Suite struct InferenceTests {
-    static let library1 = try! model("""
-        {"version": "Library1", "entities": {
-          "Author": {"attributes": {"name": "string", "born": "int16"},
-                     "relationships": {"books": {"destination": "Book", "inverse": "author", "toMany": true}}},
-          "Book": {"attributes": {"title": {"type": "string", "optional": false}, "pages": "int16", "rating": "int32",
-                                  "isbn": "string", "code": "string", "obsolete": "string"},
-                   "relationships": {"author": {"destination": "Author", "inverse": "books"}}},
-          "Shelf": {"attributes": {"name": "string"}},
-          "Tag": {"attributes": {"label": "string"}}
-        }}
-        """)
+    /// The Library models and seed, files shared with the CLI's inference tests.
+    static let libraryFolder = repositoryRoot.appendingPathComponent("Tests/MigrationTests/Fixtures/library")
+    static let library1 = try! ObjectModel.load(contentsOf: libraryFolder.appendingPathComponent("Library1.model.json"))
     /// Library1 with Author renamed Writer, Book.code renamed sku, Book.author made the
     /// to-many authors, int16s made int64s, rating an int → boolean, isbn required with a
     /// default, a new required edition with a default, obsolete and Shelf removed, Review
     /// added and Tag unchanged.
-    static let library2 = try! model("""
-        {"version": "Library2", "entities": {
-          "Writer": {"renamingIdentifier": "Author", "attributes": {"name": "string", "born": "int64"},
-                     "relationships": {"books": {"destination": "Book", "inverse": "authors", "toMany": true}}},
-          "Book": {"attributes": {"title": {"type": "string", "optional": false}, "pages": "int64", "rating": "boolean",
-                                  "isbn": {"type": "string", "optional": false, "default": "unknown"},
-                                  "sku": {"type": "string", "renamingIdentifier": "code"},
-                                  "edition": {"type": "int16", "optional": false, "default": 1}},
-                   "relationships": {"authors": {"destination": "Writer", "inverse": "books", "toMany": true, "renamingIdentifier": "author"}}},
-          "Review": {"attributes": {"text": "string"}},
-          "Tag": {"attributes": {"label": "string"}}
-        }}
-        """)
-    static let librarySeed = """
-        {"Author": [{"$id": "ann", "name": "Ann", "born": 1970}, {"$id": "bob", "name": "Bob", "born": null}],
-         "Book": [{"title": "Emma", "pages": 300, "rating": 1, "isbn": "111", "code": "E-1", "obsolete": "x", "author": {"$ref": "ann"}},
-                  {"title": "Dune", "pages": 600, "rating": 0, "isbn": null, "code": "D-1", "author": {"$ref": "bob"}},
-                  {"title": "Anon", "pages": 10, "rating": 0}],
-         "Shelf": [{"name": "top"}],
-         "Tag": [{"label": "new"}]}
-        """
+    static let library2 = try! ObjectModel.load(contentsOf: libraryFolder.appendingPathComponent("Library2.model.json"))
+    static let librarySeed = try! String(contentsOf: libraryFolder.appendingPathComponent("Library1.seed.json"), encoding: .utf8)
 
     /// A one-entity model `version` whose entity `E` has the attributes and relationships
     /// of `entity` (JSON members text).
