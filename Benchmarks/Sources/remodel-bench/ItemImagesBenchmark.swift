@@ -266,12 +266,7 @@ func runItemImagesBenchmark(_ options: Options) {
     report.footnotes = [
         "checksums: all three destinations hold \(expected.items) items and \(expected.images) images that agree with the source "
             + "(items \(expected.itemChecksum.hex), images and their bytes \(expected.imageChecksum.hex)); Z_MAX is right; each opens as an Items2 store",
-        "destination pragmas while writing (all three): journal_mode OFF, synchronous OFF, cache_size -16384 (MigrationManager's)",
-        "source store \(formatBytes(fileSize(source))); destinations "
-            + destinationBytes.sorted { $0.key < $1.key }.map { "\($0.key) \(formatBytes($0.value))" }.joined(separator: ", "),
-        "process floor (runtime and model loaded, nothing done): \(formatMB(idle.maxRSS)) peak RSS",
-        "MigrationManager's stages (median s): " + groups[0].splits.map { "\($0.0) \(String(format: "%.2f", $0.1))" }.joined(separator: "; "),
-    ]
+    ] + migrationFootnotes(source: source, destinationBytes: destinationBytes, idle: idle, engine: groups[0])
     report.targets = [
         "raw loop's speed: MigrationManager at \(String(format: "%.0f%%", ratio * 100)) (no target set)",
         "target peak memory < 100 MB: \(formatMB(groups[0].peakRSS)) — \(verdict(groups[0].peakRSS < 100_000_000))",

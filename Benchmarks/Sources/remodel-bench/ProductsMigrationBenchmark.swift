@@ -208,16 +208,7 @@ func generateProductsStore(_ path: String, rows: Int, model: ObjectModel) {
     RawSQLite.exec(db, "BEGIN")
     for i in 0..<rows {
         let row = generator.row(i)
-        sqlite3_bind_int64(insert, 1, Int64(i + 1))
-        sqlite3_bind_int64(insert, 2, entity)
-        sqlite3_bind_text(insert, 3, row.name, -1, sqliteTransient)
-        if let sku = row.sku { sqlite3_bind_text(insert, 4, sku, -1, sqliteTransient) } else { sqlite3_bind_null(insert, 4) }
-        sqlite3_bind_double(insert, 5, row.price)
-        sqlite3_bind_int64(insert, 6, row.quantity)
-        if let weight = row.weight { sqlite3_bind_double(insert, 7, weight) } else { sqlite3_bind_null(insert, 7) }
-        if let added = row.added { sqlite3_bind_double(insert, 8, added) } else { sqlite3_bind_null(insert, 8) }
-        sqlite3_bind_int64(insert, 9, row.active ? 1 : 0)
-        if let notes = row.notes { sqlite3_bind_text(insert, 10, notes, -1, sqliteTransient) } else { sqlite3_bind_null(insert, 10) }
+        RawSQLite.bindProduct(row, key: Int64(i + 1), entity: entity, to: insert)
         RawSQLite.run(insert, db)
     }
     RawSQLite.exec(db, "UPDATE Z_PRIMARYKEY SET Z_MAX = \(rows) WHERE Z_ENT = \(entity); COMMIT")
@@ -274,17 +265,24 @@ func runProductsMigrationBenchmark(_ options: Options) {
     report.footnotes = [
         "checksums: all three destinations agree with the source's rows with price * 1.03 (\(rows) rows, \(expected.hex)), "
             + "Z_PRIMARYKEY.Z_MAX is \(rows), and each opens as a Products2 store",
-        "destination pragmas while writing (all three): journal_mode OFF, synchronous OFF, cache_size -16384 (MigrationManager's)",
-        "source store \(formatBytes(fileSize(source))); destinations "
-            + destinationBytes.sorted { $0.key < $1.key }.map { "\($0.key) \(formatBytes($0.value))" }.joined(separator: ", "),
-        "process floor (runtime and model loaded, nothing done): \(formatMB(idle.maxRSS)) peak RSS",
-        "MigrationManager's stages (median s): " + runs[0].splits.map { "\($0.0) \(String(format: "%.2f", $0.1))" }.joined(separator: "; "),
-    ]
+    ] + migrationFootnotes(source: source, destinationBytes: destinationBytes, idle: idle, engine: runs[0])
     report.targets = [
         "target ≥ 70% of the raw loop's rows/s: \(String(format: "%.0f%%", ratio * 100)) — \(verdict(ratio >= 0.7))",
         "target peak memory < 64 MB: \(formatMB(runs[0].peakRSS)) — \(verdict(runs[0].peakRSS < 64_000_000))",
     ]
     if options.markdown { report.printMarkdown() } else { report.printText() }
+}
+
+/// The footnotes every migration benchmark prints after its checksums: the destination
+/// pragmas, the file sizes, the process floor and the engine's stages.
+func migrationFootnotes(source: String, destinationBytes: [String: Int], idle: Measurement, engine: VariantRuns) -> [String] {
+    [
+        "destination pragmas while writing (all three): journal_mode OFF, synchronous OFF, cache_size -16384 (MigrationManager's)",
+        "source store \(formatBytes(fileSize(source))); destinations "
+            + destinationBytes.sorted { $0.key < $1.key }.map { "\($0.key) \(formatBytes($0.value))" }.joined(separator: ", "),
+        "process floor (runtime and model loaded, nothing done): \(formatMB(idle.maxRSS)) peak RSS",
+        "MigrationManager's stages (median s): " + engine.splits.map { "\($0.0) \(String(format: "%.2f", $0.1))" }.joined(separator: "; "),
+    ]
 }
 
 /// The destination must open as a store of `model` (its tables and columns checked).

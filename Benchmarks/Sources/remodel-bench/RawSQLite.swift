@@ -19,6 +19,23 @@ enum RawSQLite {
         return db
     }
 
+    /// Binds a generated product to the raw loops' `INSERT INTO ZPRODUCT (Z_PK, Z_ENT,
+    /// Z_OPT, ZNAME, ZSKU, ZPRICE, ZQUANTITY, ZWEIGHT, ZADDED, ZACTIVE, ZNOTES) VALUES (?, ?,
+    /// 1, ?, …)`.
+    @inline(__always)
+    static func bindProduct(_ row: ProductRow, key: Int64, entity: Int64, to insert: OpaquePointer) {
+        sqlite3_bind_int64(insert, 1, key)
+        sqlite3_bind_int64(insert, 2, entity)
+        sqlite3_bind_text(insert, 3, row.name, -1, sqliteTransient)
+        if let sku = row.sku { sqlite3_bind_text(insert, 4, sku, -1, sqliteTransient) } else { sqlite3_bind_null(insert, 4) }
+        sqlite3_bind_double(insert, 5, row.price)
+        sqlite3_bind_int64(insert, 6, row.quantity)
+        if let weight = row.weight { sqlite3_bind_double(insert, 7, weight) } else { sqlite3_bind_null(insert, 7) }
+        if let added = row.added { sqlite3_bind_double(insert, 8, added) } else { sqlite3_bind_null(insert, 8) }
+        sqlite3_bind_int64(insert, 9, row.active ? 1 : 0)
+        if let notes = row.notes { sqlite3_bind_text(insert, 10, notes, -1, sqliteTransient) } else { sqlite3_bind_null(insert, 10) }
+    }
+
     static func close(_ db: OpaquePointer) {
         let rc = sqlite3_close(db)
         if rc != SQLITE_OK { die("cannot close: \(message(db))") }

@@ -84,16 +84,7 @@ func storeInsertRaw(_ options: Options) -> VariantResult {
         RawSQLite.exec(db, "BEGIN IMMEDIATE")
         for i in 0..<rows {
             let row = generator.row(i)
-            sqlite3_bind_int64(insert, 1, Int64(i + 1))
-            sqlite3_bind_int64(insert, 2, entity)
-            sqlite3_bind_text(insert, 3, row.name, -1, sqliteTransient)
-            if let sku = row.sku { sqlite3_bind_text(insert, 4, sku, -1, sqliteTransient) } else { sqlite3_bind_null(insert, 4) }
-            sqlite3_bind_double(insert, 5, row.price)
-            sqlite3_bind_int64(insert, 6, row.quantity)
-            if let weight = row.weight { sqlite3_bind_double(insert, 7, weight) } else { sqlite3_bind_null(insert, 7) }
-            if let added = row.added { sqlite3_bind_double(insert, 8, added) } else { sqlite3_bind_null(insert, 8) }
-            sqlite3_bind_int64(insert, 9, row.active ? 1 : 0)
-            if let notes = row.notes { sqlite3_bind_text(insert, 10, notes, -1, sqliteTransient) } else { sqlite3_bind_null(insert, 10) }
+            RawSQLite.bindProduct(row, key: Int64(i + 1), entity: entity, to: insert)
             RawSQLite.run(insert, db)
             if (i + 1) % chunk == 0 {
                 commit(i + 1)
