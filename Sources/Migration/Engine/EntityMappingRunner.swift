@@ -217,7 +217,7 @@ final class EntityMappingRunner {
                 let (entity, key) = destination(position)
                 let object: ManagedObject
                 do {
-                    object = try manager.destinationContext.object(with: manager.destinationContext.objectID(entityName: entity, primaryKey: key))
+                    object = try manager.destinationContext.object(entityName: entity, primaryKey: key)
                 } catch {
                     throw MigrationError(.destinationStore, "cannot read back \(entity)/\(key): \(error)")
                 }
