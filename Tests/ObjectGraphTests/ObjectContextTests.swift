@@ -216,18 +216,29 @@ final class TemporaryStore {
             if i % 1_000 == 999 { try context.save() }
         }
         let reader = ObjectContext(store: try temp.reopened())
-        let cursor = try reader.makeCursor(FetchRequest(entityName: "User", predicate: "userId >= 100"))
-        weak var first: ManagedObject?
+        weak var last: ManagedObject?
         var count = 0
         var sum: Int64 = 0
-        while let user = try cursor.next() {
-            if count == 0 { first = user }
-            if case .integer(let i) = user["userId"] { sum += i }
-            count += 1
+        var distinct = Set<ObjectIdentifier>()
+        var kept: [ManagedObject] = []
+        do {
+            let cursor = try reader.makeCursor(FetchRequest(entityName: "User", predicate: "userId >= 100"))
+            while let user = try cursor.next() {
+                last = user
+                if count % 1_000 == 500 { kept.append(user) }
+                distinct.insert(ObjectIdentifier(user))
+                if case .integer(let i) = user["userId"] { sum += i }
+                count += 1
+            }
         }
         #expect(count == 4_900)
         #expect(sum == (100..<5_000).reduce(0, +))
-        #expect(first == nil, "objects the caller let go are released: memory stays flat")
+        // Objects nobody kept were refilled with the next row, not made anew.
+        #expect(distinct.count <= kept.count + 2, "made \(distinct.count) objects for 4,900 rows")
+        // Objects the caller kept are never refilled.
+        #expect(kept.map { $0["userId"] } == [600, 1_600, 2_600, 3_600, 4_600].map { Value.integer($0) })
+        #expect(kept.map(\.objectID.primaryKey) == [601, 1_601, 2_601, 3_601, 4_601])
+        #expect(last == nil, "objects the caller let go are released with the cursor: memory stays flat")
     }
 
     @Test func appleStoreReadsThroughKeyPaths() throws {

@@ -5,6 +5,10 @@ import Foundation
 /// attributes and to-one relationships in slot order, their columns, and the SQL that
 /// reads a row.
 final class EntityBinding {
+    /// The context that made the binding; it sets this to nil when it goes (see
+    /// ``ManagedObject/context``). Unowned and unsafe: only that context writes it, and
+    /// only while it lives.
+    @exclusivity(unchecked) unowned(unsafe) var context: ObjectContext?
     let entity: EntityDescription
     let layout: StoreLayout.EntityLayout
     /// Stored attributes, inherited first, in slot order.
@@ -17,6 +21,9 @@ final class EntityBinding {
     let attributeSlots: [String: Int]
     /// The attributes' names by slot, for ``slot(ofAttribute:)``.
     let attributeNames: [String]
+    /// The names' lengths in UTF-8 bytes, by slot: most names a lookup compares with
+    /// differ in length, which is cheaper to see than a difference in bytes.
+    private let attributeNameLengths: [Int]
     let attributeColumns: [String]
     /// Slots of attributes not read with the row (binary and transformable values, read
     /// when first asked for).
@@ -30,10 +37,19 @@ final class EntityBinding {
     /// Each attribute's column in a row its table's reader fetched, -1 for a lazy one (see
     /// ObjectContext.makeObject); nil until first needed. A binding belongs to one
     /// context, used from one thread.
-    var rowIndexes: [Int32]? = nil
+    @exclusivity(unchecked) var rowIndexes: [Int32]? = nil
     /// The INSERT of a whole row: Z_PK, Z_ENT, Z_OPT, the attributes in slot order, then
     /// each to-one's key, entity and order columns.
     let insertSQL: String
+    /// The context's prepared ``insertSQL``, once it has saved an object of the entity.
+    @exclusivity(unchecked) var insertStatement: Statement? = nil
+    /// The key counter of the entity's table, once the context has inserted an object of it.
+    @exclusivity(unchecked) var keyCounter: ObjectContext.KeyCounter? = nil
+    /// Slots of the attributes and to-ones a save requires values for.
+    let requiredAttributeSlots: [Int]
+    let requiredToOneSlots: [Int]
+    /// No destination for each to-one: what a new object starts with.
+    let noDestinations: [ObjectID?]
     init(entity: EntityDescription, model: ObjectModel, layout: StoreLayout) {
         let entityLayout = layout.entities[entity.name]!
         let attributes = model.allAttributes(of: entity).filter { !$0.isTransient }
@@ -46,12 +62,16 @@ final class EntityBinding {
         defaultValues = attributes.map { $0.defaultValue ?? .null }
         attributeSlots = Dictionary(uniqueKeysWithValues: attributes.enumerated().map { ($1.name, $0) })
         attributeNames = attributes.map(\.name)
+        attributeNameLengths = attributes.map(\.name.utf8.count)
         attributeColumns = attributes.map { entityLayout.attributeColumns[$0.name]! }
         lazySlots = Set(attributes.indices.filter { attributes[$0].type == .binary || attributes[$0].type == .transformable })
         self.toOnes = toOnes
         toOneSlots = Dictionary(uniqueKeysWithValues: toOnes.enumerated().map { ($1.name, $0) })
         toOneColumns = toOnes.map { entityLayout.toOneColumns[$0.name]! }
         toManys = Dictionary(uniqueKeysWithValues: relationships.filter(\.isToMany).map { ($0.name, $0) })
+        requiredAttributeSlots = attributes.indices.filter { !attributes[$0].isOptional }
+        requiredToOneSlots = toOnes.indices.filter { !toOnes[$0].isOptional }
+        noDestinations = Array(repeating: nil, count: toOnes.count)
         var columns = ["Z_PK", "Z_ENT", "Z_OPT"] + attributeColumns
         for c in toOneColumns {
             columns.append(c.key)
@@ -62,12 +82,16 @@ final class EntityBinding {
     }
 
     /// The slot of the attribute `name`. Entities have few attributes and their names are
-    /// short, so comparing names (inline bytes for names of up to 15 bytes) beats hashing
-    /// the key, which profiles of reads by name showed as their largest cost.
+    /// short, so comparing names beats hashing the key, which profiles of reads by name
+    /// showed as their largest cost; lengths are compared first (a UTF-8 count is stored
+    /// in a string), names only when the lengths agree.
     @inline(__always)
     func slot(ofAttribute name: String) -> Int? {
         if attributeNames.count <= 16 {
-            for (slot, candidate) in attributeNames.enumerated() where candidate == name { return slot }
+            let length = name.utf8.count
+            for slot in attributeNameLengths.indices where attributeNameLengths[slot] == length {
+                if attributeNames[slot] == name { return slot }
+            }
             return nil
         }
         return attributeSlots[name]
@@ -75,6 +99,10 @@ final class EntityBinding {
 
     /// Reads an attribute's value from a column, as its type stores it.
     static func read(_ statement: Statement, _ index: Int32, as type: AttributeType) -> Value {
+        if type == .string {
+            // No text is NULL: one call to SQLite, not two.
+            return statement.string(at: index).map(Value.string) ?? .null
+        }
         if statement.isNull(index) { return .null }
         switch type {
         case .int16, .int32, .int64: return .integer(statement.int64(at: index))

@@ -114,6 +114,8 @@ struct FetchPlan {
     func accepts(_ object: ManagedObject) throws(ContextError) -> Bool {
         guard let predicate, let evaluation else { return true }
         evaluation.object = .object(ObjectReference(object))
+        // Let go of the object afterwards: a cursor reuses objects only it holds.
+        defer { evaluation.object = .null }
         do {
             return try predicate.evaluate(in: evaluation)
         } catch {
@@ -128,12 +130,19 @@ struct FetchPlan {
 ///
 ///     let cursor = try context.makeCursor(FetchRequest(entityName: "Item"))
 ///     while let item = try cursor.next() { … }
+///
+/// When nobody kept the object the cursor handed out last (not the caller, not the
+/// context because it was changed), the cursor fills that object with the next row
+/// instead of making a new one: a loop that reads each object once allocates one object,
+/// not one per row. Nothing can tell the difference, since nobody holds the old object.
 public final class FetchCursor {
     private let plan: FetchPlan
     private let context: ObjectContext
     private var statement: Statement { plan.rows }
     private var pendingTail: [ManagedObject]? = nil
     private var finished = false
+    /// The last object read from a row, kept to be refilled if nobody else holds it.
+    private var spare: ManagedObject? = nil
 
     init(plan: FetchPlan, context: ObjectContext) {
         self.plan = plan
@@ -153,7 +162,12 @@ public final class FetchCursor {
                 pendingTail = try context.pendingMatches(plan).reversed()
                 break
             }
-            if let object = try context.nextScanned(statement, plan, register: false) { return object }
+            // Only the cursor's reference left: no one can see the object change.
+            let reusable = isKnownUniquelyReferenced(&spare) ? spare : nil
+            var made = false
+            let object = try context.nextScanned(statement, plan, register: false, reusing: reusable, made: &made)
+            if made, let object { spare = object }
+            if let object { return object }
         }
         guard let last = pendingTail?.popLast() else {
             finished = true

@@ -8,15 +8,22 @@ import ExpressionLanguage
 /// To-one relationships read as `.object`, to-many ones as `.set` (`.array` when ordered).
 /// An object is valid while its context lives.
 public final class ManagedObject: KeyValueCoding {
-    public let objectID: ObjectID
+    /// The object's identity (a cursor may reuse an object nobody else holds for its next
+    /// row, so this changes only when no one can see it change).
+    public internal(set) var objectID: ObjectID
     let binding: EntityBinding
-    weak var context: ObjectContext?
+    /// The context, through the binding it made: a context clears its bindings' reference
+    /// when it goes, so this is nil afterwards, as a weak reference would be, without a
+    /// weak reference's cost on every object.
+    var context: ObjectContext? { binding.context }
 
     /// Attribute values by slot; nil for a value not read yet (binary data is read when
-    /// first asked for).
-    var values: [Value?]
+    /// first asked for). Objects are used from one thread (their context's), so accesses
+    /// skip the runtime's exclusivity bookkeeping, which profiles of reads and inserts
+    /// showed on every value.
+    @exclusivity(unchecked) var values: [Value?]
     /// To-one destinations by slot.
-    var toOne: [ObjectID?]
+    @exclusivity(unchecked) var toOne: [ObjectID?]
     /// `Z_OPT` as read (0 for a new object).
     var version: Int64
     var isInserted = false
@@ -27,10 +34,9 @@ public final class ManagedObject: KeyValueCoding {
     /// stands among its destination's (the `Z_FOK_` column of that slot).
     var positions: [Int: Int64] = [:]
 
-    init(objectID: ObjectID, binding: EntityBinding, context: ObjectContext, values: [Value?], toOne: [ObjectID?], version: Int64) {
+    init(objectID: ObjectID, binding: EntityBinding, values: [Value?], toOne: [ObjectID?], version: Int64) {
         self.objectID = objectID
         self.binding = binding
-        self.context = context
         self.values = values
         self.toOne = toOne
         self.version = version

@@ -44,7 +44,7 @@ extension ObjectContext {
         // One-to-many: members whose to-one slot changed, by owner.
         var members: [OrderGroup: [(ManagedObject, Int)]] = [:]
         var highest: [OrderGroup: Int64] = [:]
-        for object in pending.values where !object.isDeleted {
+        for object in pending.all where !object.isDeleted {
             for (slot, columns) in object.binding.toOneColumns.enumerated() {
                 guard let orderColumn = columns.order, let owner = object.toOne[slot] else { continue }
                 let group = OrderGroup(table: object.objectID.table, keyColumn: columns.key, orderColumn: orderColumn, owner: owner.primaryKey)

@@ -31,7 +31,7 @@ extension ObjectContext {
         var delta: [Int64: Int] = [:]
         var owners: [Int64: ObjectID] = [:]
         let table = owner.layout.table
-        for object in pending.values where !object.isDeleted && owner.layout.numbers.contains(object.binding.layout.number) {
+        for object in pending.all where !object.isDeleted && owner.layout.numbers.contains(object.binding.layout.number) {
             owners[object.objectID.primaryKey] = object.objectID
         }
         let count: (Int64) throws(ContextError) -> Int
@@ -48,7 +48,7 @@ extension ObjectContext {
                 let column = destination.layout.toOneColumns[inverseName]
             else { return }
             // Destinations that move: one fewer for the owner they had, one more for the new one.
-            for member in pending.values where destination.layout.numbers.contains(member.binding.layout.number) {
+            for member in pending.all where destination.layout.numbers.contains(member.binding.layout.number) {
                 guard let slot = member.binding.toOneSlots[inverseName] else { continue }
                 let now = member.isDeleted ? nil : member.toOne[slot]?.primaryKey
                 let before = member.isInserted ? nil : try savedKey(of: member, column.key)

@@ -20,7 +20,13 @@ public final class ObjectContext {
     public let functions: FunctionRegistry
 
     let bindings: [String: EntityBinding]
-    private let bindingsByNumber: [Int: EntityBinding]
+    /// Bindings by entity number (`Z_ENT`), which are small: an array, not a dictionary,
+    /// because every row read looks one up.
+    private let bindingsByNumber: [EntityBinding?]
+    /// The binding `insert(_:)` used last: imports insert one entity many times over.
+    private var lastInserted: EntityBinding?
+    /// Whether any relationship is ordered (positions to assign at save).
+    private let hasOrderedRelationships: Bool
     /// What a fetch reads of each table, by table name.
     let readers: [String: TableReader]
 
@@ -32,7 +38,7 @@ public final class ObjectContext {
     private var registrationsSincePrune = 0
     private var liveAfterPrune = 0
     /// Inserted, changed and deleted objects, held until saved.
-    var pending: [ObjectID: ManagedObject] = [:]
+    var pending = PendingObjects()
     private var keyCounters: [String: KeyCounter] = [:]
     /// Join-table rows to insert (true) or delete (false) at the next save.
     var joinChanges: [JoinRow: Bool] = [:]
@@ -40,9 +46,6 @@ public final class ObjectContext {
     /// column: the order of ordered many-to-many relationships.
     var joinPositions: [JoinRow: [String: Int64]] = [:]
     private var statements: [String: Statement] = [:]
-    /// Each entity's INSERT, by entity name: saving a chunk of new objects looks it up per
-    /// object, so not by its SQL text.
-    private var insertStatements: [String: Statement] = [:]
 
     public init(store: Store, functions: FunctionRegistry = .standard) {
         self.store = store
@@ -52,7 +55,10 @@ public final class ObjectContext {
             bindings[entity.name] = EntityBinding(entity: entity, model: store.model, layout: store.layout)
         }
         self.bindings = bindings
-        self.bindingsByNumber = Dictionary(uniqueKeysWithValues: bindings.values.map { ($0.layout.number, $0) })
+        var byNumber: [EntityBinding?] = Array(repeating: nil, count: (bindings.values.map(\.layout.number).max() ?? 0) + 1)
+        for binding in bindings.values { byNumber[binding.layout.number] = binding }
+        self.bindingsByNumber = byNumber
+        hasOrderedRelationships = store.model.entities.contains { $0.relationships.contains(where: \.isOrdered) }
         var readers: [String: TableReader] = [:]
         for table in store.layout.tables.values {
             let lazy = Set(bindings.values.filter { $0.layout.table == table.name }
@@ -60,6 +66,21 @@ public final class ObjectContext {
             readers[table.name] = TableReader(table: table, lazyColumns: lazy)
         }
         self.readers = readers
+        for binding in bindings.values { binding.context = self }
+    }
+
+    deinit {
+        // Objects reach their context through their binding (see ManagedObject.context),
+        // and keep their binding: it must not keep the connection open either.
+        for binding in bindings.values {
+            binding.context = nil
+            binding.insertStatement = nil
+        }
+    }
+
+    /// The binding of entity number `number`, if the model has one.
+    func binding(number: Int64) -> EntityBinding? {
+        number >= 0 && number < bindingsByNumber.count ? bindingsByNumber[Int(number)] : nil
     }
 
     public var database: Database { store.database }
@@ -109,19 +130,32 @@ public final class ObjectContext {
 
     /// A new object of `entityName` with its attributes' default values.
     public func insert(_ entityName: String) throws(ContextError) -> ManagedObject {
-        let binding = try binding(entityName)
-        guard !binding.entity.isAbstract else {
-            throw ContextError(.unknownEntity, "'\(entityName)' is abstract; insert one of its sub-entities")
+        let binding: EntityBinding
+        if let last = lastInserted, last.entity.name == entityName {
+            binding = last
+        } else {
+            binding = try self.binding(entityName)
+            guard !binding.entity.isAbstract else {
+                throw ContextError(.unknownEntity, "'\(entityName)' is abstract; insert one of its sub-entities")
+            }
+            lastInserted = binding
         }
-        let key = try allocatePrimaryKey(table: binding.layout.table)
-        let id = ObjectID(entityName: entityName, primaryKey: key, table: binding.layout.table)
-        let object = ManagedObject(objectID: id, binding: binding, context: self,
-                                   values: binding.defaultValues,
-                                   toOne: Array(repeating: nil, count: binding.toOnes.count), version: 0)
+        let counter: KeyCounter
+        if let known = binding.keyCounter {
+            counter = known
+        } else {
+            counter = try keyCounter(table: binding.layout.table)
+            binding.keyCounter = counter
+        }
+        let key = counter.next
+        counter.next += 1
+        let id = ObjectID(entityName: binding.entity.name, primaryKey: key, table: binding.layout.table)
+        let object = ManagedObject(objectID: id, binding: binding, values: binding.defaultValues,
+                                   toOne: binding.noDestinations, version: 0)
         object.isInserted = true
         // Pending holds it until it is saved; it joins the registry then, if anyone still
         // has it (a weak reference costs every object a side table).
-        pending[id] = object
+        pending.append(inserted: object)
         return object
     }
 
@@ -201,12 +235,6 @@ public final class ObjectContext {
         }
     }
 
-    private func allocatePrimaryKey(table: String) throws(ContextError) -> Int64 {
-        let counter = try keyCounter(table: table)
-        defer { counter.next += 1 }
-        return counter.next
-    }
-
     // MARK: - Registering and loading
 
     private func register(_ object: ManagedObject) {
@@ -226,7 +254,7 @@ public final class ObjectContext {
     var registeredObjectCount: Int { registry.count }
 
     func registered(_ id: ObjectID) -> ManagedObject? {
-        pending[id] ?? registry[id]?.object
+        pending.object(id) ?? registry[id]?.object
     }
 
     /// The object with `id`, from the context or read from the store.
@@ -254,11 +282,13 @@ public final class ObjectContext {
         return object
     }
 
-    /// An object for the current row of `statement` (reading `reader.selectList`).
-    private func makeObject(_ statement: Statement, _ reader: TableReader) throws(ContextError) -> ManagedObject {
+    /// An object for the current row of `statement` (reading `reader.selectList`). A
+    /// `spare` of the row's entity, an object the caller made earlier and knows nobody
+    /// else holds, is filled in place of making a new one (see ``FetchCursor``).
+    private func makeObject(_ statement: Statement, _ reader: TableReader, reusing spare: ManagedObject? = nil) throws(ContextError) -> ManagedObject {
         let key = statement.int64(at: 0)
-        let number = Int(statement.int64(at: 1))
-        guard let binding = bindingsByNumber[number] else {
+        let number = statement.int64(at: 1)
+        guard let binding = binding(number: number) else {
             throw ContextError(.noSuchObject, "row \(key) of \(reader.table) has the unknown entity number \(number)")
         }
         let id = ObjectID(entityName: binding.entity.name, primaryKey: key, table: reader.table)
@@ -273,6 +303,16 @@ public final class ObjectContext {
             }
             binding.rowIndexes = columns
         }
+        if let spare, spare.binding === binding {
+            spare.objectID = id
+            spare.version = statement.int64(at: 2)
+            for (slot, type) in binding.attributeTypes.enumerated() {
+                let column = columns[slot]
+                spare.values[slot] = column < 0 ? Value?.none : EntityBinding.read(statement, column, as: type)
+            }
+            for slot in binding.toOnes.indices { spare.toOne[slot] = toOneDestination(statement, reader, binding, slot) }
+            return spare
+        }
         var values: [Value?] = []
         values.reserveCapacity(columns.count)
         for (slot, type) in binding.attributeTypes.enumerated() {
@@ -281,26 +321,24 @@ public final class ObjectContext {
             // be `.null`, a value read as null rather than one not read yet.
             values.append(column < 0 ? Value?.none : EntityBinding.read(statement, column, as: type))
         }
-        var toOne: [ObjectID?] = []
-        toOne.reserveCapacity(binding.toOnes.count)
-        for (slot, relationship) in binding.toOnes.enumerated() {
-            let columns = binding.toOneColumns[slot]
-            let index = reader.index[columns.key]!
-            if statement.isNull(index) {
-                toOne.append(nil)
-                continue
-            }
-            var destination = relationship.destination
-            if let entityColumn = columns.entity, let e = reader.index[entityColumn], !statement.isNull(e),
-                let concrete = bindingsByNumber[Int(statement.int64(at: e))]
-            {
-                destination = concrete.entity.name
-            }
-            let table = bindings[destination]!.layout.table
-            toOne.append(ObjectID(entityName: destination, primaryKey: statement.int64(at: index), table: table))
+        var toOne = binding.noDestinations
+        for slot in binding.toOnes.indices { toOne[slot] = toOneDestination(statement, reader, binding, slot) }
+        return ManagedObject(objectID: id, binding: binding, values: values, toOne: toOne, version: statement.int64(at: 2))
+    }
+
+    /// The destination of the to-one relationship in `slot` in the current row.
+    private func toOneDestination(_ statement: Statement, _ reader: TableReader, _ binding: EntityBinding, _ slot: Int) -> ObjectID? {
+        let columns = binding.toOneColumns[slot]
+        let index = reader.index[columns.key]!
+        if statement.isNull(index) { return nil }
+        var destination = binding.toOnes[slot].destination
+        if let entityColumn = columns.entity, let e = reader.index[entityColumn], !statement.isNull(e),
+            let concrete = self.binding(number: statement.int64(at: e))
+        {
+            destination = concrete.entity.name
         }
-        return ManagedObject(objectID: id, binding: binding, context: self, values: values, toOne: toOne,
-                             version: statement.int64(at: 2))
+        let table = bindings[destination]!.layout.table
+        return ObjectID(entityName: destination, primaryKey: statement.int64(at: index), table: table)
     }
 
     // MARK: - Fetching
@@ -330,7 +368,7 @@ public final class ObjectContext {
             } catch {
                 throw ContextError(error)
             }
-            for object in pending.values where plan.numbers.contains(object.binding.layout.number) {
+            for object in pending.all where plan.numbers.contains(object.binding.layout.number) {
                 if object.isInserted && !object.isDeleted { count += 1 }
                 if object.isDeleted && !object.isInserted { count -= 1 }
             }
@@ -368,22 +406,29 @@ public final class ObjectContext {
             } catch {
                 throw ContextError(error)
             }
-            guard let object = try nextScanned(statement, plan, register: register) else { continue }
+            var made = false
+            guard let object = try nextScanned(statement, plan, register: register, made: &made) else { continue }
             if !(try visit(object)) { return }
         }
     }
 
-    func nextScanned(_ statement: Statement, _ plan: FetchPlan, register: Bool) throws(ContextError) -> ManagedObject? {
+    /// The object of the current row of `statement` if the plan's predicate accepts it. A
+    /// `spare` is refilled instead of making a new object (see ``makeObject``); `made` says
+    /// whether the object was read from the row (rather than found in the context).
+    func nextScanned(_ statement: Statement, _ plan: FetchPlan, register: Bool,
+                     reusing spare: ManagedObject? = nil, made: inout Bool) throws(ContextError) -> ManagedObject? {
         let key = statement.int64(at: 0)
         // Cursors over a context that holds nothing (a migration's source) skip the lookups.
-        let known = pending.isEmpty && registry.isEmpty
+        let known = pending.changed.isEmpty && registry.isEmpty
             ? nil : ObjectID(entityName: plan.entityName, primaryKey: key, table: plan.table)
-        if let known, pending[known] != nil { return nil }
+        if let known, pending.hasChanges(savedRow: known) { return nil }
         let object: ManagedObject
         if let known, let existing = registry[known]?.object {
             object = existing
+            made = false
         } else {
-            object = try makeObject(statement, plan.reader)
+            object = try makeObject(statement, plan.reader, reusing: spare)
+            made = true
             if register { self.register(object) }
         }
         guard try plan.accepts(object) else { return nil }
@@ -394,16 +439,17 @@ public final class ObjectContext {
     /// SQL reads them as they were saved, so fetches do not follow relationships into them
     /// in SQL.
     var tablesWithUnsavedChanges: Set<String> {
-        Set(pending.keys.map(\.table)).union(joinChanges.keys.map(\.table))
+        pending.tables.union(joinChanges.keys.map(\.table))
     }
 
     /// Inserted and changed objects of the plan's entities that its predicate accepts.
     func pendingMatches(_ plan: FetchPlan) throws(ContextError) -> [ManagedObject] {
         var matches: [ManagedObject] = []
-        for object in pending.values.sorted(by: { $0.objectID.primaryKey < $1.objectID.primaryKey })
-        where !object.isDeleted && plan.numbers.contains(object.binding.layout.number) {
+        for object in pending.all where !object.isDeleted && plan.numbers.contains(object.binding.layout.number) {
             if try plan.accepts(object) { matches.append(object) }
         }
+        // Inserted objects of one table are in key order already.
+        if !pending.changed.isEmpty { matches.sort { $0.objectID.primaryKey < $1.objectID.primaryKey } }
         return matches
     }
 
@@ -513,7 +559,7 @@ public final class ObjectContext {
         // An inserted object is pending already and is written whole.
         if object.isInserted { return }
         object.changedSlots.insert(slot)
-        pending[object.objectID] = object
+        pending.add(changed: object)
     }
 
     private func destinationObject(_ value: Value, _ relationship: RelationshipDescription, _ owner: ManagedObject) throws(ContextError) -> ManagedObject? {
@@ -604,7 +650,7 @@ public final class ObjectContext {
                     joinPositions[row, default: [:]][orderColumn] = Int64(i + 1)
                 }
             }
-            pending[object.objectID] = object
+            pending.add(changed: object)
             return
         }
         // One-to-many: the members' inverse to-one columns hold the relationship (and, when
@@ -687,7 +733,7 @@ public final class ObjectContext {
                 do {
                     try statement.bind(object.objectID.primaryKey, at: 1)
                     while try statement.step() {
-                        let entity = bindingsByNumber[Int(statement.int64(at: 1))]?.entity.name ?? relationship.destination
+                        let entity = binding(number: statement.int64(at: 1))?.entity.name ?? relationship.destination
                         let key = statement.int64(at: 0)
                         ids.append(ObjectID(entityName: entity, primaryKey: key, table: table))
                         if column.order != nil, !statement.isNull(2) { saved[key] = statement.int64(at: 2) }
@@ -698,21 +744,21 @@ public final class ObjectContext {
             }
             // Unsaved changes win: drop members whose column now points elsewhere, add new ones.
             ids.removeAll { id in
-                guard let member = pending[id] else { return false }
+                guard let member = pending.object(id) else { return false }
                 guard !member.isDeleted, let s = member.binding.toOneSlots[inverse.name] else { return true }
                 return member.toOne[s] != object.objectID
             }
             let present = Set(ids)
             // The unsaved members, found first and then put in key order: sorting every
             // pending object for each call cost stage 2 of a migration a fifth of its time.
-            let unsaved = pending.values.filter { member in
+            let unsaved = pending.all.filter { member in
                 guard !member.isDeleted, let s = member.binding.toOneSlots[inverse.name], member.toOne[s] == object.objectID else { return false }
                 return !present.contains(member.objectID) && destinationBinding.layout.numbers.contains(member.binding.layout.number)
             }
             ids += unsaved.sorted { $0.objectID.primaryKey < $1.objectID.primaryKey }.map(\.objectID)
             if column.order != nil {
                 ids = Self.ordered(ids) { id in
-                    if let member = self.pending[id], let s = member.binding.toOneSlots[inverse.name], let position = member.positions[s] {
+                    if let member = self.pending.object(id), let s = member.binding.toOneSlots[inverse.name], let position = member.positions[s] {
                         return position
                     }
                     return saved[id.primaryKey]
@@ -759,7 +805,7 @@ public final class ObjectContext {
             }
         }
         object.isDeleted = true
-        pending[object.objectID] = object
+        pending.add(changed: object)
         for d in cascade { try delete(d) }
     }
 
@@ -779,20 +825,31 @@ public final class ObjectContext {
         try commitRows()
         guard hasChanges else { return }
         if validatesOnSave { try validatePending() }
-        try assignAppendedPositions()
+        if hasOrderedRelationships { try assignAppendedPositions() }
         do {
             try database.transaction {
-                var highest: [String: Int64] = [:]
-                for object in pending.values.sorted(by: { $0.objectID.primaryKey < $1.objectID.primaryKey }) {
+                // Saved objects first, deletions freeing rows before anything is written,
+                // then the new rows in the order they were inserted (key order per table).
+                for object in pending.changedInKeyOrder() {
                     if object.isDeleted {
-                        if !object.isInserted { try writeDelete(object) }
-                    } else if object.isInserted {
-                        try writeInsert(object)
-                        highest[object.objectID.table] = max(highest[object.objectID.table] ?? 0, object.objectID.primaryKey)
+                        try writeDelete(object)
                     } else if !object.changedSlots.isEmpty {
                         try writeUpdate(object)
                     }
                 }
+                var highest: [String: Int64] = [:]
+                var table = ""
+                var highestInTable: Int64 = 0
+                for object in pending.inserted where !object.isDeleted {
+                    try writeInsert(object)
+                    if object.objectID.table != table {
+                        if !table.isEmpty { highest[table] = max(highest[table] ?? 0, highestInTable) }
+                        table = object.objectID.table
+                        highestInTable = 0
+                    }
+                    highestInTable = max(highestInTable, object.objectID.primaryKey)
+                }
+                if !table.isEmpty { highest[table] = max(highest[table] ?? 0, highestInTable) }
                 for (row, insert) in joinChanges {
                     let sql = insert
                         ? "INSERT OR IGNORE INTO \(row.table) (\(row.firstColumn), \(row.secondColumn)) VALUES (?, ?)"
@@ -822,8 +879,7 @@ public final class ObjectContext {
         }
         // The array holds the context's only reference to each saved object, so that a new
         // object nobody else holds can be let go instead of registered.
-        var saved = Array(pending.values)
-        pending.removeAll()
+        var saved = pending.takeAll()
         // (No local for the object: it would be a second reference.)
         for i in saved.indices {
             if saved[i].isDeleted {
@@ -845,16 +901,18 @@ public final class ObjectContext {
     /// Required attributes and to-one relationships must have values before saving, and
     /// to-many relationships their number of destinations (``validateRelationshipCounts()``).
     private func validatePending() throws(ContextError) {
-        for object in pending.values where !object.isDeleted {
+        for object in pending.all where !object.isDeleted {
             let binding = object.binding
-            for (slot, attribute) in binding.attributes.enumerated() where !attribute.isOptional {
+            for slot in binding.requiredAttributeSlots {
                 if (object.isInserted || object.changedSlots.contains(slot)), object.values[slot] == .null {
-                    throw ContextError(.validation, "'\(attribute.name)' is required", object: object.objectID.description, key: attribute.name)
+                    let name = binding.attributeNames[slot]
+                    throw ContextError(.validation, "'\(name)' is required", object: object.objectID.description, key: name)
                 }
             }
-            for (slot, relationship) in binding.toOnes.enumerated() where !relationship.isOptional {
+            for slot in binding.requiredToOneSlots {
                 if (object.isInserted || object.changedSlots.contains(object.values.count + slot)), object.toOne[slot] == nil {
-                    throw ContextError(.validation, "'\(relationship.name)' is required", object: object.objectID.description, key: relationship.name)
+                    let name = binding.toOnes[slot].name
+                    throw ContextError(.validation, "'\(name)' is required", object: object.objectID.description, key: name)
                 }
             }
         }
@@ -864,12 +922,12 @@ public final class ObjectContext {
     private func writeInsert(_ object: ManagedObject) throws {
         let binding = object.binding
         let statement: Statement
-        if let cached = insertStatements[binding.entity.name] {
+        if let cached = binding.insertStatement {
             cached.reset()
             statement = cached
         } else {
             statement = try self.statement(binding.insertSQL)
-            insertStatements[binding.entity.name] = statement
+            binding.insertStatement = statement
         }
         try statement.bind(object.objectID.primaryKey, at: 1)
         try statement.bind(Int64(binding.layout.number), at: 2)
