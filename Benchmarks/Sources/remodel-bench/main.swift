@@ -281,6 +281,8 @@ let childVariants: [String: (Options) -> VariantResult] = [
     "store-insert-remodel": storeInsertRemodel,
     "store-insert-raw": storeInsertRaw,
     "store-read-remodel": storeReadRemodel,
+    "store-read-remodel-keys": storeReadRemodelKeys,
+    "store-insert-remodel-keys": storeInsertRemodelKeys,
     "store-read-raw": storeReadRaw,
     "store-read-raw-swift": storeReadRawSwift,
     "products-migrate-remodel": { migrateWithManager($0, source: $0.source!, destination: $0.destination!,

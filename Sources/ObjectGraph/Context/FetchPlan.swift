@@ -139,10 +139,12 @@ public final class FetchCursor {
     private let plan: FetchPlan
     private let context: ObjectContext
     private var statement: Statement { plan.rows }
-    private var pendingTail: [ManagedObject]? = nil
-    private var finished = false
+    // A cursor is used from one thread, so its state skips the runtime's exclusivity
+    // checks, which showed in profiles of its loop.
+    @exclusivity(unchecked) private var pendingTail: [ManagedObject]? = nil
+    @exclusivity(unchecked) private var finished = false
     /// The last object read from a row, kept to be refilled if nobody else holds it.
-    private var spare: ManagedObject? = nil
+    @exclusivity(unchecked) private var spare: ManagedObject? = nil
 
     init(plan: FetchPlan, context: ObjectContext) {
         self.plan = plan

@@ -77,6 +77,10 @@ public final class ManagedObject: KeyValueCoding {
 
     /// Sets an attribute or relationship; relationships keep their inverses in step.
     public func setValue(_ value: Value, forKey key: String) throws {
+        // Attributes of a live object go straight to their slot.
+        if let slot = binding.slot(ofAttribute: key), !isDeleted, let context = binding.context {
+            return try context.setAttribute(value, of: self, slot: slot)
+        }
         try attachedContext().setValue(value, of: self, forKey: key)
     }
 
