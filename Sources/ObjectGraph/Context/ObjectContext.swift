@@ -150,7 +150,12 @@ public final class ObjectContext {
         let key = counter.next
         counter.next += 1
         let id = ObjectID(entityName: binding.entity.name, primaryKey: key, table: binding.layout.table)
-        let object = ManagedObject(objectID: id, binding: binding, values: binding.defaultValues,
+        // A copy of its own now: sharing the defaults' storage until the first change
+        // costs a copy on write then, which is slower than copying here.
+        let values = [Value?](unsafeUninitializedCapacity: binding.defaultValues.count) { buffer, count in
+            count = buffer.initialize(fromContentsOf: binding.defaultValues)
+        }
+        let object = ManagedObject(objectID: id, binding: binding, values: values,
                                    toOne: binding.noDestinations, version: 0)
         object.isInserted = true
         // Pending holds it until it is saved; it joins the registry then, if anyone still
@@ -923,8 +928,7 @@ public final class ObjectContext {
         let binding = object.binding
         let statement: Statement
         if let cached = binding.insertStatement {
-            cached.reset()
-            statement = cached
+            statement = cached  // reset by its last run
         } else {
             statement = try self.statement(binding.insertSQL)
             binding.insertStatement = statement
