@@ -283,6 +283,7 @@ let childVariants: [String: (Options) -> VariantResult] = [
     "store-read-remodel": storeReadRemodel,
     "store-read-remodel-keys": storeReadRemodelKeys,
     "store-insert-remodel-keys": storeInsertRemodelKeys,
+    "store-insert-rows": storeInsertRowInserter,
     "store-read-raw": storeReadRaw,
     "store-read-raw-swift": storeReadRawSwift,
     "products-migrate-remodel": { migrateWithManager($0, source: $0.source!, destination: $0.destination!,
