@@ -61,6 +61,11 @@ public final class RowInserter {
             throw ContextError(.unknownKey, "the key '\(key.name)' is not of \(entityName)", key: key.name)
         }
         let type = binding.attributeTypes[key.slot]
+        // A double for a double attribute, the common result of arithmetic, needs neither.
+        if case .double(let d) = value, type == .double, sqlite3_bind_double(statement.handle, Int32(4 + key.slot), d) == SQLITE_OK {
+            isSet[key.slot] = true
+            return
+        }
         bind(try AttributeCoercion.coerce(value, to: type, name: key.name), as: type, slot: key.slot)
     }
 
@@ -93,38 +98,53 @@ public final class RowInserter {
 
     /// Binds the column straight to the slot's parameter when reading, coercing and binding
     /// it would bind the same thing; false when it would not (nothing is bound then).
+    ///
+    /// Each case reads the column with the function ``EntityBinding/read(_:_:as:)`` uses
+    /// for the attribute's type (so SQLite converts whatever it stores the same way), and
+    /// asks for the storage class only when the answer could be a NULL: a zero, or no text.
     func copyStored(_ column: Int32, of row: OpaquePointer, as sourceType: AttributeType, to slot: Int) -> Bool {
         let to = statement.handle, parameter = Int32(4 + slot)
         let type = binding.attributeTypes[slot]
+        func isNull() -> Bool { sqlite3_column_type(row, column) == SQLITE_NULL }
         let rc: Int32
-        switch sqlite3_column_type(row, column) {
-        case SQLITE_NULL:
-            rc = sqlite3_bind_null(to, parameter)
-        case SQLITE_TEXT where (sourceType == .string || sourceType == .uri) && (type == .string || type == .uri):
-            // Reading decodes the bytes as UTF-8, repairing invalid ones; ASCII needs no repair.
-            guard let text = sqlite3_column_text(row, column) else { return false }
+        switch (sourceType, type) {
+        case (.string, .string), (.string, .uri), (.uri, .string), (.uri, .uri):
+            guard let text = sqlite3_column_text(row, column) else {
+                guard isNull() else { return false }
+                rc = sqlite3_bind_null(to, parameter)
+                break
+            }
             let count = sqlite3_column_bytes(row, column)
+            // Reading decodes the bytes as UTF-8, repairing invalid ones; ASCII needs no repair.
             guard Self.isASCII(text, Int(count)) else { return false }
             rc = sqlite3_bind_text(to, parameter, UnsafeRawPointer(text).assumingMemoryBound(to: CChar.self), count, nil)  // SQLITE_STATIC: not copied
-        case SQLITE_INTEGER where sourceType.integerRange != nil && type.integerRange != nil:
+        case (.int16, .int16), (.int16, .int32), (.int16, .int64), (.int32, .int16), (.int32, .int32), (.int32, .int64),
+             (.int64, .int16), (.int64, .int32), (.int64, .int64):
             let i = sqlite3_column_int64(row, column)
-            guard type.integerRange!.contains(i) else { return false }  // coercion's error
-            rc = sqlite3_bind_int64(to, parameter, i)
-        case SQLITE_INTEGER where sourceType == .boolean && type == .boolean:
+            if i == 0, isNull() {
+                rc = sqlite3_bind_null(to, parameter)
+            } else {
+                guard type.integerRange!.contains(i) else { return false }  // coercion's error
+                rc = sqlite3_bind_int64(to, parameter, i)
+            }
+        case (.boolean, .boolean):
             let i = sqlite3_column_int64(row, column)
-            guard i == 0 || i == 1 else { return false }  // read as true, stored as 1
-            rc = sqlite3_bind_int64(to, parameter, i)
-        case SQLITE_FLOAT where (sourceType == .double || sourceType == .float) && (type == .double || type == .float),
-            SQLITE_INTEGER where (sourceType == .double || sourceType == .float) && (type == .double || type == .float),
-            SQLITE_FLOAT where sourceType == .date && type == .date,
-            SQLITE_INTEGER where sourceType == .date && type == .date:
+            rc = i == 0 && isNull() ? sqlite3_bind_null(to, parameter) : sqlite3_bind_int64(to, parameter, i == 0 ? 0 : 1)
+        case (.double, .double), (.double, .float), (.float, .double), (.float, .float), (.date, .date):
             let d = sqlite3_column_double(row, column)
-            rc = sqlite3_bind_double(to, parameter, type == .float ? Double(Float(d)) : d)
-        case SQLITE_BLOB where (sourceType == .binary || sourceType == .transformable) && (type == .binary || type == .transformable):
-            let bytes = sqlite3_column_blob(row, column)
-            let count = sqlite3_column_bytes(row, column)
-            // A NULL pointer would bind NULL: an empty blob is still a blob.
-            rc = sqlite3_bind_blob(to, parameter, bytes ?? UnsafeRawPointer(RowInserter.empty), count, nil)  // SQLITE_STATIC: not copied
+            rc = d == 0 && isNull() ? sqlite3_bind_null(to, parameter) : sqlite3_bind_double(to, parameter, type == .float ? Double(Float(d)) : d)
+        case (.binary, .binary), (.binary, .transformable), (.transformable, .binary), (.transformable, .transformable):
+            switch sqlite3_column_type(row, column) {
+            case SQLITE_NULL:
+                rc = sqlite3_bind_null(to, parameter)
+            case SQLITE_BLOB:
+                let bytes = sqlite3_column_blob(row, column)
+                let count = sqlite3_column_bytes(row, column)
+                // A NULL pointer would bind NULL: an empty blob is still a blob.
+                rc = sqlite3_bind_blob(to, parameter, bytes ?? UnsafeRawPointer(RowInserter.empty), count, nil)  // SQLITE_STATIC: not copied
+            default:
+                return false
+            }
         default:
             return false
         }
