@@ -51,6 +51,16 @@ struct AssociationTable {
             sortedRuns = nil
         }
 
+        /// Appends `count` objects of `entity` with consecutive keys from `key`.
+        mutating func append(entity: UInt16, key: Int64, count n: Int) {
+            guard n > 0 else { return }
+            append(entity: entity, key: key)
+            guard n > 1 else { return }
+            count += n - 1
+            longestRun = max(longestRun, length(runStart.count - 1))
+            sortedRuns = nil
+        }
+
         /// The object at `position`.
         func object(at position: Int) -> (entity: UInt16, key: Int64) {
             var low = 0, high = runStart.count
@@ -115,6 +125,13 @@ struct AssociationTable {
     mutating func associate(source: (entity: UInt16, key: Int64), destination: (entity: UInt16, key: Int64)) {
         sources.append(entity: source.entity, key: source.key)
         destinations.append(entity: destination.entity, key: destination.key)
+    }
+
+    /// Associates `count` sources with consecutive keys from `source.key` with as many
+    /// destinations with consecutive keys from `destination.key`, pair by pair.
+    mutating func associate(source: (entity: UInt16, key: Int64), destination: (entity: UInt16, key: Int64), count: Int) {
+        sources.append(entity: source.entity, key: source.key, count: count)
+        destinations.append(entity: destination.entity, key: destination.key, count: count)
     }
 
     /// The destinations associated with a source, in the order they were associated.

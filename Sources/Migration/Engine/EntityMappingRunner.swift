@@ -26,6 +26,9 @@ final class EntityMappingRunner {
     private let relationshipObjects: [Value]
     /// The default policy's fast path, when it applies (see ``createRow(for:with:)``).
     private let rows: RowInserter?
+    /// Its faster form, reading source rows without objects, when that applies too (see
+    /// ``RowCopy``).
+    private let rowCopy: RowCopy?
     /// The source instance being worked on, for errors.
     private var currentSource: ObjectID?
 
@@ -64,6 +67,8 @@ final class EntityMappingRunner {
         } else {
             rows = nil
         }
+        rowCopy = rows == nil ? nil : RowCopy(prepared, copiedAttributes: copiedAttributes.map { $0?.name },
+                                              destinationAttributes: destinationAttributes.map { $0! }, source: source)
     }
 
     /// The attribute an expression copies when it is nothing but `$source.name` or
@@ -122,6 +127,8 @@ final class EntityMappingRunner {
         switch prepared.source {
         case .none:
             break
+        case .fetch where rowCopy != nil && self.rows != nil && !manager.sourceContext.hasChanges:
+            try copyRows(rowCopy!, with: self.rows!, progress: progress)
         case .fetch(let request):
             let total: Int
             let cursor: FetchCursor
@@ -204,6 +211,113 @@ final class EntityMappingRunner {
             throw MigrationError(.destinationStore, "cannot write a \(inserter.entityName): \(error)")
         }
         manager.associate(source, id, runner: self)
+    }
+
+    /// Stage 1 of the default policy when it can read rows instead of objects (see
+    /// ``RowCopy``): each source row's attributes are copied or evaluated with `$source`
+    /// bound to the row, straight into a new row, and associated by key. What it does not
+    /// do (no hook, no destination object) nothing can observe.
+    private func copyRows(_ plan: RowCopy, with inserter: RowInserter, progress: (Int, Int?, Double) -> Void) throws(MigrationError) {
+        let manager = self.manager  // one strong reference, not one per use of an unowned one
+        let source = manager.sourceContext
+        let reader: RowReader
+        let copier: RowCopier
+        let total: Int
+        do {
+            reader = try source.makeRowReader(for: plan.entity, attributes: plan.sourceAttributes)
+            copier = try RowCopier(from: reader, to: inserter, attributes: plan.copies.map { (try source.attributeKey($0.from, of: plan.entity), $0.to) })
+            total = try reader.count()
+        } catch {
+            throw MigrationError(.sourceStore, "cannot read the source instances: \(error)", expression: mapping.sourceExpression)
+        }
+        guard let entities = manager.associationEntities(source: plan.entity, destination: inserter.entityName) else { return }
+        let started = ContinuousClock.now
+        var rows = 0
+        // Associations are recorded in runs of consecutive keys on both sides, handed to the
+        // table when a run ends, before progress is reported and at the end.
+        var run = (source: Int64(0), destination: Int64(0), count: 0)
+        func flush() {
+            guard run.count > 0 else { return }
+            manager.associate(source: (entities.source, run.source), destination: (entities.destination, run.destination),
+                              count: run.count, runner: self)
+            run.count = 0
+        }
+        // The chunk is counted down here rather than asked of the context for every row:
+        // only this loop writes to the destination until the next save or progress report.
+        var untilSave = manager.rowsBeforeSave()
+        // `$source` is the reader for the whole loop: it answers for the row it is on.
+        evaluation[slot: sourceSlot] = .object(ObjectReference(reader))
+        evaluation[slot: destinationSlot] = nil
+        defer {
+            evaluation[slot: sourceSlot] = nil
+            report.sourceInstances += rows
+            flush()
+        }
+        while true {
+            do {
+                guard try reader.next() else { break }
+            } catch {
+                throw MigrationError(.sourceStore, "cannot read the source instances: \(error)", expression: mapping.sourceExpression)
+            }
+            do {
+                try copyRow(plan, copier)
+                let key = try insertRow(inserter)
+                let sourceKey = reader.primaryKey
+                if run.count > 0, sourceKey == run.source + Int64(run.count), key == run.destination + Int64(run.count) {
+                    run.count += 1
+                } else {
+                    flush()
+                    run = (sourceKey, key, 1)
+                }
+                try manager.checkCancelled()
+                untilSave -= 1
+                if untilSave <= 0 {
+                    try manager.saveIfNeeded()
+                    untilSave = manager.rowsBeforeSave()
+                }
+            } catch {
+                // Made only now: the error names the source row.
+                currentSource = reader.objectID
+                rows += 1
+                throw error
+            }
+            rows += 1
+            if rows & 1023 == 0 {
+                flush()
+                progress(rows, total, Double(rows) / max(1e-9, (ContinuousClock.now - started).seconds))
+                untilSave = manager.rowsBeforeSave()
+            }
+        }
+    }
+
+    private func copyRow(_ plan: RowCopy, _ copier: RowCopier) throws(MigrationError) {
+        for step in plan.steps {
+            switch step {
+            case .copy(let index, let i):
+                do {
+                    try copier.copy(index)
+                } catch {
+                    throw failure(.value, error.message, prepared.attributes[i])
+                }
+            case .evaluate(let i, let readsPropertyMapping):
+                let property = prepared.attributes[i]
+                if readsPropertyMapping { evaluation[slot: propertySlot] = attributeObjects[i] }
+                let value = try evaluate(property)
+                do {
+                    try copier.inserter.set(value, for: plan.destinations[i])
+                } catch {
+                    throw failure(.value, error.message, property)
+                }
+            }
+        }
+    }
+
+    private func insertRow(_ inserter: RowInserter) throws(MigrationError) -> Int64 {
+        do {
+            return try inserter.insertRow()
+        } catch {
+            throw MigrationError(.destinationStore, "cannot write a \(inserter.entityName): \(error)")
+        }
     }
 
     /// Stage 2: one `createRelationships` per associated destination instance, then end.

@@ -49,6 +49,7 @@ public final class MigrationManager: KeyValueCoding {
     private let sourceEntityIndex: [String: UInt16]
     private let destinationEntityIndex: [String: UInt16]
     private let cancellation = Mutex<MigrationError?>(nil)
+    private let isCancelled = Atomic<Bool>(false)
     private var progressHandler: ((MigrationProgress) -> Void)?
     private var lastProgress = ContinuousClock.now
 
@@ -134,9 +135,12 @@ public final class MigrationManager: KeyValueCoding {
     /// a ``MigrationError/Kind/cancelled`` error. Callable from any thread.
     public func cancel(_ reason: String = "the migration was cancelled") {
         cancellation.withLock { $0 = $0 ?? MigrationError(.cancelled, reason) }
+        isCancelled.store(true, ordering: .releasing)
     }
 
     func checkCancelled() throws(MigrationError) {
+        // Checked for every instance: an atomic load, and the lock only once cancelled.
+        guard isCancelled.load(ordering: .acquiring) else { return }
         if let error = cancellation.withLock({ $0 }) { throw error }
     }
 
@@ -298,6 +302,28 @@ public final class MigrationManager: KeyValueCoding {
         guard let s = sourceEntityIndex[source.entity.name], let d = destinationEntityIndex[destination.entityName] else { return }
         associations[runner.index].associate(source: (s, source.objectID.primaryKey), destination: (d, destination.primaryKey))
         runner.report.destinationInstances += 1
+    }
+
+    /// The indexes of a source and a destination entity in the association tables.
+    func associationEntities(source: String, destination: String) -> (source: UInt16, destination: UInt16)? {
+        guard let s = sourceEntityIndex[source], let d = destinationEntityIndex[destination] else { return nil }
+        return (s, d)
+    }
+
+    /// Records `count` associations at once, for the row-copy path: sources with keys
+    /// from `source.key` on made destinations with keys from `destination.key` on.
+    func associate(source: (entity: UInt16, key: Int64), destination: (entity: UInt16, key: Int64), count: Int,
+                   runner: EntityMappingRunner) {
+        associations[runner.index].associate(source: source, destination: destination, count: count)
+        runner.report.destinationInstances += count
+    }
+
+    /// How many more rows a row inserter may write before ``saveIfNeeded()`` saves, if
+    /// nothing else changes in the destination context meanwhile.
+    func rowsBeforeSave() -> Int {
+        let context = destinationContext
+        if context.pendingValueBytes >= options.chunkBytes { return 0 }
+        return max(0, options.chunkSize - context.pendingObjectCount - context.rowsWritten)
     }
 
     /// The destination instances made from `sourceInstances` by the entity mapping named

@@ -1,3 +1,4 @@
+import CSQLite
 import ExpressionLanguage
 
 /// Writes new rows of one entity without making objects: for loops that create many
@@ -21,21 +22,37 @@ public final class RowInserter {
     public let entityName: String
     let binding: EntityBinding
     unowned let context: ObjectContext
-    private var values: [Value]
     private let statement: Statement
     private let keys: ObjectContext.KeyCounter
+    /// Values are bound as they are set (SQLite keeps bindings from row to row); the slots
+    /// set for the next row, whose defaults ``insertRow()`` does not bind. Memory of its
+    /// own rather than an array: a hot loop writes it, and an array stored in a class
+    /// costs an exclusivity check on every access.
+    private let isSet: UnsafeMutableBufferPointer<Bool>
+    /// What binding a set value failed with: thrown by ``insertRow()``, as when values
+    /// were bound there.
+    private var bindFailure: SQLiteError?
 
     init(context: ObjectContext, binding: EntityBinding) throws(ContextError) {
         self.context = context
         self.binding = binding
         entityName = binding.entity.name
-        values = binding.defaultValues.map { $0 ?? .null }
         do {
             statement = try context.database.prepare(binding.insertSQL)
+            // Bound once: the same for every row. The to-one columns after the attributes
+            // are never bound, so NULL.
+            try statement.bind(Int64(binding.layout.number), at: 2)
+            try statement.bind(Int64(1), at: 3)
         } catch {
             throw ContextError(error)
         }
         keys = try context.keyCounter(table: binding.layout.table)
+        isSet = .allocate(capacity: binding.attributeTypes.count)
+        isSet.initialize(repeating: false)
+    }
+
+    deinit {
+        isSet.deallocate()
     }
 
     /// Sets an attribute of the next row, coerced to its type.
@@ -43,33 +60,149 @@ public final class RowInserter {
         guard key.binding === binding else {
             throw ContextError(.unknownKey, "the key '\(key.name)' is not of \(entityName)", key: key.name)
         }
-        values[key.slot] = try AttributeCoercion.coerce(value, to: binding.attributeTypes[key.slot], name: key.name)
+        let type = binding.attributeTypes[key.slot]
+        // A double for a double attribute, the common result of arithmetic, needs neither.
+        if case .double(let d) = value, type == .double, sqlite3_bind_double(statement.handle, Int32(4 + key.slot), d) == SQLITE_OK {
+            isSet[key.slot] = true
+            return
+        }
+        bind(try AttributeCoercion.coerce(value, to: type, name: key.name), as: type, slot: key.slot)
     }
+
+    private func bind(_ value: Value, as type: AttributeType, slot: Int) {
+        do {
+            try EntityBinding.bind(value, as: type, to: statement, at: Int32(4 + slot))
+        } catch {
+            bindFailure = bindFailure ?? error
+        }
+        isSet[slot] = true
+    }
+
+    /// Sets an attribute of the next row to `source`'s value in the reader's current row:
+    /// what `set(try reader.value(for: source), for: key)` does, but a stored value that
+    /// needs no conversion (text, numbers in range, dates, data between attributes of the
+    /// same kind) goes from column to parameter without being decoded. The reader must
+    /// stay on its row until ``insert()``: the row's text and data are not copied. Loops
+    /// over many rows resolve the keys once with a ``RowCopier``.
+    public func copy(_ source: AttributeKey, of reader: RowReader, to key: AttributeKey) throws(ContextError) {
+        guard key.binding === binding else {
+            throw ContextError(.unknownKey, "the key '\(key.name)' is not of \(entityName)", key: key.name)
+        }
+        if source.binding === reader.binding, case let column = reader.column(ofSlot: source.slot), column >= 0,
+            copyStored(column, of: reader.statement.handle, as: reader.binding.attributeTypes[source.slot], to: key.slot)
+        {
+            return
+        }
+        try set(try reader.value(for: source), for: key)
+    }
+
+    /// Binds the column straight to the slot's parameter when reading, coercing and binding
+    /// it would bind the same thing; false when it would not (nothing is bound then).
+    ///
+    /// Each case reads the column with the function ``EntityBinding/read(_:_:as:)`` uses
+    /// for the attribute's type (so SQLite converts whatever it stores the same way), and
+    /// asks for the storage class only when the answer could be a NULL: a zero, or no text.
+    func copyStored(_ column: Int32, of row: OpaquePointer, as sourceType: AttributeType, to slot: Int) -> Bool {
+        let to = statement.handle, parameter = Int32(4 + slot)
+        let type = binding.attributeTypes[slot]
+        func isNull() -> Bool { sqlite3_column_type(row, column) == SQLITE_NULL }
+        let rc: Int32
+        switch (sourceType, type) {
+        case (.string, .string), (.string, .uri), (.uri, .string), (.uri, .uri):
+            guard let text = sqlite3_column_text(row, column) else {
+                guard isNull() else { return false }
+                rc = sqlite3_bind_null(to, parameter)
+                break
+            }
+            let count = sqlite3_column_bytes(row, column)
+            // Reading decodes the bytes as UTF-8, repairing invalid ones; ASCII needs no repair.
+            guard Self.isASCII(text, Int(count)) else { return false }
+            rc = sqlite3_bind_text(to, parameter, UnsafeRawPointer(text).assumingMemoryBound(to: CChar.self), count, nil)  // SQLITE_STATIC: not copied
+        case (.int16, .int16), (.int16, .int32), (.int16, .int64), (.int32, .int16), (.int32, .int32), (.int32, .int64),
+             (.int64, .int16), (.int64, .int32), (.int64, .int64):
+            let i = sqlite3_column_int64(row, column)
+            if i == 0, isNull() {
+                rc = sqlite3_bind_null(to, parameter)
+            } else {
+                guard type.integerRange!.contains(i) else { return false }  // coercion's error
+                rc = sqlite3_bind_int64(to, parameter, i)
+            }
+        case (.boolean, .boolean):
+            let i = sqlite3_column_int64(row, column)
+            rc = i == 0 && isNull() ? sqlite3_bind_null(to, parameter) : sqlite3_bind_int64(to, parameter, i == 0 ? 0 : 1)
+        case (.double, .double), (.double, .float), (.float, .double), (.float, .float), (.date, .date):
+            let d = sqlite3_column_double(row, column)
+            rc = d == 0 && isNull() ? sqlite3_bind_null(to, parameter) : sqlite3_bind_double(to, parameter, type == .float ? Double(Float(d)) : d)
+        case (.binary, .binary), (.binary, .transformable), (.transformable, .binary), (.transformable, .transformable):
+            switch sqlite3_column_type(row, column) {
+            case SQLITE_NULL:
+                rc = sqlite3_bind_null(to, parameter)
+            case SQLITE_BLOB:
+                let bytes = sqlite3_column_blob(row, column)
+                let count = sqlite3_column_bytes(row, column)
+                // A NULL pointer would bind NULL: an empty blob is still a blob.
+                rc = sqlite3_bind_blob(to, parameter, bytes ?? UnsafeRawPointer(RowInserter.empty), count, nil)  // SQLITE_STATIC: not copied
+            default:
+                return false
+            }
+        default:
+            return false
+        }
+        if rc != SQLITE_OK { return false }  // set() binds it again and keeps the error for insert()
+        isSet[slot] = true
+        return true
+    }
+
+    private static func isASCII(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> Bool {
+        var i = 0
+        // Eight bytes at a time: no byte has its high bit set.
+        while i + 8 <= count {
+            if UnsafeRawPointer(bytes + i).loadUnaligned(as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
+            i += 8
+        }
+        while i < count {
+            if bytes[i] >= 0x80 { return false }
+            i += 1
+        }
+        return true
+    }
+
+    nonisolated(unsafe) private static let empty = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
 
     /// Writes the row and returns its ID; the next row starts from the defaults again.
     @discardableResult
     public func insert() throws(ContextError) -> ObjectID {
+        let key = try insertRow()
+        return ObjectID(entityName: entityName, primaryKey: key, table: binding.layout.table)
+    }
+
+    /// Writes the row and returns its primary key: ``insert()`` without making the ID.
+    @discardableResult
+    public func insertRow() throws(ContextError) -> Int64 {
         let key = try context.beginRow(keys)
-        statement.reset()
+        for slot in isSet.indices {
+            if isSet[slot] {
+                isSet[slot] = false
+            } else if bindFailure == nil {
+                let type = binding.attributeTypes[slot]
+                do {
+                    try EntityBinding.bind(binding.defaultValues[slot] ?? .null, as: type, to: statement, at: Int32(4 + slot))
+                } catch {
+                    bindFailure = error
+                }
+            }
+        }
+        if let failure = bindFailure {
+            bindFailure = nil
+            throw ContextError(failure)
+        }
         do {
             try statement.bind(key, at: 1)
-            try statement.bind(Int64(binding.layout.number), at: 2)
-            try statement.bind(Int64(1), at: 3)
-            var index: Int32 = 4
-            for (slot, type) in binding.attributeTypes.enumerated() {
-                try EntityBinding.bind(values[slot], as: type, to: statement, at: index)
-                index += 1
-            }
-            while index <= statement.parameterCount {
-                try statement.bindNull(at: index)
-                index += 1
-            }
             try statement.run()
         } catch {
             throw ContextError(error)
         }
-        for (slot, value) in binding.defaultValues.enumerated() { values[slot] = value ?? .null }
-        return ObjectID(entityName: entityName, primaryKey: key, table: binding.layout.table)
+        return key
     }
 }
 
