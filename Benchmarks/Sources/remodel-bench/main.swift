@@ -282,6 +282,7 @@ let childVariants: [String: (Options) -> VariantResult] = [
     "store-insert-raw": storeInsertRaw,
     "store-read-remodel": storeReadRemodel,
     "store-read-remodel-keys": storeReadRemodelKeys,
+    "store-read-rows": storeReadRowReader,
     "store-insert-remodel-keys": storeInsertRemodelKeys,
     "store-insert-rows": storeInsertRowInserter,
     "store-read-raw": storeReadRaw,
