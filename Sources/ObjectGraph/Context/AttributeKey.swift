@@ -36,7 +36,7 @@ extension ManagedObject {
 
     /// Sets the attribute, coerced to its type (see ``AttributeKey``).
     public func setValue(_ value: Value, for key: AttributeKey) throws {
-        guard key.binding === binding, !isDeleted else { return try setValue(value, forKey: key.name) }
-        try attachedContext().setAttribute(value, of: self, slot: key.slot)
+        guard key.binding === binding, !isDeleted, let context = binding.context else { return try setValue(value, forKey: key.name) }
+        try context.setAttribute(value, of: self, slot: key.slot)
     }
 }

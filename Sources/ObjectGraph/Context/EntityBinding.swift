@@ -99,9 +99,15 @@ final class EntityBinding {
 
     /// Reads an attribute's value from a column, as its type stores it.
     static func read(_ statement: Statement, _ index: Int32, as type: AttributeType) -> Value {
-        if type == .string {
-            // No text is NULL: one call to SQLite, not two.
-            return statement.string(at: index).map(Value.string) ?? .null
+        // The common types with one lookup of the column (no text is NULL; the others
+        // read their value and storage class together).
+        switch type {
+        case .string: return statement.string(at: index).map(Value.string) ?? .null
+        case .int16, .int32, .int64: return statement.int64OrNil(at: index).map(Value.integer) ?? .null
+        case .double, .float: return statement.doubleOrNil(at: index).map(Value.double) ?? .null
+        case .date: return statement.doubleOrNil(at: index).map { .date(Date(timeIntervalSinceReferenceDate: $0)) } ?? .null
+        case .boolean: return statement.int64OrNil(at: index).map { .bool($0 != 0) } ?? .null
+        default: break
         }
         if statement.isNull(index) { return .null }
         switch type {

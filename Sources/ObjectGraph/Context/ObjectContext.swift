@@ -93,7 +93,7 @@ public final class ObjectContext {
     public var pendingObjectCount: Int { pending.count }
 
     /// Rows written by row inserters and not committed yet (see ``RowInserter``).
-    public private(set) var rowsWritten = 0
+    @exclusivity(unchecked) public private(set) var rowsWritten = 0
 
     /// About how many bytes of strings and data were set since the last save: with
     /// ``pendingObjectCount``, what a caller saving in chunks of bounded memory watches.
@@ -218,9 +218,9 @@ public final class ObjectContext {
 
     /// The next primary key of each table, found once from the table and Z_PRIMARYKEY.
     final class KeyCounter {
-        var next: Int64
+        @exclusivity(unchecked) var next: Int64
         /// The highest key written by row inserters since the last save.
-        var highestRow: Int64 = 0
+        @exclusivity(unchecked) var highestRow: Int64 = 0
         init(next: Int64) { self.next = next }
     }
 

@@ -121,6 +121,21 @@ public final class Statement {
 
     public func double(at index: Int32) -> Double { sqlite3_column_double(handle, index) }
 
+    /// The column as an integer, nil when it is NULL: one lookup of the column where
+    /// `isNull` and `int64(at:)` make two. (It reads the column's unprotected
+    /// `sqlite3_value`, which SQLite documents as safe only on the statement's own thread;
+    /// a statement is used from one thread.)
+    public func int64OrNil(at index: Int32) -> Int64? {
+        let value = sqlite3_column_value(handle, index)
+        return sqlite3_value_type(value) == SQLITE_NULL ? nil : sqlite3_value_int64(value)
+    }
+
+    /// The column as a double, nil when it is NULL (see ``int64OrNil(at:)``).
+    public func doubleOrNil(at index: Int32) -> Double? {
+        let value = sqlite3_column_value(handle, index)
+        return sqlite3_value_type(value) == SQLITE_NULL ? nil : sqlite3_value_double(value)
+    }
+
     public func string(at index: Int32) -> String? {
         guard let text = sqlite3_column_text(handle, index) else { return nil }
         let count = Int(sqlite3_column_bytes(handle, index))
