@@ -10,106 +10,91 @@ let productsModelPath = "product-price/Products1.model.json"
 
 // MARK: - The variants (each in its own process)
 
-/// Inserts rows through the object context: `insert`, eight `setValue(_:forKey:)`,
-/// `save()` every `chunk` objects.
-func storeInsertRemodel(_ options: Options) -> VariantResult {
+/// Times `body` on a context over a new store at the destination: `body` inserts the
+/// generated rows, saving every `chunk`; the last save and the pragmas follow.
+private func timedProductInsert(_ options: Options, _ what: String,
+                                _ body: (ObjectContext, ProductGenerator, _ rows: Int, _ chunk: Int) throws -> Void) -> VariantResult {
     let model = loadModel(options.mappingsFolder, productsModelPath)
     let generator = ProductGenerator()
-    let (rows, chunk, path) = (options.rowCount, options.chunk, options.destination!)
     var pragmas = ""
     let (_, seconds) = timed {
         do {
-            let store = try Store.create(at: path, model: model)
-            let context = ObjectContext(store: store)
-            for i in 0..<rows {
-                let row = generator.row(i)
-                let product = try context.insert("Product")
-                try product.setValue(.string(row.name), forKey: "name")
-                try product.setValue(row.sku.map(Value.string) ?? .null, forKey: "sku")
-                try product.setValue(.double(row.price), forKey: "price")
-                try product.setValue(.integer(row.quantity), forKey: "quantity")
-                try product.setValue(row.weight.map(Value.double) ?? .null, forKey: "weight")
-                try product.setValue(row.added.map { .date(Date(timeIntervalSinceReferenceDate: $0)) } ?? .null, forKey: "added")
-                try product.setValue(.bool(row.active), forKey: "active")
-                try product.setValue(row.notes.map(Value.string) ?? .null, forKey: "notes")
-                if (i + 1) % chunk == 0 { try context.save() }
-            }
+            let context = ObjectContext(store: try Store.create(at: options.destination!, model: model))
+            try body(context, generator, options.rowCount, options.chunk)
             try context.save()
-            pragmas = try connectionPragmas(store.database)
+            pragmas = try connectionPragmas(context.database)
         } catch {
-            die("insert through ObjectContext: \(error)")
+            die("insert through \(what): \(error)")
         }
     }
-    return VariantResult(seconds: seconds, rows: rows, notes: ["pragmas": pragmas])
+    return VariantResult(seconds: seconds, rows: options.rowCount, notes: ["pragmas": pragmas])
+}
+
+/// Inserts rows through the object context: `insert`, eight `setValue(_:forKey:)`,
+/// `save()` every `chunk` objects.
+func storeInsertRemodel(_ options: Options) -> VariantResult {
+    timedProductInsert(options, "ObjectContext") { context, generator, rows, chunk in
+        for i in 0..<rows {
+            let row = generator.row(i)
+            let product = try context.insert("Product")
+            try product.setValue(.string(row.name), forKey: "name")
+            try product.setValue(row.sku.map(Value.string) ?? .null, forKey: "sku")
+            try product.setValue(.double(row.price), forKey: "price")
+            try product.setValue(.integer(row.quantity), forKey: "quantity")
+            try product.setValue(row.weight.map(Value.double) ?? .null, forKey: "weight")
+            try product.setValue(row.added.map { .date(Date(timeIntervalSinceReferenceDate: $0)) } ?? .null, forKey: "added")
+            try product.setValue(.bool(row.active), forKey: "active")
+            try product.setValue(row.notes.map(Value.string) ?? .null, forKey: "notes")
+            if (i + 1) % chunk == 0 { try context.save() }
+        }
+    }
 }
 
 /// The same inserts written as the object graph's documentation suggests for loops that
 /// set the same attributes on many objects: each attribute resolved once into an
 /// `AttributeKey`, then `setValue(_:for:)`.
 func storeInsertRemodelKeys(_ options: Options) -> VariantResult {
-    let model = loadModel(options.mappingsFolder, productsModelPath)
-    let generator = ProductGenerator()
-    let (rows, chunk, path) = (options.rowCount, options.chunk, options.destination!)
-    let (_, seconds) = timed {
-        do {
-            let store = try Store.create(at: path, model: model)
-            let context = ObjectContext(store: store)
-            let keys = try productAttributes.map { try context.attributeKey($0, of: "Product") }
-            let (name, sku, price, quantity, weight, added, active, notes) = (keys[0], keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7])
-            for i in 0..<rows {
-                let row = generator.row(i)
-                let product = try context.insert("Product")
-                try product.setValue(.string(row.name), for: name)
-                try product.setValue(row.sku.map(Value.string) ?? .null, for: sku)
-                try product.setValue(.double(row.price), for: price)
-                try product.setValue(.integer(row.quantity), for: quantity)
-                try product.setValue(row.weight.map(Value.double) ?? .null, for: weight)
-                try product.setValue(row.added.map { .date(Date(timeIntervalSinceReferenceDate: $0)) } ?? .null, for: added)
-                try product.setValue(.bool(row.active), for: active)
-                try product.setValue(row.notes.map(Value.string) ?? .null, for: notes)
-                if (i + 1) % chunk == 0 { try context.save() }
-            }
-            try context.save()
-        } catch {
-            die("insert through ObjectContext with attribute keys: \(error)")
+    timedProductInsert(options, "ObjectContext with attribute keys") { context, generator, rows, chunk in
+        let keys = try productAttributes.map { try context.attributeKey($0, of: "Product") }
+        let (name, sku, price, quantity, weight, added, active, notes) = (keys[0], keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7])
+        for i in 0..<rows {
+            let row = generator.row(i)
+            let product = try context.insert("Product")
+            try product.setValue(.string(row.name), for: name)
+            try product.setValue(row.sku.map(Value.string) ?? .null, for: sku)
+            try product.setValue(.double(row.price), for: price)
+            try product.setValue(.integer(row.quantity), for: quantity)
+            try product.setValue(row.weight.map(Value.double) ?? .null, for: weight)
+            try product.setValue(row.added.map { .date(Date(timeIntervalSinceReferenceDate: $0)) } ?? .null, for: added)
+            try product.setValue(.bool(row.active), for: active)
+            try product.setValue(row.notes.map(Value.string) ?? .null, for: notes)
+            if (i + 1) % chunk == 0 { try context.save() }
         }
     }
-    return VariantResult(seconds: seconds, rows: rows)
 }
 
 /// The same rows through a `RowInserter`, the object graph's API for creating many
 /// objects and keeping none (Core Data's batch insert, in spirit): each row is written
 /// when it is complete, without an object; `save()` every `chunk` rows commits them.
 func storeInsertRowInserter(_ options: Options) -> VariantResult {
-    let model = loadModel(options.mappingsFolder, productsModelPath)
-    let generator = ProductGenerator()
-    let (rows, chunk, path) = (options.rowCount, options.chunk, options.destination!)
-    let (_, seconds) = timed {
-        do {
-            let store = try Store.create(at: path, model: model)
-            let context = ObjectContext(store: store)
-            let keys = try productAttributes.map { try context.attributeKey($0, of: "Product") }
-            let (name, sku, price, quantity, weight, added, active, notes) = (keys[0], keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7])
-            let inserter = try context.makeRowInserter(for: "Product")
-            for i in 0..<rows {
-                let row = generator.row(i)
-                try inserter.set(.string(row.name), for: name)
-                try inserter.set(row.sku.map(Value.string) ?? .null, for: sku)
-                try inserter.set(.double(row.price), for: price)
-                try inserter.set(.integer(row.quantity), for: quantity)
-                try inserter.set(row.weight.map(Value.double) ?? .null, for: weight)
-                try inserter.set(row.added.map { .date(Date(timeIntervalSinceReferenceDate: $0)) } ?? .null, for: added)
-                try inserter.set(.bool(row.active), for: active)
-                try inserter.set(row.notes.map(Value.string) ?? .null, for: notes)
-                try inserter.insert()
-                if (i + 1) % chunk == 0 { try context.save() }
-            }
-            try context.save()
-        } catch {
-            die("insert through a RowInserter: \(error)")
+    timedProductInsert(options, "a RowInserter") { context, generator, rows, chunk in
+        let keys = try productAttributes.map { try context.attributeKey($0, of: "Product") }
+        let (name, sku, price, quantity, weight, added, active, notes) = (keys[0], keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7])
+        let inserter = try context.makeRowInserter(for: "Product")
+        for i in 0..<rows {
+            let row = generator.row(i)
+            try inserter.set(.string(row.name), for: name)
+            try inserter.set(row.sku.map(Value.string) ?? .null, for: sku)
+            try inserter.set(.double(row.price), for: price)
+            try inserter.set(.integer(row.quantity), for: quantity)
+            try inserter.set(row.weight.map(Value.double) ?? .null, for: weight)
+            try inserter.set(row.added.map { .date(Date(timeIntervalSinceReferenceDate: $0)) } ?? .null, for: added)
+            try inserter.set(.bool(row.active), for: active)
+            try inserter.set(row.notes.map(Value.string) ?? .null, for: notes)
+            try inserter.insert()
+            if (i + 1) % chunk == 0 { try context.save() }
         }
     }
-    return VariantResult(seconds: seconds, rows: rows)
 }
 
 /// The pragmas of a library connection, as `RawSQLite.pragmas` describes a raw one.
@@ -169,75 +154,68 @@ func storeInsertRaw(_ options: Options) -> VariantResult {
     return VariantResult(seconds: seconds, rows: rows, notes: ["pragmas": pragmas])
 }
 
-/// Reads every Product through `context.makeCursor(FetchRequest(entityName: "Product"))`,
-/// reading all eight values of each object with `value(forKey:)` into a checksum.
-func storeReadRemodel(_ options: Options) -> VariantResult {
+/// Times `body` on a context over the source store, opened read-only: `body` reads every
+/// Product into the checksum and returns how many it read.
+private func timedProductRead(_ options: Options, _ what: String, _ body: (ObjectContext, inout Checksum) throws -> Int) -> VariantResult {
     let model = loadModel(options.mappingsFolder, productsModelPath)
     var checksum = Checksum()
     var rows = 0
     let (_, seconds) = timed {
         do {
-            let store = try Store.open(at: options.source!, model: model, mode: .readOnly)
-            let context = ObjectContext(store: store)
-            let cursor = try context.makeCursor(FetchRequest(entityName: "Product"))
-            while let product = try cursor.next() {
-                checksum.add(integer: product.objectID.primaryKey)
-                for key in productAttributes { checksum.add(value: try product.value(forKey: key)) }
-                rows += 1
-            }
+            let context = ObjectContext(store: try Store.open(at: options.source!, model: model, mode: .readOnly))
+            rows = try body(context, &checksum)
         } catch {
-            die("read through a FetchCursor: \(error)")
+            die("read through \(what): \(error)")
         }
     }
     return VariantResult(seconds: seconds, rows: rows, checksum: checksum.hex)
+}
+
+/// Reads every Product through `context.makeCursor(FetchRequest(entityName: "Product"))`,
+/// reading all eight values of each object with `value(forKey:)` into a checksum.
+func storeReadRemodel(_ options: Options) -> VariantResult {
+    timedProductRead(options, "a FetchCursor") { context, checksum in
+        var rows = 0
+        let cursor = try context.makeCursor(FetchRequest(entityName: "Product"))
+        while let product = try cursor.next() {
+            checksum.add(integer: product.objectID.primaryKey)
+            for key in productAttributes { checksum.add(value: try product.value(forKey: key)) }
+            rows += 1
+        }
+        return rows
+    }
 }
 
 /// The same reads with each attribute resolved once into an `AttributeKey`, then
 /// `value(for:)`: the hot-loop form the object graph documents.
 func storeReadRemodelKeys(_ options: Options) -> VariantResult {
-    let model = loadModel(options.mappingsFolder, productsModelPath)
-    var checksum = Checksum()
-    var rows = 0
-    let (_, seconds) = timed {
-        do {
-            let store = try Store.open(at: options.source!, model: model, mode: .readOnly)
-            let context = ObjectContext(store: store)
-            let keys = try productAttributes.map { try context.attributeKey($0, of: "Product") }
-            let cursor = try context.makeCursor(FetchRequest(entityName: "Product"))
-            while let product = try cursor.next() {
-                checksum.add(integer: product.objectID.primaryKey)
-                for key in keys { checksum.add(value: try product.value(for: key)) }
-                rows += 1
-            }
-        } catch {
-            die("read through a FetchCursor with attribute keys: \(error)")
+    timedProductRead(options, "a FetchCursor with attribute keys") { context, checksum in
+        var rows = 0
+        let keys = try productAttributes.map { try context.attributeKey($0, of: "Product") }
+        let cursor = try context.makeCursor(FetchRequest(entityName: "Product"))
+        while let product = try cursor.next() {
+            checksum.add(integer: product.objectID.primaryKey)
+            for key in keys { checksum.add(value: try product.value(for: key)) }
+            rows += 1
         }
+        return rows
     }
-    return VariantResult(seconds: seconds, rows: rows, checksum: checksum.hex)
 }
 
 /// The same reads through a `RowReader`, the object graph's reader of saved rows without
 /// objects (Core Data's dictionary results, in spirit), with attribute keys.
 func storeReadRowReader(_ options: Options) -> VariantResult {
-    let model = loadModel(options.mappingsFolder, productsModelPath)
-    var checksum = Checksum()
-    var rows = 0
-    let (_, seconds) = timed {
-        do {
-            let store = try Store.open(at: options.source!, model: model, mode: .readOnly)
-            let context = ObjectContext(store: store)
-            let keys = try productAttributes.map { try context.attributeKey($0, of: "Product") }
-            let reader = try context.makeRowReader(for: "Product")
-            while try reader.next() {
-                checksum.add(integer: reader.primaryKey)
-                for key in keys { checksum.add(value: try reader.value(for: key)) }
-                rows += 1
-            }
-        } catch {
-            die("read through a RowReader: \(error)")
+    timedProductRead(options, "a RowReader") { context, checksum in
+        var rows = 0
+        let keys = try productAttributes.map { try context.attributeKey($0, of: "Product") }
+        let reader = try context.makeRowReader(for: "Product")
+        while try reader.next() {
+            checksum.add(integer: reader.primaryKey)
+            for key in keys { checksum.add(value: try reader.value(for: key)) }
+            rows += 1
         }
+        return rows
     }
-    return VariantResult(seconds: seconds, rows: rows, checksum: checksum.hex)
 }
 
 /// The raw floor: one SELECT of the eight columns, `sqlite3_step`, each column read with
