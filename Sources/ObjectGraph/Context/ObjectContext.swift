@@ -308,27 +308,23 @@ public final class ObjectContext {
             }
             binding.rowIndexes = columns
         }
+        let object: ManagedObject
         if let spare, spare.binding === binding {
-            spare.objectID = id
-            spare.version = statement.int64(at: 2)
-            for (slot, type) in binding.attributeTypes.enumerated() {
-                let column = columns[slot]
-                spare.values[slot] = column < 0 ? Value?.none : EntityBinding.read(statement, column, as: type)
-            }
-            for slot in binding.toOnes.indices { spare.toOne[slot] = toOneDestination(statement, reader, binding, slot) }
-            return spare
-        }
-        var values: [Value?] = []
-        values.reserveCapacity(columns.count)
-        for (slot, type) in binding.attributeTypes.enumerated() {
-            let column = columns[slot]
+            object = spare
+            object.objectID = id
+            object.version = statement.int64(at: 2)
+        } else {
             // `.none`, not `nil`: Value is ExpressibleByNilLiteral, and a `nil` here would
             // be `.null`, a value read as null rather than one not read yet.
-            values.append(column < 0 ? Value?.none : EntityBinding.read(statement, column, as: type))
+            object = ManagedObject(objectID: id, binding: binding, values: [Value?](repeating: .none, count: columns.count),
+                                   toOne: [ObjectID?](repeating: nil, count: binding.toOnes.count), version: statement.int64(at: 2))
         }
-        var toOne = binding.noDestinations
-        for slot in binding.toOnes.indices { toOne[slot] = toOneDestination(statement, reader, binding, slot) }
-        return ManagedObject(objectID: id, binding: binding, values: values, toOne: toOne, version: statement.int64(at: 2))
+        for (slot, type) in binding.attributeTypes.enumerated() {
+            let column = columns[slot]
+            object.values[slot] = column < 0 ? Value?.none : EntityBinding.read(statement, column, as: type)
+        }
+        for slot in binding.toOnes.indices { object.toOne[slot] = toOneDestination(statement, reader, binding, slot) }
+        return object
     }
 
     /// The destination of the to-one relationship in `slot` in the current row.
@@ -506,16 +502,21 @@ public final class ObjectContext {
 
     private func loadLazy(_ object: ManagedObject, _ slot: Int) throws(ContextError) -> Value {
         if object.isInserted { return .null }
-        let binding = object.binding
+        return try savedValue(of: object.binding, slot: slot, primaryKey: object.objectID.primaryKey)
+    }
+
+    /// The saved value of the attribute in `slot` of the row `primaryKey`, read on its own
+    /// (an attribute not read with the row); null when there is no such row.
+    func savedValue(of binding: EntityBinding, slot: Int, primaryKey: Int64) throws(ContextError) -> Value {
         let statement = try statement("SELECT \(binding.attributeColumns[slot]) FROM \(binding.layout.table) WHERE Z_PK = ?")
         defer { statement.reset() }
         do {
-            try statement.bind(object.objectID.primaryKey, at: 1)
+            try statement.bind(primaryKey, at: 1)
             guard try statement.step() else { return .null }
         } catch {
             throw ContextError(error)
         }
-        return EntityBinding.read(statement, 0, as: binding.attributes[slot].type)
+        return EntityBinding.read(statement, 0, as: binding.attributeTypes[slot])
     }
 
     /// Sets the attribute in `slot` of a live object, coerced to its type.

@@ -55,11 +55,6 @@ struct PendingObjects {
     /// Every pending object, in no particular order.
     var all: FlattenSequence<[[ManagedObject]]> { [inserted, Array(changed.values)].joined() }
 
-    /// Every pending object in primary-key order.
-    func inKeyOrder() -> [ManagedObject] {
-        (inserted + changed.values).sorted { $0.objectID.primaryKey < $1.objectID.primaryKey }
-    }
-
     /// The changed and deleted saved objects in primary-key order.
     func changedInKeyOrder() -> [ManagedObject] {
         changed.values.sorted { $0.objectID.primaryKey < $1.objectID.primaryKey }

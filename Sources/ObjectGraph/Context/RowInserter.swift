@@ -141,7 +141,7 @@ public final class RowInserter {
                 let bytes = sqlite3_column_blob(row, column)
                 let count = sqlite3_column_bytes(row, column)
                 // A NULL pointer would bind NULL: an empty blob is still a blob.
-                rc = sqlite3_bind_blob(to, parameter, bytes ?? UnsafeRawPointer(RowInserter.empty), count, nil)  // SQLITE_STATIC: not copied
+                rc = sqlite3_bind_blob(to, parameter, bytes ?? UnsafeRawPointer(Statement.emptyText), count, nil)  // SQLITE_STATIC: not copied
             default:
                 return false
             }
@@ -166,8 +166,6 @@ public final class RowInserter {
         }
         return true
     }
-
-    nonisolated(unsafe) private static let empty = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
 
     /// Writes the row and returns its ID; the next row starts from the defaults again.
     @discardableResult

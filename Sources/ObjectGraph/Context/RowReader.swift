@@ -90,15 +90,7 @@ public final class RowReader: KeyValueCoding {
         let column = columns[slot]
         if column >= 0 { return EntityBinding.read(statement, column, as: binding.attributeTypes[slot]) }
         // Not selected: read on its own, as an object reads a lazy attribute.
-        let lazy = try context.statement("SELECT \(binding.attributeColumns[slot]) FROM \(binding.layout.table) WHERE Z_PK = ?")
-        defer { lazy.reset() }
-        do {
-            try lazy.bind(primaryKey, at: 1)
-            guard try lazy.step() else { return .null }
-        } catch {
-            throw ContextError(error)
-        }
-        return EntityBinding.read(lazy, 0, as: binding.attributeTypes[slot])
+        return try context.savedValue(of: binding, slot: slot, primaryKey: primaryKey)
     }
 
     /// The column of the attribute in `slot` in the current row, -1 when not selected.

@@ -72,8 +72,9 @@ public final class Statement {
         try check(rc)
     }
 
-    // Never written after it is made: one NUL byte.
-    nonisolated(unsafe) private static let emptyText: UnsafePointer<CChar> = {
+    // Never written after it is made: one NUL byte, for empty text and blobs, which a NULL
+    // pointer would bind as NULL.
+    nonisolated(unsafe) static let emptyText: UnsafePointer<CChar> = {
         let pointer = UnsafeMutablePointer<CChar>.allocate(capacity: 1)
         pointer.initialize(to: 0)
         return UnsafePointer(pointer)
