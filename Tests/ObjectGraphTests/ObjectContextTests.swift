@@ -192,6 +192,19 @@ final class TemporaryStore {
         #expect(try temp.store.database.scalar("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'User'") == .integer(3))
     }
 
+    @Test func storedTextReadsAsItsType() throws {
+        let temp = try TemporaryStore("disk", model: Self.model)
+        let context = ObjectContext(store: temp.store)
+        for _ in 0..<3 { _ = try context.insert("Author") }
+        try context.save()
+        // NULL, an empty blob and an integer in a text column, as other writers leave them:
+        // text is read by its pointer, which must be nil only for the NULL.
+        try temp.store.database.execute("UPDATE ZAUTHOR SET ZNAME = CASE Z_PK WHEN 1 THEN NULL WHEN 2 THEN x'' ELSE 42 END")
+        let reader = ObjectContext(store: try temp.reopened())
+        let names = try reader.fetch(FetchRequest(entityName: "Author")).map { $0["name"] }
+        #expect(names == [.null, .string(""), .string("42")])
+    }
+
     @Test func binaryValuesAreReadWhenAskedFor() throws {
         let temp = try TemporaryStore("disk", model: Self.model)
         let context = ObjectContext(store: temp.store)

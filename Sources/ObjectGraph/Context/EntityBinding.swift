@@ -99,36 +99,33 @@ final class EntityBinding {
 
     /// Reads an attribute's value from a column, as its type stores it.
     static func read(_ statement: Statement, _ index: Int32, as type: AttributeType) -> Value {
-        // The common types with one lookup of the column (no text is NULL; the others
-        // read their value and storage class together).
+        // Numbers, dates and booleans read their value and storage class with one lookup of
+        // the column; text by its pointer, which is nil only for NULL.
         switch type {
-        case .string: return statement.string(at: index).map(Value.string) ?? .null
+        case .string, .uri: return statement.string(at: index).map(Value.string) ?? .null
         case .int16, .int32, .int64: return statement.int64OrNil(at: index).map(Value.integer) ?? .null
+        case .boolean: return statement.int64OrNil(at: index).map { .bool($0 != 0) } ?? .null
         case .double, .float: return statement.doubleOrNil(at: index).map(Value.double) ?? .null
         case .date: return statement.doubleOrNil(at: index).map { .date(Date(timeIntervalSinceReferenceDate: $0)) } ?? .null
-        case .boolean: return statement.int64OrNil(at: index).map { .bool($0 != 0) } ?? .null
-        default: break
+        case .decimal, .binary, .transformable, .uuid:
+            break
         }
         if statement.isNull(index) { return .null }
         switch type {
-        case .int16, .int32, .int64: return .integer(statement.int64(at: index))
-        case .boolean: return .bool(statement.int64(at: index) != 0)
-        case .double, .float: return .double(statement.double(at: index))
         case .decimal:
             switch statement.value(at: index) {
             case .integer(let i): return .decimal(Decimal(i))
             case .text(let s): return .decimal(Decimal(string: s, locale: Locale(identifier: "en_US_POSIX")) ?? 0)
             default: return .decimal(Decimal(string: Value.double(statement.double(at: index)).formatDescription) ?? 0)
             }
-        case .string, .uri: return .string(statement.string(at: index) ?? "")
-        case .date: return .date(Date(timeIntervalSinceReferenceDate: statement.double(at: index)))
-        case .binary, .transformable: return .data(statement.data(at: index) ?? Data())
         case .uuid:
             if case .text(let s) = statement.value(at: index) { return .string(s.uppercased()) }
             let data = statement.data(at: index) ?? Data()
             guard data.count == 16 else { return .data(data) }
             let u = [UInt8](data)
             return .string(UUID(uuid: (u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15])).uuidString)
+        default:
+            return .data(statement.data(at: index) ?? Data())  // binary, transformable
         }
     }
 
