@@ -22,9 +22,10 @@ public final class RowReader: KeyValueCoding {
     let binding: EntityBinding
     unowned let context: ObjectContext
     let statement: Statement
-    /// Each attribute's column in the row by slot, -1 for an attribute not selected (read
-    /// on its own when asked for).
-    private let columns: [Int32]
+    /// Each attribute's column in the row and type by slot; column -1 for an attribute not
+    /// selected (read on its own when asked for). One array, so that a value costs one
+    /// bounds check and one load before SQLite is asked.
+    private let reads: [(column: Int32, type: AttributeType)]
     private let countSQL: String
     /// The current row's primary key, while ``next()`` last answered true.
     public var primaryKey: Int64 { statement.int64(at: 0) }
@@ -42,7 +43,7 @@ public final class RowReader: KeyValueCoding {
         }
         var columns = [Int32](repeating: -1, count: binding.attributeNames.count)
         for (i, slot) in selected.enumerated() { columns[slot] = Int32(i + 1) }
-        self.columns = columns
+        reads = zip(columns, binding.attributeTypes).map { (column: $0, type: $1) }
         let table = binding.layout.table
         // Rows of other entities share the table only in an inheritance tree; without
         // them the entity test is left out (SQLite then counts without reading rows).
@@ -86,15 +87,16 @@ public final class RowReader: KeyValueCoding {
         return try value(slot: key.slot)
     }
 
+    @inline(__always)
     func value(slot: Int) throws(ContextError) -> Value {
-        let column = columns[slot]
-        if column >= 0 { return EntityBinding.read(statement, column, as: binding.attributeTypes[slot]) }
+        let read = reads[slot]
+        if read.column >= 0 { return EntityBinding.read(statement, read.column, as: read.type) }
         // Not selected: read on its own, as an object reads a lazy attribute.
         return try context.savedValue(of: binding, slot: slot, primaryKey: primaryKey)
     }
 
     /// The column of the attribute in `slot` in the current row, -1 when not selected.
-    func column(ofSlot slot: Int) -> Int32 { columns[slot] }
+    func column(ofSlot slot: Int) -> Int32 { reads[slot].column }
 
     private func attribute(named name: String) throws(ContextError) -> Value {
         guard let slot = binding.slot(ofAttribute: name) else {

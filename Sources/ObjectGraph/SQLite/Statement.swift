@@ -137,9 +137,12 @@ public final class Statement {
         return sqlite3_value_type(value) == SQLITE_NULL ? nil : sqlite3_value_double(value)
     }
 
+    /// The column as text, nil when it is NULL: one lookup of the column for its bytes and
+    /// their length (see ``int64OrNil(at:)``).
     public func string(at index: Int32) -> String? {
-        guard let text = sqlite3_column_text(handle, index) else { return nil }
-        let count = Int(sqlite3_column_bytes(handle, index))
+        let value = sqlite3_column_value(handle, index)
+        guard let text = sqlite3_value_text(value) else { return nil }
+        let count = Int(sqlite3_value_bytes(value))
         return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
     }
 
