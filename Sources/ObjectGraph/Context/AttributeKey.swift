@@ -11,9 +11,13 @@ import ExpressionLanguage
 /// Objects of another entity (a sub-entity, say) are served by name, so a key is never
 /// wrong, only slower.
 public struct AttributeKey {
-    public let name: String
+    // One reference and a number, so that copying a key (as `for key in keys` does) costs
+    // one reference count, not two: the name is the binding's.
     let binding: EntityBinding
     let slot: Int
+
+    /// The attribute's name.
+    public var name: String { binding.attributeNames[slot] }
 }
 
 extension ObjectContext {
@@ -23,7 +27,7 @@ extension ObjectContext {
         guard let slot = binding.attributeSlots[name] else {
             throw ContextError(.unknownKey, "\(entity) has no stored attribute '\(name)'", key: name)
         }
-        return AttributeKey(name: name, binding: binding, slot: slot)
+        return AttributeKey(binding: binding, slot: slot)
     }
 }
 
