@@ -192,10 +192,18 @@ func storeReadRemodelKeys(_ options: Options) -> VariantResult {
     timedProductRead(options, "a FetchCursor with attribute keys") { context, checksum in
         var rows = 0
         let keys = try productAttributes.map { try context.attributeKey($0, of: "Product") }
+        let (name, sku, price, quantity, weight, added, active, notes) = (keys[0], keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7])
         let cursor = try context.makeCursor(FetchRequest(entityName: "Product"))
         while let product = try cursor.next() {
             checksum.add(integer: product.objectID.primaryKey)
-            for key in keys { checksum.add(value: try product.value(for: key)) }
+            checksum.add(value: try product.value(for: name))
+            checksum.add(value: try product.value(for: sku))
+            checksum.add(value: try product.value(for: price))
+            checksum.add(value: try product.value(for: quantity))
+            checksum.add(value: try product.value(for: weight))
+            checksum.add(value: try product.value(for: added))
+            checksum.add(value: try product.value(for: active))
+            checksum.add(value: try product.value(for: notes))
             rows += 1
         }
         return rows
@@ -208,10 +216,18 @@ func storeReadRowReader(_ options: Options) -> VariantResult {
     timedProductRead(options, "a RowReader") { context, checksum in
         var rows = 0
         let keys = try productAttributes.map { try context.attributeKey($0, of: "Product") }
+        let (name, sku, price, quantity, weight, added, active, notes) = (keys[0], keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7])
         let reader = try context.makeRowReader(for: "Product")
         while try reader.next() {
             checksum.add(integer: reader.primaryKey)
-            for key in keys { checksum.add(value: try reader.value(for: key)) }
+            checksum.add(value: try reader.value(for: name))
+            checksum.add(value: try reader.value(for: sku))
+            checksum.add(value: try reader.value(for: price))
+            checksum.add(value: try reader.value(for: quantity))
+            checksum.add(value: try reader.value(for: weight))
+            checksum.add(value: try reader.value(for: added))
+            checksum.add(value: try reader.value(for: active))
+            checksum.add(value: try reader.value(for: notes))
             rows += 1
         }
         return rows
