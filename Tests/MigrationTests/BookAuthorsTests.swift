@@ -125,9 +125,7 @@ struct BookAuthorsTests {
     }
 
     static let executable: URL? = {
-        var directory = repositoryRoot
-        let candidates = [Bundle.main.executableURL?.deletingLastPathComponent(), directory.appendingPathComponent(".build/debug")]
-        _ = directory.deleteLastPathComponent()
+        let candidates = [Bundle.main.executableURL?.deletingLastPathComponent(), repositoryRoot.appendingPathComponent(".build/debug")]
         return candidates.compactMap { $0?.appendingPathComponent("book-migration") }
             .first { FileManager.default.isExecutableFile(atPath: $0.path) }
     }()
