@@ -254,6 +254,79 @@ final class TemporaryStore {
         #expect(last == nil, "objects the caller let go are released with the cursor: memory stays flat")
     }
 
+    /// Books 1…40 with every kind of attribute, saved and read back by a fresh context.
+    static func savedBooks() throws -> (TemporaryStore, ObjectContext) {
+        let temp = try TemporaryStore("disk", model: Self.model)
+        let context = ObjectContext(store: temp.store)
+        for i in 1...40 {
+            let book = try context.insert("Book")
+            try book.setValue(.string("Book \(i)"), forKey: "title")
+            try book.setValue(.integer(Int64(i * 10)), forKey: "pages")
+            if i % 3 != 0 { try book.setValue(.double(Double(i) + 0.5), forKey: "price") }
+            try book.setValue(.date(Date(timeIntervalSinceReferenceDate: Double(i) * 86_400)), forKey: "published")
+            try book.setValue(.bool(i % 2 == 0), forKey: "inPrint")
+            try book.setValue(.decimal(Decimal(i) / 4), forKey: "rating")
+            try book.setValue(.data(Data(repeating: UInt8(i), count: 10)), forKey: "cover")
+        }
+        try context.save()
+        return (temp, ObjectContext(store: try temp.reopened()))
+    }
+
+    static let bookAttributes = ["title", "pages", "price", "published", "inPrint", "rating", "cover"]
+
+    @Test func cursorObjectsReadTheRowUntilTheCursorMovesOn() throws {
+        let (temp, reader) = try Self.savedBooks()
+        let control = ObjectContext(store: try temp.reopened())
+        let expected = try control.fetch(FetchRequest(entityName: "Book")).map { book in Self.bookAttributes.map { book[$0] } }
+        let titleSlot = try reader.attributeKey("title", of: "Book").slot
+        var kept: [ManagedObject] = []
+        var last: ManagedObject?
+        do {
+            // A predicate SQL cannot decide is evaluated on the object while it is on its row.
+            let cursor = try reader.makeCursor(FetchRequest(entityName: "Book", predicate: "title MATCHES 'Book [0-9]*'"))
+            while let book = try cursor.next() {
+                #expect(book.values[titleSlot] == nil, "values stay in the row until asked for")
+                if book.objectID.primaryKey % 7 == 0 { kept.append(book) }  // kept without reading anything
+                if book.objectID.primaryKey == 12 {
+                    try book.setValue(.string("Changed"), forKey: "title")  // changed, then the cursor moves on
+                    kept.append(book)
+                }
+                last = book
+            }
+            #expect(try cursor.next() == nil)
+        }
+        // Kept objects got every value of their own row before the row went, the lazy
+        // binary one excepted (read when asked for, as ever); a change stays a change.
+        #expect(kept.map(\.objectID.primaryKey) == [7, 12, 14, 21, 28, 35])
+        for book in kept {
+            #expect(book.values[titleSlot] != nil)
+            var values = expected[Int(book.objectID.primaryKey) - 1]
+            if book.objectID.primaryKey == 12 { values[0] = .string("Changed") }
+            #expect(Self.bookAttributes.map { book[$0] } == values, "\(book.objectID)")
+        }
+        // The last object, held when the cursor went, kept its values too.
+        let final = try #require(last)
+        #expect(final.objectID.primaryKey == 40)
+        #expect(Self.bookAttributes.map { final[$0] } == expected[39])
+        // The change is saved like any other.
+        try reader.save()
+        let again = ObjectContext(store: try temp.reopened())
+        #expect(try again.fetch(FetchRequest(entityName: "Book", predicate: "title == 'Changed'")).map(\.objectID.primaryKey) == [12])
+    }
+
+    @Test func batchesFromACursorKeepTheirValues() throws {
+        let (temp, reader) = try Self.savedBooks()
+        let control = ObjectContext(store: try temp.reopened())
+        let expected = try control.fetch(FetchRequest(entityName: "Book")).map { book in Self.bookAttributes.map { book[$0] } }
+        let cursor = try reader.makeCursor(FetchRequest(entityName: "Book"))
+        var read: [[Value]] = []
+        while case let batch = try cursor.next(batch: 16), !batch.isEmpty {
+            #expect(Set(batch.map(ObjectIdentifier.init)).count == batch.count, "one object per row in a batch")
+            read += batch.map { book in Self.bookAttributes.map { book[$0] } }
+        }
+        #expect(read == expected)
+    }
+
     @Test func appleStoreReadsThroughKeyPaths() throws {
         try SharedFixtures.require()
         let fixture = SharedFixtures.bookMigration

@@ -34,7 +34,7 @@ extension ObjectContext {
 extension ManagedObject {
     /// The attribute's value (see ``AttributeKey``).
     public func value(for key: AttributeKey) throws -> Value {
-        guard key.binding === binding, let value = values[key.slot] else { return try value(forKey: key.name) }
+        guard key.binding === binding, let value = storedValue(key.slot) else { return try value(forKey: key.name) }
         return value
     }
 

@@ -34,10 +34,10 @@ final class EntityBinding {
     let toOneColumns: [StoreLayout.ToOneColumns]
     /// To-many relationships by name.
     let toManys: [String: RelationshipDescription]
-    /// Each attribute's column in a row its table's reader fetched, -1 for a lazy one (see
-    /// ObjectContext.makeObject); nil until first needed. A binding belongs to one
-    /// context, used from one thread.
-    @exclusivity(unchecked) var rowIndexes: [Int32]? = nil
+    /// Each attribute's column in a row its table's reader fetched (-1 for a lazy one) and
+    /// type, by slot (see ObjectContext.makeObject); empty until first needed. A binding
+    /// belongs to one context, used from one thread.
+    @exclusivity(unchecked) var rowReads: [(column: Int32, type: AttributeType)] = []
     /// The INSERT of a whole row: Z_PK, Z_ENT, Z_OPT, the attributes in slot order, then
     /// each to-one's key, entity and order columns.
     let insertSQL: String

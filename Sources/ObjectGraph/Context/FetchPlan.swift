@@ -135,6 +135,8 @@ struct FetchPlan {
 /// context because it was changed), the cursor fills that object with the next row
 /// instead of making a new one: a loop that reads each object once allocates one object,
 /// not one per row. Nothing can tell the difference, since nobody holds the old object.
+/// Attribute values stay in SQLite's row until they are asked for; an object still held
+/// when the cursor moves on (or goes) gets them copied in first, so it keeps them.
 public final class FetchCursor {
     private let plan: FetchPlan
     private let context: ObjectContext
@@ -151,9 +153,23 @@ public final class FetchCursor {
         self.context = context
     }
 
+    deinit {
+        // The statement goes with the cursor: an object someone still holds keeps its values.
+        if !isKnownUniquelyReferenced(&spare) { spare?.detachFromRow() }
+    }
+
     /// The next object, or nil when there are no more.
     public func next() throws(ContextError) -> ManagedObject? {
         while !finished && pendingTail == nil {
+            // Only the cursor's reference left: no one can see the object change, so it is
+            // refilled. Otherwise it keeps its values, copied out before the row goes.
+            let reusable: ManagedObject?
+            if isKnownUniquelyReferenced(&spare) {
+                reusable = spare
+            } else {
+                spare?.detachFromRow()
+                reusable = nil
+            }
             let hasRow: Bool
             do {
                 hasRow = try statement.step()
@@ -164,10 +180,8 @@ public final class FetchCursor {
                 pendingTail = try context.pendingMatches(plan).reversed()
                 break
             }
-            // Only the cursor's reference left: no one can see the object change.
-            let reusable = isKnownUniquelyReferenced(&spare) ? spare : nil
             var made = false
-            let object = try context.nextScanned(statement, plan, register: false, reusing: reusable, made: &made)
+            let object = try context.nextScanned(statement, plan, register: false, reusing: reusable, onRow: true, made: &made)
             if made, let object { spare = object }
             if let object { return object }
         }

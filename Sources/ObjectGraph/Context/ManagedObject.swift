@@ -22,6 +22,11 @@ public final class ManagedObject: KeyValueCoding {
     /// skip the runtime's exclusivity bookkeeping, which profiles of reads and inserts
     /// showed on every value.
     @exclusivity(unchecked) var values: [Value?]
+    /// The statement whose current row holds the attribute values not in `values` yet,
+    /// while a cursor is on that row (see ``FetchCursor``); nil otherwise. The cursor
+    /// copies them out (``detachFromRow()``) before it moves on if anyone else holds the
+    /// object, so the row is never read after it has gone.
+    @exclusivity(unchecked) var row: Statement? = nil
     /// To-one destinations by slot.
     @exclusivity(unchecked) var toOne: [ObjectID?]
     /// `Z_OPT` as read (0 for a new object).
@@ -42,6 +47,27 @@ public final class ManagedObject: KeyValueCoding {
         self.version = version
     }
 
+    /// The attribute in `slot` as read or set, from the cursor's row if it is still
+    /// there; nil for a value not read yet.
+    @inline(__always)
+    func storedValue(_ slot: Int) -> Value? {
+        if let value = values[slot] { return value }
+        // `.none`, not `nil`, which Value, ExpressibleByNilLiteral, could read as `.null`.
+        guard let row else { return Value?.none }
+        let read = binding.rowReads[slot]
+        return read.column < 0 ? Value?.none : EntityBinding.read(row, read.column, as: read.type)
+    }
+
+    /// Copies the values still in the cursor's row into the object, which no longer reads
+    /// the row.
+    func detachFromRow() {
+        guard let row else { return }
+        for (slot, read) in binding.rowReads.enumerated() where read.column >= 0 {
+            if case .none = values[slot] { values[slot] = EntityBinding.read(row, read.column, as: read.type) }
+        }
+        self.row = nil
+    }
+
     /// The object's entity.
     public var entity: EntityDescription { binding.entity }
 
@@ -58,7 +84,7 @@ public final class ManagedObject: KeyValueCoding {
     /// in expressions (`$source.titel`) say what to write instead.
     public func value(forKey key: String) throws -> Value {
         // An attribute already read needs nothing of the context.
-        if let slot = binding.slot(ofAttribute: key), let value = values[slot], context != nil { return value }
+        if let slot = binding.slot(ofAttribute: key), let value = storedValue(slot), context != nil { return value }
         let context = try attachedContext()
         let failure: ContextError
         do {

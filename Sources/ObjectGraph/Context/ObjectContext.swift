@@ -34,11 +34,13 @@ public final class ObjectContext {
         weak var object: ManagedObject?
         init(_ object: ManagedObject) { self.object = object }
     }
-    private var registry: [ObjectID: WeakObject] = [:]
+    // The registry and the pending objects are asked about on every row a cursor reads;
+    // a context is used from one thread, so they skip the runtime's exclusivity checks.
+    @exclusivity(unchecked) private var registry: [ObjectID: WeakObject] = [:]
     private var registrationsSincePrune = 0
     private var liveAfterPrune = 0
     /// Inserted, changed and deleted objects, held until saved.
-    var pending = PendingObjects()
+    @exclusivity(unchecked) var pending = PendingObjects()
     private var keyCounters: [String: KeyCounter] = [:]
     /// Join-table rows to insert (true) or delete (false) at the next save.
     var joinChanges: [JoinRow: Bool] = [:]
@@ -289,39 +291,50 @@ public final class ObjectContext {
 
     /// An object for the current row of `statement` (reading `reader.selectList`). A
     /// `spare` of the row's entity, an object the caller made earlier and knows nobody
-    /// else holds, is filled in place of making a new one (see ``FetchCursor``).
-    private func makeObject(_ statement: Statement, _ reader: TableReader, reusing spare: ManagedObject? = nil) throws(ContextError) -> ManagedObject {
+    /// else holds, is filled in place of making a new one (see ``FetchCursor``). `onRow`
+    /// leaves the attribute values in the row, where the object reads them while the
+    /// statement stays on it: the caller must ``ManagedObject/detachFromRow()`` the
+    /// object before the statement moves if anyone else may still hold it.
+    private func makeObject(_ statement: Statement, _ reader: TableReader, reusing spare: ManagedObject? = nil,
+                            onRow: Bool = false) throws(ContextError) -> ManagedObject {
         let key = statement.int64(at: 0)
         let number = statement.int64(at: 1)
         guard let binding = binding(number: number) else {
             throw ContextError(.noSuchObject, "row \(key) of \(reader.table) has the unknown entity number \(number)")
         }
-        let id = ObjectID(entityName: binding.entity.name, primaryKey: key, table: reader.table)
         // Where each attribute is in the row (-1: read when first asked for), worked
         // out once per entity: its rows always come from its table's reader.
-        let columns: [Int32]
-        if let known = binding.rowIndexes {
-            columns = known
-        } else {
-            columns = binding.attributeColumns.indices.map { slot in
-                binding.lazySlots.contains(slot) ? -1 : reader.index[binding.attributeColumns[slot]]!
+        if binding.rowReads.count != binding.attributeTypes.count {
+            binding.rowReads = binding.attributeColumns.indices.map { slot in
+                (column: binding.lazySlots.contains(slot) ? -1 : reader.index[binding.attributeColumns[slot]]!, type: binding.attributeTypes[slot])
             }
-            binding.rowIndexes = columns
         }
         let object: ManagedObject
         if let spare, spare.binding === binding {
             object = spare
-            object.objectID = id
+            object.objectID.primaryKey = key  // same entity and table: no new ID to make
             object.version = statement.int64(at: 2)
+            if onRow {
+                // Mostly empty already: values read from the row are not kept.
+                for slot in object.values.indices {
+                    if case .some = object.values[slot] { object.values[slot] = Value?.none }
+                }
+            }
         } else {
             // `.none`, not `nil`: Value is ExpressibleByNilLiteral, and a `nil` here would
             // be `.null`, a value read as null rather than one not read yet.
-            object = ManagedObject(objectID: id, binding: binding, values: [Value?](repeating: .none, count: columns.count),
+            object = ManagedObject(objectID: ObjectID(entityName: binding.entity.name, primaryKey: key, table: reader.table), binding: binding,
+                                   values: [Value?](repeating: .none, count: binding.rowReads.count),
                                    toOne: [ObjectID?](repeating: nil, count: binding.toOnes.count), version: statement.int64(at: 2))
         }
-        for (slot, type) in binding.attributeTypes.enumerated() {
-            let column = columns[slot]
-            object.values[slot] = column < 0 ? Value?.none : EntityBinding.read(statement, column, as: type)
+        if onRow {
+            // The values stay in the row until asked for, or until the cursor moves on.
+            object.row = statement
+        } else {
+            object.row = nil
+            for (slot, read) in binding.rowReads.enumerated() {
+                object.values[slot] = read.column < 0 ? Value?.none : EntityBinding.read(statement, read.column, as: read.type)
+            }
         }
         for slot in binding.toOnes.indices { object.toOne[slot] = toOneDestination(statement, reader, binding, slot) }
         return object
@@ -417,7 +430,7 @@ public final class ObjectContext {
     /// `spare` is refilled instead of making a new object (see ``makeObject``); `made` says
     /// whether the object was read from the row (rather than found in the context).
     func nextScanned(_ statement: Statement, _ plan: FetchPlan, register: Bool,
-                     reusing spare: ManagedObject? = nil, made: inout Bool) throws(ContextError) -> ManagedObject? {
+                     reusing spare: ManagedObject? = nil, onRow: Bool = false, made: inout Bool) throws(ContextError) -> ManagedObject? {
         let key = statement.int64(at: 0)
         // Cursors over a context that holds nothing (a migration's source) skip the lookups.
         let known = pending.changed.isEmpty && registry.isEmpty
@@ -428,7 +441,7 @@ public final class ObjectContext {
             object = existing
             made = false
         } else {
-            object = try makeObject(statement, plan.reader, reusing: spare)
+            object = try makeObject(statement, plan.reader, reusing: spare, onRow: onRow)
             made = true
             if register { self.register(object) }
         }
@@ -481,7 +494,7 @@ public final class ObjectContext {
     func value(of object: ManagedObject, forKey key: String) throws(ContextError) -> Value {
         let binding = object.binding
         if let slot = binding.slot(ofAttribute: key) {
-            if let value = object.values[slot] { return value }
+            if let value = object.storedValue(slot) { return value }
             let value = try loadLazy(object, slot)
             object.values[slot] = value
             return value

@@ -3,7 +3,7 @@
 public struct ObjectID: Hashable, Sendable, CustomStringConvertible {
     /// The object's own entity (a sub-entity's name for a sub-entity's object).
     public let entityName: String
-    public let primaryKey: Int64
+    public internal(set) var primaryKey: Int64
     let table: String
 
     init(entityName: String, primaryKey: Int64, table: String) {
