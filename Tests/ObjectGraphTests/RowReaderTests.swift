@@ -97,13 +97,15 @@ import Testing
     }
 
     /// Copies and sets of the value read make the same rows and the same errors, whatever
-    /// each copy does (binds the column, or falls back to reading and setting).
+    /// each copy does (binds the column, or falls back to reading and setting), and so
+    /// does a pass of `copyStoredValues()` followed by `copy(_:)` of what it left.
     @Test func copyingWritesWhatSettingTheReadValueWrites() throws {
         let temporary = try sourceStore()
         let source = ObjectContext(store: temporary.store)
         var written: [[String]] = []
         var failures: [[String]] = []
-        for copies in [true, false] {
+        var leftByOnePass = 0
+        for way in ["copy", "set", "one pass"] {
             let destination = try TemporaryStore("memory", model: Self.target)
             let context = ObjectContext(store: destination.store)
             let reader = try source.makeRowReader(for: "Row", attributes: Self.names)
@@ -112,9 +114,17 @@ import Testing
             let copier = try RowCopier(from: reader, to: inserter, attributes: pairs)
             var errors: [String] = []
             while try reader.next() {
+                let allCopied = way == "one pass" && copier.copyStoredValues()
                 for (i, pair) in pairs.enumerated() {
                     do {
-                        if copies { try copier.copy(i) } else { try inserter.set(try reader.value(for: pair.0), for: pair.1) }
+                        switch way {
+                        case "copy": try copier.copy(i)
+                        case "set": try inserter.set(try reader.value(for: pair.0), for: pair.1)
+                        default:
+                            if allCopied || copier.isDone(i) { continue }
+                            leftByOnePass += 1
+                            try copier.copy(i)
+                        }
                     } catch {
                         errors.append("\(reader.primaryKey) \(error)")
                     }
@@ -130,8 +140,9 @@ import Testing
             written.append(rows)
             failures.append(errors)
         }
-        #expect(written[0] == written[1])
-        #expect(failures[0] == failures[1])
+        #expect(written[0] == written[1] && written[0] == written[2])
+        #expect(failures[0] == failures[1] && failures[0] == failures[2])
+        #expect(leftByOnePass > 0, "some values need decoding (the test below says which)")
         // What the copies had to get right.
         #expect(written[0].count == Self.rows.count)
         #expect(failures[0] == ["3 .id: a uuid attribute cannot hold string ", "5 .big: 70000 is out of range for a int16 attribute"])

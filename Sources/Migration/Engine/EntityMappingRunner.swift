@@ -291,9 +291,13 @@ final class EntityMappingRunner {
     }
 
     private func copyRow(_ plan: RowCopy, _ copier: RowCopier) throws(MigrationError) {
-        for step in plan.steps {
+        // The copies that cannot fail first, in one pass; the rest in the mappings' order,
+        // so that the first failing mapping is the one reported.
+        let allCopied = copier.copyStoredValues()
+        for step in allCopied ? plan.evaluations : plan.steps {
             switch step {
             case .copy(let index, let i):
+                if copier.isDone(index) { continue }
                 do {
                     try copier.copy(index)
                 } catch {

@@ -33,6 +33,8 @@ final class RowCopy {
     let destinations: [AttributeKey]
     /// One per attribute mapping, in order.
     let steps: [Step]
+    /// The steps that evaluate, in order: all there is to do once the copies are done.
+    let evaluations: [Step]
 
     /// The variables an expression may read besides `$source`: they hold no source object.
     static let harmlessVariables: Set<String> = ["propertyMapping", "entityMapping"]
@@ -65,6 +67,7 @@ final class RowCopy {
         self.copies = copies
         destinations = destinationAttributes
         self.steps = steps
+        evaluations = steps.filter { if case .evaluate = $0 { true } else { false } }
     }
 
     /// The source attributes `expression` reads, when it reads `$source` only as

@@ -20,9 +20,12 @@ public final class RowCopier {
     /// By copy: the source attribute, its column in the reader's row (-1 when the reader
     /// does not select it) and type, and the destination attribute.
     private let sources: [AttributeKey]
-    private let columns: [Int32]
-    private let sourceTypes: [AttributeType]
     private let destinations: [AttributeKey]
+    /// By copy: the source column, and how it goes to the destination without decoding
+    /// (nil when it cannot: the value is read and set).
+    private let stored: [(column: Int32, copy: StoredCopy?)]
+    /// By copy: whether ``copyStoredValues()`` did it for the current row.
+    private let done: UnsafeMutableBufferPointer<Bool>
 
     /// Copies of `attributes`, pairs of a source attribute of the reader's entity and a
     /// destination attribute of the inserter's, numbered from 0 in this order.
@@ -39,21 +42,47 @@ public final class RowCopier {
         self.inserter = inserter
         sources = attributes.map(\.0)
         destinations = attributes.map(\.1)
-        columns = sources.map { reader.column(ofSlot: $0.slot) }
-        sourceTypes = sources.map { reader.binding.attributeTypes[$0.slot] }
+        stored = attributes.map { source, destination in
+            let column = reader.column(ofSlot: source.slot)
+            let copy = column < 0 ? nil : inserter.storedCopy(from: reader.binding.attributeTypes[source.slot], to: destination.slot)
+            return (column, copy)
+        }
+        done = .allocate(capacity: attributes.count)
+        done.initialize(repeating: false)
+    }
+
+    deinit {
+        done.deallocate()
     }
 
     /// How many copies there are.
-    public var count: Int { columns.count }
+    public var count: Int { stored.count }
 
     /// Sets the destination attribute of copy `index` in the inserter's next row to the
     /// source attribute's value in the reader's current row. The reader must stay on its
     /// row until the inserter inserts it.
     public func copy(_ index: Int) throws(ContextError) {
-        let column = columns[index]
-        if column >= 0, inserter.copyStored(column, of: reader.statement.handle, as: sourceTypes[index], to: destinations[index].slot) {
-            return
-        }
+        let (column, copy) = stored[index]
+        if let copy, inserter.copyStored(column, of: reader.statement.handle, copy) { return }
         try inserter.set(try reader.value(for: sources[index]), for: destinations[index])
     }
+
+    /// Does every copy whose value in the current row goes from column to parameter
+    /// without decoding, in one pass, and says whether that was all of them. The others
+    /// are left for ``copy(_:)`` (``isDone(_:)`` tells which), which is where their
+    /// errors, if any, come from: a copy done here cannot fail.
+    public func copyStoredValues() -> Bool {
+        let row = reader.statement.handle
+        var all = true
+        for index in stored.indices {
+            let (column, copy) = stored[index]
+            let copied = copy.map { inserter.copyStored(column, of: row, $0) } ?? false
+            done[index] = copied
+            all = all && copied
+        }
+        return all
+    }
+
+    /// Whether ``copyStoredValues()`` did copy `index` for the current row.
+    public func isDone(_ index: Int) -> Bool { done[index] }
 }

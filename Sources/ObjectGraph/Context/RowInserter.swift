@@ -96,44 +96,73 @@ public final class RowInserter {
         try set(try reader.value(for: source), for: key)
     }
 
+    /// How a column of `sourceType` goes straight to the parameter of `slot` when reading,
+    /// coercing and binding it would bind the same thing; nil when it would not.
+    func storedCopy(from sourceType: AttributeType, to slot: Int) -> StoredCopy? {
+        let kind: StoredCopy.Kind
+        switch (sourceType, binding.attributeTypes[slot]) {
+        case (.string, .string), (.string, .uri), (.uri, .string), (.uri, .uri):
+            kind = .text
+        case (.int16, .int16), (.int16, .int32), (.int16, .int64), (.int32, .int16), (.int32, .int32), (.int32, .int64),
+             (.int64, .int16), (.int64, .int32), (.int64, .int64):
+            kind = .integer(binding.attributeTypes[slot].integerRange!)
+        case (.boolean, .boolean):
+            kind = .boolean
+        case (.double, .double), (.float, .double), (.double, .float), (.float, .float), (.date, .date):
+            kind = binding.attributeTypes[slot] == .float ? .float : .real
+        case (.binary, .binary), (.binary, .transformable), (.transformable, .binary), (.transformable, .transformable):
+            kind = .blob
+        default:
+            return nil
+        }
+        return StoredCopy(kind: kind, slot: slot)
+    }
+
     /// Binds the column straight to the slot's parameter when reading, coercing and binding
     /// it would bind the same thing; false when it would not (nothing is bound then).
+    func copyStored(_ column: Int32, of row: OpaquePointer, as sourceType: AttributeType, to slot: Int) -> Bool {
+        guard let copy = storedCopy(from: sourceType, to: slot) else { return false }
+        return copyStored(column, of: row, copy)
+    }
+
+    /// Does `copy` from the column (see ``storedCopy(from:to:)``); false when the value
+    /// in this row needs decoding after all (nothing is bound then).
     ///
     /// Each case reads the column with the function ``EntityBinding/read(_:_:as:)`` uses
     /// for the attribute's type (so SQLite converts whatever it stores the same way), and
     /// asks for the storage class only when the answer could be a NULL: a zero, or no text.
-    func copyStored(_ column: Int32, of row: OpaquePointer, as sourceType: AttributeType, to slot: Int) -> Bool {
-        let to = statement.handle, parameter = Int32(4 + slot)
-        let type = binding.attributeTypes[slot]
+    @inline(__always)
+    func copyStored(_ column: Int32, of row: OpaquePointer, _ copy: StoredCopy) -> Bool {
+        let to = statement.handle, parameter = Int32(4 + copy.slot)
         func isNull() -> Bool { sqlite3_column_type(row, column) == SQLITE_NULL }
         let rc: Int32
-        switch (sourceType, type) {
-        case (.string, .string), (.string, .uri), (.uri, .string), (.uri, .uri):
-            guard let text = sqlite3_column_text(row, column) else {
+        switch copy.kind {
+        case .text:
+            let value = sqlite3_column_value(row, column)
+            guard let text = sqlite3_value_text(value) else {
                 guard isNull() else { return false }
                 rc = sqlite3_bind_null(to, parameter)
                 break
             }
-            let count = sqlite3_column_bytes(row, column)
+            let count = sqlite3_value_bytes(value)
             // Reading decodes the bytes as UTF-8, repairing invalid ones; ASCII needs no repair.
             guard Self.isASCII(text, Int(count)) else { return false }
             rc = sqlite3_bind_text(to, parameter, UnsafeRawPointer(text).assumingMemoryBound(to: CChar.self), count, nil)  // SQLITE_STATIC: not copied
-        case (.int16, .int16), (.int16, .int32), (.int16, .int64), (.int32, .int16), (.int32, .int32), (.int32, .int64),
-             (.int64, .int16), (.int64, .int32), (.int64, .int64):
+        case .integer(let range):
             let i = sqlite3_column_int64(row, column)
             if i == 0, isNull() {
                 rc = sqlite3_bind_null(to, parameter)
             } else {
-                guard type.integerRange!.contains(i) else { return false }  // coercion's error
+                guard range.contains(i) else { return false }  // coercion's error
                 rc = sqlite3_bind_int64(to, parameter, i)
             }
-        case (.boolean, .boolean):
+        case .boolean:
             let i = sqlite3_column_int64(row, column)
             rc = i == 0 && isNull() ? sqlite3_bind_null(to, parameter) : sqlite3_bind_int64(to, parameter, i == 0 ? 0 : 1)
-        case (.double, .double), (.double, .float), (.float, .double), (.float, .float), (.date, .date):
+        case .real, .float:
             let d = sqlite3_column_double(row, column)
-            rc = d == 0 && isNull() ? sqlite3_bind_null(to, parameter) : sqlite3_bind_double(to, parameter, type == .float ? Double(Float(d)) : d)
-        case (.binary, .binary), (.binary, .transformable), (.transformable, .binary), (.transformable, .transformable):
+            rc = d == 0 && isNull() ? sqlite3_bind_null(to, parameter) : sqlite3_bind_double(to, parameter, copy.kind == .float ? Double(Float(d)) : d)
+        case .blob:
             switch sqlite3_column_type(row, column) {
             case SQLITE_NULL:
                 rc = sqlite3_bind_null(to, parameter)
@@ -145,11 +174,9 @@ public final class RowInserter {
             default:
                 return false
             }
-        default:
-            return false
         }
         if rc != SQLITE_OK { return false }  // set() binds it again and keeps the error for insert()
-        isSet[slot] = true
+        isSet[copy.slot] = true
         return true
     }
 
@@ -213,4 +240,24 @@ extension ObjectContext {
         }
         return try RowInserter(context: self, binding: binding)
     }
+}
+
+/// A copy from a source column to a ``RowInserter``'s parameter that needs no decoding
+/// (see ``RowInserter/storedCopy(from:to:)``), worked out once for a loop.
+struct StoredCopy {
+    enum Kind: Equatable {
+        /// Text or NULL; ASCII text only (other text is decoded, as reading repairs it).
+        case text
+        /// An integer within the destination type's range, or NULL.
+        case integer(ClosedRange<Int64>)
+        case boolean
+        case real
+        /// A double narrowed to a float, as the destination stores it.
+        case float
+        case blob
+    }
+
+    let kind: Kind
+    /// The destination attribute's slot.
+    let slot: Int
 }
