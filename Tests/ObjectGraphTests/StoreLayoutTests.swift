@@ -64,7 +64,7 @@ import Testing
 
     @Test func createRefusesAnExistingFile() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("exists-\(UUID()).sqlite").path
-        FileManager.default.createFile(atPath: path, contents: Data())
+        #expect(FileManager.default.createFile(atPath: path, contents: Data()))
         defer { try? FileManager.default.removeItem(atPath: path) }
         let error = #expect(throws: StoreError.self) { try Store.create(at: path, model: Self.model) }
         #expect(error?.description == "\(path): a file already exists here; a new store needs a new file")

@@ -29,9 +29,9 @@ extension StoreMigrator {
     /// `.xcdatamodel` or a model file.
     public static func defaultMappingsFolder(forModels models: URL) -> URL {
         var isDirectory: ObjCBool = false
-        FileManager.default.fileExists(atPath: models.path, isDirectory: &isDirectory)
+        let exists = FileManager.default.fileExists(atPath: models.path, isDirectory: &isDirectory)
         let isModelBundle = ["xcdatamodeld", "xcdatamodel"].contains(models.pathExtension)
-        return isDirectory.boolValue && !isModelBundle ? models : models.deletingLastPathComponent()
+        return exists && isDirectory.boolValue && !isModelBundle ? models : models.deletingLastPathComponent()
     }
 
     /// The version a run goes to when none is named: for an `.xcdatamodeld` folder, its
