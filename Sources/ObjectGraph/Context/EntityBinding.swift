@@ -38,6 +38,15 @@ final class EntityBinding {
     /// type, by slot (see ObjectContext.makeObject); empty until first needed. A binding
     /// belongs to one context, used from one thread.
     @exclusivity(unchecked) var rowReads: [(column: Int32, type: AttributeType)] = []
+
+    /// The attribute in `slot` as its table reader's row in `statement` holds it; nil for a
+    /// lazy one, not in the row (see ``rowReads``).
+    @inline(__always)
+    func rowValue(_ statement: Statement, slot: Int) -> Value? {
+        let read = rowReads[slot]
+        // `.none`, not `nil`, which Value, ExpressibleByNilLiteral, could read as `.null`.
+        return read.column < 0 ? Value?.none : Self.read(statement, read.column, as: read.type)
+    }
     /// The INSERT of a whole row: Z_PK, Z_ENT, Z_OPT, the attributes in slot order, then
     /// each to-one's key, entity and order columns.
     let insertSQL: String

@@ -52,18 +52,16 @@ public final class ManagedObject: KeyValueCoding {
     @inline(__always)
     func storedValue(_ slot: Int) -> Value? {
         if let value = values[slot] { return value }
-        // `.none`, not `nil`, which Value, ExpressibleByNilLiteral, could read as `.null`.
         guard let row else { return Value?.none }
-        let read = binding.rowReads[slot]
-        return read.column < 0 ? Value?.none : EntityBinding.read(row, read.column, as: read.type)
+        return binding.rowValue(row, slot: slot)
     }
 
     /// Copies the values still in the cursor's row into the object, which no longer reads
     /// the row.
     func detachFromRow() {
         guard let row else { return }
-        for (slot, read) in binding.rowReads.enumerated() where read.column >= 0 {
-            if case .none = values[slot] { values[slot] = EntityBinding.read(row, read.column, as: read.type) }
+        for slot in values.indices {
+            if case .none = values[slot] { values[slot] = binding.rowValue(row, slot: slot) }
         }
         self.row = nil
     }

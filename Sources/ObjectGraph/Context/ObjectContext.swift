@@ -332,9 +332,7 @@ public final class ObjectContext {
             object.row = statement
         } else {
             object.row = nil
-            for (slot, read) in binding.rowReads.enumerated() {
-                object.values[slot] = read.column < 0 ? Value?.none : EntityBinding.read(statement, read.column, as: read.type)
-            }
+            for slot in object.values.indices { object.values[slot] = binding.rowValue(statement, slot: slot) }
         }
         for slot in binding.toOnes.indices { object.toOne[slot] = toOneDestination(statement, reader, binding, slot) }
         return object

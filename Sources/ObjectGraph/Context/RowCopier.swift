@@ -17,8 +17,7 @@ import ExpressionLanguage
 public final class RowCopier {
     public let reader: RowReader
     public let inserter: RowInserter
-    /// By copy: the source attribute, its column in the reader's row (-1 when the reader
-    /// does not select it) and type, and the destination attribute.
+    /// By copy: the source attribute and the destination attribute.
     private let sources: [AttributeKey]
     private let destinations: [AttributeKey]
     /// By copy: the source column, and how it goes to the destination without decoding
