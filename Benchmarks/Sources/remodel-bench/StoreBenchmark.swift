@@ -30,6 +30,15 @@ private func timedProductInsert(_ options: Options, _ what: String,
     return VariantResult(seconds: seconds, rows: options.rowCount, notes: ["pragmas": pragmas])
 }
 
+/// The eight attributes of `Product`, in the order of ``productAttributes``, each resolved
+/// once into an `AttributeKey` and held in a local by the loops that use them.
+private func productKeys(_ context: ObjectContext) throws
+    -> (AttributeKey, AttributeKey, AttributeKey, AttributeKey, AttributeKey, AttributeKey, AttributeKey, AttributeKey)
+{
+    let keys = try productAttributes.map { try context.attributeKey($0, of: "Product") }
+    return (keys[0], keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7])
+}
+
 /// Inserts rows through the object context: `insert`, eight `setValue(_:forKey:)`,
 /// `save()` every `chunk` objects.
 func storeInsertRemodel(_ options: Options) -> VariantResult {
@@ -55,8 +64,7 @@ func storeInsertRemodel(_ options: Options) -> VariantResult {
 /// `AttributeKey`, then `setValue(_:for:)`.
 func storeInsertRemodelKeys(_ options: Options) -> VariantResult {
     timedProductInsert(options, "ObjectContext with attribute keys") { context, generator, rows, chunk in
-        let keys = try productAttributes.map { try context.attributeKey($0, of: "Product") }
-        let (name, sku, price, quantity, weight, added, active, notes) = (keys[0], keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7])
+        let (name, sku, price, quantity, weight, added, active, notes) = try productKeys(context)
         for i in 0..<rows {
             let row = generator.row(i)
             let product = try context.insert("Product")
@@ -78,8 +86,7 @@ func storeInsertRemodelKeys(_ options: Options) -> VariantResult {
 /// when it is complete, without an object; `save()` every `chunk` rows commits them.
 func storeInsertRowInserter(_ options: Options) -> VariantResult {
     timedProductInsert(options, "a RowInserter") { context, generator, rows, chunk in
-        let keys = try productAttributes.map { try context.attributeKey($0, of: "Product") }
-        let (name, sku, price, quantity, weight, added, active, notes) = (keys[0], keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7])
+        let (name, sku, price, quantity, weight, added, active, notes) = try productKeys(context)
         let inserter = try context.makeRowInserter(for: "Product")
         for i in 0..<rows {
             let row = generator.row(i)
@@ -191,8 +198,7 @@ func storeReadRemodel(_ options: Options) -> VariantResult {
 func storeReadRemodelKeys(_ options: Options) -> VariantResult {
     timedProductRead(options, "a FetchCursor with attribute keys") { context, checksum in
         var rows = 0
-        let keys = try productAttributes.map { try context.attributeKey($0, of: "Product") }
-        let (name, sku, price, quantity, weight, added, active, notes) = (keys[0], keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7])
+        let (name, sku, price, quantity, weight, added, active, notes) = try productKeys(context)
         let cursor = try context.makeCursor(FetchRequest(entityName: "Product"))
         while let product = try cursor.next() {
             checksum.add(integer: product.objectID.primaryKey)
@@ -215,8 +221,7 @@ func storeReadRemodelKeys(_ options: Options) -> VariantResult {
 func storeReadRowReader(_ options: Options) -> VariantResult {
     timedProductRead(options, "a RowReader") { context, checksum in
         var rows = 0
-        let keys = try productAttributes.map { try context.attributeKey($0, of: "Product") }
-        let (name, sku, price, quantity, weight, added, active, notes) = (keys[0], keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7])
+        let (name, sku, price, quantity, weight, added, active, notes) = try productKeys(context)
         let reader = try context.makeRowReader(for: "Product")
         while try reader.next() {
             checksum.add(integer: reader.primaryKey)
