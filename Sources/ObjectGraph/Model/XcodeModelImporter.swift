@@ -18,9 +18,10 @@ public enum XcodeModelImporter {
     /// folder's name without the extension.
     public static func importModel(at url: URL) throws(ModelErrors) -> ObjectModel {
         var isDirectory: ObjCBool = false
-        FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory)
-        let contents = isDirectory.boolValue ? url.appendingPathComponent("contents") : url
-        let folder = isDirectory.boolValue ? url : url.deletingLastPathComponent()
+        // A path that does not exist is read as a file, whose read below says so.
+        let isFolder = FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) && isDirectory.boolValue
+        let contents = isFolder ? url.appendingPathComponent("contents") : url
+        let folder = isFolder ? url : url.deletingLastPathComponent()
         let version = folder.deletingPathExtension().lastPathComponent
         guard let data = FileManager.default.contents(atPath: contents.path) else {
             throw ModelErrors([ModelError(file: contents.path, path: "", message: "cannot read the model's contents file")])
