@@ -33,7 +33,7 @@ extension ObjectModel {
                     fail(apath + ".default", "the default value \(value.formatDescription) \(problem)")
                 }
                 for (bound, key) in [(attribute.minValue, "min"), (attribute.maxValue, "max")] {
-                    if let bound, !(attribute.type.isNumeric || attribute.type == .string || attribute.type == .binary || attribute.type == .date) {
+                    if case .some = bound, !(attribute.type.isNumeric || attribute.type == .string || attribute.type == .binary || attribute.type == .date) {
                         fail("\(apath).\(key)", "a \(attribute.type.rawValue) attribute has no \(key) bound")
                     } else if let bound, Self.boundProblem(bound, attribute.type) {
                         fail("\(apath).\(key)", "the \(key) bound \(bound.formatDescription) does not fit a \(attribute.type.rawValue) attribute")
