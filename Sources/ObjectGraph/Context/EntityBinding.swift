@@ -39,6 +39,10 @@ final class EntityBinding {
     /// belongs to one context, used from one thread.
     @exclusivity(unchecked) var rowReads: [(column: Int32, type: AttributeType)] = []
 
+    /// Where a table reader's row has `Z_OPT`: after `Z_PK` and `Z_ENT`, as every table
+    /// of the layout starts.
+    static let versionColumn: Int32 = 2
+
     /// The attribute in `slot` as its table reader's row in `statement` holds it; nil for a
     /// lazy one, not in the row (see ``rowReads``).
     @inline(__always)

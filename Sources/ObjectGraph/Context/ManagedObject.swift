@@ -25,12 +25,21 @@ public final class ManagedObject: KeyValueCoding {
     /// The statement whose current row holds the attribute values not in `values` yet,
     /// while a cursor is on that row (see ``FetchCursor``); nil otherwise. The cursor
     /// copies them out (``detachFromRow()``) before it moves on if anyone else holds the
-    /// object, so the row is never read after it has gone.
-    @exclusivity(unchecked) var row: Statement? = nil
+    /// object, so the row is never read after it has gone. Unmanaged: the cursor owns the
+    /// statement and detaches its object before it lets the statement go, so the
+    /// reference never outlives it, and reading a value costs no reference counting.
+    @exclusivity(unchecked) var row: Unmanaged<Statement>? = nil
     /// To-one destinations by slot.
     @exclusivity(unchecked) var toOne: [ObjectID?]
-    /// `Z_OPT` as read (0 for a new object).
-    var version: Int64
+    /// `Z_OPT` as read (0 for a new object), from the cursor's row while it is on one.
+    var version: Int64 {
+        get { row.map { $0._withUnsafeGuaranteedRef { $0.int64(at: EntityBinding.versionColumn) } } ?? readVersion }
+        set {
+            detachFromRow()  // the row's Z_OPT would hide the new one
+            readVersion = newValue
+        }
+    }
+    private var readVersion: Int64
     var isInserted = false
     var isDeleted = false
     /// Slots changed since the last save: attributes, then to-ones after `values.count`.
@@ -44,7 +53,7 @@ public final class ManagedObject: KeyValueCoding {
         self.binding = binding
         self.values = values
         self.toOne = toOne
-        self.version = version
+        self.readVersion = version
     }
 
     /// The attribute in `slot` as read or set, from the cursor's row if it is still
@@ -53,15 +62,18 @@ public final class ManagedObject: KeyValueCoding {
     func storedValue(_ slot: Int) -> Value? {
         if let value = values[slot] { return value }
         guard let row else { return Value?.none }
-        return binding.rowValue(row, slot: slot)
+        return row._withUnsafeGuaranteedRef { binding.rowValue($0, slot: slot) }
     }
 
     /// Copies the values still in the cursor's row into the object, which no longer reads
     /// the row.
     func detachFromRow() {
         guard let row else { return }
-        for slot in values.indices {
-            if case .none = values[slot] { values[slot] = binding.rowValue(row, slot: slot) }
+        row._withUnsafeGuaranteedRef { row in
+            for slot in values.indices {
+                if case .none = values[slot] { values[slot] = binding.rowValue(row, slot: slot) }
+            }
+            readVersion = row.int64(at: EntityBinding.versionColumn)
         }
         self.row = nil
     }

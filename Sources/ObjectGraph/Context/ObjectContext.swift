@@ -313,7 +313,7 @@ public final class ObjectContext {
         if let spare, spare.binding === binding {
             object = spare
             object.objectID.primaryKey = key  // same entity and table: no new ID to make
-            object.version = statement.int64(at: 2)
+            if !onRow { object.version = statement.int64(at: EntityBinding.versionColumn) }
             if onRow {
                 // Mostly empty already: values read from the row are not kept.
                 for slot in object.values.indices {
@@ -325,11 +325,13 @@ public final class ObjectContext {
             // be `.null`, a value read as null rather than one not read yet.
             object = ManagedObject(objectID: ObjectID(entityName: binding.entity.name, primaryKey: key, table: reader.table), binding: binding,
                                    values: [Value?](repeating: .none, count: binding.rowReads.count),
-                                   toOne: [ObjectID?](repeating: nil, count: binding.toOnes.count), version: statement.int64(at: 2))
+                                   toOne: [ObjectID?](repeating: nil, count: binding.toOnes.count),
+                                   version: onRow ? 0 : statement.int64(at: EntityBinding.versionColumn))
         }
         if onRow {
-            // The values stay in the row until asked for, or until the cursor moves on.
-            object.row = statement
+            // The values (and Z_OPT) stay in the row until asked for, or until the cursor
+            // moves on.
+            object.row = Unmanaged.passUnretained(statement)
         } else {
             object.row = nil
             for slot in object.values.indices { object.values[slot] = binding.rowValue(statement, slot: slot) }
@@ -429,10 +431,9 @@ public final class ObjectContext {
     /// whether the object was read from the row (rather than found in the context).
     func nextScanned(_ statement: Statement, _ plan: FetchPlan, register: Bool,
                      reusing spare: ManagedObject? = nil, onRow: Bool = false, made: inout Bool) throws(ContextError) -> ManagedObject? {
-        let key = statement.int64(at: 0)
         // Cursors over a context that holds nothing (a migration's source) skip the lookups.
         let known = pending.changed.isEmpty && registry.isEmpty
-            ? nil : ObjectID(entityName: plan.entityName, primaryKey: key, table: plan.table)
+            ? nil : ObjectID(entityName: plan.entityName, primaryKey: statement.int64(at: 0), table: plan.table)
         if let known, pending.hasChanges(savedRow: known) { return nil }
         let object: ManagedObject
         if let known, let existing = registry[known]?.object {
