@@ -40,7 +40,10 @@ extension ManagedObject {
 
     /// Sets the attribute, coerced to its type (see ``AttributeKey``).
     public func setValue(_ value: Value, for key: AttributeKey) throws {
-        guard key.binding === binding, !isDeleted, let context = binding.context else { return try setValue(value, forKey: key.name) }
-        try context.setAttribute(value, of: self, slot: key.slot)
+        if key.binding === binding, !isDeleted,
+           try binding.withContext({ context in try context.setAttribute(value, of: self, slot: key.slot) }) != nil {
+            return
+        }
+        try setValue(value, forKey: key.name)
     }
 }

@@ -6,9 +6,22 @@ import Foundation
 /// reads a row.
 final class EntityBinding {
     /// The context that made the binding; it sets this to nil when it goes (see
-    /// ``ManagedObject/context``). Unowned and unsafe: only that context writes it, and
-    /// only while it lives.
-    @exclusivity(unchecked) unowned(unsafe) var context: ObjectContext?
+    /// ``ManagedObject/context``). Unmanaged: only that context writes it, and only while
+    /// it lives, so ``withContext(_:)`` can lend it without reference counting.
+    @exclusivity(unchecked) private var contextReference: Unmanaged<ObjectContext>?
+
+    var context: ObjectContext? {
+        get { contextReference?.takeUnretainedValue() }
+        set { contextReference = newValue.map { Unmanaged.passUnretained($0) } }
+    }
+
+    /// Calls `body` with the context, without retaining it; nil when the context is gone.
+    /// The hot paths' form: an object's every attribute set goes through here.
+    @inline(__always)
+    func withContext<Result>(_ body: (ObjectContext) throws -> Result) rethrows -> Result? {
+        guard let contextReference else { return nil }
+        return try contextReference._withUnsafeGuaranteedRef(body)
+    }
     let entity: EntityDescription
     let layout: StoreLayout.EntityLayout
     /// Stored attributes, inherited first, in slot order.

@@ -10,7 +10,7 @@ import ExpressionLanguage
 public final class ManagedObject: KeyValueCoding {
     /// The object's identity (a cursor may reuse an object nobody else holds for its next
     /// row, so this changes only when no one can see it change).
-    public internal(set) var objectID: ObjectID
+    @exclusivity(unchecked) public internal(set) var objectID: ObjectID
     let binding: EntityBinding
     /// The context, through the binding it made: a context clears its bindings' reference
     /// when it goes, so this is nil afterwards, as a weak reference would be, without a
@@ -18,9 +18,9 @@ public final class ManagedObject: KeyValueCoding {
     var context: ObjectContext? { binding.context }
 
     /// Attribute values by slot; nil for a value not read yet (binary data is read when
-    /// first asked for). Objects are used from one thread (their context's), so accesses
-    /// skip the runtime's exclusivity bookkeeping, which profiles of reads and inserts
-    /// showed on every value.
+    /// first asked for). Objects are used from one thread (their context's), so this and
+    /// the other state that changes skip the runtime's exclusivity bookkeeping, which
+    /// profiles of reads and inserts showed on every value and every save.
     @exclusivity(unchecked) var values: [Value?]
     /// The statement whose current row holds the attribute values not in `values` yet,
     /// while a cursor is on that row (see ``FetchCursor``); nil otherwise. The cursor
@@ -39,14 +39,14 @@ public final class ManagedObject: KeyValueCoding {
             readVersion = newValue
         }
     }
-    private var readVersion: Int64
-    var isInserted = false
-    var isDeleted = false
+    @exclusivity(unchecked) private var readVersion: Int64
+    @exclusivity(unchecked) var isInserted = false
+    @exclusivity(unchecked) var isDeleted = false
     /// Slots changed since the last save: attributes, then to-ones after `values.count`.
-    var changedSlots: Set<Int> = []
+    @exclusivity(unchecked) var changedSlots: Set<Int> = []
     /// Unsaved positions in ordered to-many relationships, by to-one slot: where this object
     /// stands among its destination's (the `Z_FOK_` column of that slot).
-    var positions: [Int: Int64] = [:]
+    @exclusivity(unchecked) var positions: [Int: Int64] = [:]
 
     init(objectID: ObjectID, binding: EntityBinding, values: [Value?], toOne: [ObjectID?], version: Int64) {
         self.objectID = objectID
@@ -114,8 +114,9 @@ public final class ManagedObject: KeyValueCoding {
     /// Sets an attribute or relationship; relationships keep their inverses in step.
     public func setValue(_ value: Value, forKey key: String) throws {
         // Attributes of a live object go straight to their slot.
-        if let slot = binding.slot(ofAttribute: key), !isDeleted, let context = binding.context {
-            return try context.setAttribute(value, of: self, slot: slot)
+        if let slot = binding.slot(ofAttribute: key), !isDeleted,
+           try binding.withContext({ context in try context.setAttribute(value, of: self, slot: slot) }) != nil {
+            return
         }
         try attachedContext().setValue(value, of: self, forKey: key)
     }

@@ -24,7 +24,7 @@ public final class ObjectContext {
     /// because every row read looks one up.
     private let bindingsByNumber: [EntityBinding?]
     /// The binding `insert(_:)` used last: imports insert one entity many times over.
-    private var lastInserted: EntityBinding?
+    @exclusivity(unchecked) private var lastInserted: EntityBinding?
     /// Whether any relationship is ordered (positions to assign at save).
     private let hasOrderedRelationships: Bool
     /// What a fetch reads of each table, by table name.
@@ -34,8 +34,9 @@ public final class ObjectContext {
         weak var object: ManagedObject?
         init(_ object: ManagedObject) { self.object = object }
     }
-    // The registry and the pending objects are asked about on every row a cursor reads;
-    // a context is used from one thread, so they skip the runtime's exclusivity checks.
+    // The registry and the pending objects are asked about on every row a cursor reads,
+    // and the pending objects and their byte count change on every insert and set; a
+    // context is used from one thread, so they skip the runtime's exclusivity checks.
     @exclusivity(unchecked) private var registry: [ObjectID: WeakObject] = [:]
     private var registrationsSincePrune = 0
     private var liveAfterPrune = 0
@@ -43,10 +44,10 @@ public final class ObjectContext {
     @exclusivity(unchecked) var pending = PendingObjects()
     private var keyCounters: [String: KeyCounter] = [:]
     /// Join-table rows to insert (true) or delete (false) at the next save.
-    var joinChanges: [JoinRow: Bool] = [:]
+    @exclusivity(unchecked) var joinChanges: [JoinRow: Bool] = [:]
     /// Positions to write into join rows' `Z_FOK_` columns at the next save, by row and
     /// column: the order of ordered many-to-many relationships.
-    var joinPositions: [JoinRow: [String: Int64]] = [:]
+    @exclusivity(unchecked) var joinPositions: [JoinRow: [String: Int64]] = [:]
     private var statements: [String: Statement] = [:]
 
     public init(store: Store, functions: FunctionRegistry = .standard) {
@@ -99,7 +100,7 @@ public final class ObjectContext {
 
     /// About how many bytes of strings and data were set since the last save: with
     /// ``pendingObjectCount``, what a caller saving in chunks of bounded memory watches.
-    public private(set) var pendingValueBytes = 0
+    @exclusivity(unchecked) public private(set) var pendingValueBytes = 0
 
     /// Whether ``save()`` checks required values first. A migration turns this off while
     /// it builds objects in several passes and validates the store at the end, as Core
@@ -154,8 +155,12 @@ public final class ObjectContext {
         let id = ObjectID(entityName: binding.entity.name, primaryKey: key, table: binding.layout.table)
         // A copy of its own now: sharing the defaults' storage until the first change
         // costs a copy on write then, which is slower than copying here.
-        let values = [Value?](unsafeUninitializedCapacity: binding.defaultValues.count) { buffer, count in
-            count = buffer.initialize(fromContentsOf: binding.defaultValues)
+        // Element by element: `initialize(fromContentsOf:)` copies through the runtime's
+        // generic array copy, which asks Value's witnesses for every element.
+        let defaults = binding.defaultValues
+        let values = [Value?](unsafeUninitializedCapacity: defaults.count) { buffer, count in
+            for i in defaults.indices { (buffer.baseAddress! + i).initialize(to: defaults[i]) }
+            count = defaults.count
         }
         let object = ManagedObject(objectID: id, binding: binding, values: values,
                                    toOne: binding.noDestinations, version: 0)
