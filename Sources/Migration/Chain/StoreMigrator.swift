@@ -173,6 +173,7 @@ public struct StoreMigrator {
     ///
     /// Every step's mapping is checked and compiled before the store is touched, and one
     /// migration of a store runs at a time (`<store>.remodel-lock`).
+    @discardableResult
     public func migrate(storeAt path: String, from: String? = nil, to: String? = nil,
                         progress: ((Step, MigrationProgress) -> Void)? = nil) throws(MigrationError) -> [StepReport] {
         // A link is followed: the file it names is migrated, and the link kept.
