@@ -21,7 +21,7 @@ public final class ManagedObject: KeyValueCoding {
     /// first asked for). Objects are used from one thread (their context's), so this and
     /// the other state that changes skip the runtime's exclusivity bookkeeping, which
     /// profiles of reads and inserts showed on every value and every save.
-    @exclusivity(unchecked) var values: [Value?]
+    let values: SlotValues
     /// The statement whose current row holds the attribute values not in `values` yet,
     /// while a cursor is on that row (see ``FetchCursor``); nil otherwise. The cursor
     /// copies them out (``detachFromRow()``) before it moves on if anyone else holds the
@@ -48,7 +48,7 @@ public final class ManagedObject: KeyValueCoding {
     /// stands among its destination's (the `Z_FOK_` column of that slot).
     @exclusivity(unchecked) var positions: [Int: Int64] = [:]
 
-    init(objectID: ObjectID, binding: EntityBinding, values: [Value?], toOne: [ObjectID?], version: Int64) {
+    init(objectID: ObjectID, binding: EntityBinding, values: consuming SlotValues, toOne: [ObjectID?], version: Int64) {
         self.objectID = objectID
         self.binding = binding
         self.values = values

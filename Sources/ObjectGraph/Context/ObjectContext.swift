@@ -153,16 +153,7 @@ public final class ObjectContext {
         let key = counter.next
         counter.next += 1
         let id = ObjectID(entityName: binding.entity.name, primaryKey: key, table: binding.layout.table)
-        // A copy of its own now: sharing the defaults' storage until the first change
-        // costs a copy on write then, which is slower than copying here.
-        // Element by element: `initialize(fromContentsOf:)` copies through the runtime's
-        // generic array copy, which asks Value's witnesses for every element.
-        let defaults = binding.defaultValues
-        let values = [Value?](unsafeUninitializedCapacity: defaults.count) { buffer, count in
-            for i in defaults.indices { (buffer.baseAddress! + i).initialize(to: defaults[i]) }
-            count = defaults.count
-        }
-        let object = ManagedObject(objectID: id, binding: binding, values: values,
+        let object = ManagedObject(objectID: id, binding: binding, values: SlotValues(copying: binding.defaultValues),
                                    toOne: binding.noDestinations, version: 0)
         object.isInserted = true
         // Pending holds it until it is saved; it joins the registry then, if anyone still
@@ -329,7 +320,7 @@ public final class ObjectContext {
             // `.none`, not `nil`: Value is ExpressibleByNilLiteral, and a `nil` here would
             // be `.null`, a value read as null rather than one not read yet.
             object = ManagedObject(objectID: ObjectID(entityName: binding.entity.name, primaryKey: key, table: reader.table), binding: binding,
-                                   values: [Value?](repeating: .none, count: binding.rowReads.count),
+                                   values: SlotValues(unread: binding.rowReads.count),
                                    toOne: [ObjectID?](repeating: nil, count: binding.toOnes.count),
                                    version: onRow ? 0 : statement.int64(at: EntityBinding.versionColumn))
         }
@@ -541,12 +532,12 @@ public final class ObjectContext {
         let binding = object.binding
         do {
             let stored = try AttributeCoercion.coerce(value, to: binding.attributeTypes[slot], name: binding.attributes[slot].name)
-            object.values[slot] = stored
             switch stored {
             case .data(let d): pendingValueBytes += d.count
             case .string(let s): pendingValueBytes += s.utf8.count
             default: break
             }
+            object.values[slot] = consume stored  // counted first, so the value moves in without a copy
         } catch {
             var e = error
             e.object = object.objectID.description
@@ -927,7 +918,7 @@ public final class ObjectContext {
         for object in pending.all where !object.isDeleted {
             let binding = object.binding
             for slot in binding.requiredAttributeSlots {
-                if (object.isInserted || object.changedSlots.contains(slot)), object.values[slot] == .null {
+                if (object.isInserted || object.changedSlots.contains(slot)), object.values.isNull(slot) {
                     let name = binding.attributeNames[slot]
                     throw ContextError(.validation, "'\(name)' is required", object: object.objectID.description, key: name)
                 }
