@@ -91,10 +91,14 @@ struct FetchPlan {
     /// nothing, or SQLite refuses them.
     func countStatements(in database: Database) -> (decided: Statement, undecided: Statement)? {
         guard narrowing.whenFalse != "1" else { return nil }
-        let notRejected = narrowing.whenFalse == "0" ? "1" : "coalesce(\(narrowing.whenFalse), 0) = 0"
+        // An exact narrowing's rows are decided by `whenTrue` alone. (Testing `whenFalse` too
+        // would cost a read of its columns on every row: SQLite loads a blob to say that
+        // `ZIMAGE IS NULL` inside coalesce(…) is false.)
+        let notRejected = narrowing.whenFalse == "0" || narrowing.isExact ? "1" : "coalesce(\(narrowing.whenFalse), 0) = 0"
+        let undecidedRows = narrowing.isExact ? "0" : narrowing.whenFalse
         let decided = "SELECT count(*) FROM \(table) t0 WHERE \(SQL.all([entityTest, narrowing.whenTrue, notRejected]))"
         let undecided = "SELECT \(reader.selectList) FROM \(table) t0 "
-            + "WHERE \(SQL.all([entityTest, narrowing.whenTrue, narrowing.whenFalse])) ORDER BY t0.Z_PK"
+            + "WHERE \(SQL.all([entityTest, narrowing.whenTrue, undecidedRows])) ORDER BY t0.Z_PK"
         guard let a = try? Self.prepare(decided, parameters, in: database),
             let b = try? Self.prepare(undecided, parameters, in: database)
         else { return nil }
@@ -108,6 +112,13 @@ struct FetchPlan {
             try statement.bind(value, at: Int32(i + 1))
         }
         return statement
+    }
+
+    /// Whether the predicate accepts the saved object of a row this plan's SQL selected:
+    /// SQL's answer when it is exact, the predicate's otherwise.
+    func acceptsSelected(_ object: ManagedObject) throws(ContextError) -> Bool {
+        if narrowing.isExact { return true }
+        return try accepts(object)
     }
 
     /// Whether the predicate accepts `object`.

@@ -440,7 +440,7 @@ public final class ObjectContext {
             made = true
             if register { self.register(object) }
         }
-        guard try plan.accepts(object) else { return nil }
+        guard try plan.acceptsSelected(object) else { return nil }
         return object
     }
 

@@ -10,16 +10,23 @@ import Foundation
 /// decides every row a fetch reads. `NOT p` swaps the two rather than applying SQL's NOT,
 /// which keeps NULL (a nil value) NULL where the language's NOT of a false comparison is
 /// true. docs/object-context.md, "How fetches use SQL", gives the rules.
+///
+/// An exact narrowing decides every row: on each, exactly one of the two conditions is
+/// true and neither is NULL, and the predicate gives the same answer. Fetches then take
+/// SQL's answer for saved rows without evaluating the predicate on them (which, for
+/// `image != nil`, would load every image). Nil tests of the fetched entity's own
+/// attributes are exact, and so are AND, OR and NOT of exact parts.
 struct SQLNarrowing: Hashable {
     var whenTrue: String
     var whenFalse: String
+    var isExact = false
 
     /// Nothing known: every row may go either way.
     static let unknown = SQLNarrowing(whenTrue: "1", whenFalse: "1")
-    static let always = SQLNarrowing(whenTrue: "1", whenFalse: "0")
-    static let never = SQLNarrowing(whenTrue: "0", whenFalse: "1")
+    static let always = SQLNarrowing(whenTrue: "1", whenFalse: "0", isExact: true)
+    static let never = SQLNarrowing(whenTrue: "0", whenFalse: "1", isExact: true)
 
-    var negated: SQLNarrowing { SQLNarrowing(whenTrue: whenFalse, whenFalse: whenTrue) }
+    var negated: SQLNarrowing { SQLNarrowing(whenTrue: whenFalse, whenFalse: whenTrue, isExact: isExact) }
 }
 
 /// Translates fetch predicates to ``SQLNarrowing``s over Core Data's tables, with the
@@ -55,10 +62,12 @@ struct PredicateTranslator {
             return narrowing(operand, entity, alias).negated
         case .and(let operands):
             let parts = operands.map { narrowing($0, entity, alias) }
-            return SQLNarrowing(whenTrue: SQL.all(parts.map(\.whenTrue)), whenFalse: SQL.any(parts.map(\.whenFalse)))
+            return SQLNarrowing(whenTrue: SQL.all(parts.map(\.whenTrue)), whenFalse: SQL.any(parts.map(\.whenFalse)),
+                                isExact: parts.allSatisfy(\.isExact))
         case .or(let operands):
             let parts = operands.map { narrowing($0, entity, alias) }
-            return SQLNarrowing(whenTrue: SQL.any(parts.map(\.whenTrue)), whenFalse: SQL.all(parts.map(\.whenFalse)))
+            return SQLNarrowing(whenTrue: SQL.any(parts.map(\.whenTrue)), whenFalse: SQL.all(parts.map(\.whenFalse)),
+                                isExact: parts.allSatisfy(\.isExact))
         case .comparison(let c):
             return comparison(c, entity, alias) ?? .unknown
         }
@@ -293,11 +302,16 @@ struct PredicateTranslator {
         if constant.isNull {
             // Nil rules: both nil are equal, and <= and >= hold; every other operator is false.
             let isNotNull = operand.column.map { "\($0) IS NOT NULL" } ?? "1"
+            // An attribute reads as nil exactly when its column is NULL, whatever its type
+            // and whatever SQLite stored (an empty blob is data, unparseable decimal text
+            // is 0), so SQL decides these alone. (Key paths through relationships are made
+            // inexact by the steps around the atom.)
+            let exact = if case .attribute = end { true } else { false }
             switch op {
             case .equalTo, .lessThanOrEqualTo, .greaterThanOrEqualTo:
-                return Atom(narrowing: SQLNarrowing(whenTrue: isNull, whenFalse: isNotNull), acceptsNil: true)
+                return Atom(narrowing: SQLNarrowing(whenTrue: isNull, whenFalse: isNotNull, isExact: exact), acceptsNil: true)
             case .notEqualTo:
-                return Atom(narrowing: SQLNarrowing(whenTrue: isNotNull, whenFalse: isNull), acceptsNil: false)
+                return Atom(narrowing: SQLNarrowing(whenTrue: isNotNull, whenFalse: isNull, isExact: exact), acceptsNil: false)
             default:
                 return Atom(narrowing: .never, acceptsNil: false)
             }
