@@ -175,7 +175,7 @@ import Testing
         }
         for bytes in cases {
             let decoded = Array(String(decoding: bytes, as: UTF8.self).utf8)
-            let kept = bytes.withUnsafeBufferPointer(RowInserter.isWellFormedUTF8)
+            let kept = bytes.withUnsafeBufferPointer(UTF8Sequence.isWellFormed)
             #expect(kept == (decoded == bytes), "\(bytes.map { String($0, radix: 16) })")
         }
     }

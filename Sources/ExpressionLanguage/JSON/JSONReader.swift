@@ -437,24 +437,7 @@ struct JSONReader {
     /// The length of the well-formed UTF-8 sequence at `offset` (2 to 4), or nil: overlong
     /// forms, surrogates and values above U+10FFFF are rejected (Unicode Table 3-7).
     private func utf8SequenceLength(at offset: Int) -> Int? {
-        let lead = bytes[offset]
-        let length: Int
-        var secondRange: ClosedRange<UInt8> = 0x80...0xBF
-        switch lead {
-        case 0xC2...0xDF: length = 2
-        case 0xE0: length = 3; secondRange = 0xA0...0xBF
-        case 0xE1...0xEC, 0xEE...0xEF: length = 3
-        case 0xED: length = 3; secondRange = 0x80...0x9F
-        case 0xF0: length = 4; secondRange = 0x90...0xBF
-        case 0xF1...0xF3: length = 4
-        case 0xF4: length = 4; secondRange = 0x80...0x8F
-        default: return nil
-        }
-        guard offset + length <= bytes.count, secondRange.contains(bytes[offset + 1]) else { return nil }
-        for index in (offset + 2)..<(offset + length) where !(0x80...0xBF).contains(bytes[index]) {
-            return nil
-        }
-        return length
+        UTF8Sequence.length(in: bytes, at: offset)
     }
 
     // MARK: Diagnostics

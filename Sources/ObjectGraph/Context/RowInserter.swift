@@ -147,7 +147,7 @@ public final class RowInserter {
             let count = sqlite3_value_bytes(value)
             // Reading decodes the bytes as UTF-8, repairing ill-formed ones; well-formed
             // text comes out as the same bytes, so only that is copied as it is.
-            guard Self.isWellFormedUTF8(UnsafeBufferPointer(start: text, count: Int(count))) else { return false }
+            guard UTF8Sequence.isWellFormed(UnsafeBufferPointer(start: text, count: Int(count))) else { return false }
             rc = sqlite3_bind_text(to, parameter, UnsafeRawPointer(text).assumingMemoryBound(to: CChar.self), count, nil)  // SQLITE_STATIC: not copied
         case .integer(let range):
             let i = sqlite3_column_int64(row, column)
@@ -178,44 +178,6 @@ public final class RowInserter {
         }
         if rc != SQLITE_OK { return false }  // set() binds it again and keeps the error for insert()
         isSet[copy.slot] = true
-        return true
-    }
-
-    /// Whether the bytes are well-formed UTF-8 (The Unicode Standard, table 3-7: no
-    /// overlong forms, surrogates or code points past U+10FFFF), which Swift's decoding
-    /// keeps byte for byte. ASCII, most text, is checked eight bytes at a time.
-    static func isWellFormedUTF8(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard let bytes = text.baseAddress else { return true }
-        let count = text.count
-        var i = 0
-        while i < count {
-            // Eight bytes at a time while no byte has its high bit set.
-            if i + 8 <= count, UnsafeRawPointer(bytes + i).loadUnaligned(as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
-                i += 8
-                continue
-            }
-            let lead = bytes[i]
-            if lead < 0x80 {
-                i += 1
-                continue
-            }
-            // The sequence's length and the range of its second byte, by its first.
-            let length: Int
-            var low: UInt8 = 0x80, high: UInt8 = 0xBF
-            switch lead {
-            case 0xC2...0xDF: length = 2
-            case 0xE0: length = 3; low = 0xA0
-            case 0xE1...0xEC, 0xEE...0xEF: length = 3
-            case 0xED: length = 3; high = 0x9F
-            case 0xF0: length = 4; low = 0x90
-            case 0xF1...0xF3: length = 4
-            case 0xF4: length = 4; high = 0x8F
-            default: return false  // a continuation byte, C0, C1 or F5 and above
-            }
-            guard i + length <= count, (low...high).contains(bytes[i + 1]) else { return false }
-            for k in 2..<length where bytes[i + k] & 0xC0 != 0x80 { return false }
-            i += length
-        }
         return true
     }
 
