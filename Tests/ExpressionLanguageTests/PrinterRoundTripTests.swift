@@ -196,7 +196,7 @@ struct TreeGenerator {
 
     mutating func double() -> Double {
         if chance(0.5) {
-            return pick([0.0, -0.0, 1.0, 0.5, 1e16, 1e-5, 123.456, 5e-324, .greatestFiniteMagnitude, -1.5, 2.5e-308, 1e300])
+            return pick([0.0, -0.0, 1.0, 0.5, 1e16, 1e-5, 123.456, .leastNonzeroMagnitude, .greatestFiniteMagnitude, -1.5, 2.5e-308, 1e300])
         }
         while true {
             let d = Double(bitPattern: random.next())
