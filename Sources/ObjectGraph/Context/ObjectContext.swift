@@ -309,12 +309,14 @@ public final class ObjectContext {
         if let spare, spare.binding === binding {
             object = spare
             object.objectID.primaryKey = key  // same entity and table: no new ID to make
-            if !onRow { object.version = statement.int64(at: EntityBinding.versionColumn) }
             if onRow {
-                // Mostly empty already: values read from the row are not kept.
+                // Mostly empty already: values read from the row are not kept. (Z_OPT is
+                // read from the row too, when asked for.)
                 for slot in object.values.indices {
                     if case .some = object.values[slot] { object.values[slot] = Value?.none }
                 }
+            } else {
+                object.version = statement.int64(at: EntityBinding.versionColumn)
             }
         } else {
             // `.none`, not `nil`: Value is ExpressibleByNilLiteral, and a `nil` here would
