@@ -14,7 +14,9 @@ public struct StoreValidator {
 
     public init(store: Store) { self.store = store }
 
-    /// Up to `limit` failures, each naming the object (`Book/9`) and the property.
+    /// Up to `limit` failures, each naming the object (`Book/9`) and the property: entity
+    /// by entity in the model's order, each entity's checks in the order of its properties,
+    /// each check's failures in key order.
     public func failures(limit: Int = 10) throws(ContextError) -> [ContextError] {
         var failures: [ContextError] = []
         let model = store.model
@@ -23,25 +25,19 @@ public struct StoreValidator {
             guard failures.count < limit, let entityLayout = layout.entities[entity.name] else { continue }
             let table = entityLayout.table
             let own = "Z_ENT = \(entityLayout.number)"
-            func collect(_ sql: String, _ message: (Int64, SQLiteValue?) -> String) throws(ContextError) {
-                guard failures.count < limit else { return }
-                do {
-                    let statement = try store.database.prepare(sql + " LIMIT \(limit - failures.count)")
-                    while try statement.step() {
-                        let pk = statement.int64(at: 0)
-                        let extra = statement.columnCount > 1 ? statement.value(at: 1) : nil
-                        failures.append(ContextError(.validation, message(pk, extra), object: "\(entity.name)/\(pk)"))
-                    }
-                } catch {
-                    throw ContextError(error)
-                }
+            // The checks of single rows (required values, bounds) are made in one scan of
+            // the table, however many there are: a required attribute each would otherwise
+            // cost a scan of a table that may hold millions of rows.
+            var rowChecks: [RowCheck] = []
+            var checks: [Check] = []
+            func rowCheck(_ condition: String, measure: String? = nil, _ message: @escaping (SQLiteValue?) -> String) {
+                checks.append(.row(rowChecks.count))
+                rowChecks.append(RowCheck(condition: condition, measure: measure, message: message))
             }
             for attribute in model.allAttributes(of: entity) where !attribute.isTransient {
                 guard let column = entityLayout.attributeColumns[attribute.name] else { continue }
                 if !attribute.isOptional {
-                    try collect("SELECT Z_PK FROM \(table) WHERE \(own) AND \(column) IS NULL", { _, _ in
-                        "'\(attribute.name)' is required but has no value"
-                    })
+                    rowCheck("\(column) IS NULL") { _ in "'\(attribute.name)' is required but has no value" }
                 }
                 let measure: String?
                 switch attribute.type {
@@ -52,23 +48,21 @@ public struct StoreValidator {
                 if let measure {
                     let noun = attribute.type == .string ? "length" : "value"
                     if let min = attribute.minValue?.doubleValue {
-                        try collect("SELECT Z_PK, \(measure) FROM \(table) WHERE \(own) AND \(measure) < \(min)", { _, v in
+                        rowCheck("\(measure) < \(min)", measure: measure) { v in
                             "'\(attribute.name)' has \(noun) \(v.map(describe) ?? "?"), below its minimum \(Value.double(min).formatDescription)"
-                        })
+                        }
                     }
                     if let max = attribute.maxValue?.doubleValue {
-                        try collect("SELECT Z_PK, \(measure) FROM \(table) WHERE \(own) AND \(measure) > \(max)", { _, v in
+                        rowCheck("\(measure) > \(max)", measure: measure) { v in
                             "'\(attribute.name)' has \(noun) \(v.map(describe) ?? "?"), above its maximum \(Value.double(max).formatDescription)"
-                        })
+                        }
                     }
                 }
             }
             for relationship in model.allRelationships(of: entity) where !relationship.isTransient {
                 if !relationship.isToMany {
                     guard !relationship.isOptional, let columns = entityLayout.toOneColumns[relationship.name] else { continue }
-                    try collect("SELECT Z_PK FROM \(table) WHERE \(own) AND \(columns.key) IS NULL", { _, _ in
-                        "'\(relationship.name)' is required but has no destination"
-                    })
+                    rowCheck("\(columns.key) IS NULL") { _ in "'\(relationship.name)' is required but has no destination" }
                     continue
                 }
                 // As on save: an optional to-many may be empty; otherwise it holds between
@@ -79,14 +73,84 @@ public struct StoreValidator {
                 var conditions: [String] = []
                 if minimum > 0 { conditions.append(relationship.isOptional ? "(c > 0 AND c < \(minimum))" : "c < \(minimum)") }
                 if maximum > 0 { conditions.append("c > \(maximum)") }
-                try collect("SELECT Z_PK, c FROM (SELECT o.Z_PK, \(count) AS c FROM \(table) o WHERE o.\(own)) WHERE \(conditions.joined(separator: " OR "))", { _, v in
-                    let bounds = maximum > 0 ? "between \(minimum) and \(maximum)" : "at least \(minimum)"
-                    let empty = relationship.isOptional ? " (or none, as it is optional)" : ""
-                    return "'\(relationship.name)' has \(v.map(describe) ?? "?") destinations; it needs \(bounds)\(empty)"
-                })
+                let bounds = maximum > 0 ? "between \(minimum) and \(maximum)" : "at least \(minimum)"
+                let empty = relationship.isOptional ? " (or none, as it is optional)" : ""
+                checks.append(.query(
+                    "SELECT Z_PK, c FROM (SELECT o.Z_PK, \(count) AS c FROM \(table) o WHERE o.\(own)) WHERE \(conditions.joined(separator: " OR "))",
+                    { v in "'\(relationship.name)' has \(v.map(describe) ?? "?") destinations; it needs \(bounds)\(empty)" }))
+            }
+
+            func failure(_ pk: Int64, _ message: String) -> ContextError {
+                ContextError(.validation, message, object: "\(entity.name)/\(pk)")
+            }
+            let scanned = try scan(table, own, rowChecks, limit: limit - failures.count, failure)
+            for check in checks {
+                guard failures.count < limit else { break }
+                switch check {
+                case .row(let index):
+                    failures += scanned[index].prefix(limit - failures.count)
+                case .query(let sql, let message):
+                    do {
+                        let statement = try store.database.prepare(sql + " LIMIT \(limit - failures.count)")
+                        while try statement.step() {
+                            failures.append(failure(statement.int64(at: 0), message(statement.value(at: 1))))
+                        }
+                    } catch {
+                        throw ContextError(error)
+                    }
+                }
             }
         }
         return failures
+    }
+
+    /// A check of single rows: the rows where `condition` holds fail, with the value of
+    /// `measure` (if any) in the message.
+    private struct RowCheck {
+        let condition: String
+        let measure: String?
+        let message: (SQLiteValue?) -> String
+    }
+
+    /// An entity's checks in the order their failures are reported.
+    private enum Check {
+        /// The row check at this index of the entity's scan.
+        case row(Int)
+        /// A query of its own (`Z_PK` and the value for the message), for checks that
+        /// count a relationship's destinations.
+        case query(String, (SQLiteValue?) -> String)
+    }
+
+    /// One pass over the entity's rows that fail any of `checks`: each check's first
+    /// `limit` failures, in key order. It stops early once every check has that many.
+    private func scan(_ table: String, _ own: String, _ checks: [RowCheck], limit: Int,
+                      _ failure: (Int64, String) -> ContextError) throws(ContextError) -> [[ContextError]] {
+        var found = Array(repeating: [ContextError](), count: checks.count)
+        guard !checks.isEmpty, limit > 0 else { return found }
+        // Per check: whether it fails (1, or 0 or NULL), then its measure if it has one.
+        var columns = ["Z_PK"]
+        var places: [(flag: Int32, measure: Int32?)] = []
+        for check in checks {
+            places.append((Int32(columns.count), check.measure.map { _ in Int32(columns.count + 1) }))
+            columns.append("(\(check.condition))")
+            if let measure = check.measure { columns.append(measure) }
+        }
+        let anyFails = checks.map { "(\($0.condition))" }.joined(separator: " OR ")
+        do {
+            let statement = try store.database.prepare(
+                "SELECT \(columns.joined(separator: ", ")) FROM \(table) WHERE \(own) AND (\(anyFails)) ORDER BY Z_PK")
+            var full = 0
+            while full < checks.count, try statement.step() {
+                let pk = statement.int64(at: 0)
+                for (i, check) in checks.enumerated() where found[i].count < limit && statement.int64(at: places[i].flag) == 1 {
+                    found[i].append(failure(pk, check.message(places[i].measure.map { statement.value(at: $0) })))
+                    if found[i].count == limit { full += 1 }
+                }
+            }
+        } catch {
+            throw ContextError(error)
+        }
+        return found
     }
 
     /// SQL counting `o`'s destinations of a to-many relationship.
