@@ -13,6 +13,12 @@ struct PendingObjects {
     /// Inserted objects by ID, built as lookups need it. A class, so that a lookup does
     /// not mutate the struct (lookups happen while callers iterate it).
     private let index = InsertedIndex()
+    /// Pending objects by the object one of their to-ones was set to since the last save:
+    /// where a to-many relationship's unsaved members are, without walking every pending
+    /// object on each read (stage 2 of a migration reads one for every destination). It
+    /// may list an object that points elsewhere since, or twice; never misses one that
+    /// points there. Objects that point there as saved are the store's to find.
+    private var pointingTo: [ObjectID: [ManagedObject]] = [:]
 
     private final class InsertedIndex {
         var objects: [ObjectID: ManagedObject] = [:]
@@ -34,6 +40,17 @@ struct PendingObjects {
     mutating func add(changed object: ManagedObject) {
         guard !object.isInserted else { return }
         changed[object.objectID] = object
+    }
+
+    /// Records that a to-one of `member`, which is pending, was set to `destination`.
+    mutating func note(_ member: ManagedObject, pointsTo destination: ObjectID) {
+        pointingTo[destination, default: []].append(member)
+    }
+
+    /// The pending objects whose to-ones were set to `destination` since the last save
+    /// (some may point elsewhere now; callers check).
+    func objects(pointingTo destination: ObjectID) -> [ManagedObject] {
+        pointingTo[destination] ?? []
     }
 
     /// The pending object with `id`, if there is one.
@@ -79,6 +96,7 @@ struct PendingObjects {
         changed = [:]
         index.objects = [:]
         index.count = 0
+        pointingTo = [:]
         return all
     }
 }
