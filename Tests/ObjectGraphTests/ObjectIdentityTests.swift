@@ -35,6 +35,33 @@ import Testing
 }
 
 extension ObjectIdentityTests {
+    /// The registry lists exactly the objects someone holds: a lookup gives the held
+    /// object, an object leaves as it goes, and objects may outlive their context.
+    @Test func theRegistryListsTheObjectsSomeoneHolds() throws {
+        let temporary = try TemporaryStore("memory", model: ObjectContextTests.model)
+        let writer = ObjectContext(store: temporary.store)
+        for i in 1...3 {
+            let book = try writer.insert("Book")
+            try book.setValue(.string("book \(i)"), forKey: "title")
+        }
+        try writer.save()
+        var context: ObjectContext? = ObjectContext(store: temporary.store)
+        var held = try context!.fetch(FetchRequest(entityName: "Book"))
+        #expect(context!.registeredObjectCount == 3)
+        #expect(try context!.object(with: held[1].objectID) === held[1])
+        let second = ObjectIdentifier(held[1])
+        held.removeLast()
+        #expect(context!.registeredObjectCount == 2, "Book/3 left as it went")
+        let again = try context!.object(with: ObjectID(entityName: "Book", primaryKey: 3, table: held[0].objectID.table))
+        #expect(again["title"] == "book 3")
+        #expect(context!.registeredObjectCount == 3)
+        #expect(ObjectIdentifier(try context!.object(with: held[1].objectID)) == second)
+        held.removeAll()
+        #expect(context!.registeredObjectCount == 1, "only the object still held, Book/3")
+        context = nil
+        #expect(again.managedObjectContext == nil, "an object may outlive its context")
+    }
+
     /// Reading many objects one at a time, holding none, keeps the registry small.
     @Test func theRegistryForgetsObjectsNobodyHolds() throws {
         let temporary = try TemporaryStore("memory", model: ObjectContextTests.model)

@@ -40,6 +40,8 @@ public final class ManagedObject: KeyValueCoding {
         }
     }
     @exclusivity(unchecked) private var readVersion: Int64
+    /// Whether the context's registry lists the object (which it leaves in ``deinit``).
+    @exclusivity(unchecked) var isRegistered = false
     @exclusivity(unchecked) var isInserted = false
     @exclusivity(unchecked) var isDeleted = false
     /// Slots changed since the last save: attributes, then to-ones after `values.count`.
@@ -54,6 +56,11 @@ public final class ManagedObject: KeyValueCoding {
         self.values = values
         self.toOne = toOne
         self.readVersion = version
+    }
+
+    deinit {
+        // The registry holds the object unowned; it must not outlive the object.
+        if isRegistered { binding.withContext { $0.forget(self) } }
     }
 
     /// The attribute in `slot` as read or set, from the cursor's row if it is still

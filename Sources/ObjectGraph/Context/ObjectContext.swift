@@ -30,16 +30,14 @@ public final class ObjectContext {
     /// What a fetch reads of each table, by table name.
     let readers: [String: TableReader]
 
-    private final class WeakObject {
-        weak var object: ManagedObject?
-        init(_ object: ManagedObject) { self.object = object }
-    }
     // The registry and the pending objects are asked about on every row a cursor reads,
     // and the pending objects and their byte count change on every insert and set; a
     // context is used from one thread, so they skip the runtime's exclusivity checks.
-    @exclusivity(unchecked) private var registry: [ObjectID: WeakObject] = [:]
-    private var registrationsSincePrune = 0
-    private var liveAfterPrune = 0
+    /// The objects someone holds, by ID, so that a lookup gives the object they hold.
+    /// Unowned: an object leaves the registry in its deinit (``forget(_:)``). Weak
+    /// references did the same job, but they give every object a side table, whose
+    /// allocation and slow-path reference counting were a tenth of a migration's stage 2.
+    @exclusivity(unchecked) private var registry: [ObjectID: Unmanaged<ManagedObject>] = [:]
     /// Inserted, changed and deleted objects, held until saved.
     @exclusivity(unchecked) var pending = PendingObjects()
     private var keyCounters: [String: KeyCounter] = [:]
@@ -241,23 +239,22 @@ public final class ObjectContext {
     // MARK: - Registering and loading
 
     private func register(_ object: ManagedObject) {
-        registry[object.objectID] = WeakObject(object)
-        registrationsSincePrune += 1
-        // Prune once as many objects were registered as were alive after the last prune:
-        // the registry stays within about twice what callers hold. (Comparing with the
-        // registry's own count, which includes every registration since, never pruned.)
-        if registrationsSincePrune > max(1024, liveAfterPrune) {
-            registry = registry.filter { $0.value.object != nil }
-            liveAfterPrune = registry.count
-            registrationsSincePrune = 0
-        }
+        registry[object.objectID] = Unmanaged.passUnretained(object)
+        object.isRegistered = true
     }
 
-    /// Entries in the registry of weakly held objects (for tests of its pruning).
+    /// Takes `object` out of the registry as it goes (its deinit calls this): the entry
+    /// for its ID, if it is still this object's.
+    func forget(_ object: ManagedObject) {
+        guard let entry = registry[object.objectID], entry.toOpaque() == Unmanaged.passUnretained(object).toOpaque() else { return }
+        registry[object.objectID] = nil
+    }
+
+    /// Entries in the registry (for tests that it holds only live objects).
     var registeredObjectCount: Int { registry.count }
 
     func registered(_ id: ObjectID) -> ManagedObject? {
-        pending.object(id) ?? registry[id]?.object
+        pending.object(id) ?? registry[id]?.takeUnretainedValue()
     }
 
     /// The object with `id`, from the context or read from the store.
@@ -435,7 +432,7 @@ public final class ObjectContext {
             ? nil : ObjectID(entityName: plan.entityName, primaryKey: statement.int64(at: 0), table: plan.table)
         if let known, pending.hasChanges(savedRow: known) { return nil }
         let object: ManagedObject
-        if let known, let existing = registry[known]?.object {
+        if let known, let existing = registry[known]?.takeUnretainedValue() {
             object = existing
             made = false
         } else {
