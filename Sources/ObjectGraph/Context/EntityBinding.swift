@@ -69,6 +69,9 @@ final class EntityBinding {
     let insertSQL: String
     /// The context's prepared ``insertSQL``, once it has saved an object of the entity.
     @exclusivity(unchecked) var insertStatement: Statement? = nil
+    /// The context's prepared UPDATEs of saved objects of the entity, by the bit mask of
+    /// the slots they write (``ObjectContext/writeUpdate``).
+    @exclusivity(unchecked) var updateStatements: [UInt64: Statement] = [:]
     /// The key counter of the entity's table, once the context has inserted an object of it.
     @exclusivity(unchecked) var keyCounter: ObjectContext.KeyCounter? = nil
     /// Slots of the attributes and to-ones a save requires values for.

@@ -76,6 +76,7 @@ public final class ObjectContext {
         for binding in bindings.values {
             binding.context = nil
             binding.insertStatement = nil
+            binding.updateStatements = [:]
         }
     }
 
@@ -987,16 +988,26 @@ public final class ObjectContext {
 
     private func writeUpdate(_ object: ManagedObject) throws {
         let binding = object.binding
-        var assignments: [String] = []
         let attributeSlots = binding.attributes.indices.filter { object.changedSlots.contains($0) }
-        assignments += attributeSlots.map { "\(binding.attributeColumns[$0]) = ?" }
-        for (slot, c) in binding.toOneColumns.enumerated() where object.changedSlots.contains(object.values.count + slot) {
-            assignments.append("\(c.key) = ?")
-            if let e = c.entity { assignments.append("\(e) = ?") }
-            if let o = c.order { assignments.append("\(o) = ?") }
+        // The UPDATE of these columns, prepared once per set of changed slots (as a bit
+        // mask when they fit in one): stage 2 of a migration updates every destination it
+        // links, the same columns each time.
+        var mask: UInt64? = 0
+        for slot in object.changedSlots { mask = slot < 64 ? mask.map { $0 | 1 << UInt64(slot) } : nil }
+        let statement: Statement
+        if let mask, let cached = binding.updateStatements[mask] {
+            statement = cached  // reset by its last run
+        } else {
+            var assignments = attributeSlots.map { "\(binding.attributeColumns[$0]) = ?" }
+            for (slot, c) in binding.toOneColumns.enumerated() where object.changedSlots.contains(object.values.count + slot) {
+                assignments.append("\(c.key) = ?")
+                if let e = c.entity { assignments.append("\(e) = ?") }
+                if let o = c.order { assignments.append("\(o) = ?") }
+            }
+            statement = try self.statement(
+                "UPDATE \(binding.layout.table) SET \(assignments.joined(separator: ", ")), Z_OPT = Z_OPT + 1 WHERE Z_PK = ?")
+            if let mask { binding.updateStatements[mask] = statement }
         }
-        let sql = "UPDATE \(binding.layout.table) SET \(assignments.joined(separator: ", ")), Z_OPT = Z_OPT + 1 WHERE Z_PK = ?"
-        let statement = try self.statement(sql)
         var index: Int32 = 1
         for slot in attributeSlots {
             try EntityBinding.bind(object.values[slot] ?? .null, as: binding.attributes[slot].type, to: statement, at: index)
