@@ -257,30 +257,26 @@ final class TemporaryStore {
     /// Saved objects changed in different columns are each updated in exactly those
     /// columns (the context prepares one UPDATE per set of changed columns).
     @Test func updatesWriteTheColumnsThatChanged() throws {
-        let temp = try TemporaryStore("memory", model: Self.model)
-        let writer = ObjectContext(store: temp.store)
-        for i in 1...4 {
-            let book = try writer.insert("Book")
-            try book.setValue(.string("Book \(i)"), forKey: "title")
-            try book.setValue(.integer(Int64(i * 100)), forKey: "pages")
-            try book.setValue(.double(Double(i)), forKey: "price")
-        }
-        try writer.save()
+        let (temp, _) = try Self.savedBooks()
+        let store = try temp.reopened()
         let changes: [[(Int64, String, Value)]] = [
             [(1, "title", "One"), (2, "pages", 222), (3, "price", 3.5), (4, "title", "Four")],
             [(1, "pages", 111), (2, "title", "Two"), (3, "title", "Three"), (3, "pages", 333), (4, "price", 4.5)],
         ]
-        var expected: [Int64: [String: Value]] = Dictionary(uniqueKeysWithValues: (1...4).map {
-            (Int64($0), ["title": .string("Book \($0)"), "pages": .integer(Int64($0 * 100)), "price": .double(Double($0))])
-        })
+        // As savedBooks wrote books 1…4.
+        var expected: [Int64: [String: Value]] = [:]
+        for i in 1...4 {
+            let price: Value = i % 3 == 0 ? .null : .double(Double(i) + 0.5)
+            expected[Int64(i)] = ["title": .string("Book \(i)"), "pages": .integer(Int64(i * 10)), "price": price]
+        }
         for round in changes {
-            let context = ObjectContext(store: temp.store)
+            let context = ObjectContext(store: store)
             for (key, name, value) in round {
                 try context.object(entityName: "Book", primaryKey: key).setValue(value, forKey: name)
                 expected[key]![name] = value
             }
             try context.save()
-            let reader = ObjectContext(store: temp.store)
+            let reader = ObjectContext(store: store)
             for (key, values) in expected {
                 let book = try reader.object(entityName: "Book", primaryKey: key)
                 for (name, value) in values { #expect(book[name] == value, "Book/\(key) .\(name)") }
