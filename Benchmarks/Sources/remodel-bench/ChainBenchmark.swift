@@ -548,26 +548,10 @@ struct ChainReport {
     }
 
     func printText() {
-        print(title)
-        for line in header { print(line) }
-        print("")
-        let all = [columns] + rows.map { $0.map { $0.replacingOccurrences(of: "**", with: "") } }
-        let widths = columns.indices.map { c in all.map { $0[c].count }.max()! }
-        for (r, row) in all.enumerated() {
-            print(row.enumerated().map { c, cell in padded(cell, widths[c], right: c >= 2) }.joined(separator: "  "))
-            if r == 0 { print(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")) }
-        }
-        print("")
-        for line in footnotes { print(line) }
+        printReportTable(title: title, header: header, columns: columns, rows: rows, footnotes: footnotes, markdown: false)
     }
 
     func printMarkdown() {
-        for line in [title] + header { print("<!-- \(line) -->") }
-        print("")
-        print("| " + columns.joined(separator: " | ") + " |")
-        print("|" + columns.indices.map { $0 < 2 ? "---" : "--:" }.joined(separator: "|") + "|")
-        for row in rows { print("| " + row.joined(separator: " | ") + " |") }
-        print("")
-        for line in footnotes { print("- \(line)") }
+        printReportTable(title: title, header: header, columns: columns, rows: rows, footnotes: footnotes, markdown: true)
     }
 }

@@ -97,35 +97,45 @@ struct BenchmarkReport {
         return c + ["% of raw", "peak RSS", "CPU s"]
     }
 
-    func printText() {
-        print(title)
-        for line in header { print(line) }
-        print("")
-        let rows = [columns] + groups.flatMap { group in group.map { cells($0, group) } }
-        let widths = columns.indices.map { c in rows.map { $0[c].count }.max()! }
-        for (r, row) in rows.enumerated() {
-            print(row.enumerated().map { c, cell in padded(cell, widths[c], right: c >= 2) }.joined(separator: "  "))
-            if r == 0 { print(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")) }
-        }
-        print("")
-        for line in footnotes { print(line) }
-        if !targets.isEmpty { print("") }
-        for line in targets { print(line) }
-    }
+    func printText() { printTable(markdown: false) }
 
-    func printMarkdown() {
+    func printMarkdown() { printTable(markdown: true) }
+
+    private func printTable(markdown: Bool) {
+        let rows = groups.flatMap { group in group.map { cells($0, group) } }
+        printReportTable(title: title, header: header, columns: columns, rows: rows,
+                         footnotes: footnotes, targets: targets, markdown: markdown)
+    }
+}
+
+/// Prints a benchmark's report: its title and header lines, a table, footnotes and target
+/// lines. As text, the table is aligned (numbers to the right, `**` left out); as Markdown,
+/// the title and header are comments and the footnotes and targets lists, for
+/// docs/performance.md. The first two columns are labels, the others numbers.
+func printReportTable(title: String, header: [String], columns: [String], rows: [[String]],
+                      footnotes: [String], targets: [String] = [], markdown: Bool) {
+    if markdown {
         for line in [title] + header { print("<!-- \(line) -->") }
         print("")
         print("| " + columns.joined(separator: " | ") + " |")
         print("|" + columns.indices.map { $0 < 2 ? "---" : "--:" }.joined(separator: "|") + "|")
-        for group in groups {
-            for runs in group { print("| " + cells(runs, group).joined(separator: " | ") + " |") }
-        }
+        for row in rows { print("| " + row.joined(separator: " | ") + " |") }
+    } else {
+        print(title)
+        for line in header { print(line) }
         print("")
-        for line in footnotes { print("- \(line)") }
-        if !targets.isEmpty { print("") }
-        for line in targets { print("- \(line)") }
+        let all = [columns] + rows.map { $0.map { $0.replacingOccurrences(of: "**", with: "") } }
+        let widths = columns.indices.map { c in all.map { $0[c].count }.max()! }
+        for (r, row) in all.enumerated() {
+            print(row.enumerated().map { c, cell in padded(cell, widths[c], right: c >= 2) }.joined(separator: "  "))
+            if r == 0 { print(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")) }
+        }
     }
+    print("")
+    let bullet = markdown ? "- " : ""
+    for line in footnotes { print(bullet + line) }
+    if !targets.isEmpty { print("") }
+    for line in targets { print(bullet + line) }
 }
 
 /// Megabytes (10⁶ bytes), as the targets are stated.
