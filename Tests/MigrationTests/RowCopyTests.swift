@@ -50,6 +50,17 @@ import Testing
             """)
     }
 
+    /// The product-price mapping with `expression` for `price` in place of its own.
+    static func pricing(_ mapping: MappingModel, _ expression: String) -> MappingModel {
+        var mapping = mapping
+        mapping.entityMappings[0].attributeMappings = mapping.entityMappings[0].attributeMappings.map { property in
+            var property = property
+            if property.name == "price" { property.valueExpression = expression }
+            return property
+        }
+        return mapping
+    }
+
     /// The mapping of mappings/product-price runs on rows; with `$manager` in an
     /// expression (which gives the same values) it runs on objects. Same rows, same report.
     @Test func rowsAndObjectsMakeTheSameStore() throws {
@@ -57,12 +68,7 @@ import Testing
         let directory = try TemporaryDirectory()
         let source = directory.path("Products.sqlite")
         try Self.productStore(at: source, count: 2_500, model: v1)
-        var objects = standard
-        objects.entityMappings[0].attributeMappings = objects.entityMappings[0].attributeMappings.map { property in
-            var property = property
-            if property.name == "price" { property.valueExpression = "TERNARY($manager == nil, 0, $source.price * 1.03)" }
-            return property
-        }
+        let objects = Self.pricing(standard, "TERNARY($manager == nil, 0, $source.price * 1.03)")
 
         // Which path each takes, as the runner decides it.
         let context = ObjectContext(store: try Store.open(at: source, model: v1, mode: .readOnly))
@@ -105,12 +111,7 @@ import Testing
         let directory = try TemporaryDirectory()
         let source = directory.path("Products.sqlite"), destination = directory.path("Products-2.sqlite")
         try Self.productStore(at: source, count: 3_000, model: v1)
-        var mapping = standard
-        mapping.entityMappings[0].attributeMappings = mapping.entityMappings[0].attributeMappings.map { property in
-            var property = property
-            if property.name == "price" { property.valueExpression = "FUNCTION($source.price, 'cancelAt:', 375.0) * 1.03" }
-            return property
-        }
+        let mapping = Self.pricing(standard, "FUNCTION($source.price, 'cancelAt:', 375.0) * 1.03")
         let box = ManagerBox()
         var policies = PolicyRegistry()
         policies.registerFunction("cancelAt:", on: .number) { target, arguments in
