@@ -19,8 +19,9 @@ extension StoreMigrator {
     ///   files that do not (every problem of every file, each with its file and place).
     public init(models: URL, mappings: URL? = nil, policies: PolicyRegistry = PolicyRegistry(),
                 options: MigrationOptions = MigrationOptions()) throws {
-        self.init(models: try ObjectModel.loadVersions(at: models),
-                  mappings: try MappingModel.loadAll(in: mappings ?? Self.defaultMappingsFolder(forModels: models)),
+        let versions = try ObjectModel.loadVersions(at: models)
+        self.init(models: versions,
+                  mappings: try MappingModel.loadAll(in: mappings ?? Self.defaultMappingsFolder(forModels: models), models: versions),
                   policies: policies, options: options)
     }
 

@@ -238,9 +238,10 @@ struct MappingCompiler {
         }
         if let policy = original.policy, !policies.contains(policy) {
             let known = policies.names
-            let hint = Suggestion.closest(to: policy, among: known).map { "; did you mean '\($0)'?" }
-                ?? (known.isEmpty ? "; no policies are registered (register it with PolicyRegistry.register)"
-                    : "; the registered policies are \(known.joined(separator: ", "))")
+            let unqualified = policy.split(separator: ".").last.map(String.init) ?? policy
+            let hint = Suggestion.closest(to: unqualified, among: known).map { "; did you mean '\($0)'?" }
+                ?? ((known.isEmpty ? "" : "; the registered policies are \(known.joined(separator: ", "))")
+                    + "; register a Swift stand-in for it: `policies.register(\"\(unqualified)\") { MyPolicy() }` (docs/engine.md, \"Custom policies\")")
             fail("\(path) .policy", "no policy named '\(policy)' is registered\(hint)")
         }
         guard errors.count == errorsBefore else { return nil }

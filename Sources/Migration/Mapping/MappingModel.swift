@@ -15,8 +15,11 @@ public struct MappingModel: Hashable, Sendable {
     public var destinationModel: String
     /// Entity mappings in processing order.
     public var entityMappings: [EntityMapping]
-    /// The file the mapping was read from, for messages.
+    /// The file the mapping was read from, for messages (`A + B` for a step mapped by several).
     public var file: String?
+    /// What reading the mapping decided that a user should hear of: an entity mapping of
+    /// one file replacing another's (``combined(_:)``).
+    public var notes: [String] = []
     /// The order of the top-level keys in that file, for reporting problems in file order.
     var keyOrder = FileKeyOrder()
 

@@ -45,9 +45,21 @@ public struct PolicyRegistry: Sendable {
     /// The registered policy names, sorted.
     public var names: [String] { factories.keys.sorted() }
 
-    /// Whether `name` is registered.
-    public func contains(_ name: String) -> Bool { factories[name] != nil }
+    /// Whether `name` is registered (by itself, or without its module: see ``registeredName(for:)``).
+    public func contains(_ name: String) -> Bool { registeredName(for: name) != nil }
 
     /// A new policy for `name`; nil when it is not registered.
-    public func makePolicy(_ name: String) -> (any EntityMigrationPolicy)? { factories[name]?() }
+    public func makePolicy(_ name: String) -> (any EntityMigrationPolicy)? {
+        registeredName(for: name).flatMap { factories[$0]?() }
+    }
+
+    /// The registered name that `name` resolves to: `name` itself, or, for a class name
+    /// qualified by its Swift module as Xcode's mapping models write them
+    /// (`App.BookToBookPolicy`), the name without the module (`BookToBookPolicy`).
+    public func registeredName(for name: String) -> String? {
+        if factories[name] != nil { return name }
+        guard let dot = name.lastIndex(of: "."), name.index(after: dot) < name.endIndex else { return nil }
+        let unqualified = String(name[name.index(after: dot)...])
+        return factories[unqualified] != nil ? unqualified : nil
+    }
 }

@@ -79,7 +79,7 @@ struct InferCommand: ParsableCommand {
                 warn("a draft: \(count) thing\(count == 1 ? "" : "s") could not be inferred for \(step):\n\(problems)", prefix: "")
             }
             for warning in inference.warnings { warn("\(warning)\n", prefix: "warning: ") }
-            if let existing = (try? models.loadMappings(models: models.modelsURL()))?.first(where: {
+            if let existing = (try? models.loadMappings(models: models.modelsURL(), versions: versions))?.first(where: {
                 $0.sourceModel == source.version && $0.destinationModel == destination.version
             }) {
                 warn("\(existing.file ?? "a mapping file") already maps \(step); run uses it, not an inferred mapping\n", prefix: "note: ")

@@ -116,11 +116,11 @@ struct ModelOptions: ParsableArguments {
         }
     }
 
-    func loadMappings(models: URL) throws -> [MappingModel] {
+    func loadMappings(models: URL, versions: [ObjectModel]) throws -> [MappingModel] {
         let folder = (mappings ?? MigrateEnvironment.current.defaultMappings).map { URL(fileURLWithPath: $0) }
             ?? StoreMigrator.defaultMappingsFolder(forModels: models)
         do {
-            return try MappingModel.loadAll(in: folder)
+            return try MappingModel.loadAll(in: folder, models: versions)
         } catch {
             throw MigrateFailure.badInput(error.rendered())
         }
@@ -135,7 +135,8 @@ struct ModelOptions: ParsableArguments {
 
     func migrator(options: MigrationOptions = MigrationOptions()) throws -> StoreMigrator {
         let url = try modelsURL()
-        return StoreMigrator(models: try loadModels(), mappings: try loadMappings(models: url),
+        let versions = try loadModels()
+        return StoreMigrator(models: versions, mappings: try loadMappings(models: url, versions: versions),
                              policies: MigrateEnvironment.current.policies, options: options)
     }
 }

@@ -1,0 +1,128 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+/// The objects of an Xcode mapping model's `xcmapping.xml`, which is itself a Core Data
+/// XML store: `<object type="XDDEVENTITYMAPPING" id="z104">` elements with `<attribute>`
+/// and `<relationship idrefs="…">` children, in no particular order.
+struct XcodeMappingDocument {
+    /// One `<object>`.
+    struct Object {
+        var type: String
+        var id: String
+        /// The line of its `<object>` tag, for messages.
+        var line: Int
+        /// Attribute values by name, as written (binary ones are base64 text).
+        var attributes: [String: String] = [:]
+        /// Relationship targets by name: the ids in `idrefs`.
+        var relationships: [String: [String]] = [:]
+
+        func string(_ name: String) -> String? {
+            attributes[name].flatMap { $0.isEmpty ? nil : $0 }
+        }
+
+        /// A `type="binary"` attribute's bytes; nil when absent, an error when not base64.
+        func binary(_ name: String) throws(ArchiveLocation) -> Data? {
+            guard let text = attributes[name] else { return nil }
+            guard let data = Data(base64Encoded: text, options: .ignoreUnknownCharacters) else {
+                throw ArchiveLocation(attribute: name, message: "the attribute '\(name)' is not base64 data")
+            }
+            return data
+        }
+
+        /// Where the object is, for messages: `line 52, XDDEVENTITYMAPPING z104`.
+        var place: String { "line \(line), \(type) \(id)" }
+    }
+
+    /// An error inside one binary attribute, before the object's place is added.
+    struct ArchiveLocation: Error {
+        var attribute: String
+        var message: String
+    }
+
+    var objects: [String: Object] = [:]
+    /// The ids in document order.
+    var order: [String] = []
+
+    /// The objects of `type`, in document order.
+    func objects(ofType type: String) -> [Object] {
+        order.compactMap { objects[$0] }.filter { $0.type == type }
+    }
+
+    /// The objects a relationship of `object` points to, in `idrefs` order.
+    func targets(of object: Object, _ relationship: String) -> [Object] {
+        (object.relationships[relationship] ?? []).compactMap { objects[$0] }
+    }
+
+    /// Parses `data`; a message (with the line) when it is not an Xcode mapping model.
+    init(data: Data) throws(MappingDocumentError) {
+        let parser = XMLParser(data: data)
+        let delegate = Delegate()
+        parser.delegate = delegate
+        parser.shouldResolveExternalEntities = false
+        if !parser.parse() {
+            let message = parser.parserError.map { $0.localizedDescription } ?? "unknown error"
+            throw MappingDocumentError(line: parser.lineNumber, message: "invalid XML at line \(parser.lineNumber), column \(parser.columnNumber): \(message)")
+        }
+        guard delegate.sawDatabase else {
+            throw MappingDocumentError(line: nil, message: "not an Xcode mapping model: no <database> element")
+        }
+        objects = delegate.objects
+        order = delegate.order
+    }
+
+    private final class Delegate: NSObject, XMLParserDelegate {
+        var objects: [String: Object] = [:]
+        var order: [String] = []
+        var sawDatabase = false
+        private var current: Object?
+        private var attributeName: String?
+        private var text = ""
+
+        func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
+                    attributes a: [String: String] = [:]) {
+            switch name {
+            case "database":
+                sawDatabase = true
+            case "object":
+                current = Object(type: a["type"] ?? "", id: a["id"] ?? "", line: parser.lineNumber)
+            case "attribute" where current != nil:
+                attributeName = a["name"]
+                text = ""
+            case "relationship" where current != nil:
+                if let relationship = a["name"] {
+                    current?.relationships[relationship] = (a["idrefs"] ?? "").split(separator: " ").map(String.init)
+                }
+            default:
+                break
+            }
+        }
+
+        func parser(_ parser: XMLParser, foundCharacters string: String) {
+            if attributeName != nil { text += string }
+        }
+
+        func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+            switch name {
+            case "attribute":
+                if let attributeName { current?.attributes[attributeName] = text }
+                attributeName = nil
+            case "object":
+                if let current, !current.id.isEmpty, objects[current.id] == nil {
+                    objects[current.id] = current
+                    order.append(current.id)
+                }
+                current = nil
+            default:
+                break
+            }
+        }
+    }
+}
+
+/// Why an `xcmapping.xml` could not be read at all.
+struct MappingDocumentError: Error {
+    var line: Int?
+    var message: String
+}
