@@ -126,9 +126,10 @@ import Testing
         #expect(sample.description == #"Item/1 name="a" blob=<4096 bytes> when=2001-01-01T00:00:00Z flag=YES none=nil tags={"x"} owner=nil parts=[Part/1, Part/2, … 7 in all]"#)
     }
 
-    /// An Xcode mapping model for a step that no mapping file maps is reported, not
-    /// quietly replaced by the inferred mapping.
-    @Test func xcodeMappingModelsAreReported() throws {
+    /// An Xcode mapping model in the folder is read against the model versions, and
+    /// combined with a JSON file of the same step; without the versions it is an error,
+    /// never skipped.
+    @Test func xcodeMappingModelsAreReadWithTheModels() throws {
         let folder = try TemporaryDirectory()
         let xcmapping = folder.url.appendingPathComponent("V1_to_V2.xcmappingmodel")
         try FileManager.default.createDirectory(at: xcmapping, withIntermediateDirectories: true)
@@ -139,15 +140,16 @@ import Testing
             </object></database>
             """.utf8).write(to: xcmapping.appendingPathComponent("xcmapping.xml"))
         #expect(throws: MappingErrors([MappingError(file: xcmapping.path, path: "", message:
-            "an Xcode mapping model of V1 → V2, which Remodel cannot read (it reads mapping files written in JSON, with Core Data's names); "
-            + "write the step as V1_to_V2.mapping.json in this folder (docs/migration-guide.md, \"Xcode mapping models\"), "
-            + "or move the .xcmappingmodel out of the folder to run the step through the inferred mapping, as a lightweight migration would")])) {
+            "an Xcode mapping model is read against the model versions it maps; pass them (MappingModel.loadAll(in:models:), or --models)")])) {
             try MappingModel.loadAll(in: folder.url)
         }
-        // With the step written as a mapping file, the Xcode one is left alone.
-        try Data(#"{"sourceModel": "V1", "destinationModel": "V2", "entityMappings": []}"#.utf8)
-            .write(to: folder.url.appendingPathComponent("V1_to_V2.mapping.json"))
-        #expect(try MappingModel.loadAll(in: folder.url).map(\.destinationModel) == ["V2"])
+        let models = [ObjectModel(version: "V1", entities: []), ObjectModel(version: "V2", entities: [])]
+        #expect(try MappingModel.loadAll(in: folder.url, models: models).map(\.file) == [xcmapping.path])
+        // A JSON file of the same step: one mapping, the files in natural order.
+        let json = folder.url.appendingPathComponent("V1_to_V2.mapping.json")
+        try Data(#"{"sourceModel": "V1", "destinationModel": "V2", "entityMappings": []}"#.utf8).write(to: json)
+        let mappings = try MappingModel.loadAll(in: folder.url, models: models)
+        #expect(mappings.map(\.file) == ["\(json.path) + \(xcmapping.path)"])
     }
 }
 

@@ -66,6 +66,6 @@ import Testing
         let v2 = try ObjectModel.load(contentsOf: Self.folder.appendingPathComponent("People2.model.json"))
         let mapping = try MappingModel.load(contentsOf: Self.folder.appendingPathComponent("policy/People1_to_People2.mapping.json"))
         let problems = MigrationManager.check(mapping, source: v1, destination: v2, policies: PolicyRegistry())
-        #expect(problems.map(\.message).contains("no policy named 'PersonNamePolicy' is registered; no policies are registered (register it with PolicyRegistry.register)"))
+        #expect(problems.map(\.message).contains("no policy named 'PersonNamePolicy' is registered; register a Swift stand-in for it: `policies.register(\"PersonNamePolicy\") { MyPolicy() }` (docs/engine.md, \"Custom policies\")"))
     }
 }

@@ -1,3 +1,4 @@
+import BookMigrationPolicies
 import ExpressionLanguage
 import Foundation
 import ObjectGraph
@@ -6,21 +7,186 @@ import Testing
 @testable import Migration
 
 /// Xcode's mapping models (`.xcmappingmodel`) and compiled ones (`.cdm`) from real
-/// projects, read into the mapping a JSON file would give.
+/// projects, read into the mapping a JSON file would give, and run.
 @Suite(.enabled(if: SharedFixtures.isAvailable, SharedFixtures.missingMessage))
 struct XcodeMappingTests {
     static let realworld = SharedFixtures.root.appendingPathComponent("realworld")
     static let coreDataPlus = realworld.appendingPathComponent("alemar11+CoreDataPlus/Tests/Resources/SampleModel")
+    static let mwk = realworld.appendingPathComponent("mwkirk+MWKCoreData/Tests")
 
-    @Test func dump() throws {
-        let models = try ObjectModel.loadVersions(at: Self.coreDataPlus.appendingPathComponent("SampleModel.xcdatamodeld"))
+    static func versions(_ url: URL) throws -> [ObjectModel] { try ObjectModel.loadVersions(at: url) }
+
+    /// What Xcode stores and what its compiler makes of it agree: CoreDataPlus's mapping
+    /// model and its `.cdm` give the same mapping, fill-ins and all.
+    @Test func theXcodeMappingModelAndItsCompiledFormAgree() throws {
+        let models = try Self.versions(Self.coreDataPlus.appendingPathComponent("SampleModel.xcdatamodeld"))
         let xcode = try MappingModel.load(xcodeMappingModelAt: Self.coreDataPlus.appendingPathComponent("MappingModels/V2toV3.xcmappingmodel"), models: models)
         let compiled = try MappingModel.load(compiledMappingModelAt: Self.coreDataPlus.appendingPathComponent("Fixtures/V2toV3.cdm"), models: models)
-        print(xcode.json.serialized())
-        print(compiled.json.serialized())
-        let book = try ObjectModel.loadVersions(at: SharedFixtures.bookMigration.appendingPathComponent("Model.xcdatamodeld"))
-        for name in ["Model1_to_Model2", "Model2_to_Model3", "Model2_to_Model3_User"] {
-            print(try MappingModel.load(xcodeMappingModelAt: SharedFixtures.bookMigration.appendingPathComponent("\(name).xcmappingmodel"), models: book).json.serialized())
+        #expect(xcode.sourceModel == "SampleModel2" && xcode.destinationModel == "SampleModel3")
+        #expect(compiled.sourceModel == "SampleModel2" && compiled.destinationModel == "SampleModel3")
+        #expect(xcode.entityMappings == compiled.entityMappings)
+        let car = try #require(xcode.entityMapping(named: "CarToCar"))
+        #expect(car.type == .custom)
+        #expect(car.policy == "REPLACE_AT_RUNTIME.V2to3MakerPolicy")
+        #expect(car.sourceExpression == #"FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Car", "TRUEPREDICATE"), $manager.sourceContext, FALSE)"#)
+        #expect(car.propertyMapping(named: "model")?.valueExpression == "$source.model")
+        #expect(car.propertyMapping(named: "owner")?.valueExpression
+            == #"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "PersonToPerson", $source.owner)"#)
+        #expect(car.propertyMapping(named: "createdBy")?.valueExpression == nil)
+        // Cars are migrated by three mappings (Car and its sub-entities): each is found through its own.
+        #expect(xcode.entityMapping(named: "PersonToPerson")?.propertyMapping(named: "cars")?.valueExpression
+            == #"FUNCTION($manager, "destinationInstancesForSourceRelationshipNamed:sourceInstances:", "cars", $source.cars)"#)
+        #expect(xcode.entityMappings.map(\.type) == [.custom, .custom, .copy, .custom, .add])
+    }
+
+    /// The objc.io article's three mapping models, with their names, types, policies and
+    /// user info as Xcode's compiler would give them.
+    @Test func theArticlesMappingModelsImport() throws {
+        let models = try Self.versions(SharedFixtures.bookMigration.appendingPathComponent("Model.xcdatamodeld"))
+        func load(_ name: String) throws -> MappingModel {
+            try MappingModel.load(xcodeMappingModelAt: SharedFixtures.bookMigration.appendingPathComponent("\(name).xcmappingmodel"), models: models)
         }
+        let first = try load("Model1_to_Model2")
+        #expect(first.entityMappings.map(\.name) == ["UserToUser", "Author", "BookToBook"])
+        #expect(first.entityMappings.map(\.type) == [.copy, .add, .custom])
+        #expect(first.entityMappings[2].policy == "MHWBookToBookPolicy")
+        #expect(first.entityMappings[2].userInfo == ["modelVersion": .string("2")])
+        #expect(first.entityMappings[0].propertyMapping(named: "books")?.valueExpression
+            == #"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "BookToBook", $source.books)"#)
+        let second = try load("Model2_to_Model3")
+        #expect(second.entityMappings.map(\.name) == ["File", "UserToUser", "BookToBook", "AuthorToAuthor"])
+        #expect(second.entityMappings.map(\.policy) == [nil, "MHWUserToUserPolicy", "MHWBookToBookPolicy", nil])
+        for mapping in [first, second, try load("Model2_to_Model3_User")] {
+            #expect(MigrationManager.check(mapping, source: models.first { $0.version == mapping.sourceModel }!,
+                                           destination: models.first { $0.version == mapping.destinationModel }!,
+                                           policies: .bookMigrationArticleNames).isEmpty)
+        }
+    }
+
+    /// The article's store, Model1 → Model3, through its own Xcode mapping models with the
+    /// article's policies registered under its class names: what the JSON mappings give.
+    @Test func theArticlesStoreMigratesThroughItsXcodeMappingModels() throws {
+        let directory = try TemporaryDirectory()
+        let path = try BookAuthorsTests.copyOfFixture(in: directory)
+        let models = SharedFixtures.bookMigration.appendingPathComponent("Model.xcdatamodeld")
+        let reports = try StoreMigrator.migrateStore(at: URL(fileURLWithPath: path), models: models, mappings: SharedFixtures.bookMigration,
+                                                     to: "Model3", policies: .bookMigrationArticleNames)
+        #expect(reports.map(\.destination) == ["Model2", "Model3"])
+        let viaXcode = try BookAuthorsTests.context(path, "Model3")
+
+        let jsonPath = directory.path("Json.sqlite")
+        try FileManager.default.copyItem(atPath: BookAuthorsTests.fixtureStore.path, toPath: jsonPath)
+        try BookAuthorsTests.migrator().migrate(storeAt: jsonPath, to: "Model3")
+        let viaJSON = try BookAuthorsTests.context(jsonPath, "Model3")
+
+        #expect(try viaXcode.count(FetchRequest(entityName: "Author", predicate: "name == 'Franz Kafka'")) == 1)
+        #expect(try viaXcode.count(FetchRequest(entityName: "Book", predicate: "ANY authors.name LIKE 'Franz Kafka'")) == 2)
+        for (entity, key) in [("User", "userId"), ("Book", "title"), ("Author", "name"), ("File", "fileURL")] {
+            let a = try viaXcode.fetch(FetchRequest(entityName: entity)).map { $0[key] }.sorted(by: BookAuthorsTests.order)
+            let b = try viaJSON.fetch(FetchRequest(entityName: entity)).map { $0[key] }.sorted(by: BookAuthorsTests.order)
+            #expect(a == b, "\(entity).\(key)")
+        }
+        for book in try viaXcode.fetch(FetchRequest(entityName: "Book")) {
+            #expect(try book.value(forKey: "authors").collectionElements?.isEmpty == false)
+        }
+        for file in try viaXcode.fetch(FetchRequest(entityName: "File")) {
+            #expect(file["book"].managedObject != nil && file["user"].managedObject != nil)
+        }
+        #expect(try StoreValidator(store: viaXcode.store).failures().isEmpty)
+    }
+
+    /// CoreDataPlus: V1 → V2 inferred, V2 → V3 through its mapping model, with a Swift
+    /// stand-in for its Maker policy; what the project's own tests assert.
+    @Test func coreDataPlusMigratesToVersionThree() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("SampleModel.sqlite")
+        try FileManager.default.copyItem(atPath: Self.coreDataPlus.appendingPathComponent("Fixtures/SampleModel_V1.sqlite").path, toPath: path)
+        var policies = PolicyRegistry()
+        policies.register("V2to3MakerPolicy") { MakerPolicy() }
+        let models = Self.coreDataPlus.appendingPathComponent("SampleModel.xcdatamodeld")
+        let reports = try StoreMigrator.migrateStore(at: URL(fileURLWithPath: path), models: models,
+                                                     mappings: Self.coreDataPlus.appendingPathComponent("MappingModels"),
+                                                     to: "SampleModel3", policies: policies)
+        #expect(reports.map(\.destination) == ["SampleModel2", "SampleModel3"])
+        let model = try #require(try Self.versions(models).first { $0.version == "SampleModel3" })
+        let context = ObjectContext(store: try Store.open(at: path, model: model, mode: .readOnly))
+        #expect(try context.count(FetchRequest(entityName: "Maker")) == 10)
+        #expect(try context.count(FetchRequest(entityName: "Car")) == 125)
+        for car in try context.fetch(FetchRequest(entityName: "Car")) {
+            #expect(car["createdBy"].managedObject != nil, "\(car.objectID) has no maker")
+            let previous = try car.value(forKey: "previousOwners").collectionElements ?? []
+            if let owner = car["owner"].managedObject {
+                #expect(previous.contains { $0.managedObject?.objectID == owner.objectID }, "\(car.objectID)'s owner is not among its previous owners")
+                let previousCars = try owner.value(forKey: "previousCars").collectionElements ?? []
+                #expect(previousCars.contains { $0.managedObject?.objectID == car.objectID })
+            } else {
+                #expect(previous.isEmpty, "\(car.objectID) has no owner but previous owners")
+            }
+        }
+        #expect(try StoreValidator(store: context.store).failures().isEmpty)
+    }
+
+    /// Without a stand-in for the policy, the mapping fails its check, naming the class.
+    @Test func aMissingPolicyNamesTheClass() throws {
+        let models = try Self.versions(Self.coreDataPlus.appendingPathComponent("SampleModel.xcdatamodeld"))
+        let mapping = try MappingModel.load(compiledMappingModelAt: Self.coreDataPlus.appendingPathComponent("Fixtures/V2toV3.cdm"), models: models)
+        let problems = MigrationManager.check(mapping, source: models[1], destination: models[2], policies: PolicyRegistry())
+        #expect(problems.first?.message == "no policy named 'REPLACE_AT_RUNTIME.V2to3MakerPolicy' is registered; register a Swift stand-in for it: `policies.register(\"V2to3MakerPolicy\") { MyPolicy() }` (docs/engine.md, \"Custom policies\")")
+        #expect(problems.count == 3)
+    }
+
+    /// MWKCoreData: v1 → v2 inferred, v2 → v3 through its mapping model, with a Swift
+    /// stand-in for its policy (which splits `name` into `firstName` and `lastName`).
+    @Test func mwkCoreDataMigratesToVersionThree() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("MWK.sqlite")
+        try FileManager.default.copyItem(atPath: Self.mwk.appendingPathComponent("Stores/MWKCoreDataTests.sqlite").path, toPath: path)
+        let models = Self.mwk.appendingPathComponent("Model/MWKCoreDataTests.xcdatamodeld")
+        let versions = try Self.versions(models)
+        let mapping = try MappingModel.load(
+            xcodeMappingModelAt: Self.mwk.appendingPathComponent("Model/MappingModels/MWKCoreDataTestsV2ToV3.xcmappingmodel"), models: versions)
+        #expect(mapping.entityMapping(named: "EmployeeToEmployee")?.userInfo == ["destModelVersion": .string("3")])
+        var policies = PolicyRegistry()
+        policies.register("EmployeeToEmployeePolicy") { EmployeeNamePolicy() }
+        let reports = try StoreMigrator.migrateStore(at: URL(fileURLWithPath: path), models: models, to: "MWKCoreDataTests3", policies: policies)
+        #expect(reports.map(\.destination) == ["MWKCoreDataTests2", "MWKCoreDataTests3"])
+        #expect(FileManager.default.fileExists(atPath: path + ".MWKCoreDataTests.bak"), "the original store is kept as a backup")
+        let context = ObjectContext(store: try Store.open(at: path, model: versions[2], mode: .readOnly))
+        let names = try context.fetch(FetchRequest(entityName: "Employee")).map { "\($0["firstName"].formatDescription) \($0["lastName"].formatDescription)" }
+        #expect(names.sorted() == ["Adam Smith", "Bob Johnson", "Carla Jones"])
+    }
+}
+
+/// A stand-in for CoreDataPlus's `V2to3MakerPolicy`: each car's `maker` name becomes one
+/// Maker per distinct name, linked as the car's `createdBy`.
+final class MakerPolicy: EntityMigrationPolicy {
+    func createDestinationInstances(forSource source: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
+        let car = try defaultCreateDestinationInstances(forSource: source, in: mapping, manager: manager)[0]
+        guard case .string(let name) = try source.value(forKey: "maker") else { return }
+        var makers: [String: Value] = [:]
+        if case .dictionary(let known)? = manager.userInfo["makers"] { makers = known }
+        let maker: Value
+        if let existing = makers[name] {
+            maker = existing
+        } else {
+            let created = try manager.destinationContext.insert("Maker")
+            try created.setValue(.string(name), forKey: "name")
+            maker = .object(ObjectReference(created))
+            makers[name] = maker
+            manager.userInfo["makers"] = .dictionary(makers)
+        }
+        try car.setValue(maker, forKey: "createdBy")
+    }
+}
+
+/// A stand-in for MWKCoreData's `EmployeeToEmployeePolicy`: `name` split at its first space
+/// into `firstName` and `lastName`, for the destination version its user info names.
+final class EmployeeNamePolicy: EntityMigrationPolicy {
+    func createDestinationInstances(forSource source: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
+        let employee = try defaultCreateDestinationInstances(forSource: source, in: mapping, manager: manager)[0]
+        guard mapping.userInfo["destModelVersion"] == .string("3"), case .string(let name) = try source.value(forKey: "name") else { return }
+        let parts = name.split(separator: " ", maxSplits: 1).map(String.init)
+        try employee.setValue(.string(parts.first ?? ""), forKey: "firstName")
+        try employee.setValue(.string(parts.count > 1 ? parts[1] : ""), forKey: "lastName")
     }
 }

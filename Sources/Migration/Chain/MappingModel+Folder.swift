@@ -117,9 +117,9 @@ extension MappingModel {
     /// order given), their entity mappings combined.
     static func combinedBySteps(_ loaded: [(file: String, mapping: MappingModel)], order: [String]) -> [MappingModel] {
         func rank(_ file: String) -> Int { order.firstIndex(of: file) ?? order.count }
-        let sorted = loaded.enumerated().sorted { a, b in
-            (rank(a.element.file), a.offset) < (rank(b.element.file), b.offset)
-        }.map(\.element)
+        let sorted = loaded.sorted { a, b in
+            rank(a.file) != rank(b.file) ? rank(a.file) < rank(b.file) : a.file.localizedStandardCompare(b.file) == .orderedAscending
+        }
         var steps: [String] = []
         var parts: [String: [MappingModel]] = [:]
         for (_, mapping) in sorted {

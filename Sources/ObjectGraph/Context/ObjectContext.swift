@@ -300,9 +300,21 @@ public final class ObjectContext {
         // Where each attribute is in the row (-1: read when first asked for), worked
         // out once per entity: its rows always come from its table's reader.
         if binding.rowReads.count != binding.attributeTypes.count {
-            binding.rowReads = binding.attributeColumns.indices.map { slot in
-                (column: binding.lazySlots.contains(slot) ? -1 : reader.index[binding.attributeColumns[slot]]!, type: binding.attributeTypes[slot])
+            var reads: [(column: Int32, type: AttributeType)] = []
+            for slot in binding.attributeColumns.indices {
+                var column: Int32 = -1
+                if !binding.lazySlots.contains(slot) {
+                    // A row whose Z_ENT names an entity of another table: the store's entity
+                    // numbers are not the model's.
+                    guard let index = reader.index[binding.attributeColumns[slot]] else {
+                        throw ContextError(.noSuchObject, "row \(key) of \(reader.table) has the entity number \(number) (\(binding.entity.name)), "
+                            + "whose column \(binding.attributeColumns[slot]) is not in \(reader.table); the store's entity numbers (Z_PRIMARYKEY) do not match the model's")
+                    }
+                    column = index
+                }
+                reads.append((column: column, type: binding.attributeTypes[slot]))
             }
+            binding.rowReads = reads
         }
         let object: ManagedObject
         if let spare, spare.binding === binding {

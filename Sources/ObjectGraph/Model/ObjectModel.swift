@@ -59,9 +59,32 @@ public struct ObjectModel: Hashable, Sendable {
         ancestors(of: entity).reversed().flatMap(\.relationships) + entity.relationships
     }
 
-    /// Entity numbers as Core Data assigns them (`Z_ENT`): from 1, in name order.
+    /// Entity numbers as Core Data assigns them (`Z_ENT`), from 1.
+    ///
+    /// Core Data's order, as its stores' `Z_PRIMARYKEY` tables show it: root entities by
+    /// name, each followed at once by its sub-entities, depth first, siblings by name
+    /// (`Car` 1, `SportCar` 2, `ExpensiveSportCar` 3, `Person` 4).
     public var entityNumbers: [String: Int] {
-        Dictionary(uniqueKeysWithValues: entities.map(\.name).sorted().enumerated().map { ($1, $0 + 1) })
+        var children: [String: [String]] = [:]
+        let names = Set(entities.map(\.name))
+        var roots: [String] = []
+        for entity in entities {
+            if let parent = entity.parent, names.contains(parent), parent != entity.name {
+                children[parent, default: []].append(entity.name)
+            } else {
+                roots.append(entity.name)
+            }
+        }
+        var numbers: [String: Int] = [:]
+        var stack = roots.sorted().reversed().map { $0 }
+        while let name = stack.popLast() {
+            guard numbers[name] == nil else { continue }  // a cycle, which validation reports
+            numbers[name] = numbers.count + 1
+            stack += (children[name] ?? []).sorted().reversed()
+        }
+        // Entities only reachable through a cycle still get a number.
+        for name in names.sorted() where numbers[name] == nil { numbers[name] = numbers.count + 1 }
+        return numbers
     }
 }
 

@@ -78,6 +78,7 @@ struct PlanCommand: ParsableCommand {
                 let mapping = step.isInferred ? "inferred" : step.mapping.file ?? "mapping"
                 print("\(step.source.version) → \(step.destination.version): \(mapping) (\(step.mapping.entityMappings.count) entity mappings)")
                 for warning in step.warnings { print("  warning: \(warning)") }
+                for note in step.mapping.notes { print("  note: \(note)") }
                 if let dropped = StepNotes.notCarriedOver(step) { print("  note: \(dropped)") }
             }
         }

@@ -16,9 +16,16 @@ public final class BookToBookPolicy: EntityMigrationPolicy {
                                            manager: MigrationManager) throws {
         // The default behaviour first: the book, its attribute mappings, the association.
         let book = try defaultCreateDestinationInstances(forSource: source, in: mapping, manager: manager)[0]
+        // The article reads it with `integerValue`: Xcode's user info holds the text "2".
+        let version: Int64?
         switch mapping.userInfo["modelVersion"] {
-        case .integer(2): try addAuthor(of: source, to: book, manager: manager)
-        case .integer(3): try moveFile(of: source, to: book, manager: manager)
+        case .integer(let n)?: version = n
+        case .string(let text)?: version = Int64(text)
+        default: version = nil
+        }
+        switch version {
+        case 2: try addAuthor(of: source, to: book, manager: manager)
+        case 3: try moveFile(of: source, to: book, manager: manager)
         default: throw BookMigrationError("the BookToBook mapping needs userInfo.modelVersion 2 or 3")
         }
     }
@@ -68,6 +75,16 @@ extension PolicyRegistry {
     public static var bookMigration: PolicyRegistry {
         var registry = PolicyRegistry()
         registry.register("BookToBookPolicy") { BookToBookPolicy() }
+        return registry
+    }
+
+    /// The same policies under the article's Objective-C class names, as its Xcode mapping
+    /// models name them; `MHWUserToUserPolicy` stands in as the default policy, which is all
+    /// the JSON mapping of the same step asks of its user mapping.
+    public static var bookMigrationArticleNames: PolicyRegistry {
+        var registry = PolicyRegistry()
+        registry.register("MHWBookToBookPolicy") { BookToBookPolicy() }
+        registry.register("MHWUserToUserPolicy") { DefaultMigrationPolicy() }
         return registry
     }
 }
