@@ -147,6 +147,77 @@ import Testing
               + "\n  \(entities) entity hashes and \(checksums) checksums reproduced")
     }
 
+    /// The object index a keyed archive's reference (`CF$UID`) holds, or nil when `value` is
+    /// not one. swift-corelibs-foundation reads references as `_NSKeyedArchiverUID`, whose
+    /// index is not public; reflection reaches its stored `value`. Where it does not (another
+    /// Foundation), the test that needs it is skipped.
+    static func keyedArchiveReference(_ value: Any) -> Int? {
+        guard String(describing: type(of: value)).contains("KeyedArchiverUID") else { return nil }
+        for child in Mirror(reflecting: value).children where child.label == "value" {
+            if let n = child.value as? UInt32 { return Int(n) }
+            if let n = child.value as? Int { return n }
+        }
+        return nil
+    }
+
+    /// Each entity mapping of a compiled mapping model (`.cdm`): source and destination
+    /// entity names with their version hashes (nil for an added or removed entity).
+    static func entityMappings(inCompiledMapping url: URL) throws -> [(source: (String, Data)?, destination: (String, Data)?)]? {
+        let plist = try #require(PropertyListSerialization.propertyList(from: Data(contentsOf: url), format: nil) as? [String: Any])
+        let objects = try #require(plist["$objects"] as? [Any])
+        var unreadable = false
+        func resolve(_ value: Any?) -> Any? {
+            guard let value else { return nil }
+            guard let index = keyedArchiveReference(value) else {
+                if String(describing: type(of: value)).contains("UID") { unreadable = true }
+                return value
+            }
+            guard index != 0, index < objects.count else { return nil }  // 0 is $null
+            return objects[index]
+        }
+        var mappings: [(source: (String, Data)?, destination: (String, Data)?)] = []
+        for case let object as [String: Any] in objects where object.keys.contains("NSSourceEntityVersionHash") {
+            func side(_ nameKey: String, _ hashKey: String) -> (String, Data)? {
+                guard let name = resolve(object[nameKey]) as? String, let hash = resolve(object[hashKey]) as? Data else { return nil }
+                return (name, hash)
+            }
+            mappings.append((side("NSSourceEntityName", "NSSourceEntityVersionHash"),
+                             side("NSDestinationEntityName", "NSDestinationEntityVersionHash")))
+        }
+        // References that did not resolve leave no names: unreadable too.
+        let resolved = mappings.contains { $0.source != nil || $0.destination != nil }
+        return unreadable || (!mappings.isEmpty && !resolved) ? nil : mappings
+    }
+
+    @Test func compiledMappingModelsHashAsXcodeWroteThem() throws {
+        try SharedFixtures.require()
+        let files = Self.fixtureFiles(endingWith: ".cdm")
+        var report: [String] = []
+        for file in files {
+            let name = Self.relative(file)
+            guard let mappings = try Self.entityMappings(inCompiledMapping: file) else {
+                try Test.cancel(Comment(rawValue: "skipped: this Foundation does not expose keyed-archive references (\(name))"))
+                return
+            }
+            #expect(!mappings.isEmpty, "\(name): no entity mappings with version hashes")
+            let (_, versions) = try Self.nearestModelVersions(to: file.deletingLastPathComponent())
+            // The source (destination) version: the one whose hash of every mapped source
+            // (destination) entity is the one the mapping model holds.
+            func version(_ sides: [(String, Data)]) -> ObjectModel? {
+                versions.first { model in
+                    sides.allSatisfy { entity, hash in model.entity(named: entity).map { model.appleVersionHash(of: $0) } == hash }
+                }
+            }
+            let source = version(mappings.compactMap(\.source)), destination = version(mappings.compactMap(\.destination))
+            #expect(source != nil, "\(name): no version nearby hashes as its source entities \(mappings.compactMap(\.source?.0))")
+            #expect(destination != nil, "\(name): no version nearby hashes as its destination entities \(mappings.compactMap(\.destination?.0))")
+            let hashes = mappings.compactMap(\.source).count + mappings.compactMap(\.destination).count
+            report.append("\(name): \(source?.version ?? "?") → \(destination?.version ?? "?") "
+                + "(\(mappings.count) entity mappings, \(hashes) hashes)")
+        }
+        print("Compiled mapping models:\n  " + report.joined(separator: "\n  "))
+    }
+
     // MARK: The algorithm on models written here
 
     static func model(_ entities: String) throws -> ObjectModel {
