@@ -38,6 +38,7 @@ struct BookAuthorsTests {
             #expect(a.json == b.json, "\(a.version): ours \(a.json.serialized()) vs imported \(b.json.serialized())")
             #expect(a == b)
             #expect(a.entityVersionHashes == b.entityVersionHashes)
+            #expect(a.appleVersionHashes == b.appleVersionHashes)
         }
     }
 

@@ -58,7 +58,7 @@ import Testing
         (#"{"version": "M", "entities": {"Book": {"attributes": {"t": "text"}}}}"#,
          "entities.Book.attributes.t: unknown attribute type 'text'; the types are int16 int32 int64 decimal double float string boolean date binary uuid uri transformable"),
         (#"{"version": "M", "entities": {"Book": {"atributes": {}}}}"#,
-         "entities.Book.atributes: unknown key 'atributes'; expected one of parent, abstract, attributes, relationships, renamingIdentifier, versionHashModifier, userInfo, comment"),
+         "entities.Book.atributes: unknown key 'atributes'; expected one of parent, abstract, attributes, relationships, renamingIdentifier, versionHashModifier, uniquenessConstraints, userInfo, comment"),
         (#"{"version": "M", "entities": {"Book": {"attributes": {"n": {"type": "int16", "optional": "no"}}}}}"#,
          "entities.Book.attributes.n.optional: expected true or false, found string"),
         (#"{"version": "M", "entities": {"Book": {"relationships": {"u": {"inverse": "b"}}}}}"#,

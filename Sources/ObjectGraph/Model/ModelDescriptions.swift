@@ -18,6 +18,11 @@ public struct AttributeDescription: Hashable, Sendable {
     public var minValue: Value? = nil
     public var maxValue: Value? = nil
     public var allowsExternalBinaryDataStorage: Bool = false
+    /// Whether the value is kept in persistent history after the object is deleted
+    /// (`preservesValueInHistoryOnDeletion`; Xcode's "Preserve After Deletion",
+    /// `preserveAfterDeletion` in its XML). Remodel keeps no history; Apple's version hash
+    /// includes it.
+    public var preservesValueInHistoryOnDeletion: Bool = false
     public var valueTransformerName: String? = nil
     public var userInfo: [String: Value] = [:]
 
@@ -57,6 +62,8 @@ public struct RelationshipDescription: Hashable, Sendable {
     public var isOptional: Bool = true
     public var isTransient: Bool = false
     /// For to-many relationships: how many objects at least and at most (0: no bound).
+    /// A to-one relationship may declare a `minCount` too (Xcode writes `minCount="1"` for
+    /// some); only Apple's version hash reads it, and its `maxCount` stays 0 here.
     public var minCount: Int = 0
     public var maxCount: Int = 0
     public var deleteRule: DeleteRule = .nullify
@@ -81,6 +88,11 @@ public struct EntityDescription: Hashable, Sendable {
     public var relationships: [RelationshipDescription] = []
     public var renamingIdentifier: String? = nil
     public var versionHashModifier: String? = nil
+    /// The entity's own uniqueness constraints (Xcode's "Constraints"), each a list of
+    /// property names, in declaration order. Sub-entities do not inherit them here, as in
+    /// Core Data's compiled models. Remodel does not enforce them; Apple's version hash
+    /// includes them.
+    public var uniquenessConstraints: [[String]] = []
     public var userInfo: [String: Value] = [:]
 
     public init(name: String) {

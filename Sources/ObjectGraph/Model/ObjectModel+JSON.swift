@@ -42,6 +42,9 @@ extension ObjectModel {
             if entity.isAbstract { e["abstract"] = .bool(true) }
             if let r = entity.renamingIdentifier { e["renamingIdentifier"] = .string(r) }
             if let v = entity.versionHashModifier { e["versionHashModifier"] = .string(v) }
+            if !entity.uniquenessConstraints.isEmpty {
+                e["uniquenessConstraints"] = .array(entity.uniquenessConstraints.map { .array($0.map { .string($0) }) })
+            }
             var attributes = OrderedDictionary<String, JSON>()
             for a in entity.attributes {
                 var o = OrderedDictionary<String, JSON>()
@@ -54,6 +57,7 @@ extension ObjectModel {
                 if let r = a.renamingIdentifier { o["renamingIdentifier"] = .string(r) }
                 if let v = a.versionHashModifier { o["versionHashModifier"] = .string(v) }
                 if a.allowsExternalBinaryDataStorage { o["allowsExternalBinaryDataStorage"] = .bool(true) }
+                if a.preservesValueInHistoryOnDeletion { o["preservesValueInHistoryOnDeletion"] = .bool(true) }
                 if let t = a.valueTransformerName { o["valueTransformerName"] = .string(t) }
                 if !a.userInfo.isEmpty { o["userInfo"] = Value.dictionary(a.userInfo).json }
                 attributes[a.name] = o.count == 1 ? .string(a.type.rawValue) : .object(o)
@@ -146,6 +150,28 @@ private struct ModelJSONReader {
         return d
     }
 
+    /// `[["name"], ["first", "last"]]`: lists of property names.
+    mutating func uniquenessConstraints(_ json: JSON?, _ path: String) -> [[String]] {
+        guard let json else { return [] }
+        guard let constraints = json.arrayValue else {
+            fail(path, "expected an array of arrays of property names, found \(json.kindName)")
+            return []
+        }
+        var result: [[String]] = []
+        for (i, constraint) in constraints.enumerated() {
+            guard let names = constraint.arrayValue else {
+                fail("\(path)[\(i)]", "expected an array of property names, found \(constraint.kindName)")
+                continue
+            }
+            var constraintNames: [String] = []
+            for (j, name) in names.enumerated() {
+                if let name = string(name, "\(path)[\(i)][\(j)]") { constraintNames.append(name) }
+            }
+            result.append(constraintNames)
+        }
+        return result
+    }
+
     mutating func model(_ json: JSON) -> ObjectModel? {
         guard let root = object(json, "", allowed: ["version", "entities", "$schema", "comment"]) else { return nil }
         guard let version = string(root["version"], "version") else {
@@ -166,7 +192,7 @@ private struct ModelJSONReader {
 
     mutating func entity(_ name: String, _ json: JSON, _ path: String) -> EntityDescription? {
         guard let o = object(json, path, allowed: ["parent", "abstract", "attributes", "relationships",
-                                                    "renamingIdentifier", "versionHashModifier", "userInfo", "comment"])
+                                                    "renamingIdentifier", "versionHashModifier", "uniquenessConstraints", "userInfo", "comment"])
         else { return nil }
         var entity = EntityDescription(name: name)
         entity.parent = string(o["parent"], path + ".parent")
@@ -174,6 +200,7 @@ private struct ModelJSONReader {
         entity.renamingIdentifier = string(o["renamingIdentifier"], path + ".renamingIdentifier")
         entity.versionHashModifier = string(o["versionHashModifier"], path + ".versionHashModifier")
         entity.userInfo = userInfo(o["userInfo"], path + ".userInfo")
+        entity.uniquenessConstraints = uniquenessConstraints(o["uniquenessConstraints"], path + ".uniquenessConstraints")
         if let attributes = o["attributes"] {
             let apath = path + ".attributes"
             if let ao = object(attributes, apath, allowed: attributes.objectValue.map { Array($0.keys) } ?? []) {
@@ -206,7 +233,8 @@ private struct ModelJSONReader {
         }
         guard let o = object(json, path, allowed: ["type", "optional", "transient", "default", "min", "max",
                                                     "renamingIdentifier", "versionHashModifier",
-                                                    "allowsExternalBinaryDataStorage", "valueTransformerName",
+                                                    "allowsExternalBinaryDataStorage", "preservesValueInHistoryOnDeletion",
+                                                    "valueTransformerName",
                                                     "userInfo", "comment"])
         else { return nil }
         guard let typeName = string(o["type"], path + ".type") else {
@@ -223,6 +251,8 @@ private struct ModelJSONReader {
         a.renamingIdentifier = string(o["renamingIdentifier"], path + ".renamingIdentifier")
         a.versionHashModifier = string(o["versionHashModifier"], path + ".versionHashModifier")
         a.allowsExternalBinaryDataStorage = bool(o["allowsExternalBinaryDataStorage"], path + ".allowsExternalBinaryDataStorage", default: false)
+        a.preservesValueInHistoryOnDeletion = bool(o["preservesValueInHistoryOnDeletion"],
+                                                   path + ".preservesValueInHistoryOnDeletion", default: false)
         a.valueTransformerName = string(o["valueTransformerName"], path + ".valueTransformerName")
         a.userInfo = userInfo(o["userInfo"], path + ".userInfo")
         return a

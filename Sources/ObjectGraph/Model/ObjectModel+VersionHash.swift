@@ -2,15 +2,17 @@ import Crypto
 import Foundation
 
 extension ObjectModel {
-    /// The version hash of each entity: SHA-256 of its canonical form
-    /// (``canonicalForm(of:)``). Apple's hash bytes cannot be reproduced (the layout Core
-    /// Data hashes is not public), so stores written by Apple are matched by schema instead.
+    /// Remodel's own version hash of each entity: SHA-256 of its canonical form
+    /// (``canonicalForm(of:)``). Stores Remodel writes carry these; stores written by Apple
+    /// are matched by schema. Apple's own hashes are ``appleVersionHashes``
+    /// (`ObjectModel+AppleVersionHash.swift`), not yet used to identify stores.
     public var entityVersionHashes: [String: Data] {
         Dictionary(uniqueKeysWithValues: entities.map { ($0.name, Data(SHA256.hash(data: Data(canonicalForm(of: $0).utf8)))) })
     }
 
-    /// The model's version hash: SHA-256 of the entity hashes concatenated in entity-name
-    /// order, as Core Data computes `NSManagedObjectModel.versionHash`.
+    /// The model's version hash: SHA-256 of Remodel's entity hashes concatenated in
+    /// entity-name order (the scheme of Core Data's `versionChecksum`, over Remodel's
+    /// hashes; Apple's is ``appleVersionChecksum``).
     public var versionHash: Data {
         let hashes = entityVersionHashes
         var input = Data()
@@ -45,9 +47,12 @@ extension ObjectModel {
                 + "modifier=\(field(a.versionHashModifier))")
         }
         for r in entity.relationships.sorted(by: { $0.name < $1.name }) {
+            // A to-one's minCount is read for Apple's hash only; leaving it out keeps the
+            // hashes of stores Remodel wrote before it was read.
+            let minCount = r.isToMany ? r.minCount : 0
             lines.append("relationship \(field(r.name)) destination=\(field(r.destination)) inverse=\(field(r.inverse)) "
                 + "toMany=\(flag(r.isToMany)) ordered=\(flag(r.isOrdered)) optional=\(flag(r.isOptional)) "
-                + "transient=\(flag(r.isTransient)) min=\(r.minCount) max=\(r.maxCount) modifier=\(field(r.versionHashModifier))")
+                + "transient=\(flag(r.isTransient)) min=\(minCount) max=\(r.maxCount) modifier=\(field(r.versionHashModifier))")
         }
         return lines.joined(separator: "\n") + "\n"
     }

@@ -11,8 +11,9 @@ import FoundationXML
 /// (type, optional, transient, default, min/max, renaming identifier from `elementID`,
 /// version hash modifier, external storage, transformer name, userInfo) and relationships
 /// (destination, inverse, to-many, ordered, counts, delete rule, renaming identifier).
-/// Diagram layout, code generation settings, fetch requests, configurations, fetch indexes
-/// and uniqueness constraints are not part of a migration and are skipped.
+/// Diagram layout, code generation settings, fetch requests, configurations and fetch
+/// indexes are not part of a migration and are skipped. Uniqueness constraints and
+/// `preserveAfterDeletion` are kept for Apple's version hashes (`ObjectModel+AppleVersionHash.swift`).
 public enum XcodeModelImporter {
     /// The model in an `.xcdatamodel` folder (or a `contents` file); its version is the
     /// folder's name without the extension.
@@ -93,6 +94,8 @@ private final class ContentsParser: NSObject, XMLParserDelegate {
     private var currentAttribute: AttributeDescription?
     private var currentRelationship: RelationshipDescription?
     private var userInfoOwner: Owner?
+    /// The `<uniquenessConstraint>` being read, for Apple's version hashes.
+    private var currentUniquenessConstraint: [String]?
 
     init(file: String?) { self.file = file }
 
@@ -120,6 +123,11 @@ private final class ContentsParser: NSObject, XMLParserDelegate {
             currentAttribute = attribute(a)
         case ("entity", "relationship"):
             currentRelationship = relationship(a)
+        // Uniqueness constraints (for Apple's version hashes): the entity's own, in order.
+        case ("uniquenessConstraints", "uniquenessConstraint"):
+            currentUniquenessConstraint = []
+        case ("uniquenessConstraint", "constraint"):
+            if let value = a["value"] { currentUniquenessConstraint?.append(value) }
         case (_, "userInfo"):
             switch parent {
             case "entity": userInfoOwner = .entity
@@ -153,6 +161,9 @@ private final class ContentsParser: NSObject, XMLParserDelegate {
         case ("entity", "relationship"):
             if let currentRelationship { current?.relationships.append(currentRelationship) }
             currentRelationship = nil
+        case ("uniquenessConstraints", "uniquenessConstraint"):
+            if let constraint = currentUniquenessConstraint { current?.uniquenessConstraints.append(constraint) }
+            currentUniquenessConstraint = nil
         default:
             break
         }
@@ -174,6 +185,7 @@ private final class ContentsParser: NSObject, XMLParserDelegate {
         attribute.renamingIdentifier = a["elementID"]
         attribute.versionHashModifier = a["versionHashModifier"]
         attribute.allowsExternalBinaryDataStorage = Self.yes(a["allowsExternalBinaryDataStorage"])
+        attribute.preservesValueInHistoryOnDeletion = Self.yes(a["preserveAfterDeletion"])
         attribute.valueTransformerName = a["valueTransformerName"]
         if type == .date, let interval = a["defaultDateTimeInterval"].flatMap(Double.init) {
             attribute.defaultValue = .date(Date(timeIntervalSinceReferenceDate: interval))
@@ -235,6 +247,8 @@ private final class ContentsParser: NSObject, XMLParserDelegate {
             r.minCount = a["minCount"].flatMap(Int.init) ?? 0
             r.maxCount = a["maxCount"].flatMap(Int.init) ?? 0
         }
+        // A to-one's minCount (`minCount="1"` on an optional to-one) is in Apple's version hash.
+        if !r.isToMany { r.minCount = a["minCount"].flatMap(Int.init) ?? 0 }
         if let rule = a["deletionRule"] {
             if let parsed = DeleteRule(xcodeName: rule) { r.deleteRule = parsed } else {
                 fail("entity \(entityName) relationship \(name)", "unknown deletionRule '\(rule)'")

@@ -12,6 +12,10 @@ public struct StoreMetadata: Sendable, Hashable {
     /// The model version Remodel wrote the store with (`RemodelModelVersion`); nil for
     /// stores written by Core Data.
     public var remodelVersion: String?
+    /// `NSStoreModelVersionHashesDigest`: the base64 of a SHA-512 digest of the entity
+    /// hashes (``ObjectModel/appleStoreDigest(of:)``), in stores written by Core Data since
+    /// about iOS 8; nil when the store has none (Remodel does not write it yet).
+    public var versionHashesDigest: String? = nil
 
     public init(uuid: String, versionHashes: [String: Data], versionIdentifiers: [String], remodelVersion: String?) {
         self.uuid = uuid
@@ -60,5 +64,6 @@ public struct StoreMetadata: Sendable, Hashable {
                   versionHashes: hashes,
                   versionIdentifiers: (plist["NSStoreModelVersionIdentifiers"] as? [Any])?.compactMap { $0 as? String } ?? [],
                   remodelVersion: plist["RemodelModelVersion"] as? String)
+        versionHashesDigest = plist["NSStoreModelVersionHashesDigest"] as? String
     }
 }
