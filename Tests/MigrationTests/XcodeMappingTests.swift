@@ -95,6 +95,27 @@ struct XcodeMappingTests {
         #expect(try StoreValidator(store: viaXcode.store).failures().isEmpty)
     }
 
+    /// What `mapping-migrate convert` writes: the JSON mapping reads back to the same
+    /// mapping, and a folder of the converted files migrates the store as the Xcode ones do.
+    @Test func convertedMappingsRunTheSame() throws {
+        let models = try Self.versions(SharedFixtures.bookMigration.appendingPathComponent("Model.xcdatamodeld"))
+        let directory = try TemporaryDirectory()
+        let folder = directory.url.appendingPathComponent("mappings")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for name in ["Model1_to_Model2", "Model2_to_Model3", "Model2_to_Model3_User"] {
+            let xcode = try MappingModel.load(xcodeMappingModelAt: SharedFixtures.bookMigration.appendingPathComponent("\(name).xcmappingmodel"), models: models)
+            let file = folder.appendingPathComponent("\(name).mapping.json")
+            try Data(xcode.json.serialized(pretty: true).utf8).write(to: file)
+            #expect(try MappingModel.load(contentsOf: file).entityMappings == xcode.entityMappings, "\(name)")
+        }
+        let path = try BookAuthorsTests.copyOfFixture(in: directory)
+        try StoreMigrator.migrateStore(at: URL(fileURLWithPath: path), models: SharedFixtures.bookMigration.appendingPathComponent("Model.xcdatamodeld"),
+                                       mappings: folder, to: "Model3", policies: .bookMigrationArticleNames)
+        let context = try BookAuthorsTests.context(path, "Model3")
+        #expect(try context.count(FetchRequest(entityName: "Author", predicate: "name == 'Franz Kafka'")) == 1)
+        #expect(try context.count(FetchRequest(entityName: "File")) == 4)
+    }
+
     /// CoreDataPlus: V1 → V2 inferred, V2 → V3 through its mapping model, with a Swift
     /// stand-in for its Maker policy; what the project's own tests assert.
     @Test func coreDataPlusMigratesToVersionThree() throws {

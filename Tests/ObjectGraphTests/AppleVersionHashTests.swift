@@ -147,46 +147,20 @@ import Testing
               + "\n  \(entities) entity hashes and \(checksums) checksums reproduced")
     }
 
-    /// The object index a keyed archive's reference (`CF$UID`) holds, or nil when `value` is
-    /// not one. swift-corelibs-foundation reads references as `_NSKeyedArchiverUID`, whose
-    /// index is not public; reflection reaches its stored `value`. Where it does not (another
-    /// Foundation), the test that needs it is skipped.
-    static func keyedArchiveReference(_ value: Any) -> Int? {
-        guard String(describing: type(of: value)).contains("KeyedArchiverUID") else { return nil }
-        for child in Mirror(reflecting: value).children where child.label == "value" {
-            if let n = child.value as? UInt32 { return Int(n) }
-            if let n = child.value as? Int { return n }
-        }
-        return nil
-    }
-
     /// Each entity mapping of a compiled mapping model (`.cdm`): source and destination
     /// entity names with their version hashes (nil for an added or removed entity).
-    static func entityMappings(inCompiledMapping url: URL) throws -> [(source: (String, Data)?, destination: (String, Data)?)]? {
-        let plist = try #require(PropertyListSerialization.propertyList(from: Data(contentsOf: url), format: nil) as? [String: Any])
-        let objects = try #require(plist["$objects"] as? [Any])
-        var unreadable = false
-        func resolve(_ value: Any?) -> Any? {
-            guard let value else { return nil }
-            guard let index = keyedArchiveReference(value) else {
-                if String(describing: type(of: value)).contains("UID") { unreadable = true }
-                return value
-            }
-            guard index != 0, index < objects.count else { return nil }  // 0 is $null
-            return objects[index]
-        }
+    static func entityMappings(inCompiledMapping url: URL) throws -> [(source: (String, Data)?, destination: (String, Data)?)] {
+        let root = try KeyedArchive(data: try Data(contentsOf: url)).topObject()
         var mappings: [(source: (String, Data)?, destination: (String, Data)?)] = []
-        for case let object as [String: Any] in objects where object.keys.contains("NSSourceEntityVersionHash") {
-            func side(_ nameKey: String, _ hashKey: String) -> (String, Data)? {
-                guard let name = resolve(object[nameKey]) as? String, let hash = resolve(object[hashKey]) as? Data else { return nil }
+        for mapping in try root.required("NSEntityMappings").elements() {
+            func side(_ nameKey: String, _ hashKey: String) throws -> (String, Data)? {
+                guard let name = try mapping.string(forKey: nameKey), let hash = try mapping.data(forKey: hashKey) else { return nil }
                 return (name, hash)
             }
-            mappings.append((side("NSSourceEntityName", "NSSourceEntityVersionHash"),
-                             side("NSDestinationEntityName", "NSDestinationEntityVersionHash")))
+            mappings.append((try side("NSSourceEntityName", "NSSourceEntityVersionHash"),
+                             try side("NSDestinationEntityName", "NSDestinationEntityVersionHash")))
         }
-        // References that did not resolve leave no names: unreadable too.
-        let resolved = mappings.contains { $0.source != nil || $0.destination != nil }
-        return unreadable || (!mappings.isEmpty && !resolved) ? nil : mappings
+        return mappings
     }
 
     @Test func compiledMappingModelsHashAsXcodeWroteThem() throws {
@@ -195,10 +169,7 @@ import Testing
         var report: [String] = []
         for file in files {
             let name = Self.relative(file)
-            guard let mappings = try Self.entityMappings(inCompiledMapping: file) else {
-                try Test.cancel(Comment(rawValue: "skipped: this Foundation does not expose keyed-archive references (\(name))"))
-                return
-            }
+            let mappings = try Self.entityMappings(inCompiledMapping: file)
             #expect(!mappings.isEmpty, "\(name): no entity mappings with version hashes")
             let (_, versions) = try Self.nearestModelVersions(to: file.deletingLastPathComponent())
             // The source (destination) version: the one whose hash of every mapped source

@@ -54,7 +54,7 @@ public struct MigrateCommand: ParsableCommand {
                 at the last completed version), 2 bad input (usage, model or mapping \
                 errors). See docs/mapping-migrate.md.
                 """,
-            subcommands: [RunCommand.self, CheckCommand.self, PlanCommand.self, InferCommand.self, InspectCommand.self, SeedCommand.self]
+            subcommands: [RunCommand.self, CheckCommand.self, PlanCommand.self, InferCommand.self, ConvertCommand.self, InspectCommand.self, SeedCommand.self]
         )
     }
 
@@ -93,7 +93,7 @@ struct ModelOptions: ParsableArguments {
     var models: String?
 
     @Option(name: .long, help: ArgumentHelp(
-        "The folder of *.mapping.json files (default: the models folder).", valueName: "dir"))
+        "The folder of mapping files: *.mapping.json, and Xcode's *.xcmappingmodel and *.cdm in it or below it (default: the folder that holds the models).", valueName: "dir"))
     var mappings: String?
 
     func validate() throws {
