@@ -243,7 +243,7 @@ enum ShopStore {
         ("Item", "maker.parent.name != nil",
          "EXISTS (SELECT 1 FROM ZMAKER t1 WHERE t1.Z_PK = t0.ZMAKER AND EXISTS (SELECT 1 FROM ZMAKER t2 WHERE t2.Z_PK = t1.ZPARENT AND t2.ZNAME IS NOT NULL))", []),
         ("Item", "ANY tags.name == nil",
-         "EXISTS (SELECT 1 FROM Z_3TAGS t1j JOIN ZTAG t1 ON t1.Z_PK = t1j.Z_6TAGS WHERE t1j.Z_3ITEMS = t0.Z_PK AND t1.ZNAME IS NULL)", []),
+         "EXISTS (SELECT 1 FROM Z_1TAGS t1j JOIN ZTAG t1 ON t1.Z_PK = t1j.Z_6TAGS WHERE t1j.Z_1ITEMS = t0.Z_PK AND t1.ZNAME IS NULL)", []),
         ("Item", "ALL reviews.stars > 2",
          "NOT (EXISTS (SELECT 1 FROM ZREVIEW t1 WHERE t1.ZITEM = t0.Z_PK AND t1.Z_ENT IN (5) AND "
             + "NOT ((t1.ZSTARS > ?1 OR typeof(t1.ZSTARS) NOT IN ('integer', 'null')))))", [.integer(2)]),
