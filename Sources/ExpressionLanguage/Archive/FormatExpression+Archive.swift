@@ -35,11 +35,8 @@ struct ArchivedExpressionDecoder {
     static let builtinTarget = "_NSPredicateUtilities"
 
     mutating func expression(_ value: ArchivedValue) throws(ArchiveError) -> FormatExpression {
-        depth += 1
         defer { depth -= 1 }
-        guard depth <= Self.maximumDepth else {
-            throw ArchiveError("\(value.path): expressions nested deeper than \(Self.maximumDepth) levels, or one that contains itself")
-        }
+        try descend(into: value, "expressions")
         let hierarchy = value.classHierarchy
         func isA(_ name: String) -> Bool { hierarchy.contains(name) }
         if isA("NSConstantValueExpression") {
@@ -136,11 +133,8 @@ struct ArchivedExpressionDecoder {
     }
 
     mutating func predicate(_ value: ArchivedValue) throws(ArchiveError) -> FormatPredicate {
-        depth += 1
         defer { depth -= 1 }
-        guard depth <= Self.maximumDepth else {
-            throw ArchiveError("\(value.path): predicates nested deeper than \(Self.maximumDepth) levels, or one that contains itself")
-        }
+        try descend(into: value, "predicates")
         let hierarchy = value.classHierarchy
         if hierarchy.contains("NSTruePredicate") { return FormatPredicate(.constant(true)) }
         if hierarchy.contains("NSFalsePredicate") { return FormatPredicate(.constant(false)) }
@@ -174,6 +168,15 @@ struct ArchivedExpressionDecoder {
         }
         throw ArchiveError("\(value.path): \(value.describe()) (keys \(value.keys.joined(separator: ", "))), "
             + "a predicate Remodel cannot read from an archive; write it as a predicate string")
+    }
+
+    /// One level deeper into `value`; an error past ``maximumDepth`` (each caller undoes
+    /// the level with a `defer` made before the call).
+    private mutating func descend(into value: ArchivedValue, _ what: String) throws(ArchiveError) {
+        depth += 1
+        guard depth <= Self.maximumDepth else {
+            throw ArchiveError("\(value.path): \(what) nested deeper than \(Self.maximumDepth) levels, or one that contains itself")
+        }
     }
 
     /// `NSPredicateOperatorType`'s values.

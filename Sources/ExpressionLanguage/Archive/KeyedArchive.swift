@@ -78,21 +78,21 @@ public struct ArchivedValue: Sendable {
     }
 
     /// The archived object's class name (`NSFunctionExpression`); nil for inline values.
-    public var className: String? {
+    public var className: String? { classDescription?["$classname"]?.string }
+
+    /// The class names the archived object's class descends from, most derived first.
+    public var classHierarchy: [String] {
+        guard case .array(let classes)? = classDescription?["$classes"] else { return [] }
+        return classes.compactMap(\.string)
+    }
+
+    /// The fields of the object its `$class` refers to: `$classname` and `$classes`.
+    private var classDescription: [String: PropertyList]? {
         guard case .dictionary(let fields) = plist, let reference = fields["$class"],
             let description = try? archive.resolve(reference, path: path),
             case .dictionary(let classFields) = description.plist
         else { return nil }
-        return classFields["$classname"]?.string
-    }
-
-    /// The class names the archived object's class descends from, most derived first.
-    public var classHierarchy: [String] {
-        guard case .dictionary(let fields) = plist, let reference = fields["$class"],
-            let description = try? archive.resolve(reference, path: path),
-            case .dictionary(let classFields) = description.plist, case .array(let classes)? = classFields["$classes"]
-        else { return [] }
-        return classes.compactMap(\.string)
+        return classFields
     }
 
     /// The keys of the archived object's fields, for messages.
@@ -242,15 +242,11 @@ public struct ArchivedValue: Sendable {
                 for (key, value) in try entries() { dictionary[key] = try value.foundationValue(depth: depth + 1) }
                 return .dictionary(dictionary)
             }
-            if hierarchy.contains("NSArray") || hierarchy.contains("NSOrderedSet") {
+            let isSet = hierarchy.contains("NSSet")
+            if isSet || hierarchy.contains("NSArray") || hierarchy.contains("NSOrderedSet") {
                 var array: [Value] = []
                 for element in try elements() { array.append(try element.foundationValue(depth: depth + 1)) }
-                return .array(array)
-            }
-            if hierarchy.contains("NSSet") {
-                var array: [Value] = []
-                for element in try elements() { array.append(try element.foundationValue(depth: depth + 1)) }
-                return .set(.init(array))
+                return isSet ? .set(.init(array)) : .array(array)
             }
             if hierarchy.contains("NSUUID"), case .data(let bytes)? = fields["NS.uuidbytes"], bytes.count == 16 {
                 let uuid = bytes.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }

@@ -73,8 +73,8 @@ extension MappingModel {
                     continue
                 }
                 var isDirectory: ObjCBool = false
-                let skip = ["xcdatamodeld", "xcdatamodel", "momd", "build", "DerivedData"].contains((name as NSString).pathExtension)
-                    || name == "DerivedData" || name == ".build"
+                // Models and build products hold no mapping models of the project's own.
+                let skip = ["xcdatamodeld", "xcdatamodel", "momd", "build"].contains((name as NSString).pathExtension) || name == "DerivedData"
                 if depth < xcodeSearchDepth, !skip,
                     FileManager.default.fileExists(atPath: url.appendingPathComponent(name).path, isDirectory: &isDirectory),
                     isDirectory.boolValue {

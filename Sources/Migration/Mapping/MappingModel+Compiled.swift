@@ -38,7 +38,7 @@ extension XcodeMapping {
                 sourceEntity: try value.string(forKey: "NSSourceEntityName"),
                 destinationEntity: try value.string(forKey: "NSDestinationEntityName"),
                 storedType: try value.integer(forKey: "NSMappingType") ?? 0,
-                policy: try value.string(forKey: "NSEntityMigrationPolicyClassName"), place: value.path)
+                policy: try value.string(forKey: "NSEntityMigrationPolicyClassName"))
             if let expression = try value.value(forKey: "NSSourceExpression") {
                 entity.sourceExpression = try FormatExpression(archived: expression)
             }

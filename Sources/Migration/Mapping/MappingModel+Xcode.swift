@@ -49,8 +49,6 @@ struct XcodeMapping {
         var attributes: [Property] = []
         var relationships: [Property] = []
         var userInfo: [String: Value] = [:]
-        /// For messages: where the entity mapping is in its file.
-        var place: String
     }
 
     struct Property {
@@ -184,25 +182,24 @@ struct XcodeMapping {
 
     /// `FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "<entity>", "<predicate>"), $manager.sourceContext, NO)`.
     static func standardFetch(of entity: String, predicate: String) -> FormatExpression {
-        let request = FormatExpression(.functionCall(
-            target: .variable("manager"), selector: .constant(.string("fetchRequestForSourceEntityNamed:predicateString:")),
-            arguments: [.constant(.string(entity)), .constant(.string(predicate))]))
+        let request = managerCall(MappingCompiler.fetchSelector, .constant(.string(entity)), .constant(.string(predicate)))
         let context = FormatExpression(.keyPath(operand: .variable("manager"), path: ["sourceContext"]))
         return FormatExpression(.fetch(request: request, context: context, countOnly: .constant(.bool(false))))
     }
 
-    /// `FUNCTION($manager, "destinationInstancesForSourceRelationshipNamed:sourceInstances:", "<relationship>", <instances>)`.
-    static func relationshipLookup(_ relationship: String, _ instances: FormatExpression) -> FormatExpression {
-        FormatExpression(.functionCall(
-            target: .variable("manager"), selector: .constant(.string("destinationInstancesForSourceRelationshipNamed:sourceInstances:")),
-            arguments: [.constant(.string(relationship)), instances]))
-    }
-
     /// `FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "<mapping>", <instances>)`.
     static func lookup(_ mapping: String, _ instances: FormatExpression) -> FormatExpression {
-        FormatExpression(.functionCall(
-            target: .variable("manager"), selector: .constant(.string("destinationInstancesForEntityMappingNamed:sourceInstances:")),
-            arguments: [.constant(.string(mapping)), instances]))
+        managerCall("destinationInstancesForEntityMappingNamed:sourceInstances:", .constant(.string(mapping)), instances)
+    }
+
+    /// `FUNCTION($manager, "destinationInstancesForSourceRelationshipNamed:sourceInstances:", "<relationship>", <instances>)`.
+    static func relationshipLookup(_ relationship: String, _ instances: FormatExpression) -> FormatExpression {
+        managerCall("destinationInstancesForSourceRelationshipNamed:sourceInstances:", .constant(.string(relationship)), instances)
+    }
+
+    /// `FUNCTION($manager, "<selector>", <arguments>…)`.
+    static func managerCall(_ selector: String, _ arguments: FormatExpression...) -> FormatExpression {
+        FormatExpression(.functionCall(target: .variable("manager"), selector: .constant(.string(selector)), arguments: arguments))
     }
 }
 
@@ -238,8 +235,7 @@ struct XcodeMappingReader {
             var entity = XcodeMapping.Entity(
                 name: object.string("name"), mappingNumber: Int(object.string("mappingnumber") ?? "") ?? Int.max,
                 sourceEntity: object.string("sourcename"), destinationEntity: object.string("destinationname"),
-                policy: object.string("migrationpolicyclassname"), filterPredicate: object.string("sourcefilterpredicatestring"),
-                place: object.place)
+                policy: object.string("migrationpolicyclassname"), filterPredicate: object.string("sourcefilterpredicatestring"))
             entity.sourceExpression = expression(object, "sourceexpressiondata")
             entity.userInfo = userInfo(object)
             entity.attributes = document.targets(of: object, "attributemappings").map { property($0) }
@@ -257,16 +253,19 @@ struct XcodeMappingReader {
             keyPath: object.string("sourcekeypath"), mappingName: object.string("sourcemappingname"))
     }
 
+    /// The keyed archive in the binary attribute `attribute` (base64 text), if there is one.
     private mutating func archive(_ object: XcodeMappingDocument.Object, _ attribute: String) -> ArchivedValue? {
-        do {
-            guard let data = try object.binary(attribute) else { return nil }
+        guard let text = object.attributes[attribute] else { return nil }
+        guard let data = Data(base64Encoded: text, options: .ignoreUnknownCharacters) else {
+            fail(object, "the attribute '\(attribute)' is not base64 data")
+            return nil
+        }
+        do throws(ArchiveError) {
             return try KeyedArchive(data: data).topObject()
-        } catch let error as XcodeMappingDocument.ArchiveLocation {
-            fail(object, error.message)
         } catch {
             fail(object, "\(attribute): \(error)")
+            return nil
         }
-        return nil
     }
 
     private mutating func expression(_ object: XcodeMappingDocument.Object, _ attribute: String) -> FormatExpression? {

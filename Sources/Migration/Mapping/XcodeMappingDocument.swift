@@ -22,23 +22,8 @@ struct XcodeMappingDocument {
             attributes[name].flatMap { $0.isEmpty ? nil : $0 }
         }
 
-        /// A `type="binary"` attribute's bytes; nil when absent, an error when not base64.
-        func binary(_ name: String) throws(ArchiveLocation) -> Data? {
-            guard let text = attributes[name] else { return nil }
-            guard let data = Data(base64Encoded: text, options: .ignoreUnknownCharacters) else {
-                throw ArchiveLocation(attribute: name, message: "the attribute '\(name)' is not base64 data")
-            }
-            return data
-        }
-
         /// Where the object is, for messages: `line 52, XDDEVENTITYMAPPING z104`.
         var place: String { "line \(line), \(type) \(id)" }
-    }
-
-    /// An error inside one binary attribute, before the object's place is added.
-    struct ArchiveLocation: Error {
-        var attribute: String
-        var message: String
     }
 
     var objects: [String: Object] = [:]

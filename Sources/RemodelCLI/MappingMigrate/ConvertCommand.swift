@@ -42,18 +42,25 @@ struct ConvertCommand: ParsableCommand {
             } catch let error as MappingErrors {
                 throw MigrateFailure.badInput(error.rendered())
             }
-            let text = loaded.json.serialized(pretty: true) + "\n"
-            guard let output else {
-                FileHandle.standardOutput.write(Data(text.utf8))
-                return
-            }
-            guard !FileManager.default.fileExists(atPath: output) else {
-                throw MigrateFailure.badInput("\(output) exists; remove it or choose another --output (convert does not overwrite a mapping file)")
-            }
-            guard FileManager.default.createFile(atPath: output, contents: Data(text.utf8)) else {
-                throw MigrateFailure.badInput("cannot write \(output)")
-            }
+            guard let output = try writeMappingFile(loaded.json, to: output, command: "convert") else { return }
             print("wrote \(output): \(loaded.sourceModel) → \(loaded.destinationModel) (\(loaded.entityMappings.count) entity mappings)")
         }
     }
+}
+
+/// Writes the mapping file `json` to `output`, which must not exist, or prints it when
+/// there is no `output`; returns the path written, nil when printed.
+func writeMappingFile(_ json: JSON, to output: String?, command: String) throws -> String? {
+    let text = json.serialized(pretty: true) + "\n"
+    guard let output else {
+        FileHandle.standardOutput.write(Data(text.utf8))
+        return nil
+    }
+    guard !FileManager.default.fileExists(atPath: output) else {
+        throw MigrateFailure.badInput("\(output) exists; remove it or choose another --output (\(command) does not overwrite a mapping file)")
+    }
+    guard FileManager.default.createFile(atPath: output, contents: Data(text.utf8)) else {
+        throw MigrateFailure.badInput("cannot write \(output)")
+    }
+    return output
 }

@@ -84,17 +84,7 @@ struct InferCommand: ParsableCommand {
             }) {
                 warn("\(existing.file ?? "a mapping file") already maps \(step); run uses it, not an inferred mapping\n", prefix: "note: ")
             }
-            let text = inference.mappingFile()!.serialized(pretty: true) + "\n"
-            guard let output else {
-                FileHandle.standardOutput.write(Data(text.utf8))
-                return
-            }
-            guard !FileManager.default.fileExists(atPath: output) else {
-                throw MigrateFailure.badInput("\(output) exists; remove it or choose another --output (infer does not overwrite a mapping file)")
-            }
-            guard FileManager.default.createFile(atPath: output, contents: Data(text.utf8)) else {
-                throw MigrateFailure.badInput("cannot write \(output)")
-            }
+            guard let output = try writeMappingFile(inference.mappingFile()!, to: output, command: "infer") else { return }
             print("wrote \(output): the mapping \(inference.errors.isEmpty ? "inferred" : "drafted") for \(step) (\(inference.mapping.entityMappings.count) entity mappings)")
         }
     }
