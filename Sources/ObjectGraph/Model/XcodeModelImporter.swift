@@ -31,8 +31,10 @@ public enum XcodeModelImporter {
         return model
     }
 
-    /// Every version in an `.xcdatamodeld` folder, in natural order of their names, and the
-    /// name of the current version (from `.xccurrentversion`; the last one when absent).
+    /// Every version in an `.xcdatamodeld` folder, oldest first as Xcode names them (the
+    /// unnumbered base name, then numeric-aware order: `Model`, `Model 2`, … `Model 10`; see
+    /// ``ObjectModel/versionPrecedes(_:_:)``), and the name of the current version (from
+    /// `.xccurrentversion`; the last one when absent).
     public static func importVersions(at url: URL) throws(ModelErrors) -> (versions: [ObjectModel], current: String) {
         let names: [String]
         do {
@@ -46,7 +48,12 @@ public enum XcodeModelImporter {
         }
         var versions: [ObjectModel] = []
         var errors: [ModelError] = []
-        for name in names.sorted(by: { $0.localizedStandardCompare($1) == .orderedAscending }) {
+        // By version name, not file name: "Model.xcdatamodel" would sort after
+        // "Model 2.xcdatamodel", since "." comes after " ".
+        let ordered = names.sorted {
+            ObjectModel.versionPrecedes(($0 as NSString).deletingPathExtension, ($1 as NSString).deletingPathExtension)
+        }
+        for name in ordered {
             do throws(ModelErrors) {
                 versions.append(try importModel(at: url.appendingPathComponent(name)))
             } catch {
