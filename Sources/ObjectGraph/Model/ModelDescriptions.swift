@@ -20,6 +20,13 @@ public struct AttributeDescription: Hashable, Sendable {
     public var allowsExternalBinaryDataStorage: Bool = false
     public var valueTransformerName: String? = nil
     public var userInfo: [String: Value] = [:]
+    /// For a derived attribute (Xcode's "Derived", `derivationExpression`): the expression
+    /// Core Data computes its value from. Remodel stores and migrates the value like any
+    /// other and does not recompute it.
+    public var derivationExpression: String? = nil
+    /// Xcode's "Preserve After Deletion" (`preserveAfterDeletion`): persistent history
+    /// keeps the value in the tombstone of a deleted object. Remodel writes no history.
+    public var preservesValueInHistoryOnDeletion: Bool = false
 
     public init(name: String, type: AttributeType) {
         self.name = name
@@ -82,6 +89,11 @@ public struct EntityDescription: Hashable, Sendable {
     public var renamingIdentifier: String? = nil
     public var versionHashModifier: String? = nil
     public var userInfo: [String: Value] = [:]
+    /// Xcode's uniqueness constraints: each is the names of the properties whose values
+    /// together are unique (`[["id"], ["name", "owner"]]`). Carried, not enforced.
+    public var uniquenessConstraints: [[String]] = []
+    /// Fetched properties: not stored, carried for tools; Remodel does not evaluate them.
+    public var fetchedProperties: [FetchedPropertyDescription] = []
 
     public init(name: String) {
         self.name = name
@@ -89,4 +101,42 @@ public struct EntityDescription: Hashable, Sendable {
 
     public func attribute(named name: String) -> AttributeDescription? { attributes.first { $0.name == name } }
     public func relationship(named name: String) -> RelationshipDescription? { relationships.first { $0.name == name } }
+}
+
+/// A fetched property (Xcode's `<fetchedProperty>`): a stored fetch request of `entity`'s
+/// objects matching `predicate`. Not stored and not migrated; Remodel carries it only.
+public struct FetchedPropertyDescription: Hashable, Sendable {
+    public var name: String
+    /// The entity the request fetches.
+    public var entity: String
+    /// The request's predicate, as written in the model (`$FETCH_SOURCE` and
+    /// `$FETCHED_PROPERTY` are its variables); nil for every object of `entity`.
+    public var predicate: String?
+
+    public init(name: String, entity: String, predicate: String? = nil) {
+        self.name = name
+        self.entity = entity
+        self.predicate = predicate
+    }
+}
+
+/// Something a model declares that Remodel reads but does not do as Core Data does (a
+/// derived attribute, a uniqueness constraint, a fetch index …), with where it is and what
+/// Remodel does with it. Loading collects them in ``ObjectModel/warnings`` for the caller
+/// to print; they never stop a load.
+public struct ModelWarning: Hashable, Sendable, CustomStringConvertible {
+    public var file: String?
+    public var path: String
+    public var message: String
+
+    public init(file: String? = nil, path: String, message: String) {
+        self.file = file
+        self.path = path
+        self.message = message
+    }
+
+    /// `Model.xcdatamodel/contents: entity Car fetchIndex byMaker: …`, as errors print.
+    public var description: String {
+        [file, path.isEmpty ? nil : path, message].compactMap { $0 }.joined(separator: ": ")
+    }
 }

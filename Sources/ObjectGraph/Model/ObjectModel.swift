@@ -9,6 +9,13 @@ public struct ObjectModel: Hashable, Sendable {
     public var version: String
     /// The entities in the order they were declared.
     public var entities: [EntityDescription]
+    /// Xcode's configurations: name → the names of its entities. Carried; Remodel migrates
+    /// a store as holding every entity of the model.
+    public var configurations: [String: [String]] = [:]
+    /// What loading found that Remodel carries or skips rather than does as Core Data does
+    /// (``ModelWarning``), for the caller to print. Set by the loaders; empty for a model
+    /// built in code (``featureWarnings(file:)`` gives those of its carried features).
+    public var warnings: [ModelWarning] = []
 
     public init(version: String, entities: [EntityDescription]) {
         self.version = version

@@ -11,8 +11,11 @@ import FoundationXML
 /// (type, optional, transient, default, min/max, renaming identifier from `elementID`,
 /// version hash modifier, external storage, transformer name, userInfo) and relationships
 /// (destination, inverse, to-many, ordered, counts, delete rule, renaming identifier).
-/// Diagram layout, code generation settings, fetch requests, configurations, fetch indexes
-/// and uniqueness constraints are not part of a migration and are skipped.
+/// Derived attributes, preserve-after-deletion, uniqueness constraints, fetched properties
+/// and configurations are carried on the model with a warning (``ObjectModel/warnings``)
+/// saying what Remodel does with them; fetch indexes are skipped with a warning; diagram
+/// layout, code generation settings and stored fetch requests are skipped. Only what would
+/// lose data is refused (a stored composite attribute), with why (docs/model-format.md).
 public enum XcodeModelImporter {
     /// The model in an `.xcdatamodel` folder (or a `contents` file); its version is the
     /// folder's name without the extension.
@@ -84,14 +87,20 @@ public enum XcodeModelImporter {
             delegate.errors.append(ModelError(file: file, path: "", message: "not a Core Data model: no <model> element"))
         }
         if !delegate.errors.isEmpty { throw ModelErrors(delegate.errors) }
-        return ObjectModel(version: version, entities: delegate.entities)
+        var model = ObjectModel(version: version, entities: delegate.entities)
+        model.configurations = delegate.configurations
+        model.warnings = model.featureWarnings(file: file) + delegate.warnings
+        return model
     }
 }
 
 private final class ContentsParser: NSObject, XMLParserDelegate {
     let file: String?
     var entities: [EntityDescription] = []
+    var configurations: [String: [String]] = [:]
     var errors: [ModelError] = []
+    /// What the model has that Remodel skips (fetch indexes).
+    var warnings: [ModelWarning] = []
     var sawModel = false
 
     private enum Owner { case entity, attribute, relationship, other }
@@ -100,6 +109,11 @@ private final class ContentsParser: NSObject, XMLParserDelegate {
     private var currentAttribute: AttributeDescription?
     private var currentRelationship: RelationshipDescription?
     private var userInfoOwner: Owner?
+    private var currentConfiguration: String?
+    private var currentConstraint: [String]?
+    private var currentFetchedProperty: String?
+    /// A fetch index or compound index being read: its name and its properties.
+    private var currentIndex: (name: String?, properties: [String])?
 
     init(file: String?) { self.file = file }
 
@@ -127,6 +141,30 @@ private final class ContentsParser: NSObject, XMLParserDelegate {
             currentAttribute = attribute(a)
         case ("entity", "relationship"):
             currentRelationship = relationship(a)
+        case ("entity", "fetchedProperty"):
+            currentFetchedProperty = a["name"] ?? ""
+        case ("fetchedProperty", "fetchRequest"):
+            guard let name = currentFetchedProperty else { return }
+            guard let target = a["entity"] else {
+                fail("entity \(current?.name ?? "?") fetchedProperty \(name)", "no entity in its fetchRequest")
+                return
+            }
+            current?.fetchedProperties.append(FetchedPropertyDescription(name: name, entity: target, predicate: a["predicateString"]))
+        case ("uniquenessConstraints", "uniquenessConstraint"):
+            currentConstraint = []
+        case ("uniquenessConstraint", "constraint"):
+            if let value = a["value"] { currentConstraint?.append(value) }
+        case ("entity", "fetchIndex"), ("compoundIndexes", "compoundIndex"):
+            currentIndex = (a["name"], [])
+        case ("fetchIndex", "fetchIndexElement"):
+            if let property = a["property"] ?? a["expression"] { currentIndex?.properties.append(property) }
+        case ("compoundIndex", "index"):
+            if let value = a["value"] { currentIndex?.properties.append(value) }
+        case ("model", "configuration"):
+            currentConfiguration = a["name"] ?? ""
+            configurations[currentConfiguration!] = []
+        case ("configuration", "memberEntity"):
+            if let configuration = currentConfiguration, let name = a["name"] { configurations[configuration]?.append(name) }
         case (_, "userInfo"):
             switch parent {
             case "entity": userInfoOwner = .entity
@@ -160,6 +198,21 @@ private final class ContentsParser: NSObject, XMLParserDelegate {
         case ("entity", "relationship"):
             if let currentRelationship { current?.relationships.append(currentRelationship) }
             currentRelationship = nil
+        case ("entity", "fetchedProperty"):
+            currentFetchedProperty = nil
+        case ("uniquenessConstraints", "uniquenessConstraint"):
+            if let currentConstraint, !currentConstraint.isEmpty { current?.uniquenessConstraints.append(currentConstraint) }
+            currentConstraint = nil
+        case ("entity", "fetchIndex"), ("compoundIndexes", "compoundIndex"):
+            if let index = currentIndex {
+                let kind = name == "fetchIndex" ? "fetchIndex" : "compoundIndex"
+                let label = index.name.map { "\(kind) \($0)" } ?? kind
+                warnings.append(ModelWarning(file: file, path: "entity \(current?.name ?? "?") \(label)", message:
+                    "skipped: stores Remodel writes have no index on (\(index.properties.joined(separator: ", "))); an index speeds up Core Data's fetches and holds no data"))
+            }
+            currentIndex = nil
+        case ("model", "configuration"):
+            currentConfiguration = nil
         default:
             break
         }
@@ -172,7 +225,7 @@ private final class ContentsParser: NSObject, XMLParserDelegate {
         let typeName = a["attributeType"] ?? "Undefined"
         guard let type = AttributeType(xcodeName: typeName) else {
             fail(path, "the attribute type '\(typeName)' is not supported; Remodel stores "
-                 + AttributeType.allCases.map(\.xcodeName).joined(separator: ", "))
+                 + AttributeType.storableCases.map(\.xcodeName).joined(separator: ", "))
             return nil
         }
         var attribute = AttributeDescription(name: name, type: type)
@@ -182,6 +235,8 @@ private final class ContentsParser: NSObject, XMLParserDelegate {
         attribute.versionHashModifier = a["versionHashModifier"]
         attribute.allowsExternalBinaryDataStorage = Self.yes(a["allowsExternalBinaryDataStorage"])
         attribute.valueTransformerName = a["valueTransformerName"]
+        if Self.yes(a["derived"]) { attribute.derivationExpression = a["derivationExpression"] ?? "" }
+        attribute.preservesValueInHistoryOnDeletion = Self.yes(a["preserveAfterDeletion"])
         if type == .date, let interval = a["defaultDateTimeInterval"].flatMap(Double.init) {
             attribute.defaultValue = .date(Date(timeIntervalSinceReferenceDate: interval))
         } else if let text = a["defaultValueString"] {
@@ -196,18 +251,22 @@ private final class ContentsParser: NSObject, XMLParserDelegate {
         switch type {
         case .int16, .int32, .int64:
             if let i = Int64(text) { return .integer(i) }
+            // Xcode keeps the text when a Double becomes an Integer ("0.0"), and a Boolean's
+            // YES/NO when a Boolean does: integral doubles and YES/NO are integers.
+            if let d = Double(text), d.rounded() == d, let i = Int64(exactly: d) { return .integer(i) }
+            if text == "YES" || text == "NO" { return .integer(text == "YES" ? 1 : 0) }
         case .double, .float:
             if let d = Double(text) { return .double(d) }
         case .decimal:
             if let d = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) { return .decimal(d) }
         case .boolean:
             if text == "YES" || text == "NO" { return .bool(text == "YES") }
-            if let i = Int64(text), i == 0 || i == 1 { return .bool(i == 1) }
+            if let d = Double(text), d == 0 || d == 1 { return .bool(d == 1) }
         case .string, .uri, .uuid:
             return .string(text)
         case .date:
             if let d = Double(text) { return .date(Date(timeIntervalSinceReferenceDate: d)) }
-        case .binary, .transformable:
+        case .binary, .transformable, .undefined, .objectID, .composite:
             break
         }
         fail(path, "'\(text)' is not a valid \(type.xcodeName) value")
