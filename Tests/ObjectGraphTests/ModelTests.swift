@@ -65,6 +65,8 @@ import Testing
          "entities.Book.relationships.u.destination: missing: a relationship has a destination entity"),
         (#"{"version": "M", "entities": {"Book": {"relationships": {"u": {"destination": "User", "deleteRule": "explode"}}}}}"#,
          "entities.Book.relationships.u.deleteRule: unknown delete rule 'explode'; the rules are nullify, cascade, deny, noAction"),
+        (#"{"version": "M", "configurations": {"Cloud": ["Book", "Author"]}, "entities": {"Book": {}}}"#,
+         "configurations.Cloud: unknown entity 'Author'; the entities are Book"),
     ])
     func structuralErrors(json: String, message: String) throws {
         let error = #expect(throws: ModelErrors.self) { try ObjectModel(json: JSON.parse(json)) }
@@ -104,8 +106,7 @@ import Testing
          "entities.Book.uniquenessConstraints[0]: 'isbn' is not a property of 'Book'"),
         (#"{"version": "M", "entities": {"Book": {"fetchedProperties": {"similar": {"entity": "Bok"}}}}}"#,
          "entities.Book.fetchedProperties.similar.entity: unknown entity 'Bok'; the entities are Book"),
-        (#"{"version": "M", "configurations": {"Cloud": ["Book", "Author"]}, "entities": {"Book": {}}}"#,
-         "configurations.Cloud: unknown entity 'Author'; the entities are Book"),
+
         (#"{"version": "M", "entities": {"Book": {"attributes": {"description": "string"}}}}"#,
          "entities.Book.attributes.description: 'description' is reserved (it clashes with an NSManagedObject method or a store column); choose another name"),
         (#"{"version": "M", "entities": {"Book": {"relationships": {"tags": {"destination": "Book", "ordered": true}}}}}"#,

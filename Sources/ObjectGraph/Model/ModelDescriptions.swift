@@ -94,6 +94,11 @@ public struct EntityDescription: Hashable, Sendable {
     public var uniquenessConstraints: [[String]] = []
     /// Fetched properties: not stored, carried for tools; Remodel does not evaluate them.
     public var fetchedProperties: [FetchedPropertyDescription] = []
+    /// The configurations the entity is in (``ObjectModel/configurations``), in name order.
+    public var configurationNames: [String] = []
+    /// Xcode's fetch indexes and compound indexes: each one's name (nil for a compound
+    /// index) and properties. Stores Remodel writes do not have them.
+    public var fetchIndexes: [FetchIndexDescription] = []
 
     public init(name: String) {
         self.name = name
@@ -101,6 +106,18 @@ public struct EntityDescription: Hashable, Sendable {
 
     public func attribute(named name: String) -> AttributeDescription? { attributes.first { $0.name == name } }
     public func relationship(named name: String) -> RelationshipDescription? { relationships.first { $0.name == name } }
+}
+
+/// A fetch index (Xcode's `<fetchIndex>`, or an older `<compoundIndex>` without a name).
+public struct FetchIndexDescription: Hashable, Sendable {
+    public var name: String?
+    /// The properties (or expressions) indexed, in order.
+    public var properties: [String]
+
+    public init(name: String?, properties: [String]) {
+        self.name = name
+        self.properties = properties
+    }
 }
 
 /// A fetched property (Xcode's `<fetchedProperty>`): a stored fetch request of `entity`'s
@@ -122,8 +139,8 @@ public struct FetchedPropertyDescription: Hashable, Sendable {
 
 /// Something a model declares that Remodel reads but does not do as Core Data does (a
 /// derived attribute, a uniqueness constraint, a fetch index …), with where it is and what
-/// Remodel does with it. Loading collects them in ``ObjectModel/warnings`` for the caller
-/// to print; they never stop a load.
+/// Remodel does with it: ``ObjectModel/warnings(file:)`` lists them for the caller to
+/// print; they never stop a load.
 public struct ModelWarning: Hashable, Sendable, CustomStringConvertible {
     public var file: String?
     public var path: String

@@ -19,9 +19,8 @@ extension ObjectModel {
         } catch {
             throw ModelErrors([ModelError(file: file, path: "", message: "invalid JSON at \(error)")])
         }
-        var model = try ObjectModel(json: json, file: file)
+        let model = try ObjectModel(json: json, file: file)
         try model.validate(file: file)
-        model.warnings = model.featureWarnings(file: file)
         return model
     }
 
@@ -184,8 +183,13 @@ private struct ModelJSONReader {
         var model = ObjectModel(version: version, entities: entities)
         if let configurations = root["configurations"],
             let o = object(configurations, "configurations", allowed: configurations.objectValue.map { Array($0.keys) } ?? []) {
+            let names = Set(entities.map(\.name))
             for (name, members) in o {
-                if let list = strings(members, "configurations.\(name)") { model.configurations[name] = list }
+                guard let list = strings(members, "configurations.\(name)") else { continue }
+                for member in list where !names.contains(member) {
+                    fail("configurations.\(name)", "unknown entity '\(member)'; the entities are \(names.sorted().joined(separator: ", "))")
+                }
+                model.configurations[name] = list
             }
         }
         return model

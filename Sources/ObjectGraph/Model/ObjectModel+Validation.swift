@@ -106,11 +106,6 @@ extension ObjectModel {
                 }
             }
         }
-        for (name, members) in configurations.sorted(by: { $0.key < $1.key }) {
-            for member in members where entity(named: member) == nil {
-                fail("configurations.\(name)", "unknown entity '\(member)'; the entities are \(known)")
-            }
-        }
         return errors
     }
 
@@ -124,10 +119,13 @@ extension ObjectModel {
         }
     }
 
-    /// Warnings for what the model carries but Remodel does not do as Core Data does:
-    /// derived attributes, preserve-after-deletion, uniqueness constraints, fetched
-    /// properties and configurations, each saying what Remodel does with it.
-    public func featureWarnings(file: String? = nil) -> [ModelWarning] {
+    /// What the model has that Remodel carries or skips rather than does as Core Data does
+    /// — derived attributes, preserve-after-deletion, uniqueness constraints, fetch indexes,
+    /// fetched properties and configurations — each saying what Remodel does with it, for
+    /// the caller to print after loading (`file` as in errors):
+    ///
+    ///     for warning in model.warnings(file: "Model.xcdatamodel/contents") { print("warning:", warning) }
+    public func warnings(file: String? = nil) -> [ModelWarning] {
         var warnings: [ModelWarning] = []
         func warn(_ path: String, _ message: String) { warnings.append(ModelWarning(file: file, path: path, message: message)) }
         for entity in entities {
@@ -144,6 +142,10 @@ extension ObjectModel {
             if !entity.uniquenessConstraints.isEmpty {
                 let list = entity.uniquenessConstraints.map { "(\($0.joined(separator: ", ")))" }.joined(separator: ", ")
                 warn(path + ".uniquenessConstraints", "\(list) carried, not enforced: Remodel neither refuses nor merges duplicates, so a migration that makes duplicates keeps them")
+            }
+            for index in entity.fetchIndexes {
+                let properties = index.properties.joined(separator: ", ")
+                warn("\(path).fetchIndexes.\(index.name ?? "(\(properties))")", "skipped: stores Remodel writes have no index on (\(properties)); an index speeds up Core Data's fetches and holds no data")
             }
             for fetched in entity.fetchedProperties {
                 let predicate = fetched.predicate.map { " where \($0)" } ?? ""

@@ -12,8 +12,8 @@ import FoundationXML
 /// version hash modifier, external storage, transformer name, userInfo) and relationships
 /// (destination, inverse, to-many, ordered, counts, delete rule, renaming identifier).
 /// Derived attributes, preserve-after-deletion, uniqueness constraints, fetched properties
-/// and configurations are carried on the model with a warning (``ObjectModel/warnings``)
-/// saying what Remodel does with them; fetch indexes are skipped with a warning; diagram
+/// configurations and fetch indexes are carried on the model, each with a warning
+/// (``ObjectModel/warnings(file:)``) saying what Remodel does with it; diagram
 /// layout, code generation settings and stored fetch requests are skipped. Only what would
 /// lose data is refused (a stored composite attribute), with why (docs/model-format.md).
 public enum XcodeModelImporter {
@@ -88,8 +88,15 @@ public enum XcodeModelImporter {
         }
         if !delegate.errors.isEmpty { throw ModelErrors(delegate.errors) }
         var model = ObjectModel(version: version, entities: delegate.entities)
+        let names = Set(model.entities.map(\.name))
+        for (name, members) in delegate.configurations.sorted(by: { $0.key < $1.key }) {
+            for member in members where !names.contains(member) {
+                delegate.errors.append(ModelError(file: file, path: "configuration \(name)", message:
+                    "unknown memberEntity '\(member)'; the entities are \(names.sorted().joined(separator: ", "))"))
+            }
+        }
+        if !delegate.errors.isEmpty { throw ModelErrors(delegate.errors) }
         model.configurations = delegate.configurations
-        model.warnings = model.featureWarnings(file: file) + delegate.warnings
         return model
     }
 }
@@ -99,8 +106,6 @@ private final class ContentsParser: NSObject, XMLParserDelegate {
     var entities: [EntityDescription] = []
     var configurations: [String: [String]] = [:]
     var errors: [ModelError] = []
-    /// What the model has that Remodel skips (fetch indexes).
-    var warnings: [ModelWarning] = []
     var sawModel = false
 
     private enum Owner { case entity, attribute, relationship, other }
@@ -204,12 +209,7 @@ private final class ContentsParser: NSObject, XMLParserDelegate {
             if let currentConstraint, !currentConstraint.isEmpty { current?.uniquenessConstraints.append(currentConstraint) }
             currentConstraint = nil
         case ("entity", "fetchIndex"), ("compoundIndexes", "compoundIndex"):
-            if let index = currentIndex {
-                let kind = name == "fetchIndex" ? "fetchIndex" : "compoundIndex"
-                let label = index.name.map { "\(kind) \($0)" } ?? kind
-                warnings.append(ModelWarning(file: file, path: "entity \(current?.name ?? "?") \(label)", message:
-                    "skipped: stores Remodel writes have no index on (\(index.properties.joined(separator: ", "))); an index speeds up Core Data's fetches and holds no data"))
-            }
+            if let index = currentIndex { current?.fetchIndexes.append(FetchIndexDescription(name: index.name, properties: index.properties)) }
             currentIndex = nil
         case ("model", "configuration"):
             currentConfiguration = nil
