@@ -223,7 +223,7 @@ import Testing
             {"version": "V2", "entities": {
               "Note": {"relationships": {"folder": {"destination": "Folder", "inverse": "notes", "toMany": true},
                                          "tags": {"destination": "Tag", "inverse": "notes", "toMany": true}}},
-              "Folder": {"relationships": {"notes": {"destination": "Note", "inverse": "folder", "toMany": true, "ordered": true, "optional": false}}},
+              "Folder": {"relationships": {"notes": {"destination": "Note", "inverse": "folder", "toMany": true, "ordered": true, "optional": false, "minCount": 1}}},
               "Tag": {"relationships": {"notes": {"destination": "Note", "inverse": "tags", "toMany": true}}}}}
             """)
         let inference = MappingInference(from: v1, to: v2)
@@ -513,6 +513,36 @@ import Testing
         let error = try #require(throws: MigrationError.self) { try migrator.migrate(storeAt: path) }
         #expect(error.description == #"entity mapping "IEM_Transform_E": the new store fails validation: E/2: 'title' is required but has no value"#)
         #expect(try migrator.version(ofStoreAt: path).version == "V1")
+    }
+
+    /// Core Data's lightweight migration adds a required to-many relationship without a
+    /// minimum count empty, and makes an optional one required as it is: no warning, and
+    /// the step runs. With a minimum count the objects would fail validation: warned.
+    @Test(arguments: [
+        // (V1 relationships of E, V2 relationships of E, warnings)
+        (#""#, #""tags": {"destination": "Tag", "inverse": "items", "toMany": true, "optional": false}"#, [String]()),
+        (#""tags": {"destination": "Tag", "inverse": "items", "toMany": true}"#,
+         #""tags": {"destination": "Tag", "inverse": "items", "toMany": true, "optional": false}"#, []),
+        (#""#, #""tags": {"destination": "Tag", "inverse": "items", "toMany": true, "optional": false, "minCount": 2}"#,
+         ["E.tags: new in V2 and required with at least 2 destinations, so the migration fails validation for any E; make it optional, or map it in a mapping file"]),
+        (#""tags": {"destination": "Tag", "inverse": "items", "toMany": true}"#,
+         #""tags": {"destination": "Tag", "inverse": "items", "toMany": true, "optional": false, "minCount": 1}"#,
+         ["E.tags: optional in V1 and required in V2, so the migration fails validation if any E has none; map it in a mapping file if some may have none"]),
+    ])
+    func aRequiredToManyWithoutAMinimumStartsEmpty(v1Relationships: String, v2Relationships: String, warnings: [String]) throws {
+        let tag = #""Tag": {"attributes": {"name": "string"}, "relationships": {"items": {"destination": "E", "inverse": "tags", "toMany": true}}}"#
+        let v1 = try Self.oneEntity("V1", #""attributes": {"title": "string"}, "relationships": {\#(v1Relationships)}"#,
+                                    others: v1Relationships.isEmpty ? "" : tag)
+        let v2 = try Self.oneEntity("V2", #""attributes": {"title": "string"}, "relationships": {\#(v2Relationships)}"#, others: tag)
+        let inference = MappingInference(from: v1, to: v2)
+        #expect(inference.errors.isEmpty)
+        #expect(inference.warnings.map(\.description) == warnings)
+        guard warnings.isEmpty else { return }
+        let directory = try TemporaryDirectory()
+        let path = directory.path("E.sqlite")
+        try seededStore(at: path, model: v1, seed: #"{"E": [{"title": "a"}, {"title": "b"}]}"#)
+        _ = try StoreMigrator(models: [v1, v2], mappings: []).migrate(storeAt: path)
+        #expect(try Self.dump(path, v2) == [#"E/1 title="a" tags=[]"#, #"E/2 title="b" tags=[]"#])
     }
 
     @Test func aValueThatDoesNotFitItsNewTypeFailsTheStep() throws {

@@ -56,15 +56,17 @@ import Testing
     @Test(arguments: [
         (#"{"entities": {}}"#, "version: missing: a model names its version, such as \"Model1\""),
         (#"{"version": "M", "entities": {"Book": {"attributes": {"t": "text"}}}}"#,
-         "entities.Book.attributes.t: unknown attribute type 'text'; the types are int16 int32 int64 decimal double float string boolean date binary uuid uri transformable"),
+         "entities.Book.attributes.t: unknown attribute type 'text'; the types are int16 int32 int64 decimal double float string boolean date binary uuid uri transformable undefined objectID composite (the last three only for transient attributes)"),
         (#"{"version": "M", "entities": {"Book": {"atributes": {}}}}"#,
-         "entities.Book.atributes: unknown key 'atributes'; expected one of parent, abstract, attributes, relationships, renamingIdentifier, versionHashModifier, uniquenessConstraints, userInfo, comment"),
+         "entities.Book.atributes: unknown key 'atributes'; expected one of parent, abstract, attributes, relationships, renamingIdentifier, versionHashModifier, userInfo, uniquenessConstraints, fetchedProperties, comment"),
         (#"{"version": "M", "entities": {"Book": {"attributes": {"n": {"type": "int16", "optional": "no"}}}}}"#,
          "entities.Book.attributes.n.optional: expected true or false, found string"),
         (#"{"version": "M", "entities": {"Book": {"relationships": {"u": {"inverse": "b"}}}}}"#,
          "entities.Book.relationships.u.destination: missing: a relationship has a destination entity"),
         (#"{"version": "M", "entities": {"Book": {"relationships": {"u": {"destination": "User", "deleteRule": "explode"}}}}}"#,
          "entities.Book.relationships.u.deleteRule: unknown delete rule 'explode'; the rules are nullify, cascade, deny, noAction"),
+        (#"{"version": "M", "configurations": {"Cloud": ["Book", "Author"]}, "entities": {"Book": {}}}"#,
+         "configurations.Cloud: unknown entity 'Author'; the entities are Book"),
     ])
     func structuralErrors(json: String, message: String) throws {
         let error = #expect(throws: ModelErrors.self) { try ObjectModel(json: JSON.parse(json)) }
@@ -88,8 +90,23 @@ import Testing
          "entities.A.parent: the inheritance of 'A' forms a cycle"),
         (#"{"version": "M", "entities": {"Base": {"attributes": {"name": "string"}}, "Book": {"parent": "Base", "attributes": {"name": "string"}}}}"#,
          "entities.Book.attributes.name: the property 'name' is already inherited from a parent entity"),
-        (#"{"version": "M", "entities": {"book": {}}}"#,
-         "entities.book: 'book' is not a valid entity name; entity names start with an upper-case letter and use letters, digits and _"),
+        (#"{"version": "M", "entities": {"2Book": {}}}"#,
+         "entities.2Book: '2Book' is not a valid entity name; names start with a letter or _ and use ASCII letters, digits and _"),
+        (#"{"version": "M", "entities": {"Book": {"attributes": {"page-count": "int16"}}}}"#,
+         "entities.Book.attributes.page-count: 'page-count' is not a valid property name; names start with a letter or _ and use ASCII letters, digits and _"),
+        (#"{"version": "M", "entities": {"Book": {}, "BOOK": {}}}"#,
+         "entities.BOOK: 'BOOK' and 'Book' differ only in case, so they would share the store table ZBOOK; rename one"),
+        (#"{"version": "M", "entities": {"Item": {"attributes": {"box": "string"}}, "Book": {"parent": "Item", "relationships": {"Box": {"destination": "Item"}}}}}"#,
+         "entities.Book.relationships.Box: 'Box' and 'box' differ only in case, so they would share the store column ZBOX; rename one"),
+        (#"{"version": "M", "entities": {"Book": {"attributes": {"blob": "undefined"}}}}"#,
+         "entities.Book.attributes.blob.type: a stored attribute cannot be undefined (Core Data refuses it too: only a transient attribute may have no storable type); make it transient or give it one of the types int16 int32 int64 decimal double float string boolean date binary uuid uri transformable"),
+        (#"{"version": "M", "entities": {"Book": {"attributes": {"place": "composite"}}}}"#,
+         "entities.Book.attributes.place.type: a stored composite attribute is not supported: Core Data keeps its elements in columns of their own that Remodel does not create, so migrating the store would lose its values; make it transient, or split it into attributes"),
+        (#"{"version": "M", "entities": {"Book": {"attributes": {"id": "uuid"}, "uniquenessConstraints": [["id", "isbn"]]}}}"#,
+         "entities.Book.uniquenessConstraints[0]: 'isbn' is not a property of 'Book'"),
+        (#"{"version": "M", "entities": {"Book": {"fetchedProperties": {"similar": {"entity": "Bok"}}}}}"#,
+         "entities.Book.fetchedProperties.similar.entity: unknown entity 'Bok'; the entities are Book"),
+
         (#"{"version": "M", "entities": {"Book": {"attributes": {"description": "string"}}}}"#,
          "entities.Book.attributes.description: 'description' is reserved (it clashes with an NSManagedObject method or a store column); choose another name"),
         (#"{"version": "M", "entities": {"Book": {"relationships": {"tags": {"destination": "Book", "ordered": true}}}}}"#,
@@ -154,10 +171,10 @@ import Testing
     @Test func rejectsUnsupportedTypes() throws {
         let xml = """
             <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-            <model><entity name="Thing"><attribute name="blob" attributeType="Undefined"/></entity></model>
+            <model><entity name="Thing"><attribute name="blob" attributeType="Quaternion"/></entity></model>
             """
         let error = #expect(throws: ModelErrors.self) { try XcodeModelImporter.parse(Data(xml.utf8), version: "V", file: "V.xcdatamodel/contents") }
-        #expect(error?.description == "V.xcdatamodel/contents: entity Thing attribute blob: the attribute type 'Undefined' is not supported; Remodel stores Integer 16, Integer 32, Integer 64, Decimal, Double, Float, String, Boolean, Date, Binary, UUID, URI, Transformable")
+        #expect(error?.description == "V.xcdatamodel/contents: entity Thing attribute blob: the attribute type 'Quaternion' is not supported; Remodel stores Integer 16, Integer 32, Integer 64, Decimal, Double, Float, String, Boolean, Date, Binary, UUID, URI, Transformable")
     }
 
     @Test func readsOptionsAndUserInfo() throws {

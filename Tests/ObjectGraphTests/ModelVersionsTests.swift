@@ -65,6 +65,37 @@ import Testing
         #expect(invalid?.errors.first?.file == "a.model.json")
     }
 
+    /// Xcode names versions `Model`, `Model 2`, … `Model 10`: the unnumbered base name is
+    /// the first, then numbers count, whatever the spelling around them.
+    @Test(arguments: [
+        (["Model 10", "Model", "Model 2", "Model 9"], ["Model", "Model 2", "Model 9", "Model 10"]),
+        (["Model_v10", "Model_v2", "Model"], ["Model", "Model_v2", "Model_v10"]),
+        (["Model3", "Model10", "Model1"], ["Model1", "Model3", "Model10"]),
+        (["Model 2", "Model_v2", "Model2"], ["Model2", "Model 2", "Model_v2"]),
+        (["App 1.10", "App 1.9", "App 1.2"], ["App 1.2", "App 1.9", "App 1.10"]),
+        (["SampleModel3_v3", "SampleModel3", "SampleModel3_v2"], ["SampleModel3", "SampleModel3_v2", "SampleModel3_v3"]),
+        (["model 2", "Model"], ["Model", "model 2"]),
+    ])
+    func versionOrder(names: [String], ordered: [String]) throws {
+        #expect(names.sorted(by: ObjectModel.versionPrecedes) == ordered)
+        // The same order for JSON model files without a manifest, and for an .xcdatamodeld.
+        var files: [String: String] = [:]
+        for (i, name) in names.enumerated() { files["\(i).model.json"] = Self.model(name) }
+        let jsonFolder = try Folder(files)
+        #expect(try ObjectModel.loadVersions(at: jsonFolder.url).map(\.version) == ordered)
+        let bundle = try Folder([:])
+        for name in names {
+            let folder = bundle.url.appendingPathComponent("Model.xcdatamodeld/\(name).xcdatamodel")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try Data(#"<model><entity name="Book"><attribute name="title" attributeType="String"/></entity></model>"#.utf8)
+                .write(to: folder.appendingPathComponent("contents"))
+        }
+        let (versions, current) = try XcodeModelImporter.importVersions(at: bundle.url.appendingPathComponent("Model.xcdatamodeld"))
+        #expect(versions.map(\.version) == ordered)
+        // Without .xccurrentversion the newest is the current one.
+        #expect(current == ordered.last)
+    }
+
     @Test func xcodeModels() throws {
         try SharedFixtures.require()
         let bundle = SharedFixtures.bookMigration.appendingPathComponent("Model.xcdatamodeld")

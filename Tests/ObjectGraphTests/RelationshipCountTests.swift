@@ -6,8 +6,8 @@ import Testing
 /// To-many relationships' minimum and maximum counts, and non-optional to-many
 /// relationships, checked when saving, as Core Data validates them.
 @Suite struct RelationshipCountTests {
-    /// Shelf.books: optional, 2 to 3 books (one-to-many). Tag.books: required (many-to-many
-    /// with Book.tags, at most 2). Novel is a sub-entity of Book.
+    /// Shelf.books: optional, 2 to 3 books (one-to-many). Tag.books: required, at least 1
+    /// (many-to-many with Book.tags, at most 2). Novel is a sub-entity of Book.
     static let model: ObjectModel = try! ObjectModel(json: JSON.parse("""
         {"version": "Counts1", "entities": {
           "Shelf": {"attributes": {"name": "string"},
@@ -17,7 +17,7 @@ import Testing
                                      "tags": {"destination": "Tag", "inverse": "books", "toMany": true, "maxCount": 2}}},
           "Novel": {"parent": "Book", "attributes": {"genre": "string"}},
           "Tag": {"attributes": {"name": "string"},
-                  "relationships": {"books": {"destination": "Book", "inverse": "tags", "toMany": true, "optional": false}}}
+                  "relationships": {"books": {"destination": "Book", "inverse": "tags", "toMany": true, "optional": false, "minCount": 1}}}
         }}
         """))
 
@@ -117,7 +117,9 @@ import Testing
     @Test(arguments: [
         (0, true, 2, 3, nil),
         (1, true, 2, 0, "'r' has 1 object; it needs at least 2 (or none, as it is optional)"),
-        (0, false, 0, 0, "'r' is required: it needs at least 1 object and has none"),
+        // Required without a minimum: may be empty, as in Core Data.
+        (0, false, 0, 0, nil),
+        (0, false, 1, 0, "'r' is required: it needs at least 1 object and has none"),
         (0, false, 3, 0, "'r' is required: it needs at least 3 objects and has none"),
         (2, false, 3, 0, "'r' has 2 objects; it needs at least 3"),
         (1, false, 0, 0, nil),

@@ -754,6 +754,8 @@ enum StaticKind: Equatable {
         case .string, .uri, .uuid: accepted = [.string]
         case .date: accepted = [.date]
         case .binary, .transformable: accepted = [.data]
+        // Transient only: never mapped, any value would do.
+        case .undefined, .objectID, .composite: return nil
         }
         if self == .null || accepted.contains(self) { return nil }
         return "'\(attribute.name)' is \(MappingCompiler.article(attribute.type.rawValue)) attribute, but the expression gives \(name)"
@@ -768,6 +770,7 @@ extension AttributeType {
         case .string, .uri, .uuid: .string
         case .date: .date
         case .binary, .transformable: .data
+        case .undefined, .objectID, .composite: .object
         }
     }
 }

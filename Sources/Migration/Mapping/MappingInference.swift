@@ -180,8 +180,10 @@ public struct MappingInference: Sendable {
             let id = relationship.renamingIdentifier ?? relationship.name
             guard case .relationship(let old)? = paired(id, relationship.name) else {
                 entityMapping.relationshipMappings.append(PropertyMapping(name: relationship.name, valueExpression: nil))
-                if !relationship.isOptional, shared[id] == nil {
-                    warn(d, relationship.name, "new in \(destination.version) and required, so the migration fails validation for any \(d.name); make it optional, or map it in a mapping file")
+                // A required to-many without a minimum count starts empty, as in Core Data.
+                if !relationship.isOptional, !relationship.isToMany || relationship.minCount > 0, shared[id] == nil {
+                    let needs = relationship.isToMany ? " with at least \(relationship.minCount) destination\(relationship.minCount == 1 ? "" : "s")" : ""
+                    warn(d, relationship.name, "new in \(destination.version) and required\(needs), so the migration fails validation for any \(d.name); make it optional, or map it in a mapping file")
                 }
                 continue
             }
@@ -189,7 +191,7 @@ public struct MappingInference: Sendable {
                 let renamed = old.name == relationship.name ? "" : " (named '\(old.name)')"
                 errors.append(InferenceError(.toManyToToOne, entity: d.name, property: relationship.name, entityMapping: entityMapping.name, message:
                     "it is a to-many relationship in \(source.version)\(renamed) and a to-one in \(destination.version), and an inferred mapping cannot choose which object to keep (Core Data: \"Can not map from a to-many to a to-one relationship\"); map it in a mapping file with an expression that chooses one"))
-            } else if old.isOptional, !relationship.isOptional {
+            } else if old.isOptional, !relationship.isOptional, !relationship.isToMany || relationship.minCount > 0 {
                 warn(d, relationship.name, "optional in \(source.version) and required in \(destination.version), so the migration fails validation if any \(s.name) has none; map it in a mapping file if some may have none")
             }
             if !(old.isToMany && !relationship.isToMany), let inverse = orderedInverse(of: relationship, pairedWith: old) {

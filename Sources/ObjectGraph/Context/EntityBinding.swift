@@ -136,7 +136,7 @@ final class EntityBinding {
         case .boolean: return statement.int64OrNil(at: index).map { .bool($0 != 0) } ?? .null
         case .double, .float: return statement.doubleOrNil(at: index).map(Value.double) ?? .null
         case .date: return statement.doubleOrNil(at: index).map { .date(Date(timeIntervalSinceReferenceDate: $0)) } ?? .null
-        case .decimal, .binary, .transformable, .uuid:
+        case .decimal, .binary, .transformable, .uuid, .undefined, .objectID, .composite:
             break
         }
         if statement.isNull(index) { return .null }

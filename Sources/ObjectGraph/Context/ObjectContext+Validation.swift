@@ -2,10 +2,12 @@ import ExpressionLanguage
 
 extension ObjectContext {
     /// Checks the number of destinations of to-many relationships before a save, as Core
-    /// Data does (NSRelationshipDescription, "Cardinality"): a non-optional to-many
-    /// relationship needs at least one destination; between `minCount` and `maxCount`
-    /// (0: no bound) are needed otherwise, except that an optional relationship may also
-    /// be empty ("the counts are only enforced if the relationship value is not nil").
+    /// Data does (NSRelationshipDescription, "Cardinality"): between `minCount` and
+    /// `maxCount` (0: no bound) destinations, except that an optional relationship may also
+    /// be empty ("the counts are only enforced if the relationship value is not nil"). A
+    /// non-optional to-many relationship without a `minCount` may be empty too: Core Data
+    /// saves such objects (shipping models have required to-many relationships that are
+    /// often empty), and its lightweight migration adds such relationships empty.
     ///
     /// Checked are the objects a save would write (inserted and changed ones) and the
     /// objects whose relationships change because of it: the old and new owners of a moved
@@ -17,8 +19,7 @@ extension ObjectContext {
             // Inherited relationships are checked on the entity that declares them, whose
             // layout covers its sub-entities' objects too.
             for relationship in binding.entity.relationships.sorted(by: { $0.name < $1.name })
-            where relationship.isToMany && !relationship.isTransient
-                && (!relationship.isOptional || relationship.minCount > 0 || relationship.maxCount > 0)
+            where relationship.isToMany && !relationship.isTransient && (relationship.minCount > 0 || relationship.maxCount > 0)
             {
                 try validateCount(of: relationship, declaredBy: binding)
             }
@@ -82,9 +83,8 @@ extension ObjectContext {
         let name = relationship.name
         func objects(_ n: Int) -> String { n == 1 ? "1 object" : "\(n) objects" }
         if count == 0 {
-            if relationship.isOptional { return nil }
-            let minimum = max(1, relationship.minCount)
-            return "'\(name)' is required: it needs at least \(objects(minimum)) and has none"
+            if relationship.isOptional || relationship.minCount == 0 { return nil }
+            return "'\(name)' is required: it needs at least \(objects(relationship.minCount)) and has none"
         }
         if count < relationship.minCount {
             let empty = relationship.isOptional ? " (or none, as it is optional)" : ""

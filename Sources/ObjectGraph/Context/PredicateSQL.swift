@@ -281,7 +281,7 @@ struct PredicateTranslator {
             case .date: return Operand(value: column, column: column, storage: ["integer", "real"], kind: .date)
             case .string, .uri: return Operand(value: "\(column) COLLATE BINARY", column: column, storage: ["text"], kind: .string)
             case .binary, .transformable: return Operand(value: column, column: column, storage: ["blob"], kind: .data)
-            case .decimal, .uuid: return Operand(value: column, column: column, storage: [], kind: .opaque)
+            case .decimal, .uuid, .undefined, .objectID, .composite: return Operand(value: column, column: column, storage: [], kind: .opaque)
             }
         case .object(let name, let table):
             return Operand(value: "\(alias).\(name)", column: "\(alias).\(name)", storage: [], kind: .object(table: table))

@@ -1,6 +1,16 @@
 /// The type of an attribute, with Core Data's names for it.
 public enum AttributeType: String, CaseIterable, Hashable, Sendable {
     case int16, int32, int64, decimal, double, float, string, boolean, date, binary, uuid, uri, transformable
+    /// Types an attribute may have only when it is transient (Xcode's `Undefined`, `ObjectID`,
+    /// `Composite`): Remodel has no column for them (``isStorable``).
+    case undefined, objectID, composite
+
+    /// The types a stored attribute can have.
+    public static let storableCases: [AttributeType] = allCases.filter(\.isStorable)
+
+    /// Whether a stored attribute can have this type; `undefined`, `objectID` and
+    /// `composite` only go with transient attributes.
+    public var isStorable: Bool { !(self == .undefined || self == .objectID || self == .composite) }
 
     /// The name Xcode writes in `attributeType` (`Integer 16`, `Boolean`, …).
     public var xcodeName: String {
@@ -18,6 +28,9 @@ public enum AttributeType: String, CaseIterable, Hashable, Sendable {
         case .uuid: "UUID"
         case .uri: "URI"
         case .transformable: "Transformable"
+        case .undefined: "Undefined"
+        case .objectID: "ObjectID"
+        case .composite: "Composite"
         }
     }
 
@@ -37,6 +50,9 @@ public enum AttributeType: String, CaseIterable, Hashable, Sendable {
         case .uuid: 1100
         case .uri: 1200
         case .transformable: 1800
+        case .undefined: 0
+        case .objectID: 2000
+        case .composite: 2100
         }
     }
 
@@ -55,6 +71,8 @@ public enum AttributeType: String, CaseIterable, Hashable, Sendable {
         case .date: "TIMESTAMP"
         case .binary, .transformable, .uuid: "BLOB"
         case .decimal: "DECIMAL"
+        // Never a column: validation refuses these types on stored attributes.
+        case .undefined, .objectID, .composite: "BLOB"
         }
     }
 

@@ -18,13 +18,17 @@ public struct AttributeDescription: Hashable, Sendable {
     public var minValue: Value? = nil
     public var maxValue: Value? = nil
     public var allowsExternalBinaryDataStorage: Bool = false
-    /// Whether the value is kept in persistent history after the object is deleted
-    /// (`preservesValueInHistoryOnDeletion`; Xcode's "Preserve After Deletion",
-    /// `preserveAfterDeletion` in its XML). Remodel keeps no history; Apple's version hash
-    /// includes it.
-    public var preservesValueInHistoryOnDeletion: Bool = false
     public var valueTransformerName: String? = nil
     public var userInfo: [String: Value] = [:]
+    /// For a derived attribute (Xcode's "Derived", `derivationExpression`): the expression
+    /// Core Data computes its value from. Remodel stores and migrates the value like any
+    /// other and does not recompute it.
+    public var derivationExpression: String? = nil
+    /// Whether the value is kept in persistent history after the object is deleted
+    /// (`preservesValueInHistoryOnDeletion`; Xcode's "Preserve After Deletion",
+    /// `preserveAfterDeletion` in its XML). Remodel writes no history; Apple's version hash
+    /// includes it.
+    public var preservesValueInHistoryOnDeletion: Bool = false
 
     public init(name: String, type: AttributeType) {
         self.name = name
@@ -94,6 +98,13 @@ public struct EntityDescription: Hashable, Sendable {
     /// includes them.
     public var uniquenessConstraints: [[String]] = []
     public var userInfo: [String: Value] = [:]
+    /// Fetched properties: not stored, carried for tools; Remodel does not evaluate them.
+    public var fetchedProperties: [FetchedPropertyDescription] = []
+    /// The configurations the entity is in (``ObjectModel/configurations``), in name order.
+    public var configurationNames: [String] = []
+    /// Xcode's fetch indexes and compound indexes: each one's name (nil for a compound
+    /// index) and properties. Stores Remodel writes do not have them.
+    public var fetchIndexes: [FetchIndexDescription] = []
 
     public init(name: String) {
         self.name = name
@@ -101,4 +112,54 @@ public struct EntityDescription: Hashable, Sendable {
 
     public func attribute(named name: String) -> AttributeDescription? { attributes.first { $0.name == name } }
     public func relationship(named name: String) -> RelationshipDescription? { relationships.first { $0.name == name } }
+}
+
+/// A fetch index (Xcode's `<fetchIndex>`, or an older `<compoundIndex>` without a name).
+public struct FetchIndexDescription: Hashable, Sendable {
+    public var name: String?
+    /// The properties (or expressions) indexed, in order.
+    public var properties: [String]
+
+    public init(name: String?, properties: [String]) {
+        self.name = name
+        self.properties = properties
+    }
+}
+
+/// A fetched property (Xcode's `<fetchedProperty>`): a stored fetch request of `entity`'s
+/// objects matching `predicate`. Not stored and not migrated; Remodel carries it only.
+public struct FetchedPropertyDescription: Hashable, Sendable {
+    public var name: String
+    /// The entity the request fetches.
+    public var entity: String
+    /// The request's predicate, as written in the model (`$FETCH_SOURCE` and
+    /// `$FETCHED_PROPERTY` are its variables); nil for every object of `entity`.
+    public var predicate: String?
+
+    public init(name: String, entity: String, predicate: String? = nil) {
+        self.name = name
+        self.entity = entity
+        self.predicate = predicate
+    }
+}
+
+/// Something a model declares that Remodel reads but does not do as Core Data does (a
+/// derived attribute, a uniqueness constraint, a fetch index …), with where it is and what
+/// Remodel does with it: ``ObjectModel/warnings(file:)`` lists them for the caller to
+/// print; they never stop a load.
+public struct ModelWarning: Hashable, Sendable, CustomStringConvertible {
+    public var file: String?
+    public var path: String
+    public var message: String
+
+    public init(file: String? = nil, path: String, message: String) {
+        self.file = file
+        self.path = path
+        self.message = message
+    }
+
+    /// `Model.xcdatamodel/contents: entity Car fetchIndex byMaker: …`, as errors print.
+    public var description: String {
+        [file, path.isEmpty ? nil : path, message].compactMap { $0 }.joined(separator: ": ")
+    }
 }

@@ -42,9 +42,6 @@ extension ObjectModel {
             if entity.isAbstract { e["abstract"] = .bool(true) }
             if let r = entity.renamingIdentifier { e["renamingIdentifier"] = .string(r) }
             if let v = entity.versionHashModifier { e["versionHashModifier"] = .string(v) }
-            if !entity.uniquenessConstraints.isEmpty {
-                e["uniquenessConstraints"] = .array(entity.uniquenessConstraints.map { .array($0.map { .string($0) }) })
-            }
             var attributes = OrderedDictionary<String, JSON>()
             for a in entity.attributes {
                 var o = OrderedDictionary<String, JSON>()
@@ -57,8 +54,9 @@ extension ObjectModel {
                 if let r = a.renamingIdentifier { o["renamingIdentifier"] = .string(r) }
                 if let v = a.versionHashModifier { o["versionHashModifier"] = .string(v) }
                 if a.allowsExternalBinaryDataStorage { o["allowsExternalBinaryDataStorage"] = .bool(true) }
-                if a.preservesValueInHistoryOnDeletion { o["preservesValueInHistoryOnDeletion"] = .bool(true) }
                 if let t = a.valueTransformerName { o["valueTransformerName"] = .string(t) }
+                if let d = a.derivationExpression { o["derivationExpression"] = .string(d) }
+                if a.preservesValueInHistoryOnDeletion { o["preservesValueInHistoryOnDeletion"] = .bool(true) }
                 if !a.userInfo.isEmpty { o["userInfo"] = Value.dictionary(a.userInfo).json }
                 attributes[a.name] = o.count == 1 ? .string(a.type.rawValue) : .object(o)
             }
@@ -81,10 +79,27 @@ extension ObjectModel {
                 relationships[r.name] = .object(o)
             }
             if !relationships.isEmpty { e["relationships"] = .object(relationships) }
+            if !entity.uniquenessConstraints.isEmpty {
+                e["uniquenessConstraints"] = .array(entity.uniquenessConstraints.map { .array($0.map(JSON.string)) })
+            }
+            if !entity.fetchedProperties.isEmpty {
+                var fetched = OrderedDictionary<String, JSON>()
+                for f in entity.fetchedProperties {
+                    var o: OrderedDictionary<String, JSON> = ["entity": .string(f.entity)]
+                    if let p = f.predicate { o["predicate"] = .string(p) }
+                    fetched[f.name] = .object(o)
+                }
+                e["fetchedProperties"] = .object(fetched)
+            }
             if !entity.userInfo.isEmpty { e["userInfo"] = Value.dictionary(entity.userInfo).json }
             entitiesJSON[entity.name] = .object(e)
         }
-        return .object(["version": .string(version), "entities": .object(entitiesJSON)])
+        var root: OrderedDictionary<String, JSON> = ["version": .string(version), "entities": .object(entitiesJSON)]
+        if !configurations.isEmpty {
+            root["configurations"] = .object(OrderedDictionary(uniqueKeysWithValues: configurations.sorted { $0.key < $1.key }
+                .map { ($0.key, JSON.array($0.value.map(JSON.string))) }))
+        }
+        return .object(root)
     }
 }
 
@@ -173,7 +188,7 @@ private struct ModelJSONReader {
     }
 
     mutating func model(_ json: JSON) -> ObjectModel? {
-        guard let root = object(json, "", allowed: ["version", "entities", "$schema", "comment"]) else { return nil }
+        guard let root = object(json, "", allowed: ["version", "entities", "configurations", "$schema", "comment"]) else { return nil }
         guard let version = string(root["version"], "version") else {
             if root["version"] == nil { fail("version", "missing: a model names its version, such as \"Model1\"") }
             return nil
@@ -187,12 +202,34 @@ private struct ModelJSONReader {
         for (name, body) in entitiesObject {
             if let entity = entity(name, body, "entities.\(name)") { entities.append(entity) }
         }
-        return ObjectModel(version: version, entities: entities)
+        var model = ObjectModel(version: version, entities: entities)
+        if let configurations = root["configurations"],
+            let o = object(configurations, "configurations", allowed: configurations.objectValue.map { Array($0.keys) } ?? []) {
+            let names = Set(entities.map(\.name))
+            for (name, members) in o {
+                guard let list = strings(members, "configurations.\(name)") else { continue }
+                for member in list where !names.contains(member) {
+                    fail("configurations.\(name)", "unknown entity '\(member)'; the entities are \(names.sorted().joined(separator: ", "))")
+                }
+                model.configurations[name] = list
+            }
+        }
+        return model
+    }
+
+    /// An array of strings, such as a configuration's entities or a uniqueness constraint.
+    mutating func strings(_ json: JSON, _ path: String) -> [String]? {
+        guard let array = json.arrayValue, array.allSatisfy({ $0.stringValue != nil }) else {
+            fail(path, "expected an array of names, found \(json.kindName)")
+            return nil
+        }
+        return array.compactMap(\.stringValue)
     }
 
     mutating func entity(_ name: String, _ json: JSON, _ path: String) -> EntityDescription? {
         guard let o = object(json, path, allowed: ["parent", "abstract", "attributes", "relationships",
-                                                    "renamingIdentifier", "versionHashModifier", "uniquenessConstraints", "userInfo", "comment"])
+                                                    "renamingIdentifier", "versionHashModifier", "userInfo",
+                                                    "uniquenessConstraints", "fetchedProperties", "comment"])
         else { return nil }
         var entity = EntityDescription(name: name)
         entity.parent = string(o["parent"], path + ".parent")
@@ -201,6 +238,20 @@ private struct ModelJSONReader {
         entity.versionHashModifier = string(o["versionHashModifier"], path + ".versionHashModifier")
         entity.userInfo = userInfo(o["userInfo"], path + ".userInfo")
         entity.uniquenessConstraints = uniquenessConstraints(o["uniquenessConstraints"], path + ".uniquenessConstraints")
+        if let fetched = o["fetchedProperties"] {
+            let fpath = path + ".fetchedProperties"
+            if let fo = object(fetched, fpath, allowed: fetched.objectValue.map { Array($0.keys) } ?? []) {
+                for (name, body) in fo {
+                    guard let b = object(body, "\(fpath).\(name)", allowed: ["entity", "predicate", "comment"]) else { continue }
+                    guard let target = string(b["entity"], "\(fpath).\(name).entity") else {
+                        if b["entity"] == nil { fail("\(fpath).\(name).entity", "missing: a fetched property names the entity it fetches") }
+                        continue
+                    }
+                    entity.fetchedProperties.append(FetchedPropertyDescription(
+                        name: name, entity: target, predicate: string(b["predicate"], "\(fpath).\(name).predicate")))
+                }
+            }
+        }
         if let attributes = o["attributes"] {
             let apath = path + ".attributes"
             if let ao = object(attributes, apath, allowed: attributes.objectValue.map { Array($0.keys) } ?? []) {
@@ -222,7 +273,7 @@ private struct ModelJSONReader {
 
     mutating func attributeType(_ text: String, _ path: String) -> AttributeType? {
         if let t = AttributeType(rawValue: text) ?? AttributeType(xcodeName: text) { return t }
-        fail(path, "unknown attribute type '\(text)'; the types are \(AttributeType.allCases.map(\.rawValue).joined(separator: " "))")
+        fail(path, "unknown attribute type '\(text)'; the types are \(AttributeType.allCases.map(\.rawValue).joined(separator: " ")) (the last three only for transient attributes)")
         return nil
     }
 
@@ -233,8 +284,8 @@ private struct ModelJSONReader {
         }
         guard let o = object(json, path, allowed: ["type", "optional", "transient", "default", "min", "max",
                                                     "renamingIdentifier", "versionHashModifier",
-                                                    "allowsExternalBinaryDataStorage", "preservesValueInHistoryOnDeletion",
-                                                    "valueTransformerName",
+                                                    "allowsExternalBinaryDataStorage", "valueTransformerName",
+                                                    "derivationExpression", "preservesValueInHistoryOnDeletion",
                                                     "userInfo", "comment"])
         else { return nil }
         guard let typeName = string(o["type"], path + ".type") else {
@@ -251,20 +302,25 @@ private struct ModelJSONReader {
         a.renamingIdentifier = string(o["renamingIdentifier"], path + ".renamingIdentifier")
         a.versionHashModifier = string(o["versionHashModifier"], path + ".versionHashModifier")
         a.allowsExternalBinaryDataStorage = bool(o["allowsExternalBinaryDataStorage"], path + ".allowsExternalBinaryDataStorage", default: false)
-        a.preservesValueInHistoryOnDeletion = bool(o["preservesValueInHistoryOnDeletion"],
-                                                   path + ".preservesValueInHistoryOnDeletion", default: false)
         a.valueTransformerName = string(o["valueTransformerName"], path + ".valueTransformerName")
+        a.derivationExpression = string(o["derivationExpression"], path + ".derivationExpression")
+        a.preservesValueInHistoryOnDeletion = bool(o["preservesValueInHistoryOnDeletion"], path + ".preservesValueInHistoryOnDeletion", default: false)
         a.userInfo = userInfo(o["userInfo"], path + ".userInfo")
         return a
     }
 
     /// JSON has no float or boolean-as-number distinction: `"default": 0` on a double
-    /// attribute means 0.0, on a boolean attribute NO.
+    /// attribute means 0.0, on a boolean attribute NO; `1.0` or `true` on an integer
+    /// attribute means 1, as Xcode's `defaultValueString` does.
     static func coerce(_ value: Value, to type: AttributeType) -> Value {
         switch (type, value) {
         case (.double, .integer(let i)), (.float, .integer(let i)): .double(Double(i))
         case (.boolean, .integer(let i)) where i == 0 || i == 1: .bool(i == 1)
         case (.decimal, .integer(let i)): .decimal(Decimal(i))
+        case (.int16, .double(let d)), (.int32, .double(let d)), (.int64, .double(let d)):
+            d.rounded() == d ? Int64(exactly: d).map(Value.integer) ?? value : value
+        case (.int16, .bool(let b)), (.int32, .bool(let b)), (.int64, .bool(let b)): .integer(b ? 1 : 0)
+        case (.boolean, .double(let d)) where d == 0 || d == 1: .bool(d == 1)
         case (.decimal, .double(let d)): .decimal(Decimal(string: "\(d)") ?? Decimal(d))
         default: value
         }

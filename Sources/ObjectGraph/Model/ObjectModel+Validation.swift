@@ -1,9 +1,16 @@
 import ExpressionLanguage
 
 extension ObjectModel {
-    /// Every problem in the model: duplicate or invalid names, unknown parents or
-    /// destinations, inverses that do not point back, inheritance cycles, defaults or
-    /// bounds that do not fit their attribute's type, bad counts.
+    /// Every problem in the model: duplicate or invalid names, names that would share a
+    /// store table or column, unknown parents or destinations, inverses that do not point
+    /// back, inheritance cycles, defaults or bounds that do not fit their attribute's type,
+    /// bad counts, stored attributes of a type Remodel cannot store, constraints, fetched
+    /// properties and configurations that name what is not there.
+    ///
+    /// Names follow what Core Data refuses, not Xcode's conventions: an entity or property
+    /// name may start with either case (`Box` is a valid relationship name), as long as it
+    /// is ASCII letters, digits and `_` not starting with a digit (it becomes a SQL
+    /// identifier) and not reserved.
     public func validationErrors(file: String? = nil) -> [ModelError] {
         var errors: [ModelError] = []
         func fail(_ path: String, _ message: String) { errors.append(ModelError(file: file, path: path, message: message)) }
@@ -14,8 +21,11 @@ extension ObjectModel {
         for entity in entities {
             let path = "entities.\(entity.name)"
             if !seenEntities.insert(entity.name).inserted { fail(path, "the entity '\(entity.name)' is declared twice") }
-            if !Self.isValidName(entity.name) || entity.name.first?.isUppercase != true {
-                fail(path, "'\(entity.name)' is not a valid entity name; entity names start with an upper-case letter and use letters, digits and _")
+            if !Self.isValidName(entity.name) {
+                fail(path, "'\(entity.name)' is not a valid entity name; names start with a letter or _ and use ASCII letters, digits and _")
+            } else if let other = entities.first(where: { $0.name != entity.name && $0.name.uppercased() == entity.name.uppercased() }),
+                names.firstIndex(of: other.name)! < names.firstIndex(of: entity.name)! {
+                fail(path, "'\(entity.name)' and '\(other.name)' differ only in case, so they would share the store table Z\(entity.name.uppercased()); rename one")
             }
             if let parent = entity.parent {
                 if self.entity(named: parent) == nil {
@@ -26,9 +36,26 @@ extension ObjectModel {
             }
             var seenProperties = Set<String>()
             let inherited = Set(ancestors(of: entity).flatMap { $0.attributes.map(\.name) + $0.relationships.map(\.name) })
+            // Stored properties become columns Z<NAME>: two names that differ only in case
+            // would share one, and one of them lose its values.
+            var columns: [String: String] = [:]
+            for property in ancestors(of: entity).reversed().flatMap({ $0.attributes.filter { !$0.isTransient }.map(\.name) + $0.relationships.filter { !$0.isTransient }.map(\.name) }) {
+                columns[property.uppercased()] = property
+            }
+            func checkColumn(_ name: String, _ isTransient: Bool, _ path: String) {
+                guard !isTransient else { return }
+                if let other = columns[name.uppercased()], other != name {
+                    fail(path, "'\(name)' and '\(other)' differ only in case, so they would share the store column Z\(name.uppercased()); rename one")
+                }
+                columns[name.uppercased()] = columns[name.uppercased()] ?? name
+            }
             for attribute in entity.attributes {
                 let apath = "\(path).attributes.\(attribute.name)"
                 checkProperty(attribute.name, apath, &seenProperties, inherited, fail)
+                checkColumn(attribute.name, attribute.isTransient, apath)
+                if !attribute.type.isStorable && !attribute.isTransient {
+                    fail(apath + ".type", Self.unstorableProblem(attribute.type))
+                }
                 if let value = attribute.defaultValue, let problem = Self.fitProblem(value, attribute.type) {
                     fail(apath + ".default", "the default value \(value.formatDescription) \(problem)")
                 }
@@ -43,6 +70,7 @@ extension ObjectModel {
             for relationship in entity.relationships {
                 let rpath = "\(path).relationships.\(relationship.name)"
                 checkProperty(relationship.name, rpath, &seenProperties, inherited, fail)
+                checkColumn(relationship.name, relationship.isTransient, rpath)
                 guard let destination = self.entity(named: relationship.destination) else {
                     fail(rpath + ".destination", "unknown destination entity '\(relationship.destination)'; the entities are \(known)")
                     continue
@@ -64,8 +92,70 @@ extension ObjectModel {
                          "the inverse '\(destination.name).\(inverseName)' does not point back: it has destination '\(inverse.destination)' and inverse '\(inverse.inverse ?? "none")'")
                 }
             }
+            let propertyNames = Set(allAttributes(of: entity).map(\.name) + allRelationships(of: entity).map(\.name))
+            for (i, constraint) in entity.uniquenessConstraints.enumerated() {
+                for name in constraint where !propertyNames.contains(name) {
+                    fail("\(path).uniquenessConstraints[\(i)]", "'\(name)' is not a property of '\(entity.name)'")
+                }
+            }
+            for fetched in entity.fetchedProperties {
+                let fpath = "\(path).fetchedProperties.\(fetched.name)"
+                checkProperty(fetched.name, fpath, &seenProperties, inherited, fail)
+                if self.entity(named: fetched.entity) == nil {
+                    fail(fpath + ".entity", "unknown entity '\(fetched.entity)'; the entities are \(known)")
+                }
+            }
         }
         return errors
+    }
+
+    /// Why a stored attribute cannot have `type`.
+    static func unstorableProblem(_ type: AttributeType) -> String {
+        switch type {
+        case .composite:
+            "a stored composite attribute is not supported: Core Data keeps its elements in columns of their own that Remodel does not create, so migrating the store would lose its values; make it transient, or split it into attributes"
+        default:
+            "a stored attribute cannot be \(type.rawValue) (Core Data refuses it too: only a transient attribute may have no storable type); make it transient or give it one of the types \(AttributeType.storableCases.map(\.rawValue).joined(separator: " "))"
+        }
+    }
+
+    /// What the model has that Remodel carries or skips rather than does as Core Data does
+    /// — derived attributes, preserve-after-deletion, uniqueness constraints, fetch indexes,
+    /// fetched properties and configurations — each saying what Remodel does with it, for
+    /// the caller to print after loading (`file` as in errors):
+    ///
+    ///     for warning in model.warnings(file: "Model.xcdatamodel/contents") { print("warning:", warning) }
+    public func warnings(file: String? = nil) -> [ModelWarning] {
+        var warnings: [ModelWarning] = []
+        func warn(_ path: String, _ message: String) { warnings.append(ModelWarning(file: file, path: path, message: message)) }
+        for entity in entities {
+            let path = "entities.\(entity.name)"
+            for attribute in entity.attributes {
+                let apath = "\(path).attributes.\(attribute.name)"
+                if let expression = attribute.derivationExpression {
+                    warn(apath + ".derivationExpression", "derived from '\(expression)': Remodel stores and migrates the value like any attribute's, and does not recompute it when objects change")
+                }
+                if attribute.preservesValueInHistoryOnDeletion {
+                    warn(apath + ".preservesValueInHistoryOnDeletion", "carried: Remodel writes no persistent history, so no tombstone keeps this value when it deletes an object")
+                }
+            }
+            if !entity.uniquenessConstraints.isEmpty {
+                let list = entity.uniquenessConstraints.map { "(\($0.joined(separator: ", ")))" }.joined(separator: ", ")
+                warn(path + ".uniquenessConstraints", "\(list) carried, not enforced: Remodel neither refuses nor merges duplicates, so a migration that makes duplicates keeps them")
+            }
+            for index in entity.fetchIndexes {
+                let properties = index.properties.joined(separator: ", ")
+                warn("\(path).fetchIndexes.\(index.name ?? "(\(properties))")", "skipped: stores Remodel writes have no index on (\(properties)); an index speeds up Core Data's fetches and holds no data")
+            }
+            for fetched in entity.fetchedProperties {
+                let predicate = fetched.predicate.map { " where \($0)" } ?? ""
+                warn("\(path).fetchedProperties.\(fetched.name)", "a fetched property (\(fetched.entity)\(predicate)) is not stored: Remodel carries it and does not evaluate it")
+            }
+        }
+        for (name, members) in configurations.sorted(by: { $0.key < $1.key }) {
+            warn("configurations.\(name)", "carried (\(members.joined(separator: ", "))): Remodel creates and migrates a store with every entity of the model, not with one configuration's")
+        }
+        return warnings
     }
 
     /// Throws ``ModelErrors`` listing every problem, when there are any.
@@ -89,8 +179,8 @@ extension ObjectModel {
     ) {
         if !seen.insert(name).inserted { fail(path, "the property '\(name)' is declared twice") }
         if inherited.contains(name) { fail(path, "the property '\(name)' is already inherited from a parent entity") }
-        if !Self.isValidName(name) || name.first?.isLowercase != true {
-            fail(path, "'\(name)' is not a valid property name; property names start with a lower-case letter and use letters, digits and _")
+        if !Self.isValidName(name) {
+            fail(path, "'\(name)' is not a valid property name; names start with a letter or _ and use ASCII letters, digits and _")
         }
         if Self.reservedPropertyNames.contains(name) {
             fail(path, "'\(name)' is reserved (it clashes with an NSManagedObject method or a store column); choose another name")

@@ -9,8 +9,8 @@ extension ObjectModel {
     /// - an `.xcdatamodeld` folder: its versions (``XcodeModelImporter/importVersions(at:)``);
     /// - an `.xcdatamodel` folder (or its `contents` file): its one version;
     /// - any other folder: its `*.model.json` files, ordered by a `versions.json` manifest
-    ///   (`["Model1", "Model2"]`) when there is one, else by a natural (numeric-aware) sort
-    ///   of their version names.
+    ///   (`["Model1", "Model2"]`) when there is one, else in the order of ``versionPrecedes(_:_:)``
+    ///   (`Model`, `Model 2`, … `Model 10`).
     ///
     /// Every problem is reported with the file it is in.
     public static func loadVersions(at url: URL) throws(ModelErrors) -> [ObjectModel] {
@@ -24,6 +24,53 @@ extension ObjectModel {
         if ext == "xcdatamodel" || url.lastPathComponent == "contents" { return [try XcodeModelImporter.importModel(at: url)] }
         if !isDirectory.boolValue { return [try load(contentsOf: url)] }
         return try loadFolder(url)
+    }
+
+    /// Whether version `a` comes before version `b` in the order Xcode means its default
+    /// names: `Model`, `Model 2`, … `Model 10`. Digit runs compare as numbers, other text
+    /// case-insensitively (then exactly), and a name that is the start of another comes
+    /// first, so the unnumbered base name is the oldest: `Model` < `Model 2` < `Model 10`,
+    /// `Model` < `Model_v2` < `Model_v10`.
+    public static func versionPrecedes(_ a: String, _ b: String) -> Bool {
+        let x = versionNameChunks(a), y = versionNameChunks(b)
+        for (p, q) in zip(x, y) {
+            switch (p, q) {
+            case (.number(let m, let mText), .number(let n, let nText)):
+                if m != n { return m < n }
+                if mText != nText { return mText.count < nText.count }
+            case (.number, .text): return true
+            case (.text, .number): return false
+            case (.text(let s), .text(let t)):
+                let (ls, lt) = (s.lowercased(), t.lowercased())
+                // "model" < "model ": a name that is the start of another comes first.
+                if ls != lt { return ls < lt }
+                if s != t { return s < t }
+            }
+        }
+        return x.count < y.count
+    }
+
+    private enum VersionNameChunk {
+        case text(String)
+        case number(Double, String)
+    }
+
+    /// `Model 10` → [text "Model ", number 10].
+    private static func versionNameChunks(_ name: String) -> [VersionNameChunk] {
+        var chunks: [VersionNameChunk] = []
+        var current = "", inDigits = false
+        func flush() {
+            guard !current.isEmpty else { return }
+            chunks.append(inDigits ? .number(Double(current) ?? 0, current) : .text(current))
+            current = ""
+        }
+        for c in name {
+            let digit = c.isASCII && c.isNumber
+            if digit != inDigits { flush(); inDigits = digit }
+            current.append(c)
+        }
+        flush()
+        return chunks
     }
 
     private static func loadFolder(_ url: URL) throws(ModelErrors) -> [ObjectModel] {
@@ -60,7 +107,7 @@ extension ObjectModel {
 
         let manifest = url.appendingPathComponent("versions.json")
         guard let data = FileManager.default.contents(atPath: manifest.path) else {
-            return models.sorted { $0.version.localizedStandardCompare($1.version) == .orderedAscending }
+            return models.sorted { Self.versionPrecedes($0.version, $1.version) }
         }
         let json: JSON
         do throws(JSONError) {

@@ -9,6 +9,22 @@ public struct ObjectModel: Hashable, Sendable {
     public var version: String
     /// The entities in the order they were declared.
     public var entities: [EntityDescription]
+    /// Xcode's configurations: name → the names of its entities, kept on the entities
+    /// (``EntityDescription/configurationNames``); setting it ignores names of entities
+    /// that are not in the model. Carried; Remodel migrates a store as holding every entity.
+    //  Kept on the entities so that ObjectModel itself keeps its two fields.
+    public var configurations: [String: [String]] {
+        get {
+            var result: [String: [String]] = [:]
+            for entity in entities { for name in entity.configurationNames { result[name, default: []].append(entity.name) } }
+            return result
+        }
+        set {
+            for i in entities.indices {
+                entities[i].configurationNames = newValue.keys.sorted().filter { newValue[$0]!.contains(entities[i].name) }
+            }
+        }
+    }
 
     public init(version: String, entities: [EntityDescription]) {
         self.version = version

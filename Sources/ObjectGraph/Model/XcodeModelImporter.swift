@@ -11,9 +11,11 @@ import FoundationXML
 /// (type, optional, transient, default, min/max, renaming identifier from `elementID`,
 /// version hash modifier, external storage, transformer name, userInfo) and relationships
 /// (destination, inverse, to-many, ordered, counts, delete rule, renaming identifier).
-/// Diagram layout, code generation settings, fetch requests, configurations and fetch
-/// indexes are not part of a migration and are skipped. Uniqueness constraints and
-/// `preserveAfterDeletion` are kept for Apple's version hashes (`ObjectModel+AppleVersionHash.swift`).
+/// Derived attributes, preserve-after-deletion, uniqueness constraints, fetched properties
+/// configurations and fetch indexes are carried on the model, each with a warning
+/// (``ObjectModel/warnings(file:)``) saying what Remodel does with it; diagram
+/// layout, code generation settings and stored fetch requests are skipped. Only what would
+/// lose data is refused (a stored composite attribute), with why (docs/model-format.md).
 public enum XcodeModelImporter {
     /// The model in an `.xcdatamodel` folder (or a `contents` file); its version is the
     /// folder's name without the extension.
@@ -32,8 +34,10 @@ public enum XcodeModelImporter {
         return model
     }
 
-    /// Every version in an `.xcdatamodeld` folder, in natural order of their names, and the
-    /// name of the current version (from `.xccurrentversion`; the last one when absent).
+    /// Every version in an `.xcdatamodeld` folder, oldest first as Xcode names them (the
+    /// unnumbered base name, then numeric-aware order: `Model`, `Model 2`, … `Model 10`; see
+    /// ``ObjectModel/versionPrecedes(_:_:)``), and the name of the current version (from
+    /// `.xccurrentversion`; the last one when absent).
     public static func importVersions(at url: URL) throws(ModelErrors) -> (versions: [ObjectModel], current: String) {
         let names: [String]
         do {
@@ -47,7 +51,12 @@ public enum XcodeModelImporter {
         }
         var versions: [ObjectModel] = []
         var errors: [ModelError] = []
-        for name in names.sorted(by: { $0.localizedStandardCompare($1) == .orderedAscending }) {
+        // By version name, not file name: "Model.xcdatamodel" would sort after
+        // "Model 2.xcdatamodel", since "." comes after " ".
+        let ordered = names.sorted {
+            ObjectModel.versionPrecedes(($0 as NSString).deletingPathExtension, ($1 as NSString).deletingPathExtension)
+        }
+        for name in ordered {
             do throws(ModelErrors) {
                 versions.append(try importModel(at: url.appendingPathComponent(name)))
             } catch {
@@ -78,13 +87,24 @@ public enum XcodeModelImporter {
             delegate.errors.append(ModelError(file: file, path: "", message: "not a Core Data model: no <model> element"))
         }
         if !delegate.errors.isEmpty { throw ModelErrors(delegate.errors) }
-        return ObjectModel(version: version, entities: delegate.entities)
+        var model = ObjectModel(version: version, entities: delegate.entities)
+        let names = Set(model.entities.map(\.name))
+        for (name, members) in delegate.configurations.sorted(by: { $0.key < $1.key }) {
+            for member in members where !names.contains(member) {
+                delegate.errors.append(ModelError(file: file, path: "configuration \(name)", message:
+                    "unknown memberEntity '\(member)'; the entities are \(names.sorted().joined(separator: ", "))"))
+            }
+        }
+        if !delegate.errors.isEmpty { throw ModelErrors(delegate.errors) }
+        model.configurations = delegate.configurations
+        return model
     }
 }
 
 private final class ContentsParser: NSObject, XMLParserDelegate {
     let file: String?
     var entities: [EntityDescription] = []
+    var configurations: [String: [String]] = [:]
     var errors: [ModelError] = []
     var sawModel = false
 
@@ -94,8 +114,11 @@ private final class ContentsParser: NSObject, XMLParserDelegate {
     private var currentAttribute: AttributeDescription?
     private var currentRelationship: RelationshipDescription?
     private var userInfoOwner: Owner?
-    /// The `<uniquenessConstraint>` being read, for Apple's version hashes.
-    private var currentUniquenessConstraint: [String]?
+    private var currentConfiguration: String?
+    private var currentConstraint: [String]?
+    private var currentFetchedProperty: String?
+    /// A fetch index or compound index being read: its name and its properties.
+    private var currentIndex: (name: String?, properties: [String])?
 
     init(file: String?) { self.file = file }
 
@@ -123,11 +146,30 @@ private final class ContentsParser: NSObject, XMLParserDelegate {
             currentAttribute = attribute(a)
         case ("entity", "relationship"):
             currentRelationship = relationship(a)
-        // Uniqueness constraints (for Apple's version hashes): the entity's own, in order.
+        case ("entity", "fetchedProperty"):
+            currentFetchedProperty = a["name"] ?? ""
+        case ("fetchedProperty", "fetchRequest"):
+            guard let name = currentFetchedProperty else { return }
+            guard let target = a["entity"] else {
+                fail("entity \(current?.name ?? "?") fetchedProperty \(name)", "no entity in its fetchRequest")
+                return
+            }
+            current?.fetchedProperties.append(FetchedPropertyDescription(name: name, entity: target, predicate: a["predicateString"]))
         case ("uniquenessConstraints", "uniquenessConstraint"):
-            currentUniquenessConstraint = []
+            currentConstraint = []
         case ("uniquenessConstraint", "constraint"):
-            if let value = a["value"] { currentUniquenessConstraint?.append(value) }
+            if let value = a["value"] { currentConstraint?.append(value) }
+        case ("entity", "fetchIndex"), ("compoundIndexes", "compoundIndex"):
+            currentIndex = (a["name"], [])
+        case ("fetchIndex", "fetchIndexElement"):
+            if let property = a["property"] ?? a["expression"] { currentIndex?.properties.append(property) }
+        case ("compoundIndex", "index"):
+            if let value = a["value"] { currentIndex?.properties.append(value) }
+        case ("model", "configuration"):
+            currentConfiguration = a["name"] ?? ""
+            configurations[currentConfiguration!] = []
+        case ("configuration", "memberEntity"):
+            if let configuration = currentConfiguration, let name = a["name"] { configurations[configuration]?.append(name) }
         case (_, "userInfo"):
             switch parent {
             case "entity": userInfoOwner = .entity
@@ -161,9 +203,16 @@ private final class ContentsParser: NSObject, XMLParserDelegate {
         case ("entity", "relationship"):
             if let currentRelationship { current?.relationships.append(currentRelationship) }
             currentRelationship = nil
+        case ("entity", "fetchedProperty"):
+            currentFetchedProperty = nil
         case ("uniquenessConstraints", "uniquenessConstraint"):
-            if let constraint = currentUniquenessConstraint { current?.uniquenessConstraints.append(constraint) }
-            currentUniquenessConstraint = nil
+            if let currentConstraint, !currentConstraint.isEmpty { current?.uniquenessConstraints.append(currentConstraint) }
+            currentConstraint = nil
+        case ("entity", "fetchIndex"), ("compoundIndexes", "compoundIndex"):
+            if let index = currentIndex { current?.fetchIndexes.append(FetchIndexDescription(name: index.name, properties: index.properties)) }
+            currentIndex = nil
+        case ("model", "configuration"):
+            currentConfiguration = nil
         default:
             break
         }
@@ -176,7 +225,7 @@ private final class ContentsParser: NSObject, XMLParserDelegate {
         let typeName = a["attributeType"] ?? "Undefined"
         guard let type = AttributeType(xcodeName: typeName) else {
             fail(path, "the attribute type '\(typeName)' is not supported; Remodel stores "
-                 + AttributeType.allCases.map(\.xcodeName).joined(separator: ", "))
+                 + AttributeType.storableCases.map(\.xcodeName).joined(separator: ", "))
             return nil
         }
         var attribute = AttributeDescription(name: name, type: type)
@@ -185,8 +234,9 @@ private final class ContentsParser: NSObject, XMLParserDelegate {
         attribute.renamingIdentifier = a["elementID"]
         attribute.versionHashModifier = a["versionHashModifier"]
         attribute.allowsExternalBinaryDataStorage = Self.yes(a["allowsExternalBinaryDataStorage"])
-        attribute.preservesValueInHistoryOnDeletion = Self.yes(a["preserveAfterDeletion"])
         attribute.valueTransformerName = a["valueTransformerName"]
+        if Self.yes(a["derived"]) { attribute.derivationExpression = a["derivationExpression"] ?? "" }
+        attribute.preservesValueInHistoryOnDeletion = Self.yes(a["preserveAfterDeletion"])
         if type == .date, let interval = a["defaultDateTimeInterval"].flatMap(Double.init) {
             attribute.defaultValue = .date(Date(timeIntervalSinceReferenceDate: interval))
         } else if let text = a["defaultValueString"] {
@@ -201,18 +251,22 @@ private final class ContentsParser: NSObject, XMLParserDelegate {
         switch type {
         case .int16, .int32, .int64:
             if let i = Int64(text) { return .integer(i) }
+            // Xcode keeps the text when a Double becomes an Integer ("0.0"), and a Boolean's
+            // YES/NO when a Boolean does: integral doubles and YES/NO are integers.
+            if let d = Double(text), d.rounded() == d, let i = Int64(exactly: d) { return .integer(i) }
+            if text == "YES" || text == "NO" { return .integer(text == "YES" ? 1 : 0) }
         case .double, .float:
             if let d = Double(text) { return .double(d) }
         case .decimal:
             if let d = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) { return .decimal(d) }
         case .boolean:
             if text == "YES" || text == "NO" { return .bool(text == "YES") }
-            if let i = Int64(text), i == 0 || i == 1 { return .bool(i == 1) }
+            if let d = Double(text), d == 0 || d == 1 { return .bool(d == 1) }
         case .string, .uri, .uuid:
             return .string(text)
         case .date:
             if let d = Double(text) { return .date(Date(timeIntervalSinceReferenceDate: d)) }
-        case .binary, .transformable:
+        case .binary, .transformable, .undefined, .objectID, .composite:
             break
         }
         fail(path, "'\(text)' is not a valid \(type.xcodeName) value")

@@ -65,9 +65,9 @@ public struct StoreValidator {
                     rowCheck("\(columns.key) IS NULL") { _ in "'\(relationship.name)' is required but has no destination" }
                     continue
                 }
-                // As on save: an optional to-many may be empty; otherwise it holds between
-                // its minimum (at least one when required) and its maximum.
-                let minimum = max(relationship.minCount, relationship.isOptional ? 0 : 1)
+                // As on save: an optional to-many may be empty, and so may a required one
+                // without a minimum; otherwise it holds between its minimum and its maximum.
+                let minimum = relationship.minCount
                 let maximum = relationship.maxCount
                 guard minimum > 0 || maximum > 0, let count = countExpression(entity, relationship) else { continue }
                 var conditions: [String] = []
