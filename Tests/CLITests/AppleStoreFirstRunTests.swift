@@ -71,6 +71,21 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: scratch.store)) == before)
     }
 
+    /// A compiled model from an app's build products is a model source, and what its
+    /// versions carry that Remodel does not honour is printed as warnings.
+    @Test func compiledModelsAreCheckedWithTheirWarnings() throws {
+        try SharedFixtures.require()
+        let scratch = try Scratch()
+        let momd = SharedFixtures.root.appendingPathComponent("realworld/alemar11+CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel.momd").path
+        let check = try cli.run("check", "--models", momd, "--mappings", scratch.empty)
+        #expect(check.status == 0, "\(check.stderr)")
+        let lines = check.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.contains("warning: SampleModel2: entities.Car.uniquenessConstraints: (numberPlate) carried, not enforced: Remodel neither refuses nor merges duplicates, so a migration that makes duplicates keeps them"))
+        #expect(lines.contains("warning: SampleModel2: entities.Car.fetchIndexes.byMakerAndNumberPlate: skipped: stores Remodel writes have no index on (maker, numberPlate); an index speeds up Core Data's fetches and holds no data"))
+        let warnings = lines.filter { $0.hasPrefix("warning: ") }.count
+        #expect(lines.last == "3 model versions (SampleModel, SampleModel2, SampleModel3), 0 mapping files: no problems (\(warnings) warnings above)")
+    }
+
     @Test func policiesTheToolDoesNotHave() throws {
         try SharedFixtures.require()
         let check = try cli.run("check", "--models", SharedFixtures.bookModels, "--mappings", "mappings/book-authors")

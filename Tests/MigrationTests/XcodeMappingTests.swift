@@ -117,16 +117,19 @@ struct XcodeMappingTests {
     }
 
     /// CoreDataPlus: V1 → V2 inferred, V2 → V3 through its mapping model, with a Swift
-    /// stand-in for its Maker policy; what the project's own tests assert.
-    @Test func coreDataPlusMigratesToVersionThree() throws {
+    /// stand-in for its Maker policy; what the project's own tests assert. From the sources
+    /// (`.xcdatamodeld` and `.xcmappingmodel`) and from the build products (`.momd` and
+    /// `.cdm`, the mapping found beside the compiled model).
+    @Test(arguments: [("SampleModel.xcdatamodeld", "MappingModels"), ("Fixtures/SampleModel.momd", nil)])
+    func coreDataPlusMigratesToVersionThree(modelsPath: String, mappingsPath: String?) throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("SampleModel.sqlite")
         try FileManager.default.copyItem(atPath: Self.coreDataPlus.appendingPathComponent("Fixtures/SampleModel_V1.sqlite").path, toPath: path)
         var policies = PolicyRegistry()
         policies.register("V2to3MakerPolicy") { MakerPolicy() }
-        let models = Self.coreDataPlus.appendingPathComponent("SampleModel.xcdatamodeld")
+        let models = Self.coreDataPlus.appendingPathComponent(modelsPath)
         let reports = try StoreMigrator.migrateStore(at: URL(fileURLWithPath: path), models: models,
-                                                     mappings: Self.coreDataPlus.appendingPathComponent("MappingModels"),
+                                                     mappings: mappingsPath.map { Self.coreDataPlus.appendingPathComponent($0) },
                                                      to: "SampleModel3", policies: policies)
         #expect(reports.map(\.destination) == ["SampleModel2", "SampleModel3"])
         let model = try #require(try Self.versions(models).first { $0.version == "SampleModel3" })

@@ -58,7 +58,7 @@ import Testing
 
         let missing = #expect(throws: ModelErrors.self) { try ObjectModel.loadVersions(at: URL(fileURLWithPath: "/nonexistent/models")) }
         #expect(missing?.description
-            == "/nonexistent/models: no such file or folder; give a *.model.json file, a folder of them, or an .xcdatamodeld folder")
+            == "/nonexistent/models: no such file or folder; give a *.model.json file, a folder of them, an .xcdatamodeld folder or a compiled .momd")
 
         let broken = try Folder(["a.model.json": #"{"version": "Model1", "entities": {"Book": {"atributes": {}}}}"#])
         let invalid = #expect(throws: ModelErrors.self) { try ObjectModel.loadVersions(at: broken.url) }

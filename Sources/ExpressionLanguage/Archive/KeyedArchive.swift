@@ -234,9 +234,7 @@ public struct ArchivedValue: Sendable {
                 }
             }
             if hierarchy.contains("NSData"), let data = try data(forKey: "NS.data") { return .data(data) }
-            if hierarchy.contains("NSDecimalNumber") || hierarchy.contains("NSDecimal") {
-                throw ArchiveError("\(path): an archived NSDecimalNumber, which Remodel cannot read yet; write the value as a string or a double")
-            }
+            if hierarchy.contains("NSDecimalNumber") { return .decimal(try decimalValue()) }
             if hierarchy.contains("NSDictionary") {
                 var dictionary: [String: Value] = [:]
                 for (key, value) in try entries() { dictionary[key] = try value.foundationValue(depth: depth + 1) }
@@ -257,6 +255,30 @@ public struct ArchivedValue: Sendable {
             }
             throw ArchiveError("\(path): an archived \(className ?? "object") where a plain value was expected")
         }
+    }
+
+    /// An archived `NSDecimalNumber`: `NS.mantissa`, 8 16-bit words, least significant
+    /// first, in the byte order `NS.bo` names (2 big-endian, else little-endian), of which
+    /// `NS.length` count; `NS.exponent` and `NS.negative` (the coder of Foundation's
+    /// `NSDecimalNumber`).
+    private func decimalValue() throws(ArchiveError) -> Decimal {
+        guard let bytes = try data(forKey: "NS.mantissa"), bytes.count == 16 else {
+            throw ArchiveError("\(path): an archived NSDecimalNumber without its 16-byte NS.mantissa")
+        }
+        let length = Int(try integer(forKey: "NS.length") ?? 0)
+        let exponent = try integer(forKey: "NS.exponent") ?? 0
+        guard (0...8).contains(length), (-128...127).contains(exponent) else {
+            throw ArchiveError("\(path): an archived NSDecimalNumber with length \(length) and exponent \(exponent), out of range")
+        }
+        let bigEndian = try integer(forKey: "NS.bo") == 2
+        let bytesArray = Array(bytes)
+        var significand = Decimal(0)
+        for i in stride(from: length - 1, through: 0, by: -1) {
+            let (a, b) = (UInt16(bytesArray[2 * i]), UInt16(bytesArray[2 * i + 1]))
+            significand = significand * 65536 + Decimal(bigEndian ? a << 8 | b : b << 8 | a)
+        }
+        let negative = try bool(forKey: "NS.negative") ?? false
+        return Decimal(sign: negative ? .minus : .plus, exponent: Int(exponent), significand: significand)
     }
 
     /// What the value is, for messages: `an archived NSFunctionExpression`, `the string 'x'`.

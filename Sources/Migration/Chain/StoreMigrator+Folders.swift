@@ -31,14 +31,18 @@ extension StoreMigrator {
     public static func defaultMappingsFolder(forModels models: URL) -> URL {
         var isDirectory: ObjCBool = false
         let exists = FileManager.default.fileExists(atPath: models.path, isDirectory: &isDirectory)
-        let isModelBundle = ["xcdatamodeld", "xcdatamodel"].contains(models.pathExtension)
+        let isModelBundle = ["xcdatamodeld", "xcdatamodel", "momd"].contains(models.pathExtension)
         return exists && isDirectory.boolValue && !isModelBundle ? models : models.deletingLastPathComponent()
     }
 
     /// The version a run goes to when none is named: for an `.xcdatamodeld` folder, its
-    /// current version (`.xccurrentversion`, the one an app built from it loads); `nil`
-    /// (the newest version) for anything else, or when the folder names no current version.
+    /// current version (`.xccurrentversion`, the one an app built from it loads); for a
+    /// compiled `.momd`, the one its `VersionInfo.plist` names; `nil` (the newest version)
+    /// for anything else, or when the folder names no current version.
     public static func currentVersion(ofModelsAt models: URL) -> String? {
+        if models.pathExtension == "momd" {
+            return (try? CompiledModelReader.versionInfo(ofModelAt: models))??.currentVersion
+        }
         guard models.pathExtension == "xcdatamodeld",
             let data = FileManager.default.contents(atPath: models.appendingPathComponent(".xccurrentversion").path),
             let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any],

@@ -19,6 +19,10 @@ public struct AttributeDescription: Hashable, Sendable {
     public var maxValue: Value? = nil
     public var allowsExternalBinaryDataStorage: Bool = false
     public var valueTransformerName: String? = nil
+    /// Validation predicates on the value beyond ``minValue`` and ``maxValue``, as format
+    /// strings on `SELF` (Xcode's regular expression for a string becomes
+    /// `SELF MATCHES "…"`; a compiled model may hold any predicate). Carried, not enforced.
+    public var validationPredicates: [String] = []
     public var userInfo: [String: Value] = [:]
     /// For a derived attribute (Xcode's "Derived", `derivationExpression`): the expression
     /// Core Data computes its value from. Remodel stores and migrates the value like any

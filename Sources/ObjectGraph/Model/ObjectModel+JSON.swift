@@ -56,6 +56,7 @@ extension ObjectModel {
                 if a.allowsExternalBinaryDataStorage { o["allowsExternalBinaryDataStorage"] = .bool(true) }
                 if let t = a.valueTransformerName { o["valueTransformerName"] = .string(t) }
                 if let d = a.derivationExpression { o["derivationExpression"] = .string(d) }
+                if !a.validationPredicates.isEmpty { o["validationPredicates"] = .array(a.validationPredicates.map(JSON.string)) }
                 if a.preservesValueInHistoryOnDeletion { o["preservesValueInHistoryOnDeletion"] = .bool(true) }
                 if !a.userInfo.isEmpty { o["userInfo"] = Value.dictionary(a.userInfo).json }
                 attributes[a.name] = o.count == 1 ? .string(a.type.rawValue) : .object(o)
@@ -285,7 +286,7 @@ private struct ModelJSONReader {
         guard let o = object(json, path, allowed: ["type", "optional", "transient", "default", "min", "max",
                                                     "renamingIdentifier", "versionHashModifier",
                                                     "allowsExternalBinaryDataStorage", "valueTransformerName",
-                                                    "derivationExpression", "preservesValueInHistoryOnDeletion",
+                                                    "derivationExpression", "preservesValueInHistoryOnDeletion", "validationPredicates",
                                                     "userInfo", "comment"])
         else { return nil }
         guard let typeName = string(o["type"], path + ".type") else {
@@ -304,6 +305,7 @@ private struct ModelJSONReader {
         a.allowsExternalBinaryDataStorage = bool(o["allowsExternalBinaryDataStorage"], path + ".allowsExternalBinaryDataStorage", default: false)
         a.valueTransformerName = string(o["valueTransformerName"], path + ".valueTransformerName")
         a.derivationExpression = string(o["derivationExpression"], path + ".derivationExpression")
+        if let predicates = o["validationPredicates"] { a.validationPredicates = strings(predicates, path + ".validationPredicates") ?? [] }
         a.preservesValueInHistoryOnDeletion = bool(o["preservesValueInHistoryOnDeletion"], path + ".preservesValueInHistoryOnDeletion", default: false)
         a.userInfo = userInfo(o["userInfo"], path + ".userInfo")
         return a

@@ -135,6 +135,9 @@ extension ObjectModel {
                 if let expression = attribute.derivationExpression {
                     warn(apath + ".derivationExpression", "derived from '\(expression)': Remodel stores and migrates the value like any attribute's, and does not recompute it when objects change")
                 }
+                for predicate in attribute.validationPredicates {
+                    warn(apath + ".validationPredicates", "'\(predicate)' carried, not enforced: Remodel saves values that fail it, where Core Data refuses to save them")
+                }
                 if attribute.preservesValueInHistoryOnDeletion {
                     warn(apath + ".preservesValueInHistoryOnDeletion", "carried: Remodel writes no persistent history, so no tombstone keeps this value when it deletes an object")
                 }

@@ -8,6 +8,8 @@ extension ObjectModel {
     /// - a `*.json` model file: its one version;
     /// - an `.xcdatamodeld` folder: its versions (``XcodeModelImporter/importVersions(at:)``);
     /// - an `.xcdatamodel` folder (or its `contents` file): its one version;
+    /// - a compiled `.momd` folder: its `.mom` versions (``CompiledModelReader/importVersions(at:)``);
+    /// - a compiled `.mom` file: its one version;
     /// - any other folder: its `*.model.json` files, ordered by a `versions.json` manifest
     ///   (`["Model1", "Model2"]`) when there is one, else in the order of ``versionPrecedes(_:_:)``
     ///   (`Model`, `Model 2`, … `Model 10`).
@@ -17,11 +19,13 @@ extension ObjectModel {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
             throw ModelErrors([ModelError(file: url.path, path: "", message:
-                "no such file or folder; give a *.model.json file, a folder of them, or an .xcdatamodeld folder")])
+                "no such file or folder; give a *.model.json file, a folder of them, an .xcdatamodeld folder or a compiled .momd")])
         }
         let ext = url.pathExtension
         if ext == "xcdatamodeld" { return try XcodeModelImporter.importVersions(at: url).versions }
         if ext == "xcdatamodel" || url.lastPathComponent == "contents" { return [try XcodeModelImporter.importModel(at: url)] }
+        if ext == "momd" { return try CompiledModelReader.importVersions(at: url).versions }
+        if ext == "mom" { return [try CompiledModelReader.importModel(at: url)] }
         if !isDirectory.boolValue { return [try load(contentsOf: url)] }
         return try loadFolder(url)
     }
@@ -82,7 +86,7 @@ extension ObjectModel {
         }
         let files = names.filter { $0.hasSuffix(".model.json") }
         guard !files.isEmpty else {
-            let xcode = names.filter { $0.hasSuffix(".xcdatamodeld") }.sorted()
+            let xcode = names.filter { $0.hasSuffix(".xcdatamodeld") || $0.hasSuffix(".momd") }.sorted()
             let hint = xcode.isEmpty ? "" : " (it holds \(xcode.joined(separator: ", ")): give that folder instead)"
             throw ModelErrors([ModelError(file: url.path, path: "", message: "no *.model.json files in this folder\(hint)")])
         }

@@ -237,6 +237,9 @@ private final class ContentsParser: NSObject, XMLParserDelegate {
         attribute.valueTransformerName = a["valueTransformerName"]
         if Self.yes(a["derived"]) { attribute.derivationExpression = a["derivationExpression"] ?? "" }
         attribute.preservesValueInHistoryOnDeletion = Self.yes(a["preserveAfterDeletion"])
+        if let pattern = a["regularExpressionString"], !pattern.isEmpty {
+            attribute.validationPredicates = ["SELF MATCHES \(FormatExpression(.constant(.string(pattern))))"]
+        }
         if type == .date, let interval = a["defaultDateTimeInterval"].flatMap(Double.init) {
             attribute.defaultValue = .date(Date(timeIntervalSinceReferenceDate: interval))
         } else if let text = a["defaultValueString"] {

@@ -88,7 +88,7 @@ public struct MigrateCommand: ParsableCommand {
 /// The options every subcommand that reads models shares.
 struct ModelOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
-        "The model versions: an .xcdatamodeld folder, a folder of *.model.json files, or one such file.",
+        "The model versions: an .xcdatamodeld folder, a compiled .momd, a folder of *.model.json files, or one such file.",
         valueName: "path"))
     var models: String?
 

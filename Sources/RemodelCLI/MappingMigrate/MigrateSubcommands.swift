@@ -33,7 +33,11 @@ struct CheckCommand: ParsableCommand {
                 throw MigrateFailure.badInput("\(errors.count) problem\(errors.count == 1 ? "" : "s") in the mapping files:\n"
                     + errors.map { $0.rendered() }.joined(separator: "\n") + hint)
             }
-            print("\(migrator.models.count) model versions (\(migrator.models.map(\.version).joined(separator: ", "))), \(migrator.mappings.count) mapping files: no problems")
+            // What the models carry and Remodel does not honour (docs/model-format.md).
+            let warnings = migrator.models.flatMap { $0.warnings(file: $0.version) }
+            for warning in warnings { print("warning: \(warning)") }
+            let noted = warnings.isEmpty ? "" : " (\(warnings.count) warning\(warnings.count == 1 ? "" : "s") above)"
+            print("\(migrator.models.count) model versions (\(migrator.models.map(\.version).joined(separator: ", "))), \(migrator.mappings.count) mapping files: no problems\(noted)")
         }
     }
 }
