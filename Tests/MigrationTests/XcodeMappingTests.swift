@@ -181,6 +181,143 @@ struct XcodeMappingTests {
     }
 }
 
+/// AltStore's 15 and Moody's 4 mapping models: no stores come with them; what their
+/// projects ask is that they import and check against their models, with stand-ins for
+/// their Swift policies and the functions those policies give expressions.
+@Suite(.enabled(if: SharedFixtures.isAvailable, SharedFixtures.missingMessage))
+struct RealWorldMappingModelTests {
+    /// A stand-in whose functions answer nil: enough to check, not to run.
+    final class StandIn: EntityMigrationPolicy {}
+
+    static func registry(policies: [String], functions: [String] = []) -> PolicyRegistry {
+        var registry = PolicyRegistry()
+        for name in policies { registry.register(name) { StandIn() } }
+        for selector in functions { registry.registerFunction(selector, for: StandIn.self) { _, _ in .null } }
+        return registry
+    }
+
+    @Test func altStoresMappingModelsCheck() throws {
+        let model = XcodeMappingTests.realworld.appendingPathComponent("altstoreio+AltStore/AltStoreCore/Model")
+        let models = try ObjectModel.loadVersions(at: model.appendingPathComponent("AltStore.xcdatamodeld"))
+        #expect(models.count == 17)
+        let mappings = try MappingModel.loadAll(in: model.appendingPathComponent("Migrations"), models: models)
+        // One file per step, from AltStore → AltStore 2 to AltStore 16 → AltStore 17; the
+        // step AltStore 7 → AltStore 8 has none (it is inferred).
+        let steps = mappings.map { "\($0.sourceModel) → \($0.destinationModel)" }
+        let expected = (1...16).filter { $0 != 7 }.map { "\($0 == 1 ? "AltStore" : "AltStore \($0)") → AltStore \($0 + 1)" }
+        #expect(Set(steps) == Set(expected))
+        #expect(steps.count == 15)
+
+        var migrator = StoreMigrator(models: models, mappings: mappings)
+        let missing = migrator.check().map(\.message)
+        #expect(missing.filter { $0.contains("no policy named") }.count == 5, "\(missing)")
+        #expect(missing.filter { $0.contains("unknown selector") }.count == 3, "\(missing)")
+
+        migrator = StoreMigrator(models: models, mappings: mappings, policies: Self.registry(
+            policies: ["InstalledAppToInstalledAppMigrationPolicy", "StoreApp10ToStoreApp11Policy",
+                       "Source13To14MigrationPolicy", "StoreAppToStoreAppMigrationPolicy"],
+            functions: ["defaultIsActiveForBundleID:team:", "migrateIconURL", "migrateScreenshotURLs"]))
+        #expect(migrator.check().map { $0.rendered() } == [])
+    }
+
+    @Test func moodysMappingModelsCheck() throws {
+        let folder = XcodeMappingTests.realworld.appendingPathComponent("objcio+core-data/Migrations/Migrations")
+        let models = try ObjectModel.loadVersions(at: folder.appendingPathComponent("Moody.xcdatamodeld"))
+        #expect(models.map(\.version) == ["Moody", "Moody 2", "Moody 3", "Moody 4", "Moody 5", "Moody 6"])
+        let mappings = try MappingModel.loadAll(in: folder, models: models)
+        #expect(mappings.map { "\($0.sourceModel) → \($0.destinationModel)" }.sorted()
+                == ["Moody 2 → Moody 3", "Moody 3 → Moody 4", "Moody 4 → Moody 5", "Moody 5 → Moody 6"])
+        // A relationship's key path with a collection operator, as Xcode stores it.
+        let continent = mappings.first { $0.sourceModel == "Moody 2" }?.entityMappings.first { $0.name == "ContinentToContinent" }
+        let moods = continent?.relationshipMappings.first { $0.name == "moods" }
+        #expect(moods?.valueExpression
+                == #"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "MoodToMood", $source.countries.@distinctUnionOfSets.moods)"#)
+        #expect(StoreMigrator(models: models, mappings: mappings).check().map(\.message)
+                == ["no policy named 'Migrations.Country5ToCountry6Policy' is registered; register a Swift stand-in for it: `policies.register(\"Country5ToCountry6Policy\") { MyPolicy() }` (docs/engine.md, \"Custom policies\")"])
+        let migrator = StoreMigrator(models: models, mappings: mappings, policies: Self.registry(policies: ["Country5ToCountry6Policy"]))
+        #expect(migrator.check().map { $0.rendered() } == [])
+    }
+
+    /// Moody 2 → 6 through its four mapping models: 2 → 3 gives each continent the moods
+    /// of its countries (`@distinctUnionOfSets`), 4 → 5 removes continents, keeping their
+    /// code on the countries, and 5 → 6 brings them back through the country policy (here
+    /// a stand-in that does what objc.io's does).
+    @Test func moodyRunsFromVersionTwoToSix() throws {
+        let folder = XcodeMappingTests.realworld.appendingPathComponent("objcio+core-data/Migrations/Migrations")
+        let models = try ObjectModel.loadVersions(at: folder.appendingPathComponent("Moody.xcdatamodeld"))
+        let directory = try TemporaryDirectory()
+        let path = directory.path("Moody.sqlite")
+        let date = #"{"$date": "2015-09-01T12:00:00Z"}"#
+        _ = try seededStore(at: path, model: models[1], seed: """
+            {"Continent": [{"$id": "eu", "numericISO3166Code": 150, "updatedAt": \(date)},
+                           {"$id": "as", "numericISO3166Code": 142, "updatedAt": \(date)}],
+             "Country": [{"$id": "de", "numericISO3166Code": 276, "updatedAt": \(date), "continent": {"$ref": "eu"}},
+                         {"$id": "fr", "numericISO3166Code": 250, "updatedAt": \(date), "continent": {"$ref": "eu"}},
+                         {"$id": "jp", "numericISO3166Code": 392, "updatedAt": \(date), "continent": {"$ref": "as"}}],
+             "Mood": [{"rating": 1, "date": \(date), "country": {"$ref": "de"}},
+                      {"rating": 2, "date": \(date), "country": {"$ref": "de"}},
+                      {"rating": 3, "date": \(date), "country": {"$ref": "fr"}},
+                      {"rating": 4, "date": \(date), "country": {"$ref": "jp"}},
+                      {"rating": 5, "date": \(date)}]}
+            """)
+        var policies = PolicyRegistry()
+        policies.register("Country5ToCountry6Policy") { ContinentFromCodePolicy() }
+        let migrator = StoreMigrator(models: models, mappings: try MappingModel.loadAll(in: folder, models: models), policies: policies)
+        // Version 3: each continent has its countries' moods.
+        let three = directory.path("Moody3.sqlite")
+        try FileManager.default.copyItem(atPath: path, toPath: three)
+        _ = try migrator.migrate(storeAt: three, to: "Moody 3")
+        let atThree = ObjectContext(store: try Store.open(at: three, model: models[2], mode: .readOnly))
+        var moodsOfContinents: [Int64: Set<Int64>] = [:]
+        for continent in try atThree.fetch(FetchRequest(entityName: "Continent")) {
+            let moods = try continent.value(forKey: "moods").collectionElements ?? []
+            moodsOfContinents[continent["numericISO3166Code"].integerValue ?? 0] = Set(moods.compactMap { $0.managedObject?["rating"].integerValue })
+        }
+        #expect(moodsOfContinents == [150: [1, 2, 3], 142: [4]])
+
+        let reports = try migrator.migrate(storeAt: path)
+        #expect(reports.map(\.destination) == ["Moody 3", "Moody 4", "Moody 5", "Moody 6"])
+
+        let context = ObjectContext(store: try Store.open(at: path, model: models[5], mode: .readOnly))
+        var byCountry: [Int64: Set<Int64>] = [:]
+        for mood in try context.fetch(FetchRequest(entityName: "Mood")) {
+            let country = mood["country"].managedObject?["numericISO3166Code"].integerValue ?? 0
+            byCountry[country, default: []].insert(mood["rating"].integerValue ?? -1)
+        }
+        #expect(byCountry == [276: [1, 2], 250: [3], 392: [4], 0: [5]])
+        var continents: [Int64: Set<Int64>] = [:]
+        for country in try context.fetch(FetchRequest(entityName: "Country")) {
+            let continent = try #require(country["continent"].managedObject, "\(country.objectID) has no continent")
+            continents[continent["numericISO3166Code"].integerValue ?? 0, default: []].insert(country["numericISO3166Code"].integerValue ?? 0)
+        }
+        #expect(continents == [150: [276, 250], 142: [392]])
+        #expect(try context.count(FetchRequest(entityName: "Continent")) == 2)
+        #expect(try StoreValidator(store: context.store).failures().isEmpty)
+    }
+}
+
+/// A stand-in for Moody's `Country5ToCountry6Policy`: each country's `isoContinent` code
+/// becomes one Continent per code, linked as the country's `continent`.
+final class ContinentFromCodePolicy: EntityMigrationPolicy {
+    func createDestinationInstances(forSource source: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
+        let country = try defaultCreateDestinationInstances(forSource: source, in: mapping, manager: manager)[0]
+        guard case .integer(let code) = try source.value(forKey: "isoContinent") else { return }
+        var known: [String: Value] = [:]
+        if case .dictionary(let d)? = manager.userInfo["continents"] { known = d }
+        let continent: Value
+        if let existing = known["\(code)"] {
+            continent = existing
+        } else {
+            let created = try manager.destinationContext.insert("Continent")
+            try created.setValue(.integer(code), forKey: "numericISO3166Code")
+            continent = .object(ObjectReference(created))
+            known["\(code)"] = continent
+            manager.userInfo["continents"] = .dictionary(known)
+        }
+        try country.setValue(continent, forKey: "continent")
+    }
+}
+
 /// A stand-in for CoreDataPlus's `V2to3MakerPolicy`: each car's `maker` name becomes one
 /// Maker per distinct name, linked as the car's `createdBy`.
 final class MakerPolicy: EntityMigrationPolicy {
