@@ -187,7 +187,7 @@ struct MappingCompiler {
                 continue
             }
             guard let compiled = compile(text, place, compiler, variables: Self.variables, sourceEntity: sourceEntity,
-                                         destinationEntity: destinationEntity, relationship: nil)
+                                         destinationEntity: destinationEntity, relationship: nil, stageOneOf: index)
             else { continue }
             if let attribute, let kind = StaticKind.of(compiled.expression, source: source, sourceEntity: sourceEntity),
                 let problem = kind.misfit(attribute)
@@ -347,9 +347,11 @@ struct MappingCompiler {
 
     /// Parses, checks and compiles one expression, reporting every problem of it by
     /// column; nil when it has any.
+    /// - Parameter stageOneOf: for an expression that runs while the entity mapping at
+    ///   this index creates its instances (an attribute mapping), the index.
     private mutating func compile(_ text: String, _ place: String, _ compiler: ExpressionCompiler, variables: [String],
                                   sourceEntity: EntityDescription?, destinationEntity: EntityDescription?,
-                                  relationship: RelationshipDescription?) -> CompiledExpression? {
+                                  relationship: RelationshipDescription?, stageOneOf: Int? = nil) -> CompiledExpression? {
         if text.allSatisfy(\.isWhitespace) {
             fail(place, "the expression is empty; write null to map nothing")
             return nil
@@ -364,7 +366,7 @@ struct MappingCompiler {
         var found = variableProblems(parsed, text, allowed: variables)
         found += selectorProblems(parsed, text)
         found += keyPathProblems(parsed, text, sourceEntity: sourceEntity, destinationEntity: destinationEntity)
-        found += mappingNameProblems(parsed, text, relationship: relationship)
+        found += mappingNameProblems(parsed, text, relationship: relationship, stageOneOf: stageOneOf)
         var compiled: CompiledExpression?
         do {
             compiled = try compiler.compile(parsed, source: text)
@@ -492,9 +494,12 @@ struct MappingCompiler {
         return node
     }
 
-    /// Constant entity mapping names given to the manager's lookups must exist, and a
-    /// relationship must be filled from a mapping that makes instances of its destination.
-    private func mappingNameProblems(_ expression: FormatExpression, _ text: String, relationship: RelationshipDescription?) -> [ExpressionError] {
+    /// Constant entity mapping names given to the manager's lookups must exist; a
+    /// relationship must be filled from a mapping that makes instances of its destination;
+    /// and an expression of stage 1 (an attribute mapping, evaluated as its entity mapping
+    /// creates instances) can only look up the mappings before its own, which have made theirs.
+    private func mappingNameProblems(_ expression: FormatExpression, _ text: String, relationship: RelationshipDescription?,
+                                     stageOneOf current: Int?) -> [ExpressionError] {
         var found: [ExpressionError] = []
         let names = mapping.entityMappings.map(\.name)
         ExpressionWalk.visit(expression) { e in
@@ -505,6 +510,14 @@ struct MappingCompiler {
             guard let named = mapping.entityMapping(named: name) else {
                 let hint = Suggestion.closest(to: name, among: names).map { "; did you mean '\($0)'?" } ?? "; the file has \(names.joined(separator: ", "))"
                 found.append(ExpressionError(.host, "no entity mapping is named '\(name)'\(hint)", source: text, range: first.range))
+                return
+            }
+            if let current, let looked = mapping.entityMappings.firstIndex(where: { $0.name == name }), looked >= current {
+                let own = mapping.entityMappings[current].name
+                let when = looked == current ? "is still making its instances" : "runs after '\(own)' (entityMappings[\(looked)])"
+                let files = mapping.file?.contains(" + ") == true ? "; in a step of several files, the files run in the order mapping-order.json gives (docs/mapping-migrate.md)" : ""
+                found.append(ExpressionError(.host, "'\(name)' \(when), so this lookup would find nothing: attribute mappings run as their entity mapping creates its instances, one entity mapping after another; move '\(name)' before '\(own)', or look the objects up in a relationship mapping, which runs once every instance exists\(files)",
+                                             source: text, range: first.range))
                 return
             }
             guard s == Self.lookupSelectors[0], let relationship, let made = named.destinationEntity,
