@@ -135,9 +135,17 @@ extension MappingModel {
     public static func combined(_ parts: [MappingModel]) -> MappingModel {
         guard var result = parts.first else { preconditionFailure("combined(_:) needs at least one mapping") }
         guard parts.count > 1 else { return result }
+        func located(_ part: MappingModel) -> [EntityMapping] {
+            part.entityMappings.enumerated().map { index, mapping in
+                var mapping = mapping
+                if let file = part.file { mapping.origin = EntityMapping.Origin(file: file, index: index) }
+                return mapping
+            }
+        }
+        result.entityMappings = located(result)
         result.file = parts.compactMap(\.file).joined(separator: " + ")
         for part in parts.dropFirst() {
-            for entityMapping in part.entityMappings {
+            for entityMapping in located(part) {
                 if let i = result.entityMappings.firstIndex(where: { $0.name == entityMapping.name }) {
                     result.notes.append("\(entityMapping.name) of \(part.file ?? "a later mapping") replaces the entity mapping of that name before it")
                     result.entityMappings[i] = entityMapping

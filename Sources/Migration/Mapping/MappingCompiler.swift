@@ -78,13 +78,20 @@ struct MappingCompiler {
         self.policies = policies
     }
 
+    /// The file problems are reported in: the entity mapping's own one in a step of
+    /// several files (``EntityMapping/origin``), else the mapping's.
+    private var file: String?
+
     private mutating func fail(_ path: String, _ message: String) {
-        errors.append(MappingError(file: mapping.file, path: path, message: message))
+        errors.append(MappingError(file: file ?? mapping.file, path: path, message: message))
     }
 
     private mutating func fail(_ path: String, _ error: ExpressionError) {
-        errors.append(MappingError(file: mapping.file, path: path, expressionError: error))
+        errors.append(MappingError(file: file ?? mapping.file, path: path, expressionError: error))
     }
+
+    /// The index an entity mapping's problems name: its place in its own file.
+    private func shownIndex(_ index: Int) -> Int { mapping.entityMappings[index].origin?.index ?? index }
 
     mutating func prepare() -> PreparedMapping {
         if mapping.sourceModel == destination.version, mapping.destinationModel == source.version, source.version != destination.version {
@@ -100,9 +107,11 @@ struct MappingCompiler {
         var prepared: [PreparedEntityMapping] = []
         for (index, entityMapping) in mapping.entityMappings.enumerated() {
             let start = errors.count
+            file = entityMapping.origin?.file
             if let p = prepare(entityMapping, index) { prepared.append(p) }
-            inFileOrder(since: start, base: MappingPath.entityMapping(index, entityMapping.name),
+            inFileOrder(since: start, base: MappingPath.entityMapping(shownIndex(index), entityMapping.name),
                         entityMapping.keyOrder, canonical: MappingModel.entityMappingKeys)
+            file = nil
         }
         inFileOrder(since: 0, base: "", mapping.keyOrder, canonical: MappingModel.fileKeys)
         return PreparedMapping(mapping: mapping, entityMappings: prepared)
@@ -138,7 +147,7 @@ struct MappingCompiler {
     }
 
     private mutating func prepare(_ original: EntityMapping, _ index: Int) -> PreparedEntityMapping? {
-        let path = MappingPath.entityMapping(index, original.name)
+        let path = MappingPath.entityMapping(shownIndex(index), original.name)
         let errorsBefore = errors.count
         let sourceEntity = entity(original.sourceEntity, in: source, "\(path) .sourceEntity", "source")
         let fetches = original.type == .copy || original.type == .transform || original.type == .custom
@@ -164,7 +173,7 @@ struct MappingCompiler {
         func isRequiredWithoutDefault(_ a: AttributeDescription) -> Bool { !a.isOptional && !a.isTransient && a.defaultValue == nil }
 
         for property in mapping.attributeMappings {
-            let place = MappingPath.property(index, mapping.name, "attributeMappings", property.name)
+            let place = MappingPath.property(shownIndex(index), mapping.name, "attributeMappings", property.name)
             var attribute: AttributeDescription?
             if let destinationEntity {
                 attribute = destinationAttributes.first { $0.name == property.name }
@@ -210,7 +219,7 @@ struct MappingCompiler {
             }
         }
         for property in mapping.relationshipMappings {
-            let place = MappingPath.property(index, mapping.name, "relationshipMappings", property.name)
+            let place = MappingPath.property(shownIndex(index), mapping.name, "relationshipMappings", property.name)
             var relationship: RelationshipDescription?
             if let destinationEntity {
                 relationship = destinationRelationships.first { $0.name == property.name }
@@ -514,8 +523,10 @@ struct MappingCompiler {
             }
             if let current, let looked = mapping.entityMappings.firstIndex(where: { $0.name == name }), looked >= current {
                 let own = mapping.entityMappings[current].name
-                let when = looked == current ? "is still making its instances" : "runs after '\(own)' (entityMappings[\(looked)])"
-                let files = mapping.file?.contains(" + ") == true ? "; in a step of several files, the files run in the order mapping-order.json gives (docs/mapping-migrate.md)" : ""
+                let origin = mapping.entityMappings[looked].origin
+                let place = origin.map { "entityMappings[\($0.index)] of \($0.file)" } ?? "entityMappings[\(looked)]"
+                let when = looked == current ? "is still making its instances" : "runs after '\(own)' (\(place))"
+                let files = origin == nil ? "" : "; in a step of several files, the files run in the order mapping-order.json gives (docs/mapping-migrate.md)"
                 found.append(ExpressionError(.host, "'\(name)' \(when), so this lookup would find nothing: attribute mappings run as their entity mapping creates its instances, one entity mapping after another; move '\(name)' before '\(own)', or look the objects up in a relationship mapping, which runs once every instance exists\(files)",
                                              source: text, range: first.range))
                 return

@@ -68,6 +68,15 @@ public struct EntityMapping: Hashable, Sendable {
     public var userInfo: [String: Value]
     /// The order of the mapping's keys in its file, for reporting problems in file order.
     var keyOrder = FileKeyOrder()
+    /// For an entity mapping of a step made of several files (``MappingModel/combined(_:)``):
+    /// its own file and its place there, which problems with it name.
+    public internal(set) var origin: Origin?
+
+    /// Where an entity mapping was written: its file, and its index in that file's `entityMappings`.
+    public struct Origin: Hashable, Sendable {
+        public var file: String
+        public var index: Int
+    }
 
     public init(
         name: String, type: MappingType, sourceEntity: String? = nil, destinationEntity: String? = nil,
