@@ -86,6 +86,37 @@ import Testing
         #expect(warnings.contains { $0.hasPrefix("SampleModel2.mom: entities.Car.uniquenessConstraints: (numberPlate) carried, not enforced") })
     }
 
+    /// Every fixture `.mom`, truncated at 200 lengths and with each of 300 bytes spread over
+    /// the file changed (deterministically, so a failure repeats): each read gives a model
+    /// or a ModelErrors, never a crash.
+    @Test func damagedCompiledModelsAreErrors() throws {
+        try SharedFixtures.require()
+        var outcomes = (read: 0, refused: 0)
+        func attempt(_ data: Data) {
+            do {
+                let model = try CompiledModelReader.parse(data, version: "V", file: "V.mom")
+                _ = model.appleVersionHashes
+                outcomes.read += 1
+            } catch {
+                outcomes.refused += 1
+            }
+        }
+        for momd in AppleVersionHashTests.fixtureFiles(endingWith: ".momd") {
+            for name in try FileManager.default.contentsOfDirectory(atPath: momd.path) where name.hasSuffix(".mom") {
+                let data = try Data(contentsOf: momd.appendingPathComponent(name))
+                for length in stride(from: 0, to: data.count, by: max(1, data.count / 200)) { attempt(data.prefix(length)) }
+                for i in 0..<300 {
+                    var damaged = data
+                    let position = (i * 7919) % data.count
+                    damaged[position] = damaged[position] &+ UInt8(1 + (i * 37) % 255)
+                    attempt(damaged)
+                }
+            }
+        }
+        #expect(outcomes.refused > 1000)
+        #expect(outcomes.read > 0)
+    }
+
     // MARK: Archives the fixtures do not have, built here
 
     /// A keyed archive of one model with one entity, `Item`, whose properties are
