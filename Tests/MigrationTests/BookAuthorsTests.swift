@@ -106,12 +106,38 @@ struct BookAuthorsTests {
     }
 
     @Test func bookMigrationRunsFromTheRepositoryRoot() throws {
-        let executable = try #require(Self.executable, "book-migration was not built; run `swift build --product book-migration`")
         let directory = try TemporaryDirectory()
         let path = try Self.copyOfFixture(in: directory)
+        let text = try Self.bookMigration(["run", path, "--to", "Model3"])
+        #expect(text.contains("Model1 → Model2"))
+        #expect(text.contains("Model2 → Model3"))
+        #expect(try Self.migrator().version(ofStoreAt: path).version == "Model3")
+    }
+
+    /// The article's own three Xcode mapping models, run by the tool (which registers the
+    /// policies under the article's class names too), give the store the JSON mappings give.
+    @Test func bookMigrationRunsTheArticlesXcodeMappingModels() throws {
+        let directory = try TemporaryDirectory()
+        let json = try Self.copyOfFixture(in: directory)
+        let xcode = directory.path("Xcode.sqlite")
+        try FileManager.default.copyItem(atPath: json, toPath: xcode)
+        _ = try Self.bookMigration(["run", json, "--to", "Model3", "--quiet"])
+        let text = try Self.bookMigration(["run", xcode, "--to", "Model3", "--models", SharedFixtures.bookMigration.appendingPathComponent("Model.xcdatamodeld").path,
+                                           "--mappings", SharedFixtures.bookMigration.path])
+        #expect(text.contains("\nModel1 → Model2 (Model1_to_Model2.xcmappingmodel): "), "\(text)")
+        #expect(text.contains("\nModel2 → Model3 (Model2_to_Model3_User.xcmappingmodel + Model2_to_Model3.xcmappingmodel): "), "\(text)")
+        let model = try #require(try Self.migrator().models.last)
+        let dump = try InferenceTests.dump(json, model)
+        #expect(dump.count == 14)
+        #expect(try InferenceTests.dump(xcode, model) == dump)
+    }
+
+    /// Runs the book-migration tool from the repository's root; its output.
+    static func bookMigration(_ arguments: [String]) throws -> String {
+        let executable = try #require(Self.executable, "book-migration was not built; run `swift build --product book-migration`")
         let process = Process()
         process.executableURL = executable
-        process.arguments = ["run", path, "--to", "Model3"]
+        process.arguments = arguments
         process.currentDirectoryURL = repositoryRoot
         let output = Pipe()
         process.standardOutput = output
@@ -120,9 +146,7 @@ struct BookAuthorsTests {
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, "\(text)")
-        #expect(text.contains("Model1 → Model2"))
-        #expect(text.contains("Model2 → Model3"))
-        #expect(try Self.migrator().version(ofStoreAt: path).version == "Model3")
+        return text
     }
 
     static let executable: URL? = {

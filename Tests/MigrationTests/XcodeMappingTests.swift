@@ -59,7 +59,7 @@ struct XcodeMappingTests {
         for mapping in [first, second, try load("Model2_to_Model3_User")] {
             #expect(MigrationManager.check(mapping, source: models.first { $0.version == mapping.sourceModel }!,
                                            destination: models.first { $0.version == mapping.destinationModel }!,
-                                           policies: .bookMigrationArticleNames).isEmpty)
+                                           policies: .bookMigration).isEmpty)
         }
     }
 
@@ -70,7 +70,7 @@ struct XcodeMappingTests {
         let path = try BookAuthorsTests.copyOfFixture(in: directory)
         let models = SharedFixtures.bookMigration.appendingPathComponent("Model.xcdatamodeld")
         let reports = try StoreMigrator.migrateStore(at: URL(fileURLWithPath: path), models: models, mappings: SharedFixtures.bookMigration,
-                                                     to: "Model3", policies: .bookMigrationArticleNames)
+                                                     to: "Model3", policies: .bookMigration)
         #expect(reports.map(\.destination) == ["Model2", "Model3"])
         let viaXcode = try BookAuthorsTests.context(path, "Model3")
 
@@ -110,7 +110,7 @@ struct XcodeMappingTests {
         }
         let path = try BookAuthorsTests.copyOfFixture(in: directory)
         try StoreMigrator.migrateStore(at: URL(fileURLWithPath: path), models: SharedFixtures.bookMigration.appendingPathComponent("Model.xcdatamodeld"),
-                                       mappings: folder, to: "Model3", policies: .bookMigrationArticleNames)
+                                       mappings: folder, to: "Model3", policies: .bookMigration)
         let context = try BookAuthorsTests.context(path, "Model3")
         #expect(try context.count(FetchRequest(entityName: "Author", predicate: "name == 'Franz Kafka'")) == 1)
         #expect(try context.count(FetchRequest(entityName: "File")) == 4)

@@ -143,7 +143,8 @@ extension MappingModel {
             }
         }
         result.entityMappings = located(result)
-        result.file = parts.compactMap(\.file).joined(separator: " + ")
+        result.parts = parts.flatMap(\.files)
+        result.file = result.files.joined(separator: " + ")
         for part in parts.dropFirst() {
             for entityMapping in located(part) {
                 if let i = result.entityMappings.firstIndex(where: { $0.name == entityMapping.name }) {

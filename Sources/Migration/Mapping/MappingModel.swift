@@ -17,6 +17,11 @@ public struct MappingModel: Hashable, Sendable {
     public var entityMappings: [EntityMapping]
     /// The file the mapping was read from, for messages (`A + B` for a step mapped by several).
     public var file: String?
+    /// The files the mapping was read from, in the order they run: one, or for a step
+    /// mapped by several, each (``combined(_:)``); empty for a mapping built in code.
+    public var files: [String] { parts ?? file.map { [$0] } ?? [] }
+    /// The files of a combined mapping.
+    var parts: [String]?
     /// What reading the mapping decided that a user should hear of: an entity mapping of
     /// one file replacing another's (``combined(_:)``).
     public var notes: [String] = []

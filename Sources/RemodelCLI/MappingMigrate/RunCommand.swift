@@ -205,7 +205,8 @@ struct RunCommand: ParsableCommand {
     }
 
     private func printReport(_ step: StoreMigrator.Step, _ report: MigrationReport, entities: [StoreMigrator.EntitySummary]?) {
-        let source = step.isInferred ? "inferred" : (step.mapping.file.map { ($0 as NSString).lastPathComponent } ?? "mapping")
+        let files = step.mapping.files.map { ($0 as NSString).lastPathComponent }
+        let source = step.isInferred ? "inferred" : files.isEmpty ? "mapping" : files.joined(separator: " + ")
         print("\(step.source.version) → \(step.destination.version) (\(source)): \(String(format: "%.2f", report.seconds)) s")
         for mapping in report.entityMappings {
             print("  \(mapping.name): \(ProgressDisplay.grouped(mapping.sourceInstances)) read, \(ProgressDisplay.grouped(mapping.destinationInstances)) created, "

@@ -71,18 +71,13 @@ public struct BookMigrationError: Error, CustomStringConvertible {
 }
 
 extension PolicyRegistry {
-    /// The policies of the book-authors example.
+    /// The policies of the book-authors example: `BookToBookPolicy`, which its JSON mapping
+    /// names, and the same policy under the article's Objective-C class names, which its
+    /// Xcode mapping models name (`MHWUserToUserPolicy` stands in as the default policy,
+    /// which is all the JSON mapping of the same step asks of its user mapping).
     public static var bookMigration: PolicyRegistry {
         var registry = PolicyRegistry()
         registry.register("BookToBookPolicy") { BookToBookPolicy() }
-        return registry
-    }
-
-    /// The same policies under the article's Objective-C class names, as its Xcode mapping
-    /// models name them; `MHWUserToUserPolicy` stands in as the default policy, which is all
-    /// the JSON mapping of the same step asks of its user mapping.
-    public static var bookMigrationArticleNames: PolicyRegistry {
-        var registry = PolicyRegistry()
         registry.register("MHWBookToBookPolicy") { BookToBookPolicy() }
         registry.register("MHWUserToUserPolicy") { DefaultMigrationPolicy() }
         return registry

@@ -3,7 +3,8 @@
 //
 //     swift run book-migration run /tmp/Model1.sqlite --to Model3
 //
-// migrates a copy of the article's store.
+// migrates a copy of the article's store. The article's own Xcode mapping models run too: its
+// policies are registered under the article's class names as well.
 import BookMigrationPolicies
 import Migration
 import RemodelCLI
