@@ -45,7 +45,7 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: scratch.store)) == before)
         // inspect needs no mapping files.
         let inspect = try cli.run("inspect", scratch.store, "--models", SharedFixtures.bookModels)
-        #expect(inspect.stdout == "\(scratch.store): model version Model1\n  Book: 4\n  User: 3\n", "\(inspect.stderr)")
+        #expect(inspect.stdout == "\(scratch.store): model version Model1 (by its version hashes)\n  Book: 4\n  User: 3\n", "\(inspect.stderr)")
     }
 
     @Test func inferredStepsSayWhatTheyDoNotCarryOver() throws {
@@ -84,6 +84,25 @@ import Testing
         #expect(lines.contains("warning: SampleModel2: entities.Car.fetchIndexes.byMakerAndNumberPlate: skipped: stores Remodel writes have no index on (maker, numberPlate); an index speeds up Core Data's fetches and holds no data"))
         let warnings = lines.filter { $0.hasPrefix("warning: ") }.count
         #expect(lines.last == "3 model versions (SampleModel, SampleModel2, SampleModel3), 0 mapping files: no problems (\(warnings) warnings above)")
+    }
+
+    /// A model that is not quite the one the app shipped (one attribute required that was
+    /// optional): the hashes say so entity by entity, the schema decides, and inspect says
+    /// Core Data would not open the store with it.
+    @Test func aStoreWhoseHashesMatchNoVersion() throws {
+        try SharedFixtures.require()
+        let scratch = try Scratch()
+        var model = try String(contentsOfFile: "mappings/book-authors/Model1.model.json", encoding: .utf8)
+        model = model.replacingOccurrences(of: #""title": "string""#, with: #""title": {"type": "string", "optional": false}"#)
+        let file = scratch.url.appendingPathComponent("Model1.model.json").path
+        try model.write(toFile: file, atomically: true, encoding: .utf8)
+        let inspect = try cli.run("inspect", scratch.store, "--models", file, "--hashes")
+        #expect(inspect.status == 0, "\(inspect.stderr)")
+        let lines = inspect.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first == "\(scratch.store): model version Model1 (by its tables and columns: its version hashes are not Model1's, so Core Data would not open it with Model1 without a migration)")
+        #expect(lines.contains("  note: the store's version hashes match no version (closest: Model1, where Book differ); identified by its tables and columns, which only Model1 has"))
+        #expect(lines.contains { $0.hasPrefix("    Book  4008f8b64ae3c074  ") && $0.hasSuffix("  differs") })
+        #expect(lines.contains("    User  fa27e5eecb39eedc  fa27e5eecb39eedc  same"))
     }
 
     @Test func policiesTheToolDoesNotHave() throws {

@@ -53,7 +53,7 @@ import Testing
         #expect(migrated.stdout.contains("  ProductToProduct: 4 read, 4 created, 0 relationships set\n"))
         #expect(FileManager.default.fileExists(atPath: store + ".Products1.bak"))
         let inspect = try run("inspect", store, "--models", "mappings/product-price")
-        #expect(inspect.stdout == "\(store): model version Products2\n  Product: 4\n")
+        #expect(inspect.stdout == "\(store): model version Products2 (by its version hashes)\n  Product: 4\n")
         let again = try run("run", store, "--models", "mappings/product-price")
         #expect(again.status == 0)
         #expect(again.stdout == "\(store) is already at Products2; nothing to do\n")
@@ -117,5 +117,9 @@ import Testing
             }
         }
         #expect(try dump(folder.appendingPathComponent("\(version).sqlite").path) == dump(fresh))
+        // The fixture carries what Core Data writes for its version.
+        let metadata = try Store.metadata(at: folder.appendingPathComponent("\(version).sqlite").path)
+        #expect(metadata.versionHashes == model.appleVersionHashes)
+        #expect(metadata.versionHashesDigest == model.appleStoreDigest)
     }
 }

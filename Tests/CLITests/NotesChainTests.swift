@@ -129,7 +129,7 @@ import Testing
     @Test func theFixtureIsAtNotes1() throws {
         #expect(try Self.dump(Self.fixture, version: "Notes1") == Self.notes1)
         let inspect = try cli.run("inspect", Self.fixture, "--models", Self.xcode)
-        #expect(inspect.stdout == "\(Self.fixture): model version Notes1\n  Folder: 3\n  Note: 6\n")
+        #expect(inspect.stdout == "\(Self.fixture): model version Notes1 (by its version hashes)\n  Folder: 3\n  Note: 6\n")
     }
 
     @Test func checkAndPlan() throws {
@@ -160,7 +160,7 @@ import Testing
             #expect(try Self.dump(scratch.store, version: to) == Self.expected[to]!, "\(to)")
             #expect(try Self.dump(scratch.store + ".\(from).bak", version: from) == Self.expected[from]!, "\(from).bak")
             let inspect = try cli.run("inspect", scratch.store, "--models", models)
-            #expect(inspect.stdout == "\(scratch.store): model version \(to)\n" + counts[to]!)
+            #expect(inspect.stdout == "\(scratch.store): model version \(to) (by its version hashes)\n" + counts[to]!)
         }
         #expect(scratch.files == ["Notes.sqlite", "Notes.sqlite.Notes1.bak", "Notes.sqlite.Notes2.bak", "Notes.sqlite.Notes3.bak"])
     }

@@ -154,8 +154,8 @@ import Testing
         // A store that matches none of the versions given: what each one lacks.
         let model2 = SharedFixtures.bookMigration.appendingPathComponent("Model.xcdatamodeld/Model2.xcdatamodel").path
         #expect(run(session, ":open \(store) --models \(model2)").diagnostics == """
-            error: cannot open \(store): the store matches none of the model versions Model2:
-              Model2: no table ZAUTHOR; no join table Z_1BOOKS; no join table Z_2USERS
+            error: cannot open \(store): the store matches none of the model versions Model2 by its version hashes or by its tables and columns:
+              Model2: Book, User differ; Author only in the model; schema: no table ZAUTHOR; no join table Z_1BOOKS; no join table Z_2USERS
             (name the version with --from VERSION to open it as one of them anyway)
 
             """)

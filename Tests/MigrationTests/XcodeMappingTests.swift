@@ -150,6 +150,21 @@ struct XcodeMappingTests {
         #expect(try StoreValidator(store: context.store).failures().isEmpty)
     }
 
+    /// A compiled mapping model is used only with the versions it was compiled from, as
+    /// Core Data checks by the entity version hashes it records.
+    @Test func aCompiledMappingModelOfOtherVersionsIsRefused() throws {
+        var models = try Self.versions(Self.coreDataPlus.appendingPathComponent("SampleModel.xcdatamodeld"))
+        let cdm = Self.coreDataPlus.appendingPathComponent("Fixtures/V2toV3.cdm")
+        #expect(try MappingModel.load(compiledMappingModelAt: cdm, models: models).destinationModel == "SampleModel3")
+        let car = try #require(models[2].entities.firstIndex { $0.name == "Car" })
+        // Sub-entities inherit the change: their hashes differ too.
+        models[2].entities[car].attributes[0].isOptional.toggle()
+        let error = #expect(throws: MappingErrors.self) { try MappingModel.load(compiledMappingModelAt: cdm, models: models) }
+        #expect(error?.errors.map(\.message) == [
+            "the compiled mapping model was compiled from other versions of the models: its entity version hashes are not those of SampleModel2 → SampleModel3: Car of SampleModel3 differs; LuxuryCar of SampleModel3 differs; SportCar of SampleModel3 differs; Core Data would not use it either: compile it again from these models, or give the models it was compiled from",
+        ])
+    }
+
     /// Without a stand-in for the policy, the mapping fails its check, naming the class.
     @Test func aMissingPolicyNamesTheClass() throws {
         let models = try Self.versions(Self.coreDataPlus.appendingPathComponent("SampleModel.xcdatamodeld"))

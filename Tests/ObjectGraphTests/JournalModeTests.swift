@@ -114,7 +114,7 @@ import Testing
         let modified = try FileManager.default.attributesOfItem(atPath: folder.path)[.modificationDate] as? Date
         do {
             #expect(try StoreMatcher.identify(storeAt: folder.path, among: [Self.model]).version == "Journal1")
-            #expect(try Store.metadata(at: folder.path).versionHashes == Self.model.entityVersionHashes)
+            #expect(try Store.metadata(at: folder.path).versionHashes == Self.model.appleVersionHashes)
             let store = try Store.open(at: folder.path, model: Self.model, mode: mode)
             #expect(try Self.readAll(store) == Self.expected)
             if mode == .readOnly {

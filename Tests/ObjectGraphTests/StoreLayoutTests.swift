@@ -57,10 +57,27 @@ import Testing
         guard place == "disk" else { return }
         let metadata = try Store.metadata(at: path)
         #expect(metadata == store.metadata)
-        #expect(metadata.versionHashes == Self.model.entityVersionHashes)
+        #expect(metadata.versionHashes == Self.model.appleVersionHashes)
+        #expect(metadata.versionHashesDigest == Self.model.appleStoreDigest)
+        #expect(metadata.versionChecksum == Self.model.appleVersionChecksum)
         let reopened = try Store.open(at: path, model: Self.model, mode: .readOnly)
         #expect(reopened.metadata.uuid == store.metadata.uuid)
         #expect(try StoreMatcher.identify(storeAt: path, among: [Self.model]).version == "Library1")
+    }
+
+    /// Stores written by earlier Remodel versions carry Remodel's own hashes: still told.
+    @Test func storesWithEarlierRemodelHashes() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("earlier-\(UUID()).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let store = try Store.create(at: path, model: Self.model)
+        var metadata = store.metadata
+        metadata.versionHashes = Self.model.entityVersionHashes
+        metadata.versionHashesDigest = nil
+        try store.setMetadata(metadata)
+        let found = try StoreMatcher.identification(storeAt: path, among: [Self.model])
+        #expect(found.model.version == "Library1")
+        #expect(found.method == .remodelHashes)
+        #expect(try Store.metadata(at: path) == metadata)
     }
 
     @Test func createRefusesAnExistingFile() throws {
@@ -97,6 +114,9 @@ import Testing
         let other = try ObjectModel(json: JSON.parse(#"{"version": "Other", "entities": {"Thing": {"attributes": {"x": "string"}}}}"#))
         let error = #expect(throws: StoreError.self) { try StoreMatcher.identify(storeAt: path, among: [other]) }
         #expect(error?.kind == .unknownVersion)
-        #expect(error?.message == "the store matches none of the model versions Other:\n  Other: no table ZTHING")
+        #expect(error?.message == """
+            the store matches none of the model versions Other by its version hashes or by its tables and columns:
+              Other: Author, Book, Item, Magazine, Shelf only in the store; Thing only in the model; schema: no table ZTHING
+            """)
     }
 }

@@ -54,9 +54,15 @@ public struct StoreMigrator {
         }
     }
 
-    /// The model version of the store at `path`: by the version hashes of stores written
-    /// here, by schema for stores written by Apple's Core Data.
+    /// The model version of the store at `path`, told as Core Data tells it: by the entity
+    /// version hashes in its metadata; by schema when they match no version
+    /// (``StoreMatcher``).
     public func version(ofStoreAt path: String) throws(MigrationError) -> ObjectModel {
+        try identification(ofStoreAt: path).model
+    }
+
+    /// The model version of the store at `path`, and how it was told.
+    public func identification(ofStoreAt path: String) throws(MigrationError) -> StoreIdentification {
         guard FileManager.default.fileExists(atPath: path) else {
             throw MigrationError(.sourceStore, "no such store: \(path)")
         }
@@ -64,7 +70,7 @@ public struct StoreMigrator {
         // before the store can be read, as any read-write open does.
         StoreFiles.rollBackHotJournal(path)
         do {
-            return try StoreMatcher.identify(storeAt: path, among: models)
+            return try StoreMatcher.identification(storeAt: path, among: models)
         } catch {
             throw MigrationError(.sourceStore, error.description)
         }

@@ -121,6 +121,9 @@ public final class MigrationManager: KeyValueCoding {
             // it around every read of stage 2 (fcntl and fstat calls each time).
             try destination.database.execute("PRAGMA locking_mode = EXCLUSIVE")
             try run(source: source, destination: destination)
+            // What Core Data writes for the new version, and what the source store kept:
+            // its UUID and its other entries (an app's own keys).
+            try destination.setMetadata(StoreMetadata(model: destinationModel, carrying: source.metadata))
             try destination.database.execute("PRAGMA journal_mode = DELETE")
             try destination.database.execute("PRAGMA synchronous = FULL")
         } catch {

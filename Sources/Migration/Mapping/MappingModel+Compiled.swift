@@ -6,9 +6,10 @@ extension MappingModel {
     /// Reads a compiled mapping model (`.cdm`, a keyed archive of `NSMappingModel`, as
     /// Xcode builds an `.xcmappingmodel`) against the model versions it maps.
     ///
-    /// A `.cdm` does not name its versions; the step is the one pair of consecutive
-    /// versions that has every entity it maps (the entity version hashes it carries are
-    /// kept for checking against the models).
+    /// A `.cdm` does not name its versions; the step is the pair of consecutive versions
+    /// that has every entity it maps and, as Core Data requires, the entity version hashes
+    /// it records: a `.cdm` compiled from other versions of the models is an error that
+    /// says which entities differ.
     public static func load(compiledMappingModelAt url: URL, models: [ObjectModel]) throws(MappingErrors) -> MappingModel {
         let file = url.relativePath
         guard let data = FileManager.default.contents(atPath: url.path) else {
@@ -43,6 +44,8 @@ extension XcodeMapping {
                 entity.sourceExpression = try FormatExpression(archived: expression)
             }
             entity.userInfo = try Self.userInfo(value)
+            entity.sourceHash = try value.data(forKey: "NSSourceEntityVersionHash")
+            entity.destinationHash = try value.data(forKey: "NSDestinationEntityVersionHash")
             entity.attributes = try Self.properties(value, "NSAttributeMappings")
             entity.relationships = try Self.properties(value, "NSRelationshipMappings")
             entities.append(entity)

@@ -49,6 +49,10 @@ struct XcodeMapping {
         var attributes: [Property] = []
         var relationships: [Property] = []
         var userInfo: [String: Value] = [:]
+        /// The entity version hashes a compiled mapping model records for its source and
+        /// destination entity (nil for an added or removed entity, and in `.xcmappingmodel`s).
+        var sourceHash: Data?
+        var destinationHash: Data?
     }
 
     struct Property {
@@ -168,8 +172,21 @@ struct XcodeMapping {
             return (source, destination)
         }
         let sourceNames = Set(entities.compactMap(\.sourceEntity)), destinationNames = Set(entities.compactMap(\.destinationEntity))
-        let fits = zip(models, models.dropFirst()).filter { pair in
+        var fits = zip(models, models.dropFirst()).filter { pair in
             sourceNames.allSatisfy { pair.0.entity(named: $0) != nil } && destinationNames.allSatisfy { pair.1.entity(named: $0) != nil }
+        }
+        // A compiled mapping model records its entities' version hashes: as Core Data, use
+        // it only for the versions it was compiled from.
+        if entities.contains(where: { $0.sourceHash != nil || $0.destinationHash != nil }), !fits.isEmpty {
+            let byHashes = fits.filter { hashDifferences($0.0, $0.1).isEmpty }
+            guard !byHashes.isEmpty else {
+                let report = fits.map { "\($0.0.version) → \($0.1.version): \(hashDifferences($0.0, $0.1).joined(separator: "; "))" }
+                throw MappingErrors([MappingError(file: file, path: "", message:
+                    "the compiled mapping model was compiled from other versions of the models: its entity version hashes are not those of "
+                    + report.joined(separator: ", nor of ")
+                    + "; Core Data would not use it either: compile it again from these models, or give the models it was compiled from")])
+            }
+            fits = byHashes
         }
         guard fits.count == 1 else {
             let which = fits.isEmpty ? "no pair of consecutive versions has all its entities"
@@ -178,6 +195,22 @@ struct XcodeMapping {
                 "the mapping model does not say which versions it maps, and \(which) (the versions are \(all))")])
         }
         return fits[0]
+    }
+
+    /// Where the entity version hashes the mapping records differ from `source`'s and
+    /// `destination`'s, one line per entity mapping.
+    private func hashDifferences(_ source: ObjectModel, _ destination: ObjectModel) -> [String] {
+        let sourceHashes = source.storeVersionHashes, destinationHashes = destination.storeVersionHashes
+        var differences: [String] = []
+        for entity in entities {
+            if let name = entity.sourceEntity, let hash = entity.sourceHash, sourceHashes[name] != hash {
+                differences.append("\(name) of \(source.version) differs")
+            }
+            if let name = entity.destinationEntity, let hash = entity.destinationHash, destinationHashes[name] != hash {
+                differences.append("\(name) of \(destination.version) differs")
+            }
+        }
+        return differences
     }
 
     /// `FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "<entity>", "<predicate>"), $manager.sourceContext, NO)`.

@@ -58,7 +58,9 @@ public enum CompiledModelReader {
             }
         }
         if !errors.isEmpty { throw ModelErrors(errors) }
-        return (versions, try versionInfo(ofModelAt: url))
+        let info = try versionInfo(ofModelAt: url)
+        for i in versions.indices { versions[i].declaredVersionHashes = info?.versionHashes[versions[i].version] }
+        return (versions, info)
     }
 
     /// The `VersionInfo.plist` of the `.momd` at `url`; nil when it has none.
@@ -90,6 +92,9 @@ public enum CompiledModelReader {
             }
             for (name, value) in try root.required("NSEntities").entries().sorted(by: { $0.key < $1.key }) {
                 if let entity = try reader.entity(name, value) { model.entities.append(entity) }
+            }
+            if let identifiers = try root.value(forKey: "NSVersionIdentifiers") {
+                model.versionIdentifiers = try identifiers.elements().compactMap(\.stringValue).sorted()
             }
             if let configurations = try root.value(forKey: "NSConfigurations") {
                 var result: [String: [String]] = [:]

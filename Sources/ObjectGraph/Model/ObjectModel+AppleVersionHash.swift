@@ -139,16 +139,43 @@ extension ObjectModel {
     /// Core Data's version hash of every entity, abstract ones included: what Apple's Core
     /// Data writes as a store's `NSStoreModelVersionHashes` for this model, and Xcode as the
     /// version's entry of `NSManagedObjectModel_VersionHashes` in `VersionInfo.plist`.
-    ///
-    /// Not yet used to identify or write stores: Remodel writes and matches its own
-    /// ``entityVersionHashes``.
+    /// Computed from the model; ``storeVersionHashes`` is what stores are written with and
+    /// matched against.
     public var appleVersionHashes: [String: Data] {
         Dictionary(uniqueKeysWithValues: entities.map { ($0.name, appleVersionHash(of: $0)) })
     }
 
+    /// The entity hashes stores of this model carry and are identified by, as Core Data
+    /// uses them: those a compiled model declares (``declaredVersionHashes``) where it
+    /// declares them, else ``appleVersionHashes``.
+    public var storeVersionHashes: [String: Data] {
+        guard let declared = declaredVersionHashes else { return appleVersionHashes }
+        var hashes = appleVersionHashes
+        for (name, hash) in declared where hashes[name] != nil { hashes[name] = hash }
+        return hashes
+    }
+
+    /// A hash in lower-case hexadecimal, for messages.
+    static func hex(_ data: Data) -> String { data.map { String(format: "%02x", $0) }.joined() }
+
+    /// Where the hashes a compiled model declares differ from those Remodel computes:
+    /// one line per entity; empty when they agree (or nothing is declared).
+    public var declaredVersionHashDifferences: [String] {
+        guard let declared = declaredVersionHashes else { return [] }
+        let computed = appleVersionHashes
+        return Set(declared.keys).union(computed.keys).sorted().compactMap { name in
+            switch (declared[name], computed[name]) {
+            case let (d?, c?) where d == c: nil
+            case let (d?, c?): "\(name): VersionInfo.plist gives \(Self.hex(d)), Remodel computes \(Self.hex(c)); the given one is used"
+            case (_?, nil): "\(name): in VersionInfo.plist, not in the model"
+            default: "\(name): in the model, not in VersionInfo.plist; the computed hash is used"
+            }
+        }
+    }
+
     /// The store metadata's `NSStoreModelVersionHashesDigest` for this model (written by
-    /// Core Data since about iOS 8): ``appleStoreDigest(of:)`` of ``appleVersionHashes``.
-    public var appleStoreDigest: String { Self.appleStoreDigest(of: appleVersionHashes) }
+    /// Core Data since about iOS 8): ``appleStoreDigest(of:)`` of ``storeVersionHashes``.
+    public var appleStoreDigest: String { Self.appleStoreDigest(of: storeVersionHashes) }
 
     /// `NSStoreModelVersionHashesDigest` of a store's entity hashes: the base64 of SHA-512
     /// over `str(name) ‖ hash` for each entity, in name order.
@@ -163,8 +190,8 @@ extension ObjectModel {
 
     /// Core Data's `NSManagedObjectModel.versionChecksum` of this model (the version's
     /// entry of `NSManagedObjectModel_VersionChecksums` in a compiled model's
-    /// `VersionInfo.plist`): ``appleVersionChecksum(of:)`` of ``appleVersionHashes``.
-    public var appleVersionChecksum: String { Self.appleVersionChecksum(of: appleVersionHashes) }
+    /// `VersionInfo.plist`): ``appleVersionChecksum(of:)`` of ``storeVersionHashes``.
+    public var appleVersionChecksum: String { Self.appleVersionChecksum(of: storeVersionHashes) }
 
     /// `versionChecksum` of a model's entity hashes: the base64 of SHA-256 over the
     /// hashes in entity-name order (the names themselves are not in the input).

@@ -95,7 +95,9 @@ extension ObjectModel {
             if !entity.userInfo.isEmpty { e["userInfo"] = Value.dictionary(entity.userInfo).json }
             entitiesJSON[entity.name] = .object(e)
         }
-        var root: OrderedDictionary<String, JSON> = ["version": .string(version), "entities": .object(entitiesJSON)]
+        var root: OrderedDictionary<String, JSON> = ["version": .string(version)]
+        if !versionIdentifiers.isEmpty { root["versionIdentifiers"] = .array(versionIdentifiers.map(JSON.string)) }
+        root["entities"] = .object(entitiesJSON)
         if !configurations.isEmpty {
             root["configurations"] = .object(OrderedDictionary(uniqueKeysWithValues: configurations.sorted { $0.key < $1.key }
                 .map { ($0.key, JSON.array($0.value.map(JSON.string))) }))
@@ -189,7 +191,7 @@ private struct ModelJSONReader {
     }
 
     mutating func model(_ json: JSON) -> ObjectModel? {
-        guard let root = object(json, "", allowed: ["version", "entities", "configurations", "$schema", "comment"]) else { return nil }
+        guard let root = object(json, "", allowed: ["version", "versionIdentifiers", "entities", "configurations", "$schema", "comment"]) else { return nil }
         guard let version = string(root["version"], "version") else {
             if root["version"] == nil { fail("version", "missing: a model names its version, such as \"Model1\"") }
             return nil
@@ -204,6 +206,7 @@ private struct ModelJSONReader {
             if let entity = entity(name, body, "entities.\(name)") { entities.append(entity) }
         }
         var model = ObjectModel(version: version, entities: entities)
+        if let identifiers = root["versionIdentifiers"] { model.versionIdentifiers = strings(identifiers, "versionIdentifiers") ?? [] }
         if let configurations = root["configurations"],
             let o = object(configurations, "configurations", allowed: configurations.objectValue.map { Array($0.keys) } ?? []) {
             let names = Set(entities.map(\.name))

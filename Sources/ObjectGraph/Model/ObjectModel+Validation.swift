@@ -155,6 +155,9 @@ extension ObjectModel {
                 warn("\(path).fetchedProperties.\(fetched.name)", "a fetched property (\(fetched.entity)\(predicate)) is not stored: Remodel carries it and does not evaluate it")
             }
         }
+        for difference in declaredVersionHashDifferences {
+            warn("versionHashes", difference)
+        }
         for (name, members) in configurations.sorted(by: { $0.key < $1.key }) {
             warn("configurations.\(name)", "carried (\(members.joined(separator: ", "))): Remodel creates and migrates a store with every entity of the model, not with one configuration's")
         }

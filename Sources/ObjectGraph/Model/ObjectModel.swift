@@ -1,4 +1,5 @@
 import ExpressionLanguage
+import Foundation
 
 /// One version of an object model: its entities, with inheritance resolved.
 ///
@@ -25,6 +26,16 @@ public struct ObjectModel: Hashable, Sendable {
             }
         }
     }
+
+    /// Core Data's version identifiers (`NSManagedObjectModel.versionIdentifiers`; Xcode's
+    /// "Identifier", `userDefinedModelVersionIdentifier`): free text Core Data writes into
+    /// a store's `NSStoreModelVersionIdentifiers` and does not compare.
+    public var versionIdentifiers: [String] = []
+    /// The entity version hashes a compiled model's `VersionInfo.plist` gives for this
+    /// version; nil for a model read from its source. Used as given where Core Data would
+    /// use them (``storeVersionHashes``); ``warnings(file:)`` reports a disagreement with
+    /// the computed ones.
+    public var declaredVersionHashes: [String: Data]? = nil
 
     public init(version: String, entities: [EntityDescription]) {
         self.version = version

@@ -97,6 +97,7 @@ public enum XcodeModelImporter {
         }
         if !delegate.errors.isEmpty { throw ModelErrors(delegate.errors) }
         model.configurations = delegate.configurations
+        model.versionIdentifiers = delegate.versionIdentifiers
         return model
     }
 }
@@ -107,6 +108,7 @@ private final class ContentsParser: NSObject, XMLParserDelegate {
     var configurations: [String: [String]] = [:]
     var errors: [ModelError] = []
     var sawModel = false
+    var versionIdentifiers: [String] = []
 
     private enum Owner { case entity, attribute, relationship, other }
     private var stack: [String] = []
@@ -135,6 +137,8 @@ private final class ContentsParser: NSObject, XMLParserDelegate {
         switch (parent, name) {
         case (nil, "model"):
             sawModel = true
+            // Core Data's versionIdentifiers: the one identifier, when the attribute is there.
+            versionIdentifiers = a["userDefinedModelVersionIdentifier"].map { [$0] } ?? []
         case ("model", "entity"):
             var entity = EntityDescription(name: a["name"] ?? "")
             entity.parent = a["parentEntity"]

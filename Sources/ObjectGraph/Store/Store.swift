@@ -72,6 +72,18 @@ public final class Store {
         }
     }
 
+    /// Replaces the store's metadata (`Z_METADATA`): what a migration does once the new
+    /// store is complete, to carry the source store's UUID and other entries.
+    public func setMetadata(_ metadata: StoreMetadata) throws(StoreError) {
+        try Self.storeErrors(path: path, otherwise: .metadata) {
+            let update = try database.prepare("UPDATE Z_METADATA SET Z_UUID = ?, Z_PLIST = ?")
+            try update.bind(metadata.uuid, at: 1)
+            try update.bind(try metadata.propertyList(), at: 2)
+            try update.run()
+        }
+        self.metadata = metadata
+    }
+
     /// The metadata of the store at `path`, read without opening it for writing.
     public static func metadata(at path: String) throws(StoreError) -> StoreMetadata {
         try storeErrors(path: path, otherwise: .cannotOpen) {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The tables and columns a SQLite file actually has, read from `sqlite_master`.
 public struct StoreSchema: Sendable, Hashable {
     /// Table name → column names, upper-cased as Core Data writes them.
@@ -23,24 +25,47 @@ public struct StoreSchema: Sendable, Hashable {
     }
 }
 
-/// Identifies which model version a store was written with.
-///
-/// Stores written by Remodel carry their version and hashes in their metadata. Stores
-/// written by Apple's Core Data carry Apple's hashes, which cannot be recomputed, so they
-/// are matched by schema: the version whose tables and columns the file has.
+/// How a store's version was told (``StoreMatcher/identification(storeAt:among:)``).
+public struct StoreIdentification: Sendable {
+    public enum Method: String, Sendable {
+        /// By the entity version hashes in the store's metadata, as Core Data tells it.
+        case versionHashes
+        /// By the hashes an earlier Remodel wrote (its own, not Apple's).
+        case remodelHashes
+        /// By the store's tables and columns: its hashes match no version.
+        case schema
+    }
+
+    /// The version.
+    public let model: ObjectModel
+    public let method: Method
+    /// What else to know: versions with the same hashes, or why the schema decided.
+    public let notes: [String]
+}
+
+/// Identifies which model version a store was written with, as Core Data does: by the
+/// entity version hashes in its metadata (``ObjectModel/storeVersionHashes``), compared
+/// entity by entity; then by the hashes earlier Remodel versions wrote; and only when
+/// no version's hashes match, by schema (the version whose tables and columns the file
+/// has), saying so.
 public enum StoreMatcher {
     /// The version of `models` that the store at `path` matches.
     public static func identify(storeAt path: String, among models: [ObjectModel]) throws(StoreError) -> ObjectModel {
+        try identification(storeAt: path, among: models).model
+    }
+
+    /// The version of `models` that the store at `path` matches, and how it was told.
+    public static func identification(storeAt path: String, among models: [ObjectModel]) throws(StoreError) -> StoreIdentification {
         let metadata = try Store.metadata(at: path)
-        // Our own stores: by version hashes.
-        let byHash = models.filter { $0.entityVersionHashes == metadata.versionHashes }
-        if byHash.count == 1 { return byHash[0] }
-        if byHash.count > 1 {
-            throw StoreError(.ambiguousVersion,
-                "the store matches several model versions with identical entities (\(byHash.map(\.version).joined(separator: ", "))); name the version explicitly",
-                path: path)
+        let byHashes = models.filter { $0.storeVersionHashes == metadata.versionHashes }
+        if let chosen = choose(byHashes, metadata: metadata) {
+            return StoreIdentification(model: chosen.model, method: .versionHashes, notes: chosen.notes)
         }
-        // Apple's stores: by schema.
+        // Stores written by Remodel before it wrote Apple's hashes.
+        if let chosen = choose(models.filter { $0.entityVersionHashes == metadata.versionHashes }, metadata: metadata) {
+            return StoreIdentification(model: chosen.model, method: .remodelHashes, notes: chosen.notes)
+        }
+        let differences = hashDifferences(metadata.versionHashes, models)
         let schema = try Store.storeErrors(path: path, otherwise: .cannotOpen) {
             try StoreSchema(database: Database(path: path, mode: .readOnly))
         }
@@ -50,16 +75,58 @@ public enum StoreMatcher {
         // unexplained; prefer the versions that explain the whole file.
         let exact = matching.filter { extras(schema, StoreLayout(model: $0)).isEmpty }
         let candidates = exact.isEmpty ? matching : exact
-        if candidates.count == 1 { return candidates[0] }
+        let hashNote = metadata.versionHashes.isEmpty
+            ? "the store's metadata has no version hashes"
+            : "the store's version hashes match no version (\(differences.closest))"
+        if candidates.count == 1 {
+            return StoreIdentification(model: candidates[0], method: .schema,
+                                       notes: ["\(hashNote); identified by its tables and columns, which only \(candidates[0].version) has"])
+        }
         if candidates.count > 1 {
             throw StoreError(.ambiguousVersion,
-                "the store's tables and columns fit several model versions (\(candidates.map(\.version).joined(separator: ", "))); name the version with --from",
+                "\(hashNote), and its tables and columns fit several model versions (\(candidates.map(\.version).joined(separator: ", "))); name the version with --from",
                 path: path)
         }
-        let report = results.map { "\($0.0.version): \($0.1.prefix(3).joined(separator: "; "))" }.joined(separator: "\n  ")
+        let report = results.map { version, problems in
+            "\(version.version): \(differences.byVersion[version.version] ?? "hashes differ"); schema: \(problems.prefix(3).joined(separator: "; "))"
+        }.joined(separator: "\n  ")
         throw StoreError(.unknownVersion,
-            "the store matches none of the model versions \(models.map(\.version).joined(separator: ", ")):\n  \(report)",
+            "the store matches none of the model versions \(models.map(\.version).joined(separator: ", ")) by its version hashes or by its tables and columns:\n  \(report)",
             path: path)
+    }
+
+    /// One of `candidates`, all with the store's hashes: Core Data opens the store with any
+    /// of them. Remodel's own record of the version decides between them, else the newest.
+    private static func choose(_ candidates: [ObjectModel], metadata: StoreMetadata) -> (model: ObjectModel, notes: [String])? {
+        guard let newest = candidates.last else { return nil }
+        guard candidates.count > 1 else { return (newest, []) }
+        let names = candidates.map(\.version).joined(separator: ", ")
+        if let recorded = candidates.first(where: { $0.version == metadata.remodelVersion }) {
+            return (recorded, ["the versions \(names) have the same version hashes; the store records \(recorded.version)"])
+        }
+        return (newest, ["the versions \(names) have the same version hashes, so Core Data opens the store with any of them; taken as the newest, \(newest.version)"])
+    }
+
+    /// Entity by entity, how the store's hashes differ from each version's, and the
+    /// version with the fewest differences.
+    static func hashDifferences(_ hashes: [String: Data], _ models: [ObjectModel]) -> (byVersion: [String: String], closest: String) {
+        var byVersion: [String: String] = [:]
+        var best: (count: Int, text: String)?
+        for model in models {
+            let ours = model.storeVersionHashes
+            let differ = ours.keys.filter { hashes[$0] != nil && hashes[$0] != ours[$0] }.sorted()
+            let onlyStore = hashes.keys.filter { ours[$0] == nil }.sorted()
+            let onlyModel = ours.keys.filter { hashes[$0] == nil }.sorted()
+            var parts: [String] = []
+            if !differ.isEmpty { parts.append("\(differ.joined(separator: ", ")) differ") }
+            if !onlyStore.isEmpty { parts.append("\(onlyStore.joined(separator: ", ")) only in the store") }
+            if !onlyModel.isEmpty { parts.append("\(onlyModel.joined(separator: ", ")) only in the model") }
+            let text = parts.joined(separator: "; ")
+            byVersion[model.version] = text
+            let count = differ.count + onlyStore.count + onlyModel.count
+            if best == nil || count < best!.count { best = (count, "closest: \(model.version), where \(text)") }
+        }
+        return (byVersion, best?.text ?? "no versions")
     }
 
     /// What `layout` needs that `schema` lacks, as messages.

@@ -95,14 +95,17 @@ struct InspectCommand: ParsableCommand {
             commandName: "inspect",
             abstract: "Show a store's version, entities and row counts.",
             discussion: """
-                The version is detected as `run` detects it: by the version hashes of a \
-                store written by Remodel, by the schema of one written by Apple's Core Data. \
-                Mapping files are not read.
+                The version is told as Core Data tells it, and as `run` does: by the entity \
+                version hashes in the store's metadata; only when they match no version, \
+                by the store's tables and columns, which the first line then says, with \
+                whether Core Data would open the store with that version without a \
+                migration. --hashes lists the store's hashes against the version's, entity \
+                by entity. Mapping files are not read.
 
                 Example, from the repository's root:
                   $ cd mappings/notes-chain
                   $ \(MigrateEnvironment.current.commandName) inspect Notes1.sqlite --models Notes.xcdatamodeld
-                  Notes1.sqlite: model version Notes1
+                  Notes1.sqlite: model version Notes1 (by its version hashes)
                     Folder: 3
                     Note: 6
                 """)
@@ -113,11 +116,15 @@ struct InspectCommand: ParsableCommand {
 
     @OptionGroup var models: ModelOptions
 
+    @Flag(help: "List the store's entity version hashes against the version's.")
+    var hashes = false
+
     func run() throws {
         try reporting {
             // Only the models: a mappings folder with problems does not stop an inspection.
             let migrator = StoreMigrator(models: try models.loadModels(), mappings: [])
-            let model = try badInput { () throws(MigrationError) in try migrator.version(ofStoreAt: store) }
+            let identification = try badInput { () throws(MigrationError) in try migrator.identification(ofStoreAt: store) }
+            let model = identification.model
             let opened: Store
             do {
                 opened = try Store.open(at: store, model: model, mode: .readOnly)
@@ -125,7 +132,9 @@ struct InspectCommand: ParsableCommand {
                 throw MigrateFailure.failed("\(error)")
             }
             let context = ObjectContext(store: opened)
-            print("\(store): model version \(model.version)")
+            print("\(store): model version \(model.version) (\(Self.how(identification)))")
+            for note in identification.notes { print("  note: \(note)") }
+            if hashes { for line in Self.hashLines(opened.metadata.versionHashes, model) { print("  \(line)") } }
             for entity in model.entities.sorted(by: { $0.name < $1.name }) {
                 var request = FetchRequest(entityName: entity.name)
                 request.includesSubentities = false
@@ -133,6 +142,41 @@ struct InspectCommand: ParsableCommand {
                 print("  \(entity.name): \(count)")
             }
         }
+    }
+}
+
+extension InspectCommand {
+    /// How the version was told, and whether Core Data would open the store with it.
+    static func how(_ identification: StoreIdentification) -> String {
+        let version = identification.model.version
+        switch identification.method {
+        case .versionHashes:
+            return "by its version hashes"
+        case .remodelHashes:
+            return "by the version hashes an earlier Remodel wrote, which Core Data does not know: it would not open the store with \(version) without a migration"
+        case .schema:
+            return "by its tables and columns: its version hashes are not \(version)'s, so Core Data would not open it with \(version) without a migration"
+        }
+    }
+
+    /// One line per entity: the store's hash, the version's, and whether they agree.
+    static func hashLines(_ stored: [String: Data], _ model: ObjectModel) -> [String] {
+        let ours = model.storeVersionHashes
+        let names = Set(stored.keys).union(ours.keys).sorted()
+        let width = names.map(\.count).max() ?? 0
+        func short(_ hash: Data?) -> String {
+            hash.map { $0.prefix(8).map { String(format: "%02x", $0) }.joined() } ?? "-".padding(toLength: 16, withPad: " ", startingAt: 0)
+        }
+        var lines = ["version hashes, store against \(model.version):"]
+        for name in names {
+            let verdict = switch (stored[name], ours[name]) {
+            case let (s?, o?): s == o ? "same" : "differs"
+            case (_?, nil): "only in the store"
+            default: "only in the model"
+            }
+            lines.append("  \(name.padding(toLength: width, withPad: " ", startingAt: 0))  \(short(stored[name]))  \(short(ours[name]))  \(verdict)")
+        }
+        return lines
     }
 }
 
