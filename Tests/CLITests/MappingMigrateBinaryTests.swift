@@ -97,6 +97,41 @@ import Testing
         #expect(left == ["Products.sqlite", "models"])
     }
 
+    /// A mapping file that maps no step (a misspelt version, versions that are not
+    /// consecutive) is an error in every command that plans, never skipped for an inferred
+    /// step: what it says would not happen.
+    @Test(arguments: [
+        (#""sourceModel": "Product1", "destinationModel": "Products2""#,
+         "sourceModel: no model version 'Product1'; did you mean 'Products1'? the versions are Products1, Products2"),
+        (#""sourceModel": "Products2", "destinationModel": "Products1""#,
+         "maps Products2 → Products1, which is not a step of the chain (Products1 → Products2): it goes backwards; a mapping file maps one version to the next"),
+    ])
+    func aMappingFileThatMapsNoStepIsAnError(models header: String, message: String) throws {
+        let (directory, store) = try temporaryCopy(of: "mappings/product-price/Products1.sqlite")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let models = directory.appendingPathComponent("models")
+        try FileManager.default.createDirectory(at: models, withIntermediateDirectories: true)
+        for name in ["Products1.model.json", "Products2.model.json"] {
+            try FileManager.default.copyItem(at: Self.root.appendingPathComponent("mappings/product-price/\(name)"), to: models.appendingPathComponent(name))
+        }
+        let file = models.appendingPathComponent("step.mapping.json")
+        try Data("""
+            {\(header), "entityMappings": [
+              {"name": "ProductToProduct", "sourceEntity": "Product", "destinationEntity": "Product",
+               "attributeMappings": {"price": "$source.price * 1.03"}}]}
+            """.utf8).write(to: file)
+        let before = try Data(contentsOf: URL(fileURLWithPath: store))
+        for command in ["run", "plan"] {
+            let result = try run(command, store, "--models", models.path)
+            #expect(result.status == 2, "\(command)")
+            #expect(result.stderr == "mapping-migrate: a mapping file maps no step of the chain, so it would not be used:\n  \(file.path): \(message)\n", "\(command)")
+        }
+        let check = try run("check", "--models", models.path)
+        #expect(check.status == 2)
+        #expect(check.stderr.contains("\(file.path): \(message)"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
+    }
+
     /// The examples' fixture stores are what their seed files describe.
     @Test(arguments: [("product-price", "Products1"), ("person-name", "People1"), ("notes-chain", "Notes1")])
     func fixtureStoresMatchTheirSeeds(example: String, version: String) throws {

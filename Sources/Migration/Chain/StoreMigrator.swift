@@ -87,6 +87,13 @@ public struct StoreMigrator {
     /// gets the mapping Core Data would infer (``MappingInference``); one that cannot be
     /// inferred is an error naming the entity, the property and why.
     public func plan(from: String, to: String) throws(MigrationError) -> [Step] {
+        // A mapping file no step would use is an error, never a silent skip: the run would
+        // infer its step instead, and what the file says would not happen.
+        let misplaced = placementProblems()
+        guard misplaced.isEmpty else {
+            throw MigrationError(.invalidMapping, "\(misplaced.count == 1 ? "a mapping file maps no step" : "\(misplaced.count) mapping files map no step") of the chain, so it would not be used:\n"
+                + misplaced.map { "  " + $0.description }.joined(separator: "\n"))
+        }
         let start = try index(of: from), end = try index(of: to)
         guard start <= end else {
             throw MigrationError(.invalidMapping, "cannot migrate backwards from \(from) to \(to); versions run \(models.map(\.version).joined(separator: " → "))")
@@ -141,18 +148,40 @@ public struct StoreMigrator {
                     .map { Self.inInferred($0, source.version, destination.version) }
             }
         }
-        for mapping in mappings {
-            guard let source = models.first(where: { $0.version == mapping.sourceModel }) else {
-                errors.append(MappingError(file: mapping.file, path: "sourceModel", message:
-                    "no model version '\(mapping.sourceModel)'; the versions are \(models.map(\.version).joined(separator: ", "))"))
-                continue
-            }
-            guard let destination = models.first(where: { $0.version == mapping.destinationModel }) else {
-                errors.append(MappingError(file: mapping.file, path: "destinationModel", message:
-                    "no model version '\(mapping.destinationModel)'; the versions are \(models.map(\.version).joined(separator: ", "))"))
-                continue
-            }
+        let misplaced = placementProblems()
+        errors += misplaced
+        for mapping in mappings where !misplaced.contains(where: { $0.file == mapping.file }) {
+            guard let source = models.first(where: { $0.version == mapping.sourceModel }),
+                let destination = models.first(where: { $0.version == mapping.destinationModel })
+            else { continue }
             errors += MigrationManager.check(mapping, source: source, destination: destination, policies: policies)
+        }
+        return errors
+    }
+
+    /// The mapping files no step of the chain would use: a version that does not exist,
+    /// or two versions that are not consecutive.
+    func placementProblems() -> [MappingError] {
+        let versions = models.map(\.version)
+        let list = versions.joined(separator: ", ")
+        var errors: [MappingError] = []
+        for mapping in mappings {
+            let source = versions.firstIndex(of: mapping.sourceModel), destination = versions.firstIndex(of: mapping.destinationModel)
+            if source == nil {
+                let hint = Suggestion.closest(to: mapping.sourceModel, among: versions).map { "did you mean '\($0)'? " } ?? ""
+                errors.append(MappingError(file: mapping.file, path: "sourceModel", message:
+                    "no model version '\(mapping.sourceModel)'; \(hint)the versions are \(list)"))
+            }
+            if destination == nil {
+                let hint = Suggestion.closest(to: mapping.destinationModel, among: versions).map { "did you mean '\($0)'? " } ?? ""
+                errors.append(MappingError(file: mapping.file, path: "destinationModel", message:
+                    "no model version '\(mapping.destinationModel)'; \(hint)the versions are \(list)"))
+            }
+            if let source, let destination, destination != source + 1 {
+                let why = destination <= source ? "it goes backwards" : "versions between them (\(versions[(source + 1)..<destination].joined(separator: ", "))) would be skipped"
+                errors.append(MappingError(file: mapping.file, path: "", message:
+                    "maps \(mapping.sourceModel) → \(mapping.destinationModel), which is not a step of the chain (\(versions.joined(separator: " → "))): \(why); a mapping file maps one version to the next"))
+            }
         }
         return errors
     }
