@@ -16,7 +16,9 @@ import Testing
         $0.deletingLastPathComponent().appendingPathComponent("mapping-migrate")
     }.flatMap { FileManager.default.isExecutableFile(atPath: $0.path) ? $0 : nil }
 
-    func run(_ arguments: String...) throws -> Result {
+    func run(_ arguments: String...) throws -> Result { try run(arguments) }
+
+    func run(_ arguments: [String]) throws -> Result {
         let executable = try #require(Self.executable, "mapping-migrate was not built; run `swift build --product mapping-migrate`")
         let process = Process()
         process.executableURL = executable

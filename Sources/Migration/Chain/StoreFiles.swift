@@ -138,18 +138,10 @@ enum StoreFiles {
         // Closing the last connection in rollback mode removes the WAL and the shared memory.
         unlink(path + "-shm")
         if let left = ["-wal", "-journal"].first(where: { FileManager.default.fileExists(atPath: path + $0) }) {
-            throw MigrationError(.sourceStore, "cannot fold the store's WAL into it before migrating: \(path + left) is still there. Nothing was changed")
+            throw MigrationError(.sourceStore, "\(path + left) is beside the store, but SQLite does not fold it in: it is not this store's "
+                + "\(left == "-wal" ? "WAL" : "hot journal") (it may belong to another database, or be left from a finished transaction). "
+                + "The store itself is as it was; move \(path + left) away and run again")
         }
-    }
-
-    /// Rolls back the journal beside a store in rollback-journal mode, if it is hot (a
-    /// writer stopped in the middle of a transaction): a read-only connection cannot read
-    /// the store until then. Nothing happens if the folder is not writable.
-    static func rollBackHotJournal(_ path: String) {
-        guard FileManager.default.fileExists(atPath: path + "-journal"), access(directory(of: path), W_OK | X_OK) == 0,
-            let database = try? Database(path: path, mode: .readWrite)
-        else { return }
-        _ = try? database.scalar("SELECT count(*) FROM sqlite_master")
     }
 
     /// The file a symbolic link at `path` names (relative links are relative to the link's

@@ -54,7 +54,10 @@ extension StoreMigrator {
             throw MigrationError(.destinationStore, "cannot make a folder for the dry run at \(folder.path): \(error.localizedDescription)")
         }
         defer { try? FileManager.default.removeItem(at: folder) }
-        var current = path
+        // The store is read as it is, side files folded in a copy, never changed.
+        let snapshot = try self.snapshot(ofStoreAt: path)
+        defer { snapshot.remove() }
+        var current = snapshot.path
         var results: [DryRunStep] = []
         let managers = try steps.map { step throws(MigrationError) in try manager(for: step) }
         for (index, (step, manager)) in zip(steps, managers).enumerated() {
@@ -64,7 +67,7 @@ extension StoreMigrator {
             defer { cancellation.run(nil) }
             let report = try manager.migrateStore(from: current, to: next) { progress?(step, $0) }
             // Only files of the dry run are removed, never the store itself.
-            if current != path { MigrationManager.removeStoreFiles(at: current) }
+            if current != snapshot.path { MigrationManager.removeStoreFiles(at: current) }
             current = next
             results.append(DryRunStep(step: step, report: report,
                                       entities: try Self.summarize(storeAt: next, model: step.destination, samples: samples)))

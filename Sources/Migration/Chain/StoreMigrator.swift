@@ -61,18 +61,38 @@ public struct StoreMigrator {
         try identification(ofStoreAt: path).model
     }
 
-    /// The model version of the store at `path`, and how it was told.
+    /// The model version of the store at `path`, and how it was told. The files are not
+    /// changed: a store with a WAL or a journal beside it is read from a copy with them
+    /// folded in (``StoreSnapshot``).
     public func identification(ofStoreAt path: String) throws(MigrationError) -> StoreIdentification {
+        let snapshot = try self.snapshot(ofStoreAt: path)
+        defer { snapshot.remove() }
+        return try identification(of: snapshot)
+    }
+
+    /// A snapshot of the store at `path` to read it without changing it; remove it when done.
+    public func snapshot(ofStoreAt path: String) throws(MigrationError) -> StoreSnapshot {
         guard FileManager.default.fileExists(atPath: path) else {
             throw MigrationError(.sourceStore, "no such store: \(path)")
         }
-        // A journal left by a writer that stopped mid-transaction must be rolled back
-        // before the store can be read, as any read-write open does.
-        StoreFiles.rollBackHotJournal(path)
         do {
-            return try StoreMatcher.identification(storeAt: path, among: models)
+            return try StoreSnapshot(of: path)
         } catch {
             throw MigrationError(.sourceStore, error.description)
+        }
+    }
+
+    /// The version of the store `snapshot` reads, with messages about the store itself.
+    public func identification(of snapshot: StoreSnapshot) throws(MigrationError) -> StoreIdentification {
+        do {
+            return try StoreMatcher.identification(storeAt: snapshot.path, among: models)
+        } catch {
+            var message = error.description.replacingOccurrences(of: snapshot.path, with: snapshot.store)
+            if !snapshot.foldedSideFiles.isEmpty {
+                let named = snapshot.foldedSideFiles.map { (snapshot.store as NSString).lastPathComponent + $0 }.joined(separator: " and ")
+                message += "\n(read with its \(named) folded in; if \(named) is not this store's, it may be what does not fit: move it away and try again. Nothing was changed)"
+            }
+            throw MigrationError(.sourceStore, message)
         }
     }
 

@@ -19,11 +19,15 @@ public final class OpenedStore {
     public let context: ObjectContext
     /// Whether the version was named (`--from`) rather than identified from the file.
     public let versionWasNamed: Bool
+    /// What is read: the store, or a copy with its WAL or journal folded in, so that the
+    /// store's files are never changed.
+    private let snapshot: StoreSnapshot
 
     /// The version the store was opened as.
     public var model: ObjectModel { store.model }
 
-    private init(path: String, modelsPath: String, versions: [ObjectModel], store: Store, versionWasNamed: Bool) {
+    private init(path: String, modelsPath: String, versions: [ObjectModel], store: Store, versionWasNamed: Bool, snapshot: StoreSnapshot) {
+        self.snapshot = snapshot
         self.path = path
         self.modelsPath = modelsPath
         self.versions = versions
@@ -54,6 +58,12 @@ public final class OpenedStore {
             }
             throw InputError("cannot load the models of \(models):" + (problems.count == 1 ? " " + problems[0] : "\n  " + problems.joined(separator: "\n  ")))
         }
+        let snapshot: StoreSnapshot
+        do {
+            snapshot = try StoreSnapshot(of: storePath)
+        } catch {
+            throw InputError("cannot open \(path): " + Self.describe(error, storePath: storePath, path: path))
+        }
         let model: ObjectModel
         if let version {
             guard let named = versions.first(where: { $0.version == version }) else {
@@ -62,16 +72,16 @@ public final class OpenedStore {
             model = named
         } else {
             do {
-                model = try StoreMatcher.identify(storeAt: storePath, among: versions)
+                model = try StoreMatcher.identify(storeAt: snapshot.path, among: versions)
             } catch {
-                throw InputError("cannot open \(path): " + Self.describe(error, storePath: storePath, path: path))
+                throw InputError("cannot open \(path): " + Self.describe(error, storePath: snapshot.path, path: path))
             }
         }
         do {
-            let store = try Store.open(at: storePath, model: model, mode: .readOnly)
-            return OpenedStore(path: path, modelsPath: models, versions: versions, store: store, versionWasNamed: version != nil)
+            let store = try Store.open(at: snapshot.path, model: model, mode: .readOnly)
+            return OpenedStore(path: path, modelsPath: models, versions: versions, store: store, versionWasNamed: version != nil, snapshot: snapshot)
         } catch {
-            throw InputError("cannot open \(path): " + Self.describe(error, storePath: storePath, path: path))
+            throw InputError("cannot open \(path): " + Self.describe(error, storePath: snapshot.path, path: path))
         }
     }
 
@@ -81,7 +91,7 @@ public final class OpenedStore {
         if error.kind == .unknownVersion {
             message += "\n(name the version with --from VERSION to open it as one of them anyway)"
         }
-        return message.replacingOccurrences(of: storePath + ": ", with: "")
+        return message.replacingOccurrences(of: storePath + ": ", with: "").replacingOccurrences(of: storePath, with: path)
     }
 
     /// The object `reference` names (`Book/9`, or `Book 9`), as a value.

@@ -123,13 +123,16 @@ struct InspectCommand: ParsableCommand {
         try reporting {
             // Only the models: a mappings folder with problems does not stop an inspection.
             let migrator = StoreMigrator(models: try models.loadModels(), mappings: [])
-            let identification = try badInput { () throws(MigrationError) in try migrator.identification(ofStoreAt: store) }
+            // Read as it is, a WAL or journal folded in a copy: inspecting never changes a byte.
+            let snapshot = try badInput { () throws(MigrationError) in try migrator.snapshot(ofStoreAt: store) }
+            defer { snapshot.remove() }
+            let identification = try badInput { () throws(MigrationError) in try migrator.identification(of: snapshot) }
             let model = identification.model
             let opened: Store
             do {
-                opened = try Store.open(at: store, model: model, mode: .readOnly)
+                opened = try Store.open(at: snapshot.path, model: model, mode: .readOnly)
             } catch {
-                throw MigrateFailure.failed("\(error)")
+                throw MigrateFailure.failed("\(error)".replacingOccurrences(of: snapshot.path, with: store))
             }
             let context = ObjectContext(store: opened)
             print("\(store): model version \(model.version) (\(Self.how(identification)))")
