@@ -342,6 +342,23 @@ import Testing
             """)
     }
 
+    /// A long line is quoted in a window around the column, never whole: an error in a
+    /// 40,000-character expression prints a few lines, not the expression.
+    @Test func aLongLineIsQuotedAroundTheColumn() throws {
+        let source = "'" + String(repeating: "a", count: 20_000) + "' + 2 / 0 + '" + String(repeating: "b", count: 20_000) + "'"
+        let compiled = try ExpressionCompiler().compileExpression(source)
+        let error = try #require(#expect(throws: ExpressionError.self) { try compiled.evaluate() })
+        let lines = error.rendered().split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines.count == 3)
+        #expect(lines[0] == "1:20006: integer division by zero (2 / 0); divide by a double (2 / 0.0) for IEEE infinity")
+        #expect(lines[1] == "  …" + String(repeating: "a", count: 76) + "' + 2 / 0 + '" + String(repeating: "b", count: 71) + "…")
+        #expect(lines[2] == "   " + String(repeating: " ", count: 80) + "^~~~~")
+        // A short line is still quoted whole.
+        let short = try ExpressionCompiler().compileExpression("1 + 2 / 0")
+        let shortError = try #require(#expect(throws: ExpressionError.self) { try short.evaluate() })
+        #expect(shortError.rendered() == "1:5: integer division by zero (2 / 0); divide by a double (2 / 0.0) for IEEE infinity\n  1 + 2 / 0\n      ^~~~~")
+    }
+
     /// Trees built in code (no source text) compile and evaluate; their errors have no place.
     @Test func compilesTreesBuiltInCode() throws {
         let tree = FormatExpression(.arithmetic(.multiply, .keyPath("price"), .constant(2)))

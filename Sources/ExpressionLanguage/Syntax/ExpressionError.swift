@@ -103,12 +103,27 @@ public struct ExpressionError: Error, Hashable, Sendable, CustomStringConvertibl
         let lineStartOffset = lines[..<(location.line - 1)].reduce(0) { $0 + $1.count + 1 }
         let width = max(1, min(range.upperBound, lineStartOffset + line.utf8.count) - range.lowerBound)
         let underlined = String(decoding: line.utf8.dropFirst(range.lowerBound - lineStartOffset).prefix(width), as: UTF8.self)
-        let marks = max(1, underlined.count)
+        var marks = max(1, underlined.count)
+        // A long line is quoted in a window around the column, marked with … where cut.
+        let characters = Array(line)
+        let caretAt = min(location.column - 1, characters.count)
+        var start = 0, end = characters.count
+        if characters.count > Self.quotedLineLimit {
+            start = max(0, min(caretAt - Self.quotedWindow / 2, characters.count - Self.quotedWindow))
+            end = min(characters.count, start + Self.quotedWindow)
+            marks = min(marks, max(1, end - caretAt))
+        }
+        let shown = (start > 0 ? "…" : "") + String(characters[start..<end]) + (end < characters.count ? "…" : "")
         // Tabs before the caret stay tabs, so that the caret lines up with the text.
-        let indent = String(line.prefix(location.column - 1).map { $0 == "\t" ? Character("\t") : Character(" ") })
-        text += "\n  " + line + "\n  " + indent + "^" + String(repeating: "~", count: marks - 1)
+        let indent = (start > 0 ? " " : "") + String(characters[start..<caretAt].map { $0 == "\t" ? Character("\t") : Character(" ") })
+        text += "\n  " + shown + "\n  " + indent + "^" + String(repeating: "~", count: marks - 1)
         return text
     }
+
+    /// The longest line ``rendered(label:caret:)`` quotes whole; a longer one is quoted in
+    /// a window of ``quotedWindow`` characters around the column.
+    public static let quotedLineLimit = 240
+    public static let quotedWindow = 160
 
     /// The same error, placed at `range` in `source` unless it already has a place.
     func located(_ range: SourceRange?, in source: String?) -> ExpressionError {

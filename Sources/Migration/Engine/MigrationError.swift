@@ -63,10 +63,12 @@ public struct MigrationError: Error, Hashable, Sendable, CustomStringConvertible
         if let sourceEntity {
             place.append(sourceKey.map { "source \(sourceEntity) Z_PK \($0)" } ?? "source \(sourceEntity)")
         }
+        // A long expression is quoted by its start: the message's own column says where.
+        let quoted = expression.map { $0.count > ExpressionError.quotedLineLimit ? String($0.prefix(ExpressionError.quotedWindow)) + "…" : $0 }
         if let property {
-            place.append(expression.map { "'\(property)' = \"\($0)\"" } ?? "'\(property)'")
-        } else if let expression {
-            place.append("\"\(expression)\"")
+            place.append(quoted.map { "'\(property)' = \"\($0)\"" } ?? "'\(property)'")
+        } else if let quoted {
+            place.append("\"\(quoted)\"")
         }
         return place.isEmpty ? message : place.joined(separator: ", ") + ": " + message
     }
