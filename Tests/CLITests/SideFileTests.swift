@@ -38,11 +38,14 @@ import Testing
         return data
     }
 
-    /// Every file in `directory` and its bytes.
+    /// Every file in `directory` and its bytes (a folder as such).
     static func files(_ directory: URL) throws -> [String: Data] {
         var files: [String: Data] = [:]
         for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
-            files[name] = try Data(contentsOf: directory.appendingPathComponent(name))
+            let url = directory.appendingPathComponent(name)
+            var isDirectory: ObjCBool = false
+            _ = FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory)
+            files[name] = isDirectory.boolValue ? Data("a folder".utf8) : try Data(contentsOf: url)
         }
         return files
     }

@@ -63,6 +63,9 @@ enum StoreFiles {
             try sync(temporary, what: "the new store")
             observe?(.synced)
             try checkNoSideFiles(path)
+            // The new file has the store's permissions: a read-only store stays read-only.
+            var original = stat()
+            if stat(path, &original) == 0 { chmod(temporary, original.st_mode & 0o7777) }
             if let backupSuffix {
                 try keepBackup(of: path, at: path + backupSuffix)
                 observe?(.backedUp)

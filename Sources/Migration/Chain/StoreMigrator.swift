@@ -72,8 +72,12 @@ public struct StoreMigrator {
 
     /// A snapshot of the store at `path` to read it without changing it; remove it when done.
     public func snapshot(ofStoreAt path: String) throws(MigrationError) -> StoreSnapshot {
-        guard FileManager.default.fileExists(atPath: path) else {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw MigrationError(.sourceStore, "no such store: \(path)")
+        }
+        guard !isDirectory.boolValue else {
+            throw MigrationError(.sourceStore, "\(path) is a folder, not a store file; give the .sqlite file inside it")
         }
         do {
             return try StoreSnapshot(of: path)
