@@ -23,6 +23,15 @@ enum ComparisonEvaluation {
             default: return false
             }
         }
+        // NaN as IEEE 754 has it: equal to nothing, itself included, and neither less nor
+        // greater than anything.
+        if lhs.isNaN || rhs.isNaN {
+            switch op {
+            case .equalTo, .lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo, .between: return false
+            case .notEqualTo: return true
+            default: break
+            }
+        }
         switch op {
         case .equalTo: return equal(lhs, rhs, options)
         case .notEqualTo: return !equal(lhs, rhs, options)
@@ -53,7 +62,7 @@ enum ComparisonEvaluation {
                 throw ExpressionError(.type,
                     "BETWEEN needs a collection of two bounds on the right, such as {1, 10}, not \(Arithmetic.describe(rhs))")
             }
-            if bounds[0].isNull || bounds[1].isNull { return false }
+            if bounds[0].isNull || bounds[1].isNull || bounds[0].isNaN || bounds[1].isNaN { return false }
             guard try order(lhs, bounds[0], options: options, op: "BETWEEN") != .orderedAscending else { return false }
             return try order(lhs, bounds[1], options: options, op: "BETWEEN") != .orderedDescending
         case .utiConformsTo, .utiEquals:
@@ -61,8 +70,10 @@ enum ComparisonEvaluation {
         }
     }
 
-    /// `isEqual:`, with case/diacritic folding when both are strings and options ask for it.
+    /// `isEqual:`, with case/diacritic folding when both are strings and options ask for it;
+    /// a NaN equals nothing.
     static func equal(_ lhs: Value, _ rhs: Value, _ options: ComparisonOptions) -> Bool {
+        if lhs.isNaN || rhs.isNaN { return false }
         if case .string(let a) = lhs, case .string(let b) = rhs {
             return options.isEmpty ? a == b : StringFolding.equals(a, b, options)
         }

@@ -188,8 +188,20 @@ extension Value: Hashable {
         case (.dictionary(let a), .dictionary(let b)): return a == b
         case (.object(let a), .object(let b)): return a == b
         default:
-            if lhs.isNumber && rhs.isNumber { return Value.compareNumbers(lhs, rhs) == .orderedSame }
-            return false
+            guard lhs.isNumber && rhs.isNumber else { return false }
+            // Equality of values (sets, dictionaries, dedup) is reflexive: NaN is NaN and no
+            // other number. The language's == follows IEEE instead (ComparisonEvaluation).
+            if lhs.isNaN || rhs.isNaN { return lhs.isNaN && rhs.isNaN }
+            return Value.compareNumbers(lhs, rhs) == .orderedSame
+        }
+    }
+
+    /// True for a double or decimal NaN.
+    public var isNaN: Bool {
+        switch self {
+        case .double(let d): d.isNaN
+        case .decimal(let d): d.isNaN
+        default: false
         }
     }
 
