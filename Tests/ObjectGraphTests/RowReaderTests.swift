@@ -193,8 +193,8 @@ import Testing
         while try reader.next() {
             direct.append(try Self.names.filter { name in
                 let from = try source.attributeKey(name, of: "Row"), to = try context.attributeKey(name, of: "Row")
-                return inserter.copyStored(reader.column(ofSlot: from.slot), of: reader.statement.handle,
-                                           as: reader.binding.attributeTypes[from.slot], to: to.slot)
+                guard let copy = inserter.storedCopy(from: reader.binding, slot: from.slot, to: to.slot) else { return false }
+                return inserter.copyStored(reader.column(ofSlot: from.slot), of: reader.statement.handle, copy)
             })
         }
         #expect(direct == [

@@ -63,6 +63,8 @@ extension StoreMigrator {
         for (index, (step, manager)) in zip(steps, managers).enumerated() {
             if let reason = cancellation.reason { throw MigrationError(.cancelled, reason) }
             let next = folder.appendingPathComponent("\(index + 1)-\(step.destination.version).sqlite").path
+            // References to external data copied as they are name files of the store's folder.
+            ExternalBinaryData.share(of: path, with: next)
             cancellation.run(manager)
             defer { cancellation.run(nil) }
             let report = try manager.migrateStore(from: current, to: next) { progress?(step, $0) }

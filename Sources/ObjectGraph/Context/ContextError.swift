@@ -3,6 +3,8 @@
 public struct ContextError: Error, Hashable, Sendable, CustomStringConvertible {
     public enum Kind: String, Sendable {
         case unknownEntity, unknownKey, type, deleteDenied, validation, noSuchObject, sqlite, predicate
+        /// An external-storage attribute's data that cannot be read (``ExternalBinaryData``).
+        case externalData
     }
 
     public var kind: Kind

@@ -41,6 +41,12 @@ final class EntityBinding {
     /// Slots of attributes not read with the row (binary and transformable values, read
     /// when first asked for).
     let lazySlots: Set<Int>
+    /// By slot: whether the attribute allows external binary data storage, so that its
+    /// column holds Core Data's marker and inline bytes or a file reference
+    /// (``ExternalBinaryData``).
+    let externalSlots: [Bool]
+    /// Whether any attribute allows external storage.
+    let hasExternalSlots: Bool
     /// To-one relationships, in slot order.
     let toOnes: [RelationshipDescription]
     let toOneSlots: [String: Int]
@@ -94,6 +100,8 @@ final class EntityBinding {
         attributeNameLengths = attributes.map(\.name.utf8.count)
         attributeColumns = attributes.map { entityLayout.attributeColumns[$0.name]! }
         lazySlots = Set(attributes.indices.filter { attributes[$0].type == .binary || attributes[$0].type == .transformable })
+        externalSlots = attributes.map { $0.allowsExternalBinaryDataStorage && ($0.type == .binary || $0.type == .transformable) }
+        hasExternalSlots = externalSlots.contains(true)
         self.toOnes = toOnes
         toOneSlots = Dictionary(uniqueKeysWithValues: toOnes.enumerated().map { ($1.name, $0) })
         toOneColumns = toOnes.map { entityLayout.toOneColumns[$0.name]! }
@@ -156,6 +164,21 @@ final class EntityBinding {
         default:
             return .data(statement.data(at: index) ?? Data())  // binary, transformable
         }
+    }
+
+    /// The value the column of the attribute in `slot` holds for `value`: Core Data's
+    /// inline encoding for an external-storage attribute, else the value itself.
+    @inline(__always)
+    func stored(_ value: Value, slot: Int) -> Value {
+        hasExternalSlots && externalSlots[slot] ? ExternalBinaryData.encode(value) : value
+    }
+
+    /// The value of the attribute in `slot` of the object `primaryKey` as read from its
+    /// column: an external-storage attribute's marker decoded, its file read.
+    @inline(__always)
+    func decoded(_ value: Value, slot: Int, primaryKey: Int64, storePath: String) throws(ContextError) -> Value {
+        guard hasExternalSlots && externalSlots[slot] else { return value }
+        return try ExternalBinaryData.decode(value, storePath: storePath, object: "\(entity.name)/\(primaryKey)", attribute: attributeNames[slot])
     }
 
     /// Binds an attribute's value to a parameter, as its type stores it.

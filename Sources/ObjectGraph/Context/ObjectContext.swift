@@ -537,7 +537,8 @@ public final class ObjectContext {
         } catch {
             throw ContextError(error)
         }
-        return EntityBinding.read(statement, 0, as: binding.attributeTypes[slot])
+        return try binding.decoded(EntityBinding.read(statement, 0, as: binding.attributeTypes[slot]), slot: slot,
+                                   primaryKey: primaryKey, storePath: store.path)
     }
 
     /// Sets the attribute in `slot` of a live object, coerced to its type.
@@ -963,7 +964,7 @@ public final class ObjectContext {
         try statement.bind(Int64(1), at: 3)
         var index: Int32 = 4
         for (slot, type) in binding.attributeTypes.enumerated() {
-            try EntityBinding.bind(object.values[slot] ?? .null, as: type, to: statement, at: index)
+            try EntityBinding.bind(binding.stored(object.values[slot] ?? .null, slot: slot), as: type, to: statement, at: index)
             index += 1
         }
         try bindToOnes(object, statement, &index, onlyChanged: false)
@@ -1022,7 +1023,7 @@ public final class ObjectContext {
         }
         var index: Int32 = 1
         for slot in attributeSlots {
-            try EntityBinding.bind(object.values[slot] ?? .null, as: binding.attributes[slot].type, to: statement, at: index)
+            try EntityBinding.bind(binding.stored(object.values[slot] ?? .null, slot: slot), as: binding.attributes[slot].type, to: statement, at: index)
             index += 1
         }
         try bindToOnes(object, statement, &index, onlyChanged: true)

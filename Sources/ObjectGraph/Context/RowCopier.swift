@@ -43,7 +43,7 @@ public final class RowCopier {
         destinations = attributes.map(\.1)
         stored = attributes.map { source, destination in
             let column = reader.column(ofSlot: source.slot)
-            let copy = column < 0 ? nil : inserter.storedCopy(from: reader.binding.attributeTypes[source.slot], to: destination.slot)
+            let copy = column < 0 ? nil : inserter.storedCopy(from: reader.binding, slot: source.slot, to: destination.slot)
             return (column, copy)
         }
         done = .allocate(capacity: attributes.count)

@@ -1,5 +1,6 @@
 import CSQLite
 import ExpressionLanguage
+import Foundation
 
 /// Writes new rows of one entity without making objects: for loops that create many
 /// instances and keep none, such as a migration's default policy.
@@ -71,7 +72,7 @@ public final class RowInserter {
 
     private func bind(_ value: Value, as type: AttributeType, slot: Int) {
         do {
-            try EntityBinding.bind(value, as: type, to: statement, at: Int32(4 + slot))
+            try EntityBinding.bind(binding.stored(value, slot: slot), as: type, to: statement, at: Int32(4 + slot))
         } catch {
             bindFailure = bindFailure ?? error
         }
@@ -89,18 +90,21 @@ public final class RowInserter {
             throw ContextError(.unknownKey, "the key '\(key.name)' is not of \(entityName)", key: key.name)
         }
         if source.binding === reader.binding, case let column = reader.column(ofSlot: source.slot), column >= 0,
-            copyStored(column, of: reader.statement.handle, as: reader.binding.attributeTypes[source.slot], to: key.slot)
+            let copy = storedCopy(from: reader.binding, slot: source.slot, to: key.slot),
+            copyStored(column, of: reader.statement.handle, copy)
         {
             return
         }
         try set(try reader.value(for: source), for: key)
     }
 
-    /// How a column of `sourceType` goes straight to the parameter of `slot` when reading,
-    /// coercing and binding it would bind the same thing; nil when it would not.
-    func storedCopy(from sourceType: AttributeType, to slot: Int) -> StoredCopy? {
+    /// How the column of the attribute in `sourceSlot` of `source` goes straight to the
+    /// parameter of `slot` when reading, coercing and binding it would bind the same thing;
+    /// nil when it would not. Blobs go as they are only between attributes that store them
+    /// alike: both with external storage (marker and reference kept), or both without.
+    func storedCopy(from source: EntityBinding, slot sourceSlot: Int, to slot: Int) -> StoredCopy? {
         let kind: StoredCopy.Kind
-        switch (sourceType, binding.attributeTypes[slot]) {
+        switch (source.attributeTypes[sourceSlot], binding.attributeTypes[slot]) {
         case (.string, .string), (.string, .uri), (.uri, .string), (.uri, .uri):
             kind = .text
         case (.int16, .int16), (.int16, .int32), (.int16, .int64), (.int32, .int16), (.int32, .int32), (.int32, .int64),
@@ -111,18 +115,18 @@ public final class RowInserter {
         case (.double, .double), (.float, .double), (.double, .float), (.float, .float), (.date, .date):
             kind = binding.attributeTypes[slot] == .float ? .float : .real
         case (.binary, .binary), (.binary, .transformable), (.transformable, .binary), (.transformable, .transformable):
-            kind = .blob
+            guard source.externalSlots[sourceSlot] == binding.externalSlots[slot] else { return nil }
+            if source.externalSlots[sourceSlot] {
+                // A file reference is copied once its file is seen to be there.
+                guard let store = source.context?.store.path else { return nil }
+                kind = .externalBlob(ExternalBinaryData.folder(ofStoreAt: store).path)
+            } else {
+                kind = .blob
+            }
         default:
             return nil
         }
         return StoredCopy(kind: kind, slot: slot)
-    }
-
-    /// Binds the column straight to the slot's parameter when reading, coercing and binding
-    /// it would bind the same thing; false when it would not (nothing is bound then).
-    func copyStored(_ column: Int32, of row: OpaquePointer, as sourceType: AttributeType, to slot: Int) -> Bool {
-        guard let copy = storedCopy(from: sourceType, to: slot) else { return false }
-        return copyStored(column, of: row, copy)
     }
 
     /// Does `copy` from the column (see ``storedCopy(from:to:)``); false when the value
@@ -163,13 +167,20 @@ public final class RowInserter {
         case .real, .float:
             let d = sqlite3_column_double(row, column)
             rc = d == 0 && isNull() ? sqlite3_bind_null(to, parameter) : sqlite3_bind_double(to, parameter, copy.kind == .float ? Double(Float(d)) : d)
-        case .blob:
+        case .blob, .externalBlob:
             switch sqlite3_column_type(row, column) {
             case SQLITE_NULL:
                 rc = sqlite3_bind_null(to, parameter)
             case SQLITE_BLOB:
                 let bytes = sqlite3_column_blob(row, column)
                 let count = sqlite3_column_bytes(row, column)
+                if case .externalBlob(let folder) = copy.kind, count > 1, let bytes,
+                    bytes.load(as: UInt8.self) == ExternalBinaryData.reference
+                {
+                    let name = String(decoding: UnsafeRawBufferPointer(start: bytes + 1, count: Int(count) - 1).prefix { $0 != 0 }, as: UTF8.self)
+                    // Missing: decoded on the ordinary path, which says so.
+                    guard FileManager.default.fileExists(atPath: folder + "/" + name) else { return false }
+                }
                 // A NULL pointer would bind NULL: an empty blob is still a blob.
                 rc = sqlite3_bind_blob(to, parameter, bytes ?? UnsafeRawPointer(Statement.emptyText), count, nil)  // SQLITE_STATIC: not copied
             default:
@@ -198,7 +209,7 @@ public final class RowInserter {
             } else if bindFailure == nil {
                 let type = binding.attributeTypes[slot]
                 do {
-                    try EntityBinding.bind(binding.defaultValues[slot] ?? .null, as: type, to: statement, at: Int32(4 + slot))
+                    try EntityBinding.bind(binding.stored(binding.defaultValues[slot] ?? .null, slot: slot), as: type, to: statement, at: Int32(4 + slot))
                 } catch {
                     bindFailure = error
                 }
@@ -242,6 +253,9 @@ struct StoredCopy {
         /// A double narrowed to a float, as the destination stores it.
         case float
         case blob
+        /// Core Data's encoding of an external-storage attribute, between two such
+        /// attributes: inline bytes, or a reference to a file of this folder, which must exist.
+        case externalBlob(String)
     }
 
     let kind: Kind

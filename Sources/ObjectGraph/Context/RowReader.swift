@@ -90,7 +90,10 @@ public final class RowReader: KeyValueCoding {
     @inline(__always)
     func value(slot: Int) throws(ContextError) -> Value {
         let read = reads[slot]
-        if read.column >= 0 { return EntityBinding.read(statement, read.column, as: read.type) }
+        if read.column >= 0 {
+            return try binding.decoded(EntityBinding.read(statement, read.column, as: read.type), slot: slot,
+                                       primaryKey: primaryKey, storePath: context.store.path)
+        }
         // Not selected: read on its own, as an object reads a lazy attribute.
         return try context.savedValue(of: binding, slot: slot, primaryKey: primaryKey)
     }

@@ -40,6 +40,7 @@ public final class StoreSnapshot {
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             for suffix in [""] + sides { try FileManager.default.copyItem(atPath: store + suffix, toPath: copy + suffix) }
+            ExternalBinaryData.share(of: store, with: copy)
         } catch {
             remove()
             throw StoreError(.cannotOpen, "cannot copy the store with its \(named) to read it without changing it: \(error.localizedDescription)", path: store)
