@@ -34,6 +34,17 @@ import Testing
         return Result(status: process.terminationStatus, stdout: stdout, stderr: stderr)
     }
 
+    /// A `models` folder in `directory` with the product-price example's two versions and
+    /// no mapping file.
+    static func productModels(in directory: URL) throws -> URL {
+        let models = directory.appendingPathComponent("models")
+        try FileManager.default.createDirectory(at: models, withIntermediateDirectories: true)
+        for name in ["Products1.model.json", "Products2.model.json"] {
+            try FileManager.default.copyItem(at: root.appendingPathComponent("mappings/product-price/\(name)"), to: models.appendingPathComponent(name))
+        }
+        return models
+    }
+
     func temporaryCopy(of store: String) throws -> (URL, String) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mapping-migrate-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -80,11 +91,7 @@ import Testing
     @Test func aFailedStepLeavesTheStoreAsItWas() throws {
         let (directory, store) = try temporaryCopy(of: "mappings/product-price/Products1.sqlite")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let models = directory.appendingPathComponent("models")
-        try FileManager.default.createDirectory(at: models, withIntermediateDirectories: true)
-        for name in ["Products1.model.json", "Products2.model.json"] {
-            try FileManager.default.copyItem(at: Self.root.appendingPathComponent("mappings/product-price/\(name)"), to: models.appendingPathComponent(name))
-        }
+        let models = try Self.productModels(in: directory)
         try Data("""
             {"sourceModel": "Products1", "destinationModel": "Products2", "entityMappings": [
               {"name": "ProductToProduct", "sourceEntity": "Product", "destinationEntity": "Product",
@@ -111,11 +118,7 @@ import Testing
     func aMappingFileThatMapsNoStepIsAnError(models header: String, message: String) throws {
         let (directory, store) = try temporaryCopy(of: "mappings/product-price/Products1.sqlite")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let models = directory.appendingPathComponent("models")
-        try FileManager.default.createDirectory(at: models, withIntermediateDirectories: true)
-        for name in ["Products1.model.json", "Products2.model.json"] {
-            try FileManager.default.copyItem(at: Self.root.appendingPathComponent("mappings/product-price/\(name)"), to: models.appendingPathComponent(name))
-        }
+        let models = try Self.productModels(in: directory)
         let file = models.appendingPathComponent("step.mapping.json")
         try Data("""
             {\(header), "entityMappings": [

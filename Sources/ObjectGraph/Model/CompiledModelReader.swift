@@ -45,19 +45,7 @@ public enum CompiledModelReader {
         guard !names.isEmpty else {
             throw ModelErrors([ModelError(file: url.lastPathComponent, path: "", message: "no .mom versions inside; is this a compiled model?")])
         }
-        let ordered = names.sorted {
-            ObjectModel.versionPrecedes(($0 as NSString).deletingPathExtension, ($1 as NSString).deletingPathExtension)
-        }
-        var versions: [ObjectModel] = []
-        var errors: [ModelError] = []
-        for name in ordered {
-            do throws(ModelErrors) {
-                versions.append(try importModel(at: url.appendingPathComponent(name)))
-            } catch {
-                errors += error.errors
-            }
-        }
-        if !errors.isEmpty { throw ModelErrors(errors) }
+        var versions = try ObjectModel.loadInVersionOrder(names, in: url) { (file) throws(ModelErrors) in try importModel(at: file) }
         let info = try versionInfo(ofModelAt: url)
         for i in versions.indices { versions[i].declaredVersionHashes = info?.versionHashes[versions[i].version] }
         return (versions, info)

@@ -30,6 +30,28 @@ extension ObjectModel {
         return try loadFolder(url)
     }
 
+    /// The versions in the files `names` of the bundle `folder` (`.xcdatamodeld`, `.momd`),
+    /// each read by `load`, in version order: by version name, not file name
+    /// (`Model.xcdatamodel` would sort after `Model 2.xcdatamodel`, since "." comes after
+    /// " "). Every file's problems are reported.
+    static func loadInVersionOrder(_ names: [String], in folder: URL,
+                                   _ load: (URL) throws(ModelErrors) -> ObjectModel) throws(ModelErrors) -> [ObjectModel] {
+        let ordered = names.sorted {
+            versionPrecedes(($0 as NSString).deletingPathExtension, ($1 as NSString).deletingPathExtension)
+        }
+        var versions: [ObjectModel] = []
+        var errors: [ModelError] = []
+        for name in ordered {
+            do throws(ModelErrors) {
+                versions.append(try load(folder.appendingPathComponent(name)))
+            } catch {
+                errors += error.errors
+            }
+        }
+        if !errors.isEmpty { throw ModelErrors(errors) }
+        return versions
+    }
+
     /// Whether version `a` comes before version `b` in the order Xcode means its default
     /// names: `Model`, `Model 2`, … `Model 10`. Digit runs compare as numbers, other text
     /// case-insensitively (then exactly), and a name that is the start of another comes

@@ -49,21 +49,7 @@ public enum XcodeModelImporter {
         guard !names.isEmpty else {
             throw ModelErrors([ModelError(file: url.lastPathComponent, path: "", message: "no .xcdatamodel versions inside")])
         }
-        var versions: [ObjectModel] = []
-        var errors: [ModelError] = []
-        // By version name, not file name: "Model.xcdatamodel" would sort after
-        // "Model 2.xcdatamodel", since "." comes after " ".
-        let ordered = names.sorted {
-            ObjectModel.versionPrecedes(($0 as NSString).deletingPathExtension, ($1 as NSString).deletingPathExtension)
-        }
-        for name in ordered {
-            do throws(ModelErrors) {
-                versions.append(try importModel(at: url.appendingPathComponent(name)))
-            } catch {
-                errors += error.errors
-            }
-        }
-        if !errors.isEmpty { throw ModelErrors(errors) }
+        let versions = try ObjectModel.loadInVersionOrder(names, in: url) { (file) throws(ModelErrors) in try importModel(at: file) }
         var current = versions.last!.version
         if let data = FileManager.default.contents(atPath: url.appendingPathComponent(".xccurrentversion").path),
             let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any],
