@@ -62,6 +62,32 @@ import Testing
 
     // MARK: - The store written by Apple's Core Data
 
+    /// With a store open, `$manager` reads it as a migration's source does: a mapping's
+    /// standard source expression can be tried as it is written. What needs a running
+    /// migration says so.
+    @Test func theManagerReadsTheOpenStore() throws {
+        try SharedFixtures.require()
+        let session = EvalSession()
+        let fetch = #"FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Book", "%@"), $manager.sourceContext, %@)"#
+        func source(_ predicate: String, count: Bool) -> String {
+            String(format: fetch, predicate, count ? "YES" : "NO")
+        }
+        #expect(run(session, source("TRUEPREDICATE", count: true)).diagnostics.hasPrefix(
+            "error: 1:16: $manager has no value; bind it before evaluating; with a store open (:open STORE --models PATH), $manager reads it as a migration's source"))
+        run(session, ":open '\(SharedFixtures.bookStore)' --models \(SharedFixtures.bookModels)")
+        #expect(run(session, source("TRUEPREDICATE", count: false) + ".@count").output == "4  (integer)\n")
+        #expect(run(session, source("title BEGINSWITH 'The'", count: true)).output == "1  (integer)\n")
+        #expect(run(session, source("title BEGINSWITH 'The'", count: false) + ".title").output == "[\"The Trial\"]  (array)\n")
+        #expect(run(session, "$manager.sourceModel").output == "\"Model1\"  (string)\n")
+        #expect(run(session, "$manager.destinationContext").diagnostics.hasPrefix(
+            "error: 1:1: $manager.destinationContext exists only while a mapping runs"))
+        #expect(run(session, #"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "BookToBook", nil)"#)
+            .diagnostics.contains("destinationInstancesForEntityMappingNamed:sourceInstances: exists only while a mapping runs"))
+        // A variable of the user's own name wins.
+        run(session, "$manager := 7")
+        #expect(run(session, "$manager + 1").output == "8  (integer)\n")
+    }
+
     @Test func opensAnAppleStoreAndBindsRows() throws {
         try SharedFixtures.require()
         let store = SharedFixtures.bookStore, models = SharedFixtures.bookModels

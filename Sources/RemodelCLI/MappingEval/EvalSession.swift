@@ -27,7 +27,11 @@ public final class EvalSession {
     /// `{"$object": "Book/9"}` in JSON input name.
     public private(set) var store: OpenedStore?
 
+    /// - Parameter functions: the registry FUNCTION calls resolve in; the read-only
+    ///   selectors of `$manager` (``StoreManager``) are added to it.
     public init(functions: FunctionRegistry = .standard) {
+        var functions = functions
+        StoreManager.register(into: &functions)
         self.functions = functions
         self.compiler = ExpressionCompiler(functions: functions)
     }
@@ -132,9 +136,12 @@ public final class EvalSession {
     /// Evaluates an expression or a predicate (see ``InputEvaluator/Mode``) against the
     /// session's bindings, and keeps the variables it assigns with `:=`.
     public func evaluate(_ source: String, mode: InputEvaluator.Mode = .automatic) throws(InputEvaluator.Failure) -> InputEvaluator.Evaluation {
+        var variables = self.variables
+        // With a store open, $manager reads it as a migration's source does (unless bound).
+        if let store, variables["manager"] == nil { variables["manager"] = .object(ObjectReference(StoreManager(store))) }
         let evaluation = try InputEvaluator.evaluate(
             source, mode: mode, object: object, variables: variables, arguments: arguments, compiler: compiler)
-        for (name, value) in evaluation.assignments { variables[name] = value }
+        for (name, value) in evaluation.assignments { self.variables[name] = value }
         return evaluation
     }
 
@@ -156,7 +163,11 @@ public final class EvalSession {
             for line in describe(evaluation) { output.print(line) }
         } catch {
             for warning in error.warnings { output.fail(EvalFormat.warning(warning), status: 0) }
-            output.fail(EvalFormat.error(error.error), status: EvalFormat.status(error))
+            var failure = error.error
+            if failure.kind == .unboundVariable, store == nil, failure.message.hasPrefix("$manager ") {
+                failure.message += "; with a store open (:open STORE --models PATH), $manager reads it as a migration's source"
+            }
+            output.fail(EvalFormat.error(failure), status: EvalFormat.status(error))
         }
         return output
     }
