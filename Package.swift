@@ -70,6 +70,8 @@ let package = Package(
         ),
         .executableTarget(name: "mapping-eval", dependencies: ["RemodelCLI"]),
         .executableTarget(name: "mapping-migrate", dependencies: ["RemodelCLI"]),
+        // libFuzzer targets (scripts/fuzz builds them with the fuzzer and address sanitizer).
+        .executableTarget(name: "remodel-fuzz", dependencies: ["ExpressionLanguage", "ObjectGraph", "Migration"]),
 
         // The book-authors example (mappings/book-authors): the article's policies, and
         // mapping-migrate with them registered.

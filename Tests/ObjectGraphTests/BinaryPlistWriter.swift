@@ -4,7 +4,7 @@ import Foundation
 /// (which Foundation on Linux cannot write).
 indirect enum PlistValue {
     case string(String), integer(Int64), real(Double), bool(Bool), data(Data), uid(Int)
-    case array([PlistValue]), dictionary([(String, PlistValue)])
+    case array([PlistValue]), set([PlistValue]), dictionary([(String, PlistValue)])
 }
 
 /// Writes `bplist00` data, for tests that build keyed archives the fixtures do not have.
@@ -26,9 +26,10 @@ enum BinaryPlistWriter {
             case .bool(let b): bytes = [b ? 0x09 : 0x08]
             case .data(let d): bytes = marker(0x4, d.count) + Array(d)
             case .uid(let u): bytes = [0x81] + be(UInt64(u), 2)
-            case .array(let elements):
+            case .array(let elements), .set(let elements):
                 let refs = elements.map { flatten($0) }
-                bytes = marker(0xA, refs.count) + refs.flatMap { be(UInt64($0), 2) }
+                let kind: UInt8 = if case .set = value { 0xC } else { 0xA }
+                bytes = marker(kind, refs.count) + refs.flatMap { be(UInt64($0), 2) }
             case .dictionary(let entries):
                 let keys = entries.map { flatten(.string($0.0)) }
                 let values = entries.map { flatten($0.1) }

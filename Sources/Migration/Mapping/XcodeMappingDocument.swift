@@ -1,4 +1,5 @@
 import Foundation
+import ObjectGraph
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
@@ -42,6 +43,9 @@ struct XcodeMappingDocument {
 
     /// Parses `data`; a message (with the line) when it is not an Xcode mapping model.
     init(data: Data) throws(MappingDocumentError) {
+        if let bad = XMLInput.invalidUTF8(in: data) {
+            throw MappingDocumentError(line: bad.line, message: XMLInput.problem(in: data)!)
+        }
         let parser = XMLParser(data: data)
         let delegate = Delegate()
         parser.delegate = delegate

@@ -79,7 +79,12 @@ public enum CompiledModelReader {
                 throw ArchiveError("\(root.path): \(root.describe()), not a compiled model (NSManagedObjectModel)")
             }
             for (name, value) in try root.required("NSEntities").entries().sorted(by: { $0.key < $1.key }) {
-                if let entity = try reader.entity(name, value) { model.entities.append(entity) }
+                guard let entity = try reader.entity(name, value) else { continue }
+                if model.entity(named: entity.name) != nil {
+                    reader.fail("entities.\(entity.name)", "two entities are named \(entity.name)")
+                    continue
+                }
+                model.entities.append(entity)
             }
             if let identifiers = try root.value(forKey: "NSVersionIdentifiers") {
                 model.versionIdentifiers = try identifiers.elements().compactMap(\.stringValue).sorted()

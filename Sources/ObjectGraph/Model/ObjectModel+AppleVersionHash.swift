@@ -142,7 +142,8 @@ extension ObjectModel {
     /// Computed from the model; ``storeVersionHashes`` is what stores are written with and
     /// matched against.
     public var appleVersionHashes: [String: Data] {
-        Dictionary(uniqueKeysWithValues: entities.map { ($0.name, appleVersionHash(of: $0)) })
+        // Entities of one name (an invalid model) keep the first's hash, never a crash.
+        Dictionary(entities.map { ($0.name, appleVersionHash(of: $0)) }) { first, _ in first }
     }
 
     /// The entity hashes stores of this model carry and are identified by, as Core Data

@@ -7,7 +7,8 @@ extension ObjectModel {
     /// are matched by schema. Apple's own hashes are ``appleVersionHashes``
     /// (`ObjectModel+AppleVersionHash.swift`), not yet used to identify stores.
     public var entityVersionHashes: [String: Data] {
-        Dictionary(uniqueKeysWithValues: entities.map { ($0.name, Data(SHA256.hash(data: Data(canonicalForm(of: $0).utf8)))) })
+        // Entities of one name (an invalid model) keep the first's hash, never a crash.
+        Dictionary(entities.map { ($0.name, Data(SHA256.hash(data: Data(canonicalForm(of: $0).utf8)))) }) { first, _ in first }
     }
 
     /// The model's version hash: SHA-256 of Remodel's entity hashes concatenated in

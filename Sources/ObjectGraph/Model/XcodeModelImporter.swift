@@ -62,6 +62,7 @@ public enum XcodeModelImporter {
 
     /// Parses `contents` XML.
     public static func parse(_ data: Data, version: String, file: String? = nil) throws(ModelErrors) -> ObjectModel {
+        if let problem = XMLInput.problem(in: data) { throw ModelErrors([ModelError(file: file, path: "", message: problem)]) }
         let parser = XMLParser(data: data)
         let delegate = ContentsParser(file: file)
         parser.delegate = delegate

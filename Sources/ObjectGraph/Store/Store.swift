@@ -29,6 +29,7 @@ public final class Store {
         if path != ":memory:", FileManager.default.fileExists(atPath: path) {
             throw StoreError(.cannotOpen, "a file already exists here; a new store needs a new file", path: path)
         }
+        try checkModel(model, path: path)
         return try storeErrors(path: path, otherwise: .metadata) {
             let database = try Database(path: path, mode: .create)
             if path != ":memory:" { try database.setJournalMode(journalMode) }
@@ -58,6 +59,7 @@ public final class Store {
         guard path == ":memory:" || FileManager.default.fileExists(atPath: path) else {
             throw StoreError(.cannotOpen, "no such file", path: path)
         }
+        try checkModel(model, path: path)
         return try storeErrors(path: path, otherwise: .cannotOpen) {
             let database = try Database(path: path, mode: mode == .create ? .readWrite : mode)
             let metadata = try readMetadata(database, path: path)
@@ -88,6 +90,16 @@ public final class Store {
     public static func metadata(at path: String) throws(StoreError) -> StoreMetadata {
         try storeErrors(path: path, otherwise: .cannotOpen) {
             try readMetadata(Database(path: path, mode: .readOnly), path: path)
+        }
+    }
+
+    /// A store is laid out from a valid model only: one built in code is checked here, as
+    /// a loaded one was when it loaded.
+    private static func checkModel(_ model: ObjectModel, path: String) throws(StoreError) {
+        do throws(ModelErrors) {
+            try model.validate()
+        } catch {
+            throw StoreError(.cannotOpen, "the model \(model.version) is not valid: \(error)", path: path)
         }
     }
 

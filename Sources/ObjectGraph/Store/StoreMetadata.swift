@@ -1,3 +1,4 @@
+import ExpressionLanguage
 import Foundation
 
 /// The metadata Core Data keeps in `Z_METADATA`: a binary property list with the version
@@ -26,9 +27,9 @@ public struct StoreMetadata: Sendable, Hashable {
     /// (``ObjectModel/appleVersionChecksum(of:)``), in stores written by recent Core Data
     /// and by Remodel.
     public var versionChecksum: String? = nil
-    /// Every other entry, kept exactly as read: an app's own keys, and Core Data's that
-    /// Remodel does not compute (`NSPersistenceFrameworkVersion`, `_NSAutoVacuumLevel`).
-    public var otherEntries = OtherEntries()
+    /// Every other entry, kept as read: an app's own keys, and Core Data's that Remodel
+    /// does not compute (`NSPersistenceFrameworkVersion`, `_NSAutoVacuumLevel`).
+    public var otherEntries: [String: PropertyList] = [:]
 
     /// The key of the model version Remodel writes a store with.
     public static let remodelVersionKey = "Remodel.ModelVersion"
@@ -42,39 +43,9 @@ public struct StoreMetadata: Sendable, Hashable {
         remodelVersionKey, earlierRemodelVersionKey,
     ]
 
-    /// Metadata entries carried as they were read (property-list values of any kind).
-    public struct OtherEntries: Sendable, Hashable {
-        /// A binary property list of the entries; nil when there are none.
-        let plist: Data?
-        /// The entries' keys, sorted.
-        public let keys: [String]
-
-        init() {
-            plist = nil
-            keys = []
-        }
-
-        init(_ entries: [String: Any]) throws {
-            keys = entries.keys.sorted()
-            plist = entries.isEmpty ? nil : try PropertyListSerialization.data(fromPropertyList: entries, format: .binary, options: 0)
-        }
-
-        var dictionary: [String: Any] {
-            guard let plist, let object = try? PropertyListSerialization.propertyList(from: plist, format: nil) else { return [:] }
-            return object as? [String: Any] ?? [:]
-        }
-
-        /// Equal entries, whatever order the property list keeps them in.
-        public static func == (lhs: OtherEntries, rhs: OtherEntries) -> Bool {
-            lhs.keys == rhs.keys && (lhs.plist == rhs.plist || NSDictionary(dictionary: lhs.dictionary).isEqual(to: rhs.dictionary))
-        }
-
-        public func hash(into hasher: inout Hasher) { hasher.combine(keys) }
-    }
-
     /// The entries Core Data writes that Remodel does not compute, as a new store of
     /// Core Data's has them.
-    static var newStoreEntries: [String: Any] { ["NSPersistenceFrameworkVersion": 0, "_NSAutoVacuumLevel": "2"] }
+    static let newStoreEntries: [String: PropertyList] = ["NSPersistenceFrameworkVersion": .integer(0), "_NSAutoVacuumLevel": .string("2")]
 
     public init(uuid: String, versionHashes: [String: Data], versionIdentifiers: [String], remodelVersion: String?) {
         self.uuid = uuid
@@ -91,12 +62,13 @@ public struct StoreMetadata: Sendable, Hashable {
                   remodelVersion: model.version)
         versionHashesDigest = ObjectModel.appleStoreDigest(of: hashes)
         versionChecksum = ObjectModel.appleVersionChecksum(of: hashes)
-        otherEntries = source?.otherEntries ?? ((try? OtherEntries(Self.newStoreEntries)) ?? OtherEntries())
+        otherEntries = source?.otherEntries ?? Self.newStoreEntries
     }
 
     /// The property list as Core Data writes it, with the other entries and Remodel's key.
     public func propertyList() throws -> Data {
-        var plist = otherEntries.dictionary
+        var plist: [String: Any] = [:]
+        for (key, value) in otherEntries { if let object = Self.foundationObject(value) { plist[key] = object } }
         plist["NSStoreType"] = "SQLite"
         plist["NSStoreUUID"] = uuid
         plist["NSStoreModelVersionHashes"] = versionHashes
@@ -108,31 +80,47 @@ public struct StoreMetadata: Sendable, Hashable {
         return try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0)
     }
 
-    /// Reads the property list of `Z_METADATA`.
+    /// Reads the property list of `Z_METADATA`, a binary property list as Core Data writes
+    /// it (read by Remodel's own reader, which refuses damage rather than crash).
     public init(propertyList data: Data, uuid fallback: String?) throws(StoreError) {
-        let object: Any
-        do {
-            object = try PropertyListSerialization.propertyList(from: data, format: nil)
+        let plist: [String: PropertyList]
+        do throws(ArchiveError) {
+            guard BinaryPropertyList.isBinaryPropertyList(data) else {
+                throw ArchiveError("it is not a binary property list, as Core Data writes metadata")
+            }
+            guard case .dictionary(let entries) = try BinaryPropertyList.decode(data) else {
+                throw ArchiveError("it is not a dictionary")
+            }
+            plist = entries
         } catch {
-            throw StoreError(.metadata, "the store's metadata is not a property list: \(error.localizedDescription)")
-        }
-        guard let plist = object as? [String: Any] else {
-            throw StoreError(.metadata, "the store's metadata is not a dictionary")
+            throw StoreError(.metadata, "the store's metadata cannot be read: \(error.message)")
         }
         var hashes: [String: Data] = [:]
-        for (name, value) in (plist["NSStoreModelVersionHashes"] as? [String: Any]) ?? [:] {
-            if let data = value as? Data { hashes[name] = data }
+        if case .dictionary(let entries)? = plist["NSStoreModelVersionHashes"] {
+            for (name, value) in entries { if case .data(let hash) = value { hashes[name] = hash } }
         }
-        self.init(uuid: (plist["NSStoreUUID"] as? String) ?? fallback ?? "",
-                  versionHashes: hashes,
-                  versionIdentifiers: (plist["NSStoreModelVersionIdentifiers"] as? [Any])?.compactMap { $0 as? String } ?? [],
-                  remodelVersion: (plist[Self.remodelVersionKey] ?? plist[Self.earlierRemodelVersionKey]) as? String)
-        versionHashesDigest = plist["NSStoreModelVersionHashesDigest"] as? String
-        versionChecksum = plist["NSStoreModelVersionChecksumKey"] as? String
-        do {
-            otherEntries = try OtherEntries(plist.filter { !Self.ownKeys.contains($0.key) })
-        } catch {
-            throw StoreError(.metadata, "the store's metadata has entries that cannot be kept: \(error.localizedDescription)")
+        var identifiers: [String] = []
+        if case .array(let values)? = plist["NSStoreModelVersionIdentifiers"] { identifiers = values.compactMap(\.string) }
+        self.init(uuid: plist["NSStoreUUID"]?.string ?? fallback ?? "", versionHashes: hashes, versionIdentifiers: identifiers,
+                  remodelVersion: plist[Self.remodelVersionKey]?.string ?? plist[Self.earlierRemodelVersionKey]?.string)
+        versionHashesDigest = plist["NSStoreModelVersionHashesDigest"]?.string
+        versionChecksum = plist["NSStoreModelVersionChecksumKey"]?.string
+        otherEntries = plist.filter { !Self.ownKeys.contains($0.key) }
+    }
+
+    /// A value as Foundation writes it into a property list; nil for what a property list
+    /// cannot hold (a null, an archive reference).
+    static func foundationObject(_ value: PropertyList) -> Any? {
+        switch value {
+        case .null, .uid: nil
+        case .bool(let b): b
+        case .integer(let i): i
+        case .real(let d): d
+        case .date(let t): Date(timeIntervalSinceReferenceDate: t)
+        case .data(let d): d
+        case .string(let s): s
+        case .array(let elements): elements.compactMap(foundationObject)
+        case .dictionary(let entries): entries.compactMapValues(foundationObject)
         }
     }
 }
