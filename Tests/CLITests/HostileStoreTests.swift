@@ -61,3 +61,36 @@ import Testing
         #expect(backup == 0o440)
     }
 }
+
+/// Damaged rows (docs/store-format.md, "Damaged rows"): `inspect` lists them, `run` warns
+/// and reads them as `inspect` does, `run --strict` refuses the store and changes nothing.
+@Suite struct DamagedRowTests {
+    let cli = MappingMigrateBinaryTests()
+
+    @Test(arguments: [
+        ("INSERT INTO ZPRODUCT (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (99, 7, 1, 'ghost')",
+         "ZPRODUCT row 99: its Z_ENT, 7, is no entity of ZPRODUCT in Products1 (1); no command reads the row"),
+        ("UPDATE ZPRODUCT SET ZQUANTITY = 'many' WHERE Z_PK = 2",
+         "Product/2: 'quantity' holds text where int32 values are stored; it reads converted, as SQLite converts it"),
+    ])
+    func damagedRowsAreListedWarnedOrRefused(damage sql: String, message: String) throws {
+        let (directory, store) = try cli.temporaryCopy(of: "mappings/product-price/Products1.sqlite")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Database(path: store, mode: .readWrite).execute(sql)
+        let inspect = try cli.run("inspect", store, "--models", HostileStoreTests.models)
+        #expect(inspect.status == 0)
+        #expect(inspect.stdout == "\(store): model version Products1 (by its version hashes)\n  damaged row: \(message)\n  Product: 4\n")
+        let before = try Data(contentsOf: URL(fileURLWithPath: store))
+        for arguments in [["run", store, "--strict"], ["run", store, "--strict", "--dry-run"]] {
+            let strict = try cli.run(arguments + ["--models", HostileStoreTests.models])
+            #expect(strict.status == 1, "\(arguments)")
+            // (A dry run adds that it is one.)
+            #expect(strict.stderr.hasPrefix("mapping-migrate: \(store) has damaged rows, and damaged rows are refused:\n  \(message)\n"
+                    + "repair them or run without refusing them (they are then read converted, or not read). Nothing was changed\n"), "\(arguments)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
+        }
+        let run = try cli.run("run", store, "--models", HostileStoreTests.models, "--quiet")
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr == "mapping-migrate: warning: damaged row: \(message)\n")
+    }
+}

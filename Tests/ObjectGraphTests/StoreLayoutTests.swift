@@ -120,3 +120,32 @@ import Testing
             """)
     }
 }
+
+/// ``StoreValidator/damage(limit:)``: what a store should not hold, found with SQL.
+@Suite struct StoreDamageTests {
+    @Test func findsRowsOfNoEntityValuesOfTheWrongClassAndDanglingKeys() throws {
+        let model = try ObjectModel(json: JSON.parse("""
+            {"version": "V", "entities": {
+              "Shelf": {"attributes": {"label": "string"}, "relationships": {"books": {"destination": "Book", "inverse": "shelf", "toMany": true}}},
+              "Book": {"attributes": {"title": "string", "pages": "int32", "read": "date", "cover": "binary"},
+                       "relationships": {"shelf": {"destination": "Shelf", "inverse": "books"}}}}}
+            """))
+        let store = try Store.create(at: ":memory:", model: model)
+        #expect(try StoreValidator(store: store).damage().isEmpty)
+        let shelf = try #require(store.layout.entities["Shelf"]?.number), book = try #require(store.layout.entities["Book"]?.number)
+        for sql in [
+            "INSERT INTO ZSHELF (Z_PK, Z_ENT, Z_OPT, ZLABEL) VALUES (1, \(shelf), 1, 'A')",
+            "INSERT INTO ZBOOK (Z_PK, Z_ENT, Z_OPT, ZTITLE, ZPAGES, ZREAD, ZCOVER, ZSHELF) VALUES (1, \(book), 1, 'fine', 10, 1.5, x'00', 1)",
+            "INSERT INTO ZBOOK (Z_PK, Z_ENT, Z_OPT, ZTITLE, ZPAGES, ZREAD, ZCOVER, ZSHELF) VALUES (2, \(book), 1, 'bad', 'ten', 'yesterday', 'text', 7)",
+            "INSERT INTO ZBOOK (Z_PK, Z_ENT, Z_OPT, ZTITLE) VALUES (3, 42, 1, 'nobody')",
+        ] { try store.database.execute(sql) }
+        #expect(try StoreValidator(store: store).damage().map(\.description) == [
+            "ZBOOK row 3: its Z_ENT, 42, is no entity of ZBOOK in V (\(book)); no command reads the row",
+            "Book/2: 'pages' holds text where int32 values are stored; it reads converted, as SQLite converts it",
+            "Book/2: 'read' holds text where date values are stored; it reads converted, as SQLite converts it",
+            "Book/2: 'cover' holds text where binary values are stored; it reads converted, as SQLite converts it",
+            "Book/2: 'shelf' points at Shelf 7, which is not in the store; it reads as no destination",
+        ])
+        #expect(try StoreValidator(store: store).damage(limit: 2).count == 2)
+    }
+}

@@ -46,6 +46,7 @@ extension StoreMigrator {
                        progress: ((Step, MigrationProgress) -> Void)? = nil) throws(MigrationError) -> [DryRunStep] {
         let steps = try plan(storeAt: path, from: from, to: to)
         guard !steps.isEmpty else { return [] }
+        try refuseDamage(ofStoreAt: path, at: steps[0].source.version)
         let folder = (directory ?? FileManager.default.temporaryDirectory)
             .appendingPathComponent("remodel-dry-run-\(UUID().uuidString)")
         do {

@@ -18,6 +18,10 @@ public struct StoreMigrator {
     public var options: MigrationOptions
     /// Keep the store as it was before each step, as `<store>.<version>.bak`.
     public var keepsBackup = true
+    /// Whether a store with damaged rows (``damage(ofStoreAt:at:limit:)``) is refused before
+    /// anything is written; by default such rows are read as every command reads them
+    /// (converted, or not read), and the caller warns.
+    public var refusesDamagedRows = false
     /// Stops ``migrate(storeAt:from:to:progress:)`` from any thread; copies of the
     /// migrator share it.
     public var cancellation = MigrationCancellation()
@@ -68,6 +72,30 @@ public struct StoreMigrator {
         let snapshot = try self.snapshot(ofStoreAt: path)
         defer { snapshot.remove() }
         return try identification(of: snapshot)
+    }
+
+    /// The damaged rows of the store at `path`, read as `version` (up to `limit`):
+    /// ``StoreValidator/damage(limit:)`` on a snapshot of it.
+    public func damage(ofStoreAt path: String, at version: String, limit: Int = 10) throws(MigrationError) -> [ContextError] {
+        let snapshot = try self.snapshot(ofStoreAt: path)
+        defer { snapshot.remove() }
+        do {
+            let store = try Store.open(at: snapshot.path, model: try model(named: version), mode: .readOnly)
+            return try StoreValidator(store: store).damage(limit: limit)
+        } catch let error as MigrationError {
+            throw error
+        } catch {
+            throw MigrationError(.sourceStore, "cannot check the store for damaged rows: \(error)".replacingOccurrences(of: snapshot.path, with: path))
+        }
+    }
+
+    /// Throws when ``refusesDamagedRows`` and the store has damaged rows, naming them.
+    func refuseDamage(ofStoreAt path: String, at version: String) throws(MigrationError) {
+        guard refusesDamagedRows else { return }
+        let damage = try damage(ofStoreAt: path, at: version)
+        guard !damage.isEmpty else { return }
+        throw MigrationError(.sourceStore, "\(path) has damaged rows, and damaged rows are refused:\n"
+            + damage.map { "  \($0)" }.joined(separator: "\n") + "\nrepair them or run without refusing them (they are then read converted, or not read). Nothing was changed")
     }
 
     /// A snapshot of the store at `path` to read it without changing it; remove it when done.
@@ -246,6 +274,7 @@ public struct StoreMigrator {
         defer { lock.release() }
         // Planned again under the lock: another run may have moved the store on.
         let steps = try plan(storeAt: path, from: from, to: to)
+        try refuseDamage(ofStoreAt: path, at: steps[0].source.version)
         let managers = try steps.map { step throws(MigrationError) in try manager(for: step) }
         var reports: [StepReport] = []
         for (step, manager) in zip(steps, managers) {

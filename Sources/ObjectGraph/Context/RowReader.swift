@@ -45,10 +45,9 @@ public final class RowReader: KeyValueCoding {
         for (i, slot) in selected.enumerated() { columns[slot] = Int32(i + 1) }
         reads = zip(columns, binding.attributeTypes).map { (column: $0, type: $1) }
         let table = binding.layout.table
-        // Rows of other entities share the table only in an inheritance tree; without
-        // them the entity test is left out (SQLite then counts without reading rows).
-        let shared = context.bindings.values.contains { $0.layout.table == table && $0.layout.number != binding.layout.number }
-        let condition = shared ? " WHERE Z_ENT = \(binding.layout.number)" : ""
+        // Only the entity's own rows: not its sub-entities', and not a damaged row whose
+        // Z_ENT is no entity (StoreValidator.damage reports those), as fetches read them.
+        let condition = " WHERE Z_ENT = \(binding.layout.number)"
         let selectList = (["Z_PK"] + selected.map { binding.attributeColumns[$0] }).joined(separator: ", ")
         do {
             statement = try context.database.prepare("SELECT \(selectList) FROM \(table)\(condition) ORDER BY Z_PK")

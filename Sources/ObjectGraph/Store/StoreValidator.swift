@@ -104,6 +104,78 @@ public struct StoreValidator {
         return failures
     }
 
+    /// Up to `limit` damaged rows: what a store should not hold, whatever the model's rules,
+    /// and what reading it would otherwise hide (docs/store-format.md, "Damaged rows"):
+    ///
+    /// - a row whose `Z_ENT` is no entity of its table (no command reads it);
+    /// - a value stored in a class its attribute's type never is (text in a number column):
+    ///   reading converts it, as SQLite does (`'many'` reads as 0);
+    /// - a to-one key that names no row of the destination (it reads as no destination).
+    ///
+    /// Each names the table's entity, the row (`Product/2`) and the property.
+    public func damage(limit: Int = 10) throws(ContextError) -> [ContextError] {
+        var damage: [ContextError] = []
+        let model = store.model
+        let layout = store.layout
+        for root in model.entities where root.parent == nil {
+            guard damage.count < limit, let rootLayout = layout.entities[root.name] else { continue }
+            let table = rootLayout.table
+            let known = rootLayout.numbers.map(String.init).joined(separator: ",")
+            do {
+                let statement = try store.database.prepare(
+                    "SELECT Z_PK, Z_ENT FROM \(table) WHERE Z_ENT NOT IN (\(known)) OR Z_ENT IS NULL ORDER BY Z_PK LIMIT \(limit - damage.count)")
+                while try statement.step() {
+                    damage.append(ContextError(.validation,
+                        "its Z_ENT, \(describe(statement.value(at: 1))), is no entity of \(table) in \(model.version) (\(known)); no command reads the row",
+                        object: "\(table) row \(statement.int64(at: 0))"))
+                }
+            } catch {
+                throw ContextError(error)
+            }
+        }
+        for entity in model.entities where !entity.isAbstract {
+            guard damage.count < limit, let entityLayout = layout.entities[entity.name] else { continue }
+            var rowChecks: [RowCheck] = []
+            for attribute in model.allAttributes(of: entity) where !attribute.isTransient {
+                guard let column = entityLayout.attributeColumns[attribute.name], let classes = Self.storageClasses(attribute.type) else { continue }
+                rowChecks.append(RowCheck(condition: "typeof(\(column)) NOT IN (\(classes.map { "'\($0)'" }.joined(separator: ", ")), 'null')",
+                                          measure: "typeof(\(column))") { found in
+                    let kind = found.map(describe) ?? "?"
+                    return "'\(attribute.name)' holds \(kind == "text" ? "text" : "a \(kind)") where \(attribute.type.rawValue) values are stored; it reads converted, as SQLite converts it"
+                })
+            }
+            for relationship in model.allRelationships(of: entity) where !relationship.isToMany && !relationship.isTransient {
+                guard let columns = entityLayout.toOneColumns[relationship.name], let destination = layout.entities[relationship.destination] else { continue }
+                let numbers = destination.numbers.map(String.init).joined(separator: ",")
+                rowChecks.append(RowCheck(
+                    condition: "\(columns.key) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(destination.table) d WHERE d.Z_PK = \(entityLayout.table).\(columns.key) AND d.Z_ENT IN (\(numbers)))",
+                    measure: columns.key) { key in
+                    "'\(relationship.name)' points at \(relationship.destination) \(key.map(describe) ?? "?"), which is not in the store; it reads as no destination"
+                })
+            }
+            func found(_ pk: Int64, _ message: String) -> ContextError {
+                ContextError(.validation, message, object: "\(entity.name)/\(pk)")
+            }
+            for list in try scan(entityLayout.table, "Z_ENT = \(entityLayout.number)", rowChecks, limit: limit - damage.count, found) {
+                damage += list.prefix(limit - damage.count)
+            }
+        }
+        return damage
+    }
+
+    /// The storage classes SQLite may hold for an attribute of `type` in the column Core
+    /// Data declares (with its type affinity); nil when any is fine.
+    static func storageClasses(_ type: AttributeType) -> [String]? {
+        switch type {
+        case .int16, .int32, .int64, .boolean: ["integer"]
+        case .double, .float, .date, .decimal: ["real", "integer"]
+        case .string, .uri: ["text"]
+        case .binary, .transformable: ["blob"]
+        case .uuid: ["blob", "text"]
+        case .undefined, .objectID, .composite: nil
+        }
+    }
+
     /// A check of single rows: the rows where `condition` holds fail, with the value of
     /// `measure` (if any) in the message.
     private struct RowCheck {

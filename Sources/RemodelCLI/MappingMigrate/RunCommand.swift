@@ -57,6 +57,9 @@ struct RunCommand: ParsableCommand {
     @Option(help: ArgumentHelp("With --dry-run: the objects of each entity to show after each step (default: 3).", valueName: "n"))
     var samples: Int?
 
+    @Flag(help: "Refuse a store with damaged rows (text in a number column, a row of no entity, a to-one pointing at no row) instead of warning and reading them as inspect does.")
+    var strict = false
+
     @Flag(help: "Do not keep the store as it was before each step.")
     var noBackup = false
 
@@ -112,6 +115,7 @@ struct RunCommand: ParsableCommand {
         let tool = MigrateEnvironment.current.commandName
         var migrator = try models.migrator(options: MigrationOptions(chunkSize: chunkSize))
         migrator.keepsBackup = !noBackup
+        migrator.refusesDamagedRows = strict
         let target = try versions.to ?? models.defaultTarget(among: migrator.models) ?? migrator.models.last!.version
         result.to = target
         let start = try versions.from ?? badInput { () throws(MigrationError) in try migrator.version(ofStoreAt: store).version }
@@ -126,6 +130,15 @@ struct RunCommand: ParsableCommand {
             result.status = "nothing to do"
             if !json { print("\(store) is already at \(target); nothing to do" + newerHint(target, migrator.models)) }
             return
+        }
+        if !strict {
+            let damage = try badInput { () throws(MigrationError) in try migrator.damage(ofStoreAt: store, at: steps[0].source.version) }
+            for row in damage {
+                FileHandle.standardError.write(Data("\(tool): warning: damaged row: \(row)\n".utf8))
+            }
+            if damage.count == 10 {
+                FileHandle.standardError.write(Data("\(tool): warning: (the first 10 damaged rows; inspect lists them, --strict refuses the store)\n".utf8))
+            }
         }
         for step in steps {
             for warning in step.warnings {
