@@ -75,7 +75,7 @@ enum ComparisonEvaluation {
     static func equal(_ lhs: Value, _ rhs: Value, _ options: ComparisonOptions) -> Bool {
         if lhs.isNaN || rhs.isNaN { return false }
         if case .string(let a) = lhs, case .string(let b) = rhs {
-            return options.isEmpty ? a == b : StringFolding.equals(a, b, options)
+            return options.isEmpty ? a.utf16.elementsEqual(b.utf16) : StringFolding.equals(a, b, options)
         }
         return lhs == rhs
     }

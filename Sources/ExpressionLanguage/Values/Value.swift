@@ -180,7 +180,9 @@ extension Value: Hashable {
     public static func == (lhs: Value, rhs: Value) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): return true
-        case (.string(let a), .string(let b)): return a == b
+        // Foundation's isEqual: on strings compares UTF-16 code units: 'é' precomposed and
+        // decomposed differ, where Swift's == finds them equivalent.
+        case (.string(let a), .string(let b)): return a.utf16.elementsEqual(b.utf16)
         case (.date(let a), .date(let b)): return a == b
         case (.data(let a), .data(let b)): return a == b
         case (.array(let a), .array(let b)): return a == b
@@ -212,7 +214,10 @@ extension Value: Hashable {
             // Equal numbers of different kinds must hash alike.
             hasher.combine(1)
             if let i = integerValue { hasher.combine(Double(i)) } else { hasher.combine(doubleValue ?? .nan) }
-        case .string(let s): hasher.combine(s)
+        case .string(let s):
+            // As equality compares them: by UTF-16 code units.
+            hasher.combine(s.utf16.count)
+            for unit in s.utf16 { hasher.combine(unit) }
         case .date(let d): hasher.combine(d)
         case .data(let d): hasher.combine(d)
         case .array(let a): hasher.combine(a)

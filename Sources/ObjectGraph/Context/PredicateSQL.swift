@@ -349,7 +349,7 @@ struct PredicateTranslator {
         let v = operand.value
         switch op {
         case .equalTo:
-            switch bound(constant, operand.kind, options) {
+            switch bound(constant, operand.kind, options, literal: true) {
             case .value(let p): return "\(v) = \(p)"
             case .otherKind: return "0"  // isEqual: is false across kinds
             case .unknown: return nil
@@ -378,7 +378,7 @@ struct PredicateTranslator {
             }
             var list: [String] = []
             for element in elements where !element.isNull {
-                switch bound(element, operand.kind, options) {
+                switch bound(element, operand.kind, options, literal: true) {
                 case .value(let p): list.append(p)
                 case .otherKind: continue
                 case .unknown: return nil
@@ -409,7 +409,9 @@ struct PredicateTranslator {
     }
 
     /// `constant` as a parameter compared with an operand of `kind`.
-    private mutating func bound(_ constant: Value, _ kind: Kind, _ options: ComparisonOptions) -> Bound {
+    /// - Parameter literal: for equality and membership, which compare strings by their
+    ///   UTF-16 code units when no option folds them: the constant is not composed.
+    private mutating func bound(_ constant: Value, _ kind: Kind, _ options: ComparisonOptions, literal: Bool = false) -> Bound {
         let value: SQLiteValue
         switch (kind, constant) {
         case (.opaque, _), (_, .null): return .unknown
@@ -417,7 +419,7 @@ struct PredicateTranslator {
         case (.number, .bool(let b)): value = .integer(b ? 1 : 0)
         case (.number, .double(let d)) where !d.isNaN: value = .real(d)
         case (.number, .double), (.number, .decimal): return .unknown
-        case (.string, .string(let s)): value = .text(Self.key(s, options))
+        case (.string, .string(let s)): value = .text(literal && options.isEmpty ? s : Self.key(s, options))
         case (.date, .date(let d)): value = .real(d.timeIntervalSinceReferenceDate)
         case (.data, .data(let d)): value = .blob(d)
         case (.object(let table), .object(let reference)):
