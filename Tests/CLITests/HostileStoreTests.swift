@@ -94,3 +94,24 @@ import Testing
         #expect(run.stderr == "mapping-migrate: warning: damaged row: \(message)\n")
     }
 }
+
+/// Tables the model does not describe (Core Data's persistent history): said, not carried.
+@Suite struct TablesOutsideTheModelTests {
+    let cli = MappingMigrateBinaryTests()
+
+    @Test func persistentHistoryIsNamedByInspectAndRun() throws {
+        let (directory, store) = try cli.temporaryCopy(of: "mappings/product-price/Products1.sqlite")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = try Database(path: store, mode: .readWrite)
+        try database.execute("CREATE TABLE ATRANSACTION ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZTIMESTAMP FLOAT )")
+        try database.execute("CREATE TABLE ACHANGE ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZCHANGETYPE INTEGER )")
+        try database.execute("INSERT INTO ATRANSACTION VALUES (1, 16001, 1, 7.0)")
+        try database.execute("INSERT INTO ACHANGE VALUES (1, 16002, 1, 0), (2, 16002, 1, 1)")
+        let note = "the store has tables its model does not describe: ACHANGE (2 rows), ATRANSACTION (1 row) (Core Data's persistent history); a migration writes a new store without them"
+        let inspect = try cli.run("inspect", store, "--models", HostileStoreTests.models)
+        #expect(inspect.stdout == "\(store): model version Products1 (by its version hashes)\n  note: \(note)\n  Product: 4\n")
+        let run = try cli.run("run", store, "--models", HostileStoreTests.models, "--quiet")
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr == "mapping-migrate: note: \(note)\n")
+    }
+}

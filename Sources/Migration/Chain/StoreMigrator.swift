@@ -89,6 +89,29 @@ public struct StoreMigrator {
         }
     }
 
+    /// The tables of the store at `path`, read as `version`, that no version's layout has
+    /// (``Store/tablesOutsideTheModel()``): a migration does not carry them.
+    public func tablesOutsideTheModel(ofStoreAt path: String, at version: String) throws(MigrationError) -> [(table: String, rows: Int)] {
+        let snapshot = try self.snapshot(ofStoreAt: path)
+        defer { snapshot.remove() }
+        do {
+            return try Store.open(at: snapshot.path, model: try model(named: version), mode: .readOnly).tablesOutsideTheModel()
+        } catch let error as MigrationError {
+            throw error
+        } catch {
+            throw MigrationError(.sourceStore, "\(error)".replacingOccurrences(of: snapshot.path, with: path))
+        }
+    }
+
+    /// What to say of tables a migration does not carry; nil when there are none.
+    public static func tablesNote(_ tables: [(table: String, rows: Int)]) -> String? {
+        guard !tables.isEmpty else { return nil }
+        let list = tables.map { "\($0.table) (\($0.rows) row\($0.rows == 1 ? "" : "s"))" }.joined(separator: ", ")
+        let history = tables.contains { ["ATRANSACTION", "ACHANGE", "ATRANSACTIONSTRING"].contains($0.table) }
+            ? " (Core Data's persistent history)" : ""
+        return "the store has tables its model does not describe: \(list)\(history); a migration writes a new store without them"
+    }
+
     /// Throws when ``refusesDamagedRows`` and the store has damaged rows, naming them.
     func refuseDamage(ofStoreAt path: String, at version: String) throws(MigrationError) {
         guard refusesDamagedRows else { return }

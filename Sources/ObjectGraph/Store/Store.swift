@@ -74,6 +74,26 @@ public final class Store {
         }
     }
 
+    /// The tables of the file that its model does not lay out, with their row counts:
+    /// Core Data's persistent history (`ATRANSACTION`, `ACHANGE`, `ATRANSACTIONSTRING`)
+    /// or tables of another program. A migration writes a new store of its destination
+    /// model only, so they are not carried.
+    public func tablesOutsideTheModel() throws(StoreError) -> [(table: String, rows: Int)] {
+        try Self.storeErrors(path: path, otherwise: .cannotOpen) {
+            let known = Set(layout.tables.keys).union(layout.joinTables.map(\.name)).union(["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"])
+            var found: [(table: String, rows: Int)] = []
+            for table in try StoreSchema(database: database).tables.keys.sorted()
+            where !known.contains(table) && !table.hasPrefix("SQLITE_") && !layout.joinTables.contains(where: { $0.name == table }) {
+                // Core Data may name a join table after the other side (see StoreMatcher).
+                let columns = try StoreSchema(database: database).tables[table] ?? []
+                if layout.joinTables.contains(where: { columns.contains($0.firstColumn) && columns.contains($0.secondColumn) }) { continue }
+                let count = try database.scalar("SELECT count(*) FROM \"\(table.replacingOccurrences(of: "\"", with: "\"\""))\"")
+                if case .integer(let n)? = count { found.append((table, Int(n))) }
+            }
+            return found
+        }
+    }
+
     /// Replaces the store's metadata (`Z_METADATA`): what a migration does once the new
     /// store is complete, to carry the source store's UUID and other entries.
     public func setMetadata(_ metadata: StoreMetadata) throws(StoreError) {

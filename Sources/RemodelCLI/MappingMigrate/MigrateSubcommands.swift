@@ -137,6 +137,7 @@ struct InspectCommand: ParsableCommand {
             let context = ObjectContext(store: opened)
             print("\(store): model version \(model.version) (\(Self.how(identification)))")
             for note in identification.notes { print("  note: \(note)") }
+            if let note = StoreMigrator.tablesNote((try? opened.tablesOutsideTheModel()) ?? []) { print("  note: \(note)") }
             let damage = (try? StoreValidator(store: opened).damage(limit: 10)) ?? []
             for row in damage { print("  damaged row: \(row)") }
             if hashes { for line in Self.hashLines(opened.metadata.versionHashes, model) { print("  \(line)") } }

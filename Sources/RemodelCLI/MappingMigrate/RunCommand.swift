@@ -131,6 +131,10 @@ struct RunCommand: ParsableCommand {
             if !json { print("\(store) is already at \(target); nothing to do" + newerHint(target, migrator.models)) }
             return
         }
+        let outside = try badInput { () throws(MigrationError) in try migrator.tablesOutsideTheModel(ofStoreAt: store, at: steps[0].source.version) }
+        if let note = StoreMigrator.tablesNote(outside) {
+            FileHandle.standardError.write(Data("\(tool): note: \(note)\n".utf8))
+        }
         if !strict {
             let damage = try badInput { () throws(MigrationError) in try migrator.damage(ofStoreAt: store, at: steps[0].source.version) }
             for row in damage {
