@@ -61,8 +61,10 @@ func migrateImagesRaw(_ options: Options) -> VariantResult {
                 sqlite3_bind_null(insertItem, 5)
             } else {
                 imageKey += 1
-                let blob = sqlite3_column_blob(select, 3)
-                let count = sqlite3_column_bytes(select, 3)
+                // Core Data's inline encoding of an external-storage attribute: a 0x01 marker,
+                // then the bytes, which the new Image's data holds without it.
+                let blob = sqlite3_column_blob(select, 3).map { $0 + 1 }
+                let count = sqlite3_column_bytes(select, 3) - 1
                 sqlite3_bind_int64(insertItem, 5, imageKey)
                 sqlite3_bind_int64(insertImage, 1, imageKey)
                 sqlite3_bind_int64(insertImage, 2, imageEntity)
@@ -106,7 +108,7 @@ func migrateImagesSQL(_ options: Options) -> VariantResult {
         RawSQLite.exec(dst, """
             BEGIN IMMEDIATE;
             INSERT INTO ZIMAGE (Z_ENT, Z_OPT, ZITEM, ZBYTECOUNT, ZDATA)
-                SELECT \(image), 1, Z_PK, length(ZIMAGE), ZIMAGE FROM src.ZITEM WHERE ZIMAGE IS NOT NULL ORDER BY Z_PK;
+                SELECT \(image), 1, Z_PK, length(ZIMAGE) - 1, substr(ZIMAGE, 2) FROM src.ZITEM WHERE ZIMAGE IS NOT NULL ORDER BY Z_PK;
             INSERT INTO ZITEM (Z_PK, Z_ENT, Z_OPT, ZNAME, ZCREATED, ZIMAGE)
                 SELECT i.Z_PK, \(item), 1, i.ZNAME, i.ZCREATED, m.Z_PK
                 FROM src.ZITEM i LEFT JOIN ZIMAGE m ON m.ZITEM = i.Z_PK ORDER BY i.Z_PK;
@@ -158,6 +160,11 @@ func generateItemsStore(_ path: String, count: Int, size: Int, model: ObjectMode
     var random = SplitMix64(seed: 0x1DEA_5EED)
     let words = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: (size + 7) / 8)
     defer { words.deallocate() }
+    // Stored as Core Data stores an external-storage attribute's value inline: 0x01, then
+    // the bytes.
+    let stored = UnsafeMutableRawBufferPointer.allocate(byteCount: size + 1, alignment: 8)
+    defer { stored.deallocate() }
+    stored[0] = 0x01
     RawSQLite.exec(db, "BEGIN")
     for i in 0..<count {
         let key = Int64(i + 1)
@@ -177,7 +184,8 @@ func generateItemsStore(_ path: String, count: Int, size: Int, model: ObjectMode
         } else {
             for w in words.indices { words[w] = random.next() }
             let bytes = UnsafeRawBufferPointer(start: words.baseAddress, count: size)
-            sqlite3_bind_blob(insert, 5, bytes.baseAddress, Int32(size), sqliteStatic)
+            UnsafeMutableRawBufferPointer(rebasing: stored[1...]).copyMemory(from: bytes)
+            sqlite3_bind_blob(insert, 5, stored.baseAddress, Int32(size + 1), sqliteStatic)
             expected.images += 1
             expected.bytes += size
             let imageKey = Int64(expected.images)
