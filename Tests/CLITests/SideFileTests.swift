@@ -1,5 +1,6 @@
 import Foundation
 import ObjectGraph
+import RemodelCLI
 import Testing
 
 /// A WAL or journal beside a store: the store's own is read (folded into a copy, the files
@@ -67,6 +68,24 @@ import Testing
                     "\(arguments): \(result.stderr)")
             #expect(try Self.files(directory) == before, "\(arguments) changed the folder")
         }
+    }
+
+    /// mapping-eval's :open reads a snapshot too: another database's WAL is found, and the
+    /// store's own is read; the folder never changes.
+    @Test func theREPLOpensASnapshot() throws {
+        let (directory, store) = try folder(wal: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let foreign = try Self.foreignSideFile("-wal", in: directory)
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) where name.hasPrefix("other.sqlite") {
+            try FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+        }
+        try foreign.write(to: URL(fileURLWithPath: store + "-wal"))
+        let before = try Self.files(directory)
+        let session = EvalSession()
+        let models = MappingMigrateBinaryTests.root.appendingPathComponent(Self.models).path
+        let opened = session.execute(":open \(store) --models \(models)")
+        #expect(opened.diagnostics.contains("(read with its Products.sqlite-wal folded in; if Products.sqlite-wal is not this store's"), "\(opened.diagnostics)")
+        #expect(try Self.files(directory) == before)
     }
 
     /// The store's own WAL, with a change not yet checkpointed: read without changing a

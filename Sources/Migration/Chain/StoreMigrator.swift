@@ -142,12 +142,7 @@ public struct StoreMigrator {
         do {
             return try StoreMatcher.identification(storeAt: snapshot.path, among: models)
         } catch {
-            var message = error.description.replacingOccurrences(of: snapshot.path, with: snapshot.store)
-            if !snapshot.foldedSideFiles.isEmpty {
-                let named = snapshot.foldedSideFiles.map { (snapshot.store as NSString).lastPathComponent + $0 }.joined(separator: " and ")
-                message += "\n(read with its \(named) folded in; if \(named) is not this store's, it may be what does not fit: move it away and try again. Nothing was changed)"
-            }
-            throw MigrationError(.sourceStore, message)
+            throw MigrationError(.sourceStore, snapshot.explaining(error.description))
         }
     }
 

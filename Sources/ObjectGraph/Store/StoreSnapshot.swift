@@ -60,6 +60,18 @@ public final class StoreSnapshot {
         }
     }
 
+    /// A message about what was read from the snapshot, as one about the store: its path
+    /// in place of the copy's, and, when side files were folded in, that they may be what
+    /// does not fit.
+    public func explaining(_ message: String) -> String {
+        var message = message.replacingOccurrences(of: path, with: store)
+        if !foldedSideFiles.isEmpty {
+            let named = foldedSideFiles.map { (store as NSString).lastPathComponent + $0 }.joined(separator: " and ")
+            message += "\n(read with its \(named) folded in; if \(named) is not this store's, it may be what does not fit: move it away and try again. Nothing was changed)"
+        }
+        return message
+    }
+
     /// Removes the copy, if there is one.
     public func remove() {
         if let folder { try? FileManager.default.removeItem(at: folder) }

@@ -74,7 +74,7 @@ public final class OpenedStore {
             do {
                 model = try StoreMatcher.identify(storeAt: snapshot.path, among: versions)
             } catch {
-                throw InputError("cannot open \(path): " + Self.describe(error, storePath: snapshot.path, path: path))
+                throw InputError("cannot open \(path): " + snapshot.explaining(Self.describe(error, storePath: snapshot.path, path: path)))
             }
         }
         do {
