@@ -187,24 +187,26 @@ import Testing
             it is evaluated against SELF and shown with its type. $source means SELF unless you bind it.
             A line ending with \, or with an unclosed ( [ { or quote, continues on the next line.
 
-              :help                       show this help
-              :quit, :q                   leave (Ctrl-D also leaves)
-              :example                    bind SELF to the example person (what --example does)
-              :load FILE                  bind SELF, or $NAME, to the JSON value in FILE
+              :help                          show this help
+              :quit, :q                      leave (Ctrl-D also leaves)
+              :example                       bind SELF to the example person (what --example does)
+              :load FILE                     bind SELF, or $NAME, to the JSON value in FILE
               :load FILE as NAME
-              :self JSON                  bind SELF to a JSON value or a store object (:self alone shows it)
+              :self JSON                     bind SELF to a JSON value or a store object (:self alone shows it)
               :self ENTITY/PK
-              :let NAME = JSON            bind $NAME to a JSON value
-              :open STORE --models PATH   open a store read-only (--from VERSION names its version)
-              :source ENTITY/PK           bind $source to an object of the open store (Book/9)
-              :unset NAME...              remove the binding of $NAME (or of SELF)
-              :vars                       list SELF, the variables and the format arguments
-              :args JSON-ARRAY            set the format arguments of %@, %K, %d… (:args [] clears them)
-              :print EXPR                 show the canonical form of an expression or predicate
-              :ast EXPR                   show the syntax tree
-              :type EXPR                  show only the type of the value
-              :time EXPR                  evaluate repeatedly for half a second and show the speed
-              :reset                      forget SELF, the variables and the format arguments
+              :let NAME = JSON               bind $NAME to a JSON value
+              :open STORE --models PATH      open a store read-only (--from VERSION names its version)
+              :source ENTITY/PK              bind $source to an object of the open store (Book/9)
+              :mapping FILE                  load a mapping file (JSON, .xcmappingmodel, .cdm) for the open store
+              :map ENTITYMAPPING ENTITY/PK   show what an entity mapping makes of a row; nothing is written
+              :unset NAME...                 remove the binding of $NAME (or of SELF)
+              :vars                          list SELF, the variables and the format arguments
+              :args JSON-ARRAY               set the format arguments of %@, %K, %d… (:args [] clears them)
+              :print EXPR                    show the canonical form of an expression or predicate
+              :ast EXPR                      show the syntax tree
+              :type EXPR                     show only the type of the value
+              :time EXPR                     evaluate repeatedly for half a second and show the speed
+              :reset                         forget SELF, the variables and the format arguments
 
             JSON values may hold dates {"$date": "2001-01-01T00:00:00Z"}, data {"$data": "AQID"}
             and sets {"$set": [1, 2]}. Assign with $name := EXPR to keep a computed value.

@@ -70,6 +70,16 @@ public final class MigrationManager: KeyValueCoding {
         destinationEntityIndex = Dictionary(uniqueKeysWithValues: destination.entities.enumerated().map { ($1.name, UInt16($0)) })
     }
 
+    /// The entity mappings of `mapping` as a run applies them: a copy or transform mapping
+    /// with the property mappings it implies (same-named attributes copied, relationships
+    /// re-linked) added (``PropertyMapping/isImplicit``), and every problem found.
+    public static func effectiveEntityMappings(_ mapping: MappingModel, source: ObjectModel, destination: ObjectModel,
+                                               policies: PolicyRegistry = PolicyRegistry()) -> (entityMappings: [EntityMapping], errors: [MappingError]) {
+        var compiler = MappingCompiler(mapping, source: source, destination: destination, policies: policies)
+        let prepared = compiler.prepare()
+        return (prepared.entityMappings.map(\.mapping), compiler.errors)
+    }
+
     /// Every problem of `mapping` against the models and policies; empty when it can run.
     public static func check(_ mapping: MappingModel, source: ObjectModel, destination: ObjectModel,
                              policies: PolicyRegistry = PolicyRegistry()) -> [MappingError] {

@@ -51,3 +51,11 @@ enum AttributeCoercion {
         }
     }
 }
+
+extension AttributeDescription {
+    /// `value` as this attribute stores it (what a context's `setValue` keeps), or the
+    /// type error a save would meet.
+    public func stored(_ value: Value) throws(ContextError) -> Value {
+        try AttributeCoercion.coerce(value, to: self)
+    }
+}

@@ -31,6 +31,12 @@ extension EvalSession {
         Command(
             names: ["source"], usage: [":source ENTITY/PK"],
             summary: "bind $source to an object of the open store (Book/9)"),
+        Command(
+            names: ["mapping"], usage: [":mapping FILE"],
+            summary: "load a mapping file (JSON, .xcmappingmodel, .cdm) for the open store"),
+        Command(
+            names: ["map"], usage: [":map ENTITYMAPPING ENTITY/PK"],
+            summary: "show what an entity mapping makes of a row; nothing is written"),
         Command(names: ["unset"], usage: [":unset NAME..."], summary: "remove the binding of $NAME (or of SELF)"),
         Command(names: ["vars"], usage: [":vars"], summary: "list SELF, the variables and the format arguments"),
         Command(
@@ -87,6 +93,8 @@ extension EvalSession {
             case "self": return try selfCommand(argument)
             case "open": return try openCommand(argument)
             case "source": return try sourceCommand(argument)
+            case "mapping": return try mappingCommand(argument)
+            case "map": return try mapCommand(argument)
             case "let": return try letCommand(argument)
             case "unset": return try unset(argument)
             case "vars": try noArgument(argument, name); return printing(bindingsText)

@@ -26,6 +26,8 @@ public final class EvalSession {
     /// The store `:open` (or `--store`) opened, whose objects `:source`, `:self` and
     /// `{"$object": "Book/9"}` in JSON input name.
     public private(set) var store: OpenedStore?
+    /// The mapping `:mapping` loaded against the open store's models, for `:map`.
+    public internal(set) var mapping: LoadedMapping?
 
     /// - Parameter functions: the registry FUNCTION calls resolve in; the read-only
     ///   selectors of `$manager` (``StoreManager``) are added to it.
@@ -81,6 +83,7 @@ public final class EvalSession {
             }
         }
         store = opened
+        mapping = nil
         return dropped
     }
 

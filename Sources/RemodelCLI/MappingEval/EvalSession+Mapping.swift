@@ -1,0 +1,145 @@
+import ExpressionLanguage
+import Foundation
+import Migration
+import ObjectGraph
+
+/// A mapping file loaded with `:mapping`, read against the open store's models.
+public struct LoadedMapping {
+    /// The file as the user wrote it.
+    public let file: String
+    public let model: MappingModel
+    public let destination: ObjectModel
+    /// The entity mappings as a run applies them (implied property mappings added).
+    public let entityMappings: [EntityMapping]
+}
+
+extension EvalSession {
+    /// `:mapping FILE`: reads a mapping file (JSON, `.xcmappingmodel`, `.cdm`) against the
+    /// open store's models, says what it maps and what its check finds.
+    func mappingCommand(_ argument: String) throws(InputError) -> EvalOutput {
+        guard let store else {
+            throw InputError("no store is open; :open STORE --models PATH first: a mapping is read against the store's models and tried on its rows")
+        }
+        guard !argument.isEmpty else {
+            guard let mapping else { return EvalOutput(lines: [EvalOutput.Line(.output, "no mapping is loaded; :mapping FILE loads one")]) }
+            return EvalOutput(lines: [EvalOutput.Line(.output, Self.describe(mapping))])
+        }
+        let file = JSONInput.expandingTilde(argument)
+        let url = URL(fileURLWithPath: file)
+        let model: MappingModel
+        do throws(MappingErrors) {
+            switch url.pathExtension {
+            case "xcmappingmodel": model = try MappingModel.load(xcodeMappingModelAt: url, models: store.versions)
+            case "cdm": model = try MappingModel.load(compiledMappingModelAt: url, models: store.versions)
+            default: model = try MappingModel.load(contentsOf: url)
+            }
+        } catch {
+            throw InputError("cannot load the mapping \(argument):\n" + error.rendered())
+        }
+        guard model.sourceModel == store.model.version else {
+            throw InputError("the mapping goes from \(model.sourceModel) to \(model.destinationModel), but the open store is at \(store.model.version); open a store at \(model.sourceModel) to try it")
+        }
+        guard let destination = store.versions.first(where: { $0.version == model.destinationModel }) else {
+            throw InputError("the mapping leads to \(model.destinationModel), which is not a version of \(store.modelsPath) (\(store.versions.map(\.version).joined(separator: ", ")))")
+        }
+        let (entityMappings, errors) = MigrationManager.effectiveEntityMappings(model, source: store.model, destination: destination)
+        // A mapping that does not check is still loaded: its other entity mappings can be tried.
+        var effective = entityMappings
+        for original in model.entityMappings where !effective.contains(where: { $0.name == original.name }) { effective.append(original) }
+        let loaded = LoadedMapping(file: argument, model: model, destination: destination, entityMappings: effective)
+        mapping = loaded
+        var output = EvalOutput(lines: [EvalOutput.Line(.output, Self.describe(loaded))])
+        for error in errors { output.fail("warning: " + error.rendered(), status: 0) }
+        return output
+    }
+
+    /// `Products1_to_Products2.mapping.json: Products1 → Products2, 1 entity mapping (ProductToProduct)`.
+    static func describe(_ loaded: LoadedMapping) -> String {
+        let names = loaded.entityMappings.map(\.name)
+        return "\(loaded.file): \(loaded.model.sourceModel) → \(loaded.model.destinationModel), "
+            + "\(names.count) entity mapping\(names.count == 1 ? "" : "s") (\(names.joined(separator: ", ")))"
+    }
+
+    /// One destination property an entity mapping sets, for a source row.
+    public struct MappedProperty {
+        public let name: String
+        /// The expression; nil for a property the mapping sets to nothing.
+        public let expression: String?
+        /// The value as the destination attribute stores it, or what stops it.
+        public let result: Result<Value, InputError>
+    }
+
+    /// What the entity mapping `name` of the loaded mapping makes of the open store's
+    /// object `reference` (`Product/1`): each destination property it sets, in the order of
+    /// the mapping, with the value a run writes (converted to the destination attribute's
+    /// type) or the error. Nothing is written; policies' hooks do not run; what needs a
+    /// running migration (the destination, lookups of destination instances) says so.
+    public func mapped(_ name: String, source reference: String) throws(InputError) -> (entityMapping: EntityMapping, properties: [MappedProperty]) {
+        guard let loaded = mapping, let store else {
+            throw InputError("no mapping is loaded; :open STORE --models PATH, then :mapping FILE")
+        }
+        guard let entityMapping = loaded.entityMappings.first(where: { $0.name == name }) else {
+            throw InputError("the mapping has no entity mapping '\(name)'; it has \(loaded.entityMappings.map(\.name).joined(separator: ", "))")
+        }
+        let source = try storeObject(reference)
+        if case .object(let object) = source, let managed = object.object as? ManagedObject, let entity = entityMapping.sourceEntity,
+            !([managed.entity] + store.model.ancestors(of: managed.entity)).contains(where: { $0.name == entity })
+        {
+            throw InputError("\(reference) is a \(managed.entity.name), and \(entityMapping.name) maps \(entity) instances")
+        }
+        var bound = variables
+        bound["source"] = source
+        bound["manager"] = .object(ObjectReference(StoreManager(store)))
+        let destination = entityMapping.destinationEntity.flatMap { loaded.destination.entity(named: $0) }
+        let attributes = destination.map { loaded.destination.allAttributes(of: $0) } ?? []
+        var properties: [MappedProperty] = []
+        for property in entityMapping.attributeMappings + entityMapping.relationshipMappings {
+            guard let text = property.valueExpression else {
+                properties.append(MappedProperty(name: property.name, expression: nil, result: .success(.null)))
+                continue
+            }
+            let result: Result<Value, InputError>
+            do {
+                let value = try InputEvaluator.evaluate(text, mode: .expression, variables: bound, compiler: compiler).value
+                if let attribute = attributes.first(where: { $0.name == property.name }) {
+                    do {
+                        result = .success(try attribute.stored(value))
+                    } catch {
+                        result = .failure(InputError("a run would stop here: \(error.message)"))
+                    }
+                } else {
+                    result = .success(value)
+                }
+            } catch {
+                result = .failure(InputError(error.error.description))
+            }
+            properties.append(MappedProperty(name: property.name, expression: text, result: result))
+        }
+        return (entityMapping, properties)
+    }
+
+    /// `:map ENTITYMAPPING ENTITY/PK`: ``mapped(_:source:)``, one line a property.
+    func mapCommand(_ argument: String) throws(InputError) -> EvalOutput {
+        let words = argument.split(separator: " ", maxSplits: 1).map(String.init)
+        guard words.count == 2, Self.isObjectReference(words[1]) else {
+            throw InputError("usage: :map ENTITYMAPPING ENTITY/PK, such as :map ProductToProduct Product/1")
+        }
+        let (entityMapping, properties) = try mapped(words[0], source: words[1])
+        var lines = ["\(entityMapping.name) (\(entityMapping.type.rawValue)) on \(words[1]), into \(entityMapping.destinationEntity ?? "nothing"):"]
+        if let policy = entityMapping.policy { lines.append("  (its policy \(policy) is not run here: only the expressions are)") }
+        let width = properties.map(\.name.count).max() ?? 0
+        for property in properties {
+            let name = property.name.padding(toLength: width, withPad: " ", startingAt: 0)
+            guard let text = property.expression else {
+                lines.append("  \(name)  null ⟹ not set (its default)")
+                continue
+            }
+            let shown = text.count > 80 ? String(text.prefix(79)) + "…" : text
+            switch property.result {
+            case .success(let value): lines.append("  \(name)  \(shown) ⟹ " + EvalFormat.abbreviated(value))
+            case .failure(let error): lines.append("  \(name)  \(shown) ⟹ error: \(error.message)")
+            }
+        }
+        return EvalOutput(lines: [EvalOutput.Line(.output, lines.joined(separator: "\n"))])
+    }
+}

@@ -1,0 +1,67 @@
+import ExpressionLanguage
+import Foundation
+import Migration
+import ObjectGraph
+import RemodelCLI
+import Testing
+
+/// `:mapping` and `:map` in mapping-eval: what an entity mapping makes of a row is what a
+/// real run writes for it, value for value.
+@Suite struct MapCommandTests {
+    /// Every source row of `example`'s fixture store through `mappingFile`, in the REPL and
+    /// in a real run of the same step: every attribute agrees.
+    @Test(arguments: [
+        ("product-price", "Products1", "Products1_to_Products2.mapping.json", "ProductToProduct", "Product"),
+        ("person-name", "People1", "expressions/People1_to_People2.mapping.json", "PersonToPerson", "Person"),
+    ])
+    func mapShowsWhatARunWrites(example: String, version: String, mappingFile: String, entityMapping: String, entity: String) throws {
+        let folder = MappingMigrateBinaryTests.root.appendingPathComponent("mappings/\(example)")
+        let fixture = folder.appendingPathComponent("\(version).sqlite").path
+        let mappingPath = folder.appendingPathComponent(mappingFile)
+
+        let session = EvalSession()
+        #expect(session.execute(":open \(fixture) --models \(folder.path)").status == 0)
+        let loaded = session.execute(":mapping \(mappingPath.path)")
+        #expect(loaded.status == 0, "\(loaded.diagnostics)")
+        #expect(loaded.output.contains(": \(version) → "))
+
+        // The real run, into a copy.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("map-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let copy = directory.appendingPathComponent("store.sqlite").path
+        try FileManager.default.copyItem(atPath: fixture, toPath: copy)
+        let models = try ObjectModel.loadVersions(at: folder)
+        let mapping = try MappingModel.load(contentsOf: mappingPath)
+        try StoreMigrator(models: models, mappings: [mapping]).migrate(storeAt: copy, to: mapping.destinationModel)
+        let destination = try #require(models.first { $0.version == mapping.destinationModel })
+        let migrated = ObjectContext(store: try Store.open(at: copy, model: destination, mode: .readOnly))
+
+        let keys = try ObjectContext(store: try Store.open(at: fixture, model: models[0], mode: .readOnly))
+            .fetch(FetchRequest(entityName: entity)).map(\.objectID.primaryKey)
+        #expect(keys.count >= 4)
+        for key in keys {
+            let (_, properties) = try session.mapped(entityMapping, source: "\(entity)/\(key)")
+            // The default policy keeps the source's key order: row k becomes object k.
+            let object = try migrated.object(entityName: entity, primaryKey: key)
+            for property in properties where destination.entity(named: entity)?.attribute(named: property.name) != nil {
+                let value = try property.result.get()
+                #expect(value == object[property.name], "\(entity)/\(key).\(property.name): :map \(value), run \(object[property.name])")
+            }
+        }
+        let shown = session.execute(":map \(entityMapping) \(entity)/\(keys[0])")
+        #expect(shown.output.hasPrefix("\(entityMapping) (transform) on \(entity)/\(keys[0]), into \(entity):\n"), "\(shown.output)")
+    }
+
+    @Test func mapSaysWhatItNeeds() throws {
+        let session = EvalSession()
+        #expect(session.execute(":mapping x.mapping.json").diagnostics.hasPrefix("error: no store is open; :open STORE --models PATH first"))
+        #expect(session.execute(":map ProductToProduct Product/1").diagnostics.hasPrefix("error: no mapping is loaded"))
+        let folder = MappingMigrateBinaryTests.root.appendingPathComponent("mappings/product-price")
+        _ = session.execute(":open \(folder.appendingPathComponent("Products1.sqlite").path) --models \(folder.path)")
+        _ = session.execute(":mapping \(folder.appendingPathComponent("Products1_to_Products2.mapping.json").path)")
+        #expect(session.execute(":map ProductToPerson Product/1").diagnostics
+                == "error: the mapping has no entity mapping 'ProductToPerson'; it has ProductToProduct\n")
+        #expect(session.execute(":map ProductToProduct").diagnostics.hasPrefix("error: usage: :map ENTITYMAPPING ENTITY/PK"))
+    }
+}
