@@ -198,7 +198,8 @@ import Testing
               :open STORE --models PATH      open a store read-only (--from VERSION names its version)
               :source ENTITY/PK              bind $source to an object of the open store (Book/9)
               :mapping FILE                  load a mapping file (JSON, .xcmappingmodel, .cdm) for the open store
-              :map ENTITYMAPPING ENTITY/PK   show what an entity mapping makes of a row; nothing is written
+              :map ENTITYMAPPING ENTITY/PK   show what an entity mapping makes of a row (or of its first rows); nothing is written
+              :map ENTITYMAPPING
               :unset NAME...                 remove the binding of $NAME (or of SELF)
               :vars                          list SELF, the variables and the format arguments
               :args JSON-ARRAY               set the format arguments of %@, %K, %d… (:args [] clears them)

@@ -62,6 +62,10 @@ import Testing
         _ = session.execute(":mapping \(folder.appendingPathComponent("Products1_to_Products2.mapping.json").path)")
         #expect(session.execute(":map ProductToPerson Product/1").diagnostics
                 == "error: the mapping has no entity mapping 'ProductToPerson'; it has ProductToProduct\n")
-        #expect(session.execute(":map ProductToProduct").diagnostics.hasPrefix("error: usage: :map ENTITYMAPPING ENTITY/PK"))
+        #expect(session.execute(":map ProductToProduct Product").diagnostics.hasPrefix("error: usage: :map ENTITYMAPPING [ENTITY/PK]"))
+        // Without a row: the first rows the mapping reads, one line each.
+        let rows = session.execute(":map ProductToProduct").output.split(separator: "\n").map(String.init)
+        #expect(rows.first == "ProductToProduct: its first 4 source rows")
+        #expect(rows.dropFirst().first?.hasPrefix("  Product/1  price=25.75 name=\"Kettle\"") == true)
     }
 }

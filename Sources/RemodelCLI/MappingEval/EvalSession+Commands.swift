@@ -35,8 +35,8 @@ extension EvalSession {
             names: ["mapping"], usage: [":mapping FILE"],
             summary: "load a mapping file (JSON, .xcmappingmodel, .cdm) for the open store"),
         Command(
-            names: ["map"], usage: [":map ENTITYMAPPING ENTITY/PK"],
-            summary: "show what an entity mapping makes of a row; nothing is written"),
+            names: ["map"], usage: [":map ENTITYMAPPING ENTITY/PK", ":map ENTITYMAPPING"],
+            summary: "show what an entity mapping makes of a row (or of its first rows); nothing is written"),
         Command(names: ["unset"], usage: [":unset NAME..."], summary: "remove the binding of $NAME (or of SELF)"),
         Command(names: ["vars"], usage: [":vars"], summary: "list SELF, the variables and the format arguments"),
         Command(

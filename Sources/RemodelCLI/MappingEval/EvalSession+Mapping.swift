@@ -118,11 +118,62 @@ extension EvalSession {
         return (entityMapping, properties)
     }
 
-    /// `:map ENTITYMAPPING ENTITY/PK`: ``mapped(_:source:)``, one line a property.
+    /// The first `limit` source rows of the entity mapping `name`, as a run finds them:
+    /// its source expression evaluated against the open store (the standard FETCH, with
+    /// its filter), else every instance of its source entity.
+    public func sourceRows(of name: String, limit: Int = 5) throws(InputError) -> [String] {
+        guard let loaded = mapping, let store else {
+            throw InputError("no mapping is loaded; :open STORE --models PATH, then :mapping FILE")
+        }
+        guard let entityMapping = loaded.entityMappings.first(where: { $0.name == name }) else {
+            throw InputError("the mapping has no entity mapping '\(name)'; it has \(loaded.entityMappings.map(\.name).joined(separator: ", "))")
+        }
+        let rows: Value
+        if let text = entityMapping.sourceExpression {
+            do {
+                rows = try InputEvaluator.evaluate(text, mode: .expression, variables: ["manager": .object(ObjectReference(StoreManager(store)))],
+                                                   compiler: compiler).value
+            } catch {
+                throw InputError("its source expression fails: \(error.error.description)")
+            }
+        } else if let entity = entityMapping.sourceEntity {
+            do {
+                var request = FetchRequest(entityName: entity)
+                request.fetchLimit = limit
+                rows = .array(try store.context.fetch(request).map { .object(ObjectReference($0)) })
+            } catch {
+                throw InputError(error.description)
+            }
+        } else {
+            throw InputError("\(name) has no source entity: it maps no rows (an add mapping makes its instances in a policy)")
+        }
+        return (rows.collectionElements ?? []).prefix(limit).compactMap { element in
+            guard case .object(let reference) = element, let object = reference.object as? ManagedObject else { return nil }
+            return object.objectID.description
+        }
+    }
+
+    /// `:map ENTITYMAPPING ENTITY/PK`: ``mapped(_:source:)``, one line a property; with no
+    /// row, the first rows the mapping reads, one line each.
     func mapCommand(_ argument: String) throws(InputError) -> EvalOutput {
         let words = argument.split(separator: " ", maxSplits: 1).map(String.init)
+        if words.count == 1 {
+            let rows = try sourceRows(of: words[0])
+            var lines = ["\(words[0]): its first \(rows.count) source row\(rows.count == 1 ? "" : "s")"]
+            for row in rows {
+                let (_, properties) = try mapped(words[0], source: row)
+                let values = properties.map { property -> String in
+                    switch property.result {
+                    case .success(let value): "\(property.name)=\(value.json.serialized())"
+                    case .failure: "\(property.name)=error"
+                    }
+                }
+                lines.append("  \(row)  " + values.joined(separator: " "))
+            }
+            return EvalOutput(lines: [EvalOutput.Line(.output, lines.joined(separator: "\n"))])
+        }
         guard words.count == 2, Self.isObjectReference(words[1]) else {
-            throw InputError("usage: :map ENTITYMAPPING ENTITY/PK, such as :map ProductToProduct Product/1")
+            throw InputError("usage: :map ENTITYMAPPING [ENTITY/PK], such as :map ProductToProduct Product/1")
         }
         let (entityMapping, properties) = try mapped(words[0], source: words[1])
         var lines = ["\(entityMapping.name) (\(entityMapping.type.rawValue)) on \(words[1]), into \(entityMapping.destinationEntity ?? "nothing"):"]
