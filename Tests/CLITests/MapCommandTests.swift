@@ -53,6 +53,26 @@ import Testing
         #expect(shown.output.hasPrefix("\(entityMapping) (transform) on \(entity)/\(keys[0]), into \(entity):\n"), "\(shown.output)")
     }
 
+    /// `--jsonl` with `--store` and `--mapping`: `{"map": …}` requests, and `$manager`.
+    @Test func jsonLinesMapRequests() throws {
+        let folder = MappingMigrateBinaryTests.root.appendingPathComponent("mappings/product-price")
+        let result = try MappingEvalProcess.run(
+            ["--jsonl", "--store", "Products1.sqlite", "--models", ".", "--mapping", "Products1_to_Products2.mapping.json"],
+            stdin: #"""
+                {"map": "ProductToProduct", "source": "Product/2"}
+                {"expression": "FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"Product\", \"price > 10\"), $manager.sourceContext, YES)"}
+                {"map": "ProductToProduct", "source": "Product/2", "extra": 1}
+
+                """#, directory: folder)
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3, "\(result.stderr)")
+        #expect(lines.first?.hasPrefix(#"{"properties":[{"name":"price","expression":"$source.price * 1.03","value":19.055,"type":"double"},"#) == true)
+        #expect(lines.dropFirst().first == #"{"value":2,"type":"integer"}"#)
+        #expect(lines.last == #"{"error":{"kind":"request","message":"unknown member \"extra\"; a map request has \"map\" and \"source\"","line":null,"column":null}}"#)
+        let without = try MappingEvalProcess.run(["--jsonl"], stdin: #"{"map": "ProductToProduct", "source": "Product/2"}"# + "\n")
+        #expect(without.stdout.contains("no mapping is loaded; start mapping-eval --jsonl with --store STORE --models PATH --mapping FILE"))
+    }
+
     @Test func mapSaysWhatItNeeds() throws {
         let session = EvalSession()
         #expect(session.execute(":mapping x.mapping.json").diagnostics.hasPrefix("error: no store is open; :open STORE --models PATH first"))

@@ -88,7 +88,24 @@ public struct EvalCommand: ParsableCommand {
             throw ExitCode(2)
         }
         if jsonl {
-            var protocolHandler = JSONLProtocol(object: session.object, variables: session.variables, arguments: session.arguments)
+            var variables = session.variables
+            // $manager reads --store as it does in the REPL.
+            if let store = session.store, variables["manager"] == nil { variables["manager"] = .object(ObjectReference(StoreManager(store))) }
+            var protocolHandler = JSONLProtocol(object: session.object, variables: variables, arguments: session.arguments, functions: session.functions)
+            if session.mapping != nil {
+                protocolHandler.map = { name, source throws(InputError) in
+                    let (_, properties) = try session.mapped(name, source: source)
+                    return ["properties": .array(properties.map { property -> JSON in
+                        let expression = property.expression.map(JSON.string) ?? .null
+                        switch property.result {
+                        case .success(let value):
+                            return ["name": .string(property.name), "expression": expression, "value": value.json, "type": .string(value.kind.rawValue)]
+                        case .failure(let error):
+                            return ["name": .string(property.name), "expression": expression, "error": .string(error.message)]
+                        }
+                    })]
+                }
+            }
             protocolHandler.resolveObject = { [store = session.store] reference in
                 guard let store else {
                     throw ExpressionError(.host, "no store is open to find \(reference) in; start mapping-eval --jsonl with --store STORE --models PATH")
@@ -201,6 +218,9 @@ public struct EvalBindingOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Bind $source to the object ENTITY/PK of --store, such as Book/9.", valueName: "ENTITY/PK"))
     public var source: String?
 
+    @Option(help: ArgumentHelp("Load this mapping file for --store (what :mapping does), for :map and {\"map\": …} requests.", valueName: "FILE"))
+    public var mapping: String?
+
     @Option(name: .customLong("self"), help: ArgumentHelp("Bind SELF to the object ENTITY/PK of --store.", valueName: "ENTITY/PK"))
     public var selfObject: String?
 
@@ -216,7 +236,8 @@ public struct EvalBindingOptions: ParsableArguments {
             throw ValidationError("--store needs --models PATH: a *.model.json file, a folder of them, or an .xcdatamodeld folder.")
         }
         if store == nil {
-            for (given, option) in [(models != nil, "--models"), (from != nil, "--from"), (source != nil, "--source"), (selfObject != nil, "--self")] where given {
+            for (given, option) in [(models != nil, "--models"), (from != nil, "--from"), (source != nil, "--source"), (selfObject != nil, "--self"),
+                                    (mapping != nil, "--mapping")] where given {
                 throw ValidationError("\(option) needs --store STORE.")
             }
         }
@@ -231,6 +252,10 @@ public struct EvalBindingOptions: ParsableArguments {
     /// in `session`.
     public func bind(_ session: EvalSession) throws(InputError) {
         if let store, let models { try session.open(store, models: models, version: from) }
+        if let mapping {
+            let loaded = session.execute(":mapping \(mapping)")
+            if loaded.status != 0 { throw InputError(loaded.diagnostics.trimmingWhitespace.replacingOccurrences(of: "error: ", with: "--mapping: ")) }
+        }
         if example { session.bindObject(ExampleObject.value) }
         if let objectFile { session.bindObject(try session.jsonValue(fromFile: objectFile)) }
         if let selfObject {

@@ -25,6 +25,10 @@ public struct JSONLProtocol {
     /// Resolves `{"$object": "Book/9"}` in requests (with `--store`: an object of that
     /// store); without it such a reference is a request error.
     public var resolveObject: ((String) throws -> Value)?
+    /// Answers `{"map": "ENTITYMAPPING", "source": "ENTITY/PK"}` (with `--store` and
+    /// `--mapping`: what the entity mapping makes of that row); without it such a request
+    /// is a request error.
+    public var map: ((_ entityMapping: String, _ source: String) throws(InputError) -> JSON)?
 
     public init(object: Value = .null, variables: [String: Value] = [:], arguments: [Value] = [], functions: FunctionRegistry = .standard) {
         self.object = object
@@ -44,6 +48,9 @@ public struct JSONLProtocol {
 
     /// The response to one request line as JSON.
     func response<Bytes: Collection<UInt8>>(toRequest line: Bytes) -> JSON {
+        if let json = try? JSON.parse(line), json.objectValue?["map"] != nil {
+            return mapResponse(json)
+        }
         let request: Request
         do {
             request = try Request(line, defaults: self)
@@ -61,6 +68,27 @@ public struct JSONLProtocol {
             return Self.errorResponse(
                 kind: e.kind.rawValue, message: e.message + (e.near.map { ", near \($0)" } ?? ""),
                 line: location?.line, column: location?.column)
+        }
+    }
+
+    /// `{"map": "ProductToProduct", "source": "Product/1"}`: the properties the entity
+    /// mapping sets for that row, `{"properties": [{"name": …, "expression": …, "value": …,
+    /// "type": …} or {"name": …, "expression": …, "error": …}]}`.
+    func mapResponse(_ request: JSON) -> JSON {
+        guard let members = request.objectValue else { return .null }
+        if let unknown = members.keys.first(where: { $0 != "map" && $0 != "source" }) {
+            return Self.errorResponse(kind: "request", message: #"unknown member \#(JSON.string(unknown)); a map request has "map" and "source""#, line: nil, column: nil)
+        }
+        guard let name = members["map"]?.stringValue, let source = members["source"]?.stringValue else {
+            return Self.errorResponse(kind: "request", message: #"a map request has "map" (an entity mapping's name) and "source" (ENTITY/PK), both strings"#, line: nil, column: nil)
+        }
+        guard let map else {
+            return Self.errorResponse(kind: "request", message: "no mapping is loaded; start mapping-eval --jsonl with --store STORE --models PATH --mapping FILE", line: nil, column: nil)
+        }
+        do {
+            return try map(name, source)
+        } catch {
+            return Self.errorResponse(kind: "request", message: error.message, line: nil, column: nil)
         }
     }
 
