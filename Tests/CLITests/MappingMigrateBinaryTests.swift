@@ -63,7 +63,7 @@ import Testing
         #expect(plan.stdout.hasPrefix("\(store) is at Products1\nProducts1 → Products2: "))
         let migrated = try run("run", store, "--models", "mappings/product-price")
         #expect(migrated.status == 0, "\(migrated.stderr)")
-        #expect(migrated.stdout.contains("  ProductToProduct: 4 read, 4 created, 0 relationships set\n"))
+        #expect(migrated.stdout.contains("  ProductToProduct: 4 read, 4 created, 0 relationships set (SQL)\n"))
         #expect(FileManager.default.fileExists(atPath: store + ".Products1.bak"))
         let inspect = try run("inspect", store, "--models", "mappings/product-price")
         #expect(inspect.stdout == "\(store): model version Products2 (by its version hashes)\n  Product: 4\n")

@@ -140,8 +140,18 @@ import Testing
             #expect(plan.stdout == """
                 \(Self.fixture) is at Notes1
                 Notes1 → Notes2: inferred (2 entity mappings)
+                  IEM_Transform_Folder: SQL
+                  IEM_Transform_Note: SQL
+                    checks: priority integer, priority in range, trashed integer
                 Notes2 → Notes3: \(Self.example.path)/Notes2_to_Notes3.mapping.json (2 entity mappings)
+                  NotebookToNotebook: SQL
+                    relationships interpreted: 'notes': NoteToNote is interpreted
+                  NoteToNote: interpreted: its source fetch has a predicate
                 Notes3 → Notes4: inferred (3 entity mappings)
+                  IEM_Add_Attachment: interpreted: the mapping has no source entity
+                  IEM_Transform_Note: SQL
+                    checks: wordCount integer, wordCount in range
+                  IEM_Copy_Notebook: SQL
 
                 """, "\(plan.stderr)")
         }
@@ -174,19 +184,19 @@ import Testing
             Notes1 → Notes2 (inferred): 
             """))
         #expect(run.stdout.contains("""
-              IEM_Transform_Folder: 3 read, 3 created, 2 relationships set
-              IEM_Transform_Note: 6 read, 6 created, 6 relationships set
+              IEM_Transform_Folder: 3 read, 3 created, 2 relationships set (SQL)
+              IEM_Transform_Note: 6 read, 6 created, 6 relationships set (SQL)
             Notes2 → Notes3 (Notes2_to_Notes3.mapping.json): 
             """))
         #expect(run.stdout.contains("""
-              NotebookToNotebook: 3 read, 3 created, 2 relationships set
-              NoteToNote: 5 read, 5 created, 5 relationships set
+              NotebookToNotebook: 3 read, 3 created, 2 relationships set (SQL, relationships interpreted)
+              NoteToNote: 5 read, 5 created, 5 relationships set (interpreted)
             Notes3 → Notes4 (inferred): 
             """))
         #expect(run.stdout.contains("""
-              IEM_Add_Attachment: 0 read, 0 created, 0 relationships set
-              IEM_Transform_Note: 5 read, 5 created, 5 relationships set
-              IEM_Copy_Notebook: 3 read, 3 created, 0 relationships set
+              IEM_Add_Attachment: 0 read, 0 created, 0 relationships set (interpreted)
+              IEM_Transform_Note: 5 read, 5 created, 5 relationships set (SQL)
+              IEM_Copy_Notebook: 3 read, 3 created, 0 relationships set (SQL)
             done: \(scratch.store) is at Notes4 after 3 steps (
             """))
         // Standard error is not a terminal here: plain progress lines, one per entity
@@ -227,7 +237,7 @@ import Testing
         #expect(run.stdout.hasPrefix("dry run: \(scratch.store) is at Notes1; the 3 steps run into temporary files, and the store is not changed\nNotes1 → Notes2 (inferred): "))
         // The JSON models list Note's attributes in the order of Notes*.model.json.
         #expect(run.stdout.contains("""
-              IEM_Transform_Note: 6 read, 6 created, 6 relationships set
+              IEM_Transform_Note: 6 read, 6 created, 6 relationships set (SQL)
               Note: 6 objects
                 Note/1 title="Quarterly report" text="Draft the numbers for Q3" created=2024-09-02T09:00:00Z priority=2 trashed=NO notebook=Notebook/1
                 Note/2 title="Groceries" text="milk eggs bread" created=2024-09-03T18:30:00Z priority=0 trashed=NO notebook=Notebook/2

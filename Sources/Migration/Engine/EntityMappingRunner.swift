@@ -31,6 +31,10 @@ final class EntityMappingRunner {
     private let rowCopy: RowCopy?
     /// The source instance being worked on, for errors.
     private var currentSource: ObjectID?
+    /// The mapping as SQL, when it can run so (``MigrationManager`` plans it before stage 1).
+    var sqlPlan: SQLMappingPlan?
+    /// How the stages ran, or will: SQL or interpreted, and why.
+    var execution = MappingExecution(instancesAsSQL: false, instancesReason: "not planned", relationshipsAsSQL: false)
 
     var mapping: EntityMapping { prepared.mapping }
     var index: Int { prepared.index }
@@ -121,6 +125,11 @@ final class EntityMappingRunner {
     /// Stage 1: begin, one `createDestinationInstances` per source instance, end.
     func createInstances(progress: (Int, Int?, Double) -> Void) throws(MigrationError) {
         try hook("beginEntityMapping") { try policy.begin(mapping, manager: manager) }
+        if let plan = sqlPlan, !manager.sourceContext.hasChanges, try createInstancesAsSQL(plan, progress: progress) {
+            try hook("endInstanceCreation") { try policy.endInstanceCreation(forMapping: mapping, manager: manager) }
+            try manager.save()
+            return
+        }
         let started = ContinuousClock.now
         var rows = 0
         func rate() -> Double { Double(rows) / max(1e-9, (ContinuousClock.now - started).seconds) }
@@ -329,7 +338,7 @@ final class EntityMappingRunner {
                                 progress: (Int, Int?, Double) -> Void) throws(MigrationError) {
         // The default policy without relationship mappings does nothing per instance.
         let trivial = policy is DefaultMigrationPolicy && prepared.relationships.isEmpty
-        if !trivial {
+        if !trivial, try !createRelationshipsAsSQL() {
             let started = ContinuousClock.now
             for position in 0..<count {
                 let (entity, key) = destination(position)

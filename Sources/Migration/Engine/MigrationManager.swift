@@ -80,6 +80,40 @@ public final class MigrationManager: KeyValueCoding {
         return (prepared.entityMappings.map(\.mapping), compiler.errors)
     }
 
+    /// How a run would run each entity mapping of `mapping` (docs/pushdown.md): as SQL or
+    /// interpreted, and why, before any row is seen. A run can still interpret a mapping
+    /// planned as SQL, when a source row meets one of its checks.
+    public static func plannedExecutions(_ mapping: MappingModel, source: ObjectModel, destination: ObjectModel,
+                                         policies: PolicyRegistry = PolicyRegistry(),
+                                         options: MigrationOptions = MigrationOptions()) -> [(entityMapping: String, execution: MappingExecution)] {
+        var compiler = MappingCompiler(mapping, source: source, destination: destination, policies: policies)
+        let prepared = compiler.prepare().entityMappings
+        let plans = options.pushdown
+            ? SQLMappingPlan.plans(prepared, usesDefaultPolicy: { p in
+                (p.mapping.policy.flatMap { policies.makePolicy($0) } ?? DefaultMigrationPolicy()) is DefaultMigrationPolicy
+            }, source: StoreLayout(model: source), destination: StoreLayout(model: destination))
+            : [:]
+        let byName = Dictionary(prepared.map { ($0.mapping.name, $0) }, uniquingKeysWith: { a, _ in a })
+        return mapping.entityMappings.map { m in
+            guard let p = byName[m.name] else {
+                let problem = compiler.errors.first { $0.path.contains("\"\(m.name)\"") }?.message ?? "see `check`"
+                var execution = MappingExecution(instancesAsSQL: false, relationshipsAsSQL: false)
+                execution.problem = problem
+                return (m.name, execution)
+            }
+            return (m.name, execution(of: plans[p.index]))
+        }
+    }
+
+    /// What a plan says before the run: SQL, or interpreted and why.
+    static func execution(of plan: Result<SQLMappingPlan, SQLTranslator.Refusal>?) -> MappingExecution {
+        switch plan {
+        case .success(let plan)?: plan.plannedExecution
+        case .failure(let refusal)?: MappingExecution(instancesAsSQL: false, instancesReason: refusal.reason, relationshipsAsSQL: false)
+        case nil: MappingExecution(instancesAsSQL: false, instancesReason: "--no-pushdown", relationshipsAsSQL: false)
+        }
+    }
+
     /// Every problem of `mapping` against the models and policies; empty when it can run.
     public static func check(_ mapping: MappingModel, source: ObjectModel, destination: ObjectModel,
                              policies: PolicyRegistry = PolicyRegistry()) -> [MappingError] {
@@ -144,7 +178,7 @@ public final class MigrationManager: KeyValueCoding {
             if let error = error as? MigrationError { throw error }
             throw MigrationError(.destinationStore, "\(error)")
         }
-        let report = MigrationReport(entityMappings: runners.map(\.report),
+        let report = MigrationReport(entityMappings: runners.map { var r = $0.report; r.execution = $0.execution; return r },
                                      seconds: (ContinuousClock.now - started).seconds)
         return report
     }
@@ -177,6 +211,8 @@ public final class MigrationManager: KeyValueCoding {
             runners.append(runner)
             runnersByName[p.mapping.name] = runner
         }
+        try planSQL(source: source, destination: destination)
+        defer { detachSource(from: destination) }
         let steps = Double(max(1, runners.count * 3))
         var done = 0.0
         // Stage 1: create destination instances.
@@ -235,6 +271,37 @@ public final class MigrationManager: KeyValueCoding {
             report(.validate, runner, migrationProgress, 0, nil, 0, force: true)
         }
     }
+
+    /// Decides which entity mappings run as SQL (docs/pushdown.md) and, if any does,
+    /// attaches the source to the destination's connection as `src`.
+    private func planSQL(source: Store, destination: Store) throws(MigrationError) {
+        let plans = options.pushdown
+            ? SQLMappingPlan.plans(prepared.entityMappings, usesDefaultPolicy: { self.runners[$0.index].policy is DefaultMigrationPolicy },
+                                   source: source.layout, destination: destination.layout)
+            : [:]
+        for runner in runners {
+            if case .success(let plan)? = plans[runner.index] { runner.sqlPlan = plan }
+            runner.execution = Self.execution(of: plans[runner.index])
+        }
+        guard runners.contains(where: { $0.sqlPlan != nil }) else { return }
+        do {
+            try destination.database.attachReadOnly(source.database.path, as: "src")
+            try destination.database.registerValueFunctions()
+        } catch {
+            throw MigrationError(.sourceStore, "cannot attach the source store for SQL: \(error)")
+        }
+    }
+
+    /// Detaches the source and drops the association tables, once everything is saved.
+    private func detachSource(from destination: Store) {
+        guard runners.contains(where: { $0.sqlPlan != nil }) else { return }
+        for runner in runners where runner.execution.instancesAsSQL {
+            try? destination.database.execute("DROP TABLE IF EXISTS \(SQLLink.keysTable(runner.index))")
+        }
+        try? destination.database.detach("src")
+    }
+
+    func runner(at index: Int) -> EntityMappingRunner { runners[index] }
 
     private func fraction(_ rows: Int, _ total: Int?) -> Double {
         guard let total, total > 0 else { return 0 }

@@ -43,6 +43,8 @@ public struct MigrationReport: Sendable, Hashable {
         public var relationshipsSet = 0
         /// Seconds spent in the mapping's hooks, all stages.
         public var seconds = 0.0
+        /// Whether its stages ran as SQL or interpreted, and why (docs/pushdown.md).
+        public var execution: MappingExecution?
 
         public init(name: String) { self.name = name }
     }
@@ -60,9 +62,13 @@ public struct MigrationOptions: Sendable, Hashable {
     /// Bytes of strings and data set per transaction: a chunk ends at whichever limit
     /// comes first, so large blobs are never held more than this many at once.
     public var chunkBytes = 32 << 20
+    /// Whether entity mappings that SQL can run exactly run as SQL (docs/pushdown.md);
+    /// false runs every mapping through the interpreter (`--no-pushdown`).
+    public var pushdown = true
 
-    public init(chunkSize: Int = 5_000, chunkBytes: Int = 32 << 20) {
+    public init(chunkSize: Int = 5_000, chunkBytes: Int = 32 << 20, pushdown: Bool = true) {
         self.chunkSize = max(1, chunkSize)
         self.chunkBytes = max(1, chunkBytes)
+        self.pushdown = pushdown
     }
 }

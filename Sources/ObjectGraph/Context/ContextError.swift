@@ -5,6 +5,8 @@ public struct ContextError: Error, Hashable, Sendable, CustomStringConvertible {
         case unknownEntity, unknownKey, type, deleteDenied, validation, noSuchObject, sqlite, predicate
         /// An external-storage attribute's data that cannot be read (``ExternalBinaryData``).
         case externalData
+        /// SQL that changes saved rows asked for while the context has unsaved changes.
+        case unsavedChanges
     }
 
     public var kind: Kind

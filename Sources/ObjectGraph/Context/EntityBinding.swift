@@ -100,7 +100,7 @@ final class EntityBinding {
         attributeNameLengths = attributes.map(\.name.utf8.count)
         attributeColumns = attributes.map { entityLayout.attributeColumns[$0.name]! }
         lazySlots = Set(attributes.indices.filter { attributes[$0].type == .binary || attributes[$0].type == .transformable })
-        externalSlots = attributes.map { $0.allowsExternalBinaryDataStorage && ($0.type == .binary || $0.type == .transformable) }
+        externalSlots = attributes.map(\.storesExternalEncoding)
         hasExternalSlots = externalSlots.contains(true)
         self.toOnes = toOnes
         toOneSlots = Dictionary(uniqueKeysWithValues: toOnes.enumerated().map { ($1.name, $0) })
@@ -183,22 +183,25 @@ final class EntityBinding {
 
     /// Binds an attribute's value to a parameter, as its type stores it.
     static func bind(_ value: Value, as type: AttributeType, to statement: Statement, at index: Int32) throws(SQLiteError) {
+        try statement.bind(sqliteValue(value, as: type), at: index)
+    }
+
+    /// What the column of an attribute of `type` holds for `value` (already coerced and
+    /// encoded as the attribute stores it): booleans as 0 and 1, integers in double
+    /// columns as doubles, decimals as doubles, UUIDs as their 16 bytes, dates as seconds
+    /// since 2001; collections and objects as NULL.
+    static func sqliteValue(_ value: Value, as type: AttributeType) -> SQLiteValue {
         switch value {
-        case .null: try statement.bindNull(at: index)
-        case .bool(let b): try statement.bind(Int64(b ? 1 : 0), at: index)
-        case .integer(let i):
-            if type == .double || type == .float { try statement.bind(Double(i), at: index) } else { try statement.bind(i, at: index) }
-        case .double(let d): try statement.bind(d, at: index)
-        case .decimal(let d): try statement.bind(NSDecimalNumber(decimal: d).doubleValue, at: index)
+        case .null: .null
+        case .bool(let b): .integer(b ? 1 : 0)
+        case .integer(let i): type == .double || type == .float ? .real(Double(i)) : .integer(i)
+        case .double(let d): .real(d)
+        case .decimal(let d): .real(NSDecimalNumber(decimal: d).doubleValue)
         case .string(let s):
-            if type == .uuid, let uuid = UUID(uuidString: s) {
-                try statement.bind(withUnsafeBytes(of: uuid.uuid) { Data($0) }, at: index)
-            } else {
-                try statement.bind(s, at: index)
-            }
-        case .date(let d): try statement.bind(d.timeIntervalSinceReferenceDate, at: index)
-        case .data(let d): try statement.bind(d, at: index)
-        case .array, .set, .dictionary, .object: try statement.bindNull(at: index)
+            if type == .uuid, let uuid = UUID(uuidString: s) { .blob(withUnsafeBytes(of: uuid.uuid) { Data($0) }) } else { .text(s) }
+        case .date(let d): .real(d.timeIntervalSinceReferenceDate)
+        case .data(let d): .blob(d)
+        case .array, .set, .dictionary, .object: .null
         }
     }
 }

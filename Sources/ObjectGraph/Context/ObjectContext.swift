@@ -164,6 +164,16 @@ public final class ObjectContext {
     /// Allocates a key for a row a ``RowInserter`` writes now, opening the transaction
     /// that the next save commits.
     func beginRow(_ counter: KeyCounter) throws(ContextError) -> Int64 {
+        try openRowTransaction()
+        let key = counter.next
+        counter.next += 1
+        counter.highestRow = key
+        rowsWritten += 1
+        return key
+    }
+
+    /// Opens the transaction that rows written outside objects join, unless it is open.
+    func openRowTransaction() throws(ContextError) {
         if rowsWritten == 0, !database.isInTransaction {
             do {
                 try database.execute("BEGIN IMMEDIATE")
@@ -171,11 +181,15 @@ public final class ObjectContext {
                 throw ContextError(error)
             }
         }
-        let key = counter.next
-        counter.next += 1
-        counter.highestRow = key
-        rowsWritten += 1
-        return key
+    }
+
+    /// Counts `count` rows written outside objects with keys from `first` on: the next
+    /// save commits them and raises the table's Z_MAX to the last.
+    func didWriteRows(_ counter: KeyCounter, first: Int64, count: Int) {
+        guard count > 0 else { return }
+        counter.next = max(counter.next, first + Int64(count))
+        counter.highestRow = max(counter.highestRow, first + Int64(count) - 1)
+        rowsWritten += count
     }
 
     /// Commits the rows written by row inserters since the last save.

@@ -50,16 +50,28 @@ struct PlanCommand: ParsableCommand {
             discussion: """
                 Prints the store's version and one line per step: its mapping file, or \
                 "inferred" when no mapping file maps it, then the inferred mapping's \
-                warnings and what it does not carry over. `run --dry-run` goes further: it \
-                runs the steps into temporary files.
+                warnings and what it does not carry over, then one line per entity \
+                mapping: whether it runs as SQL or through the interpreter, and why \
+                (`run --no-pushdown` interprets them all). `run --dry-run` goes further: \
+                it runs the steps into temporary files.
 
                 Example, from the repository's root:
                   $ cd mappings/notes-chain
                   $ \(MigrateEnvironment.current.commandName) plan Notes1.sqlite --models Notes.xcdatamodeld
                   Notes1.sqlite is at Notes1
                   Notes1 → Notes2: inferred (2 entity mappings)
+                    IEM_Transform_Folder: SQL
+                    IEM_Transform_Note: SQL
+                      checks: priority integer, priority in range, trashed integer
                   Notes2 → Notes3: ./Notes2_to_Notes3.mapping.json (2 entity mappings)
+                    NotebookToNotebook: SQL
+                      relationships interpreted: 'notes': NoteToNote is interpreted
+                    NoteToNote: interpreted: its source fetch has a predicate
                   Notes3 → Notes4: inferred (3 entity mappings)
+                    IEM_Add_Attachment: interpreted: the mapping has no source entity
+                    IEM_Transform_Note: SQL
+                      checks: wordCount integer, wordCount in range
+                    IEM_Copy_Notebook: SQL
                 """)
     }
 
@@ -84,6 +96,20 @@ struct PlanCommand: ParsableCommand {
                 for warning in step.warnings { print("  warning: \(warning)") }
                 for note in step.mapping.notes { print("  note: \(note)") }
                 if let dropped = StepNotes.notCarriedOver(step) { print("  note: \(dropped)") }
+                for (name, execution) in MigrationManager.plannedExecutions(step.mapping, source: step.source, destination: step.destination,
+                                                                            policies: migrator.policies, options: migrator.options) {
+                    guard execution.instancesAsSQL else {
+                        print("  \(name): \(execution)")
+                        continue
+                    }
+                    print("  \(name): SQL")
+                    if let reason = execution.relationshipsReason, !execution.relationshipsAsSQL {
+                        print("    relationships interpreted: \(reason)")
+                    }
+                    if !execution.checks.isEmpty {
+                        print("    checks: \(execution.checks.joined(separator: ", "))")
+                    }
+                }
             }
         }
     }

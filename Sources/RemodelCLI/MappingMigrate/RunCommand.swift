@@ -66,6 +66,9 @@ struct RunCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Destination objects written per transaction.", valueName: "n"))
     var chunkSize = MigrationOptions().chunkSize
 
+    @Flag(help: "Run every entity mapping through the interpreter, none as SQL (see `plan`).")
+    var noPushdown = false
+
     @Flag(help: "Write JSON lines to standard output: progress events and a final result object.")
     var json = false
 
@@ -113,7 +116,7 @@ struct RunCommand: ParsableCommand {
 
     private func migrateRecording(_ result: RunResult) throws {
         let tool = MigrateEnvironment.current.commandName
-        var migrator = try models.migrator(options: MigrationOptions(chunkSize: chunkSize))
+        var migrator = try models.migrator(options: MigrationOptions(chunkSize: chunkSize, pushdown: !noPushdown))
         migrator.keepsBackup = !noBackup
         migrator.refusesDamagedRows = strict
         let target = try versions.to ?? models.defaultTarget(among: migrator.models) ?? migrator.models.last!.version
@@ -227,7 +230,7 @@ struct RunCommand: ParsableCommand {
         print("\(step.source.version) → \(step.destination.version) (\(source)): \(String(format: "%.2f", report.seconds)) s")
         for mapping in report.entityMappings {
             print("  \(mapping.name): \(ProgressDisplay.grouped(mapping.sourceInstances)) read, \(ProgressDisplay.grouped(mapping.destinationInstances)) created, "
-                + "\(ProgressDisplay.grouped(mapping.relationshipsSet)) relationships set")
+                + "\(ProgressDisplay.grouped(mapping.relationshipsSet)) relationships set" + (mapping.execution.map { $0.instancesAsSQL ? ($0.relationshipsAsSQL ? " (SQL)" : " (SQL, relationships interpreted)") : " (interpreted)" } ?? ""))
         }
         for entity in entities ?? [] {
             print("  \(entity.entity): \(ProgressDisplay.grouped(entity.count)) object\(entity.count == 1 ? "" : "s")")

@@ -1,0 +1,119 @@
+import ExpressionLanguage
+import ObjectGraph
+
+/// A relationship mapping that re-links a relationship, written as one `UPDATE … FROM`
+/// over the association tables (`temp.remodel_keys_<n>`: source key → destination key) of
+/// the two entity mappings: what stage 2 does for it object by object, for
+/// `FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "M", $source.r)`
+/// and `…ForSourceRelationshipNamed:…` with one candidate mapping.
+///
+/// The foreign key is on one side: the mapping's own rows for a to-one relationship, the
+/// target's rows for a to-many one whose inverse is a to-one. Only rows whose key changes
+/// are written, and each such row's `Z_OPT` goes up by one, as a save of the changed
+/// object does.
+struct SQLLink {
+    /// The destination relationship.
+    let relationship: String
+    /// The entity mapping that made the related instances.
+    let target: Int
+    let sql: String
+    /// Run before ``sql``: how many values the interpreter would count as set (every
+    /// instance's to-one; an instance's to-many when it gains a member).
+    let countSQL: String
+    /// Checked first, when there is one: a source row whose to-one points to no row (a
+    /// damaged store), which the interpreter reports.
+    let guardSQL: String?
+
+    static func keysTable(_ index: Int) -> String { "temp.remodel_keys_\(index)" }
+
+    /// The links of `prepared`'s relationship mappings, or why stage 2 is interpreted.
+    static func links(of prepared: PreparedEntityMapping, plans: [Int: SQLMappingPlan], all: [PreparedEntityMapping],
+                      source: StoreLayout, destination: StoreLayout) throws(SQLTranslator.Refusal) -> [SQLLink] {
+        typealias Refusal = SQLTranslator.Refusal
+        guard let plan = plans[prepared.index], let sourceEntity = prepared.sourceEntity else { throw Refusal("stage 1 is interpreted") }
+        var links: [SQLLink] = []
+        for property in prepared.relationships {
+            let name = property.mapping.name
+            guard let r = property.relationship, !r.isOrdered else {
+                throw Refusal("'\(name)' is ordered (positions are written by the interpreter)")
+            }
+            guard let (lookup, argument, sourceName) = Self.lookup(property.expression.expression),
+                let s = source.model.allRelationships(of: sourceEntity).first(where: { $0.name == sourceName }), !s.isOrdered
+            else { throw Refusal("'\(name)' is evaluated by the interpreter") }
+            // The entity mapping whose instances the lookup finds.
+            let candidates: [PreparedEntityMapping]
+            if lookup == "destinationInstancesForEntityMappingNamed:sourceInstances:" {
+                candidates = all.filter { $0.mapping.name == argument }
+            } else {
+                guard argument == sourceName, let sTarget = source.model.entity(named: s.destination),
+                    let rTarget = destination.model.entity(named: r.destination)
+                else { throw Refusal("'\(name)' looks up another relationship than it reads") }
+                let sourceKinds = Set(source.model.descendants(of: sTarget).map(\.name))
+                let destinationKinds = Set(destination.model.descendants(of: rTarget).map(\.name))
+                candidates = all.filter {
+                    guard let a = $0.sourceEntity, let b = $0.destinationEntity else { return false }
+                    return sourceKinds.contains(a.name) && destinationKinds.contains(b.name)
+                }
+            }
+            guard candidates.count == 1 else { throw Refusal("'\(name)': no single entity mapping makes its targets") }
+            guard let targetPlan = plans[candidates[0].index] else {
+                throw Refusal("'\(name)': \(candidates[0].mapping.name) is interpreted")
+            }
+            let target = candidates[0].index
+            guard let sTargetLayout = source.entities[s.destination], sTargetLayout.table == targetPlan.sourceTable else {
+                throw Refusal("'\(name)': the target mapping reads another table than \(sourceName) points to")
+            }
+            let me = keysTable(prepared.index), them = keysTable(target)
+            if !r.isToMany {
+                // The key is in this mapping's rows.
+                guard !s.isToMany, let sColumn = source.entities[sourceEntity.name]?.toOneColumns[s.name]?.key,
+                    let columns = destination.entities[plan.destinationEntity]?.toOneColumns[r.name], columns.order == nil
+                else { throw Refusal("'\(name)' is a to-one filled from a to-many") }
+                if let inverse = r.inverse, let i = destination.model.entity(named: r.destination)
+                    .flatMap({ destination.model.allRelationships(of: $0).first { $0.name == inverse } }), !i.isToMany
+                { throw Refusal("'\(name)' is one-to-one: both rows hold a key") }
+                let entity = columns.entity.map { ", \($0) = \(targetPlan.destinationEntityNumber)" } ?? ""
+                links.append(SQLLink(
+                    relationship: name, target: target,
+                    sql: "UPDATE main.\(plan.destinationTable) AS d SET \(columns.key) = t.destination\(entity), Z_OPT = d.Z_OPT + 1 "
+                        + "FROM \(me) AS k JOIN src.\(plan.sourceTable) AS s ON s.Z_PK = k.source "
+                        + "JOIN \(them) AS t ON t.source = s.\(sColumn) "
+                        + "WHERE d.Z_PK = k.destination AND d.\(columns.key) IS NOT t.destination",
+                    countSQL: "SELECT count(*) FROM \(me)",
+                    guardSQL: "SELECT s.Z_PK FROM \(me) AS k JOIN src.\(plan.sourceTable) AS s ON s.Z_PK = k.source "
+                        + "WHERE s.\(sColumn) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM src.\(sTargetLayout.table) WHERE Z_PK = s.\(sColumn)) LIMIT 1"))
+            } else {
+                // The key is in the target's rows: the inverse to-ones on both sides.
+                guard s.isToMany, let sInverse = s.inverse,
+                    let sInverseColumn = sTargetLayout.toOneColumns[sInverse]?.key,
+                    let rInverse = r.inverse,
+                    let columns = destination.entities[targetPlan.destinationEntity]?.toOneColumns[rInverse], columns.order == nil
+                else { throw Refusal("'\(name)' uses a join table") }
+                let entity = columns.entity.map { ", \($0) = \(plan.destinationEntityNumber)" } ?? ""
+                links.append(SQLLink(
+                    relationship: name, target: target,
+                    sql: "UPDATE main.\(targetPlan.destinationTable) AS d SET \(columns.key) = k.destination\(entity), Z_OPT = d.Z_OPT + 1 "
+                        + "FROM \(them) AS t JOIN src.\(targetPlan.sourceTable) AS s ON s.Z_PK = t.source "
+                        + "JOIN \(me) AS k ON k.source = s.\(sInverseColumn) "
+                        + "WHERE d.Z_PK = t.destination AND d.\(columns.key) IS NOT k.destination",
+                    countSQL: "SELECT count(DISTINCT k.destination) FROM \(them) AS t JOIN src.\(targetPlan.sourceTable) AS s ON s.Z_PK = t.source "
+                        + "JOIN \(me) AS k ON k.source = s.\(sInverseColumn) JOIN main.\(targetPlan.destinationTable) AS d ON d.Z_PK = t.destination "
+                        + "WHERE d.\(columns.key) IS NOT k.destination",
+                    guardSQL: nil))
+            }
+        }
+        return links
+    }
+
+    /// `FUNCTION($manager, "<lookup>", "<argument>", $source.<relationship>)`, the last
+    /// argument also as `FUNCTION($source, "valueForKey:", "<relationship>")`.
+    static func lookup(_ expression: FormatExpression) -> (lookup: String, argument: String, relationship: String)? {
+        guard case .functionCall(let target, let selector, let arguments) = expression.kind, arguments.count == 2,
+            case .variable("manager") = target.kind, let lookup = ExpressionWalk.constantString(selector),
+            lookup == "destinationInstancesForEntityMappingNamed:sourceInstances:" || lookup == MappingInference.relationshipLookup,
+            let argument = ExpressionWalk.constantString(arguments[0]),
+            let relationship = EntityMappingRunner.copiedAttribute(arguments[1])
+        else { return nil }
+        return (lookup, argument, relationship)
+    }
+}

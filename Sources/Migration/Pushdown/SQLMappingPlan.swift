@@ -1,0 +1,203 @@
+import ExpressionLanguage
+import ObjectGraph
+
+/// How the engine runs an entity mapping's two stages: as SQL over the attached source
+/// (docs/pushdown.md), or interpreted, with the reason.
+public struct MappingExecution: Sendable, Hashable, CustomStringConvertible {
+    /// Stage 1 (the instances and their attributes) as one `INSERT … SELECT` per chunk.
+    public var instancesAsSQL: Bool
+    /// Why stage 1 is interpreted, when it is.
+    public var instancesReason: String?
+    /// Stage 2 (the relationships) as one `UPDATE … FROM` per relationship mapping.
+    public var relationshipsAsSQL: Bool
+    /// Why stage 2 is interpreted, when it is.
+    public var relationshipsReason: String?
+    /// What SQL checks of the source rows first (the interpreter runs the mapping when a
+    /// row fails one): `quantity integer`, `quantity in range`, `no nil in '*'`.
+    public var checks: [String] = []
+    /// Why the mapping cannot run at all (a problem `check` reports), for a plan.
+    public var problem: String?
+
+    public init(instancesAsSQL: Bool, instancesReason: String? = nil, relationshipsAsSQL: Bool,
+                relationshipsReason: String? = nil, checks: [String] = []) {
+        self.instancesAsSQL = instancesAsSQL
+        self.instancesReason = instancesReason
+        self.relationshipsAsSQL = relationshipsAsSQL
+        self.relationshipsReason = relationshipsReason
+        self.checks = checks
+    }
+
+    /// `SQL`, `SQL, relationships interpreted: …`, `interpreted: …` or `does not check: …`.
+    public var description: String {
+        if let problem { return "does not check: \(problem)" }
+        guard instancesAsSQL else { return "interpreted: \(instancesReason ?? "")" }
+        if let relationshipsReason, !relationshipsAsSQL { return "SQL, relationships interpreted: \(relationshipsReason)" }
+        return "SQL"
+    }
+}
+
+/// One entity mapping as SQL: the columns of its `INSERT … SELECT`, the guards checked
+/// first, and the relationship links of stage 2.
+struct SQLMappingPlan {
+    /// The source entity's table and the `Z_ENT` its fetch reads.
+    let sourceTable: String
+    let sourceEntityNumber: Int
+    let destinationEntity: String
+    let destinationTable: String
+    let destinationEntityNumber: Int
+    /// The destination columns after `Z_PK, Z_ENT, Z_OPT`, and the SQL of each over `s`.
+    let columns: [String]
+    let values: [String]
+    /// The values of `?1` … `?n` in `values` and the guards.
+    let parameters: [SQLiteValue]
+    let guards: [SQLGuard]
+    /// Stage 2, when every relationship mapping is a link SQL can write; else the reason.
+    var links: Result<[SQLLink], SQLTranslator.Refusal>
+
+    /// The plan of `prepared`, or why it runs interpreted.
+    static func make(_ prepared: PreparedEntityMapping, usesDefaultPolicy: Bool,
+                     source: StoreLayout, destination: StoreLayout) -> Result<SQLMappingPlan, SQLTranslator.Refusal> {
+        Result { () throws(SQLTranslator.Refusal) in
+            try SQLMappingPlan(prepared, usesDefaultPolicy: usesDefaultPolicy, source: source, destination: destination)
+        }
+    }
+
+    private init(_ prepared: PreparedEntityMapping, usesDefaultPolicy: Bool,
+                 source: StoreLayout, destination: StoreLayout) throws(SQLTranslator.Refusal) {
+        typealias Refusal = SQLTranslator.Refusal
+        guard usesDefaultPolicy else { throw Refusal("a custom policy (\(prepared.mapping.policy ?? "")) makes the instances") }
+        guard let destinationEntity = prepared.destinationEntity, let destinationLayout = destination.entities[destinationEntity.name]
+        else { throw Refusal("the mapping makes no destination instances") }
+        guard !destinationEntity.isAbstract else { throw Refusal("\(destinationEntity.name) is abstract") }
+        guard case .fetch(let request) = prepared.source else {
+            throw Refusal(prepared.mapping.sourceExpression == nil ? "the mapping has no source entity" : "the source expression is evaluated by the interpreter")
+        }
+        guard request.fetchLimit == nil else { throw Refusal("the source fetch has a limit") }
+        guard request.predicate == nil || request.predicate?.kind == .constant(true) else {
+            throw Refusal("its source fetch has a predicate")
+        }
+        guard let sourceEntity = source.model.entity(named: request.entityName), let sourceLayout = source.entities[sourceEntity.name] else {
+            throw Refusal("the source entity \(request.entityName) is not in the source model")
+        }
+        guard !request.includesSubentities || sourceLayout.numbers.count == 1 else {
+            throw Refusal("the source fetch includes the sub-entities of \(sourceEntity.name)")
+        }
+        for property in prepared.attributes where property.expression.expression.variableNames.contains("destination")
+            && Self.nonNilOrDefault(property.expression.expression) == nil
+        {
+            throw Refusal("the attribute mapping '\(property.mapping.name)' reads $destination")
+        }
+        var sourceAttributes: [String: (attribute: AttributeDescription, column: String)] = [:]
+        for attribute in source.model.allAttributes(of: sourceEntity) where !attribute.isTransient {
+            if let column = sourceLayout.attributeColumns[attribute.name] { sourceAttributes[attribute.name] = (attribute, column) }
+        }
+        var translator = SQLTranslator(sourceAttributes: sourceAttributes)
+        let attributes = destination.model.allAttributes(of: destinationEntity).filter { !$0.isTransient }
+        var columns: [String] = [], values: [String] = []
+        var mapped = Set<String>()
+        for property in prepared.attributes {
+            guard let attribute = attributes.first(where: { $0.name == property.mapping.name }),
+                let column = destinationLayout.attributeColumns[attribute.name]
+            else { throw Refusal("'\(property.mapping.name)' is not a stored attribute of \(destinationEntity.name)") }
+            do throws(Refusal) {
+                if let name = Self.nonNilOrDefault(property.expression.expression) {
+                    values.append(try Self.nonNilOrDefault(name, attribute, &translator, source: source.model.allAttributes(of: sourceEntity),
+                                                          destination: attributes))
+                    columns.append(column)
+                    mapped.insert(attribute.name)
+                    continue
+                }
+                let term = try translator.term(property.expression.expression)
+                // A constant goes through the coercion a row's value goes through: its
+                // type error is the interpreter's to report.
+                if case .constant(let value) = property.expression.expression.kind, (try? attribute.columnValue(value)) == nil {
+                    throw Refusal("the constant is not a \(attribute.type.rawValue) (an error)")
+                }
+                values.append(try translator.written(term, to: attribute))
+            } catch {
+                throw Refusal("'\(property.mapping.name)': \(error.reason)")
+            }
+            columns.append(column)
+            mapped.insert(attribute.name)
+        }
+        // What the interpreter's new rows hold for the attributes no mapping sets.
+        for attribute in attributes where !mapped.contains(attribute.name) {
+            guard let column = destinationLayout.attributeColumns[attribute.name] else { continue }
+            columns.append(column)
+            values.append(translator.parameter(attribute.defaultColumnValue))
+        }
+        self.sourceTable = sourceLayout.table
+        self.sourceEntityNumber = sourceLayout.number
+        self.destinationEntity = destinationEntity.name
+        self.destinationTable = destinationLayout.table
+        self.destinationEntityNumber = destinationLayout.number
+        self.columns = columns
+        self.values = values
+        self.parameters = translator.parameters
+        self.guards = translator.guards
+        self.links = .failure(Refusal("not planned yet"))
+    }
+}
+
+extension SQLMappingPlan {
+    /// The attribute name of `FUNCTION($entityPolicy, "_nonNilValueOrDefaultValueForAttribute:source:destination:", "name", $source, $destination)`,
+    /// the form inferred mappings give an attribute that becomes required.
+    static func nonNilOrDefault(_ expression: FormatExpression) -> String? {
+        guard case .functionCall(let target, let selector, let arguments) = expression.kind, arguments.count == 3,
+            case .variable("entityPolicy") = target.kind, ExpressionWalk.constantString(selector) == MappingInference.nonNilOrDefault,
+            let name = ExpressionWalk.constantString(arguments[0]),
+            case .variable("source") = arguments[1].kind, case .variable("destination") = arguments[2].kind
+        else { return nil }
+        return name
+    }
+
+    /// That function as SQL, written to `attribute`: the source attribute paired with the
+    /// destination attribute `name` by renaming identifier, as the function pairs them,
+    /// or the destination attribute's default value where the source's is nil.
+    static func nonNilOrDefault(_ name: String, _ attribute: AttributeDescription, _ translator: inout SQLTranslator,
+                                source: [AttributeDescription], destination: [AttributeDescription]) throws(SQLTranslator.Refusal) -> String {
+        let paired = destination.first { $0.name == name }
+        let id = paired?.renamingIdentifier ?? name
+        let sourceName = source.first { ($0.renamingIdentifier ?? $0.name) == id }?.name ?? (source.contains { $0.name == id } ? id : name)
+        let value = try translator.term(FormatExpression(.keyPath(operand: FormatExpression(.variable("source")), path: [sourceName])))
+        let fallback = paired?.defaultValue ?? .null
+        guard (try? attribute.columnValue(fallback)) != nil else {
+            throw SQLTranslator.Refusal("the default value of \(name) is not a \(attribute.type.rawValue) (an error)")
+        }
+        let written = try translator.written(value, to: attribute)
+        let writtenFallback = try translator.written(try translator.term(FormatExpression(.constant(fallback))), to: attribute)
+        return "CASE WHEN \(value.sql) IS NULL THEN \(writtenFallback) ELSE \(written) END"
+    }
+
+    /// The plans of a step's entity mappings, by index (nil where stage 1 is interpreted,
+    /// with the reason), links included: what ``MigrationManager`` runs and
+    /// `mapping-migrate plan` prints.
+    static func plans(_ prepared: [PreparedEntityMapping], usesDefaultPolicy: (PreparedEntityMapping) -> Bool,
+                      source: StoreLayout, destination: StoreLayout) -> [Int: Result<SQLMappingPlan, SQLTranslator.Refusal>] {
+        var results: [Int: Result<SQLMappingPlan, SQLTranslator.Refusal>] = [:]
+        var plans: [Int: SQLMappingPlan] = [:]
+        for p in prepared {
+            let result = make(p, usesDefaultPolicy: usesDefaultPolicy(p), source: source, destination: destination)
+            results[p.index] = result
+            if case .success(let plan) = result { plans[p.index] = plan }
+        }
+        for p in prepared {
+            guard var plan = plans[p.index] else { continue }
+            plan.links = Result { () throws(SQLTranslator.Refusal) in
+                try SQLLink.links(of: p, plans: plans, all: prepared, source: source, destination: destination)
+            }
+            results[p.index] = .success(plan)
+        }
+        return results
+    }
+
+    /// How the mapping is planned to run, before any row is seen.
+    var plannedExecution: MappingExecution {
+        var execution = MappingExecution(instancesAsSQL: true, relationshipsAsSQL: false, checks: guards.map(\.check))
+        switch links {
+        case .success: execution.relationshipsAsSQL = true
+        case .failure(let refusal): execution.relationshipsReason = refusal.reason
+        }
+        return execution
+    }
+}

@@ -1,0 +1,210 @@
+import ExpressionLanguage
+import ObjectGraph
+
+/// An expression of a mapping translated to SQL over one source row (`s`), with what it
+/// needs to mean exactly what the interpreter computes.
+struct SQLTerm {
+    /// The kind of value the interpreter would have: what the write to a destination
+    /// attribute must convert from.
+    enum Kind: Equatable {
+        case integer, double, bool, text, date, data, null
+    }
+
+    var sql: String
+    var kind: Kind
+    /// Whether the value may be nil (a NULL that is not a NaN of arithmetic).
+    var isNullable: Bool
+}
+
+/// A condition on a source row under which SQL would not do what the interpreter does
+/// (an error the interpreter reports, a value it reads differently): checked before a
+/// mapping runs as SQL, which it runs interpreted instead when any row meets one.
+struct SQLGuard: Hashable {
+    /// True on a row SQL must not decide.
+    var condition: String
+    /// What is checked, for the plan: `quantity integer`, `quantity in range`,
+    /// `no nil in '*'`.
+    var check: String
+    /// What such a row has, for the report: `a nil operand of '*' (an error)`.
+    var reason: String
+}
+
+/// Translates attribute mappings to SQL whose results are the interpreter's, bit for bit,
+/// or says why it cannot (docs/pushdown.md, "What runs as SQL").
+///
+/// Constants are bound as parameters (`?1`, `?2`, …), never written into the SQL: SQLite's
+/// reading of a decimal literal is not guaranteed to round as Swift's does.
+struct SQLTranslator {
+    /// Source attributes by name, with their columns in the source table.
+    let sourceAttributes: [String: (attribute: AttributeDescription, column: String)]
+    private(set) var parameters: [SQLiteValue] = []
+    private(set) var guards: [SQLGuard] = []
+
+    init(sourceAttributes: [String: (attribute: AttributeDescription, column: String)]) {
+        self.sourceAttributes = sourceAttributes
+    }
+
+    struct Refusal: Error {
+        let reason: String
+        init(_ reason: String) { self.reason = reason }
+    }
+
+    /// A parameter holding `value`.
+    mutating func parameter(_ value: SQLiteValue) -> String {
+        parameters.append(value)
+        return "?\(parameters.count)"
+    }
+
+    private mutating func guarding(_ condition: String, check: String, _ reason: String) {
+        let g = SQLGuard(condition: condition, check: check, reason: reason)
+        if !guards.contains(g) { guards.append(g) }
+    }
+
+    // MARK: - Values
+
+    /// The value of `expression` for the row `s`.
+    mutating func term(_ expression: FormatExpression) throws(Refusal) -> SQLTerm {
+        if let name = EntityMappingRunner.copiedAttribute(expression) {
+            return try attribute(name)
+        }
+        switch expression.kind {
+        case .constant(let value):
+            return try constant(value)
+        case .arithmetic(let op, let lhs, let rhs):
+            return try arithmetic(op, lhs, rhs)
+        case .negate(let operand):
+            let o = try term(operand)
+            guard o.kind == .double else {
+                throw Refusal("negating \(o.kind == .integer ? "an integer (its overflow is an error)" : "a non-number")")
+            }
+            nonNil(o, "-")
+            return SQLTerm(sql: "(-\(o.sql))", kind: .double, isNullable: false)
+        default:
+            throw Refusal("\(Self.describe(expression)) is evaluated by the interpreter")
+        }
+    }
+
+    /// `$source.name`, read as the interpreter reads the attribute's column.
+    private mutating func attribute(_ name: String) throws(Refusal) -> SQLTerm {
+        guard let (attribute, column) = sourceAttributes[name] else {
+            throw Refusal("$source.\(name) is not a stored attribute of the source entity")
+        }
+        let c = "s.\(column)"
+        switch attribute.type {
+        case .int16, .int32, .int64:
+            guarding("typeof(\(c)) NOT IN ('integer', 'null')", check: "\(name) integer", "\(name) holds a value that is not an integer")
+            return SQLTerm(sql: c, kind: .integer, isNullable: true)
+        case .boolean:
+            guarding("typeof(\(c)) NOT IN ('integer', 'null')", check: "\(name) integer", "\(name) holds a value that is not an integer")
+            return SQLTerm(sql: "(\(c) != 0)", kind: .bool, isNullable: true)
+        case .double, .float:
+            // CAST reads what sqlite3_value_double reads, whatever the column stores.
+            return SQLTerm(sql: "CAST(\(c) AS REAL)", kind: .double, isNullable: true)
+        case .date:
+            return SQLTerm(sql: "CAST(\(c) AS REAL)", kind: .date, isNullable: true)
+        case .string, .uri:
+            return SQLTerm(sql: "remodel_text(\(c))", kind: .text, isNullable: true)
+        case .binary, .transformable:
+            guard !attribute.storesExternalEncoding else {
+                throw Refusal("\(name) allows external storage: its column holds Core Data's encoding, which reading decodes")
+            }
+            guarding("typeof(\(c)) NOT IN ('blob', 'null')", check: "\(name) data", "\(name) holds a value that is not data")
+            return SQLTerm(sql: c, kind: .data, isNullable: true)
+        case .decimal, .uuid, .undefined, .objectID, .composite:
+            throw Refusal("\(name) is a \(attribute.type.rawValue) attribute, which reading converts")
+        }
+    }
+
+    private mutating func constant(_ value: Value) throws(Refusal) -> SQLTerm {
+        switch value {
+        case .null: return SQLTerm(sql: "NULL", kind: .null, isNullable: true)
+        case .integer(let i): return SQLTerm(sql: parameter(.integer(i)), kind: .integer, isNullable: false)
+        case .double(let d): return SQLTerm(sql: parameter(.real(d)), kind: .double, isNullable: false)
+        case .bool(let b): return SQLTerm(sql: parameter(.integer(b ? 1 : 0)), kind: .bool, isNullable: false)
+        case .string(let s): return SQLTerm(sql: parameter(.text(s)), kind: .text, isNullable: false)
+        default: throw Refusal("a constant \(value.kind.rawValue) is evaluated by the interpreter")
+        }
+    }
+
+    /// Arithmetic with a double operand: IEEE 754 in both, and SQLite turns a NaN into
+    /// NULL as binding a NaN does. Two integers are left to the interpreter (its overflow
+    /// is an error, SQLite's a double), as is division by anything but a non-zero
+    /// constant (SQLite's x / 0.0 is NULL, the interpreter's an infinity).
+    private mutating func arithmetic(_ op: ArithmeticOperator, _ lhs: FormatExpression, _ rhs: FormatExpression) throws(Refusal) -> SQLTerm {
+        guard op != .power else { throw Refusal("'**' is evaluated by the interpreter") }
+        let a = try term(lhs), b = try term(rhs)
+        for operand in [a, b] where operand.kind != .integer && operand.kind != .double {
+            throw Refusal("'\(op.rawValue)' of \(operand.kind == .null ? "nil" : "a non-number") is an error the interpreter reports")
+        }
+        guard a.kind == .double || b.kind == .double else {
+            throw Refusal("'\(op.rawValue)' of two integers: the interpreter reports overflow, SQLite gives a double")
+        }
+        if op == .divide {
+            guard case .constant(let divisor) = rhs.kind, let d = divisor.doubleValue, d != 0 else {
+                throw Refusal("dividing by anything but a non-zero constant (SQLite's x / 0.0 is NULL)")
+            }
+        }
+        nonNil(a, op.rawValue)
+        nonNil(b, op.rawValue)
+        return SQLTerm(sql: "(\(a.sql) \(op.rawValue) \(b.sql))", kind: .double, isNullable: false)
+    }
+
+    /// A nil operand is an error in the interpreter: such a row is left to it.
+    private mutating func nonNil(_ operand: SQLTerm, _ operation: String) {
+        if operand.isNullable {
+            guarding("\(operand.sql) IS NULL", check: "no nil in '\(operation)'", "a nil operand of '\(operation)' (an error)")
+        }
+    }
+
+    // MARK: - Writing
+
+    /// The SQL of `term` as the column of `attribute` holds it once coerced and bound as a
+    /// ``RowInserter`` does.
+    mutating func written(_ term: SQLTerm, to attribute: AttributeDescription) throws(Refusal) -> String {
+        guard !attribute.storesExternalEncoding else {
+            throw Refusal("\(attribute.name) allows external storage, which the interpreter encodes")
+        }
+        let x = term.sql
+        switch (term.kind, attribute.type) {
+        case (.null, _):
+            return "NULL"
+        case (.integer, .int16), (.integer, .int32), (.integer, .int64):
+            let range = attribute.type.integerRange!
+            if range != Int64.min...Int64.max {
+                guarding("\(x) NOT BETWEEN \(range.lowerBound) AND \(range.upperBound)", check: "\(attribute.name) in range",
+                         "a value out of range for \(attribute.name) (an error)")
+            }
+            return x
+        case (.integer, .double): return "CAST(\(x) AS REAL)"
+        case (.integer, .float), (.double, .float): return "remodel_float(\(x))"
+        case (.integer, .boolean):
+            guarding("\(x) NOT IN (0, 1)", check: "\(attribute.name) 0 or 1", "a number other than 0 or 1 for \(attribute.name) (an error)")
+            return x
+        case (.bool, .boolean), (.bool, .int16), (.bool, .int32), (.bool, .int64), (.double, .double),
+             (.text, .string), (.text, .uri), (.date, .date), (.data, .binary), (.data, .transformable):
+            return x
+        default:
+            throw Refusal("a \(term.kind) value for the \(attribute.type.rawValue) attribute \(attribute.name) is converted by the interpreter")
+        }
+    }
+
+    static func describe(_ expression: FormatExpression) -> String {
+        switch expression.kind {
+        case .keyPath(let operand, let path):
+            if case .variable(let v)? = operand?.kind { return "$\(v).\(path.joined(separator: "."))" }
+            return "the key path \(path.joined(separator: "."))"
+        case .variable(let name): return "$\(name)"
+        case .function(let selector, _): return "the function \(selector)"
+        case .functionCall(_, let selector, _): return "FUNCTION(…, \(ExpressionWalk.constantString(selector).map { "'\($0)'" } ?? "…"))"
+        case .ternary: return "TERNARY"
+        case .cast: return "CAST"
+        case .subquery: return "SUBQUERY"
+        case .fetch: return "FETCH"
+        case .aggregate: return "an aggregate"
+        case .index: return "an index"
+        case .assignment: return "an assignment"
+        case .evaluatedObject: return "SELF"
+        default: return "the expression"
+        }
+    }
+}

@@ -1,0 +1,69 @@
+import CSQLite
+import ExpressionLanguage
+import Foundation
+
+/// What a migration's SQL path needs of a connection: another store attached read-only,
+/// and the SQL functions that convert values exactly as Remodel's readers and writers do
+/// (docs/pushdown.md).
+extension Database {
+    /// Attaches the database at `path`, read-only, as `schema` (`src` in `src.ZNOTE`).
+    /// A WAL database that no connection has open is attached as immutable, as
+    /// ``init(path:mode:)`` opens it; nothing beside the file is created or changed.
+    public func attachReadOnly(_ path: String, as schema: String) throws(SQLiteError) {
+        let uri = Self.isWALWithoutLog(path) ? Self.immutableURI(path) : Self.uri(path, query: "mode=ro")
+        let statement = try prepare("ATTACH DATABASE ?1 AS \(schema)")
+        try statement.bind(uri, at: 1)
+        try statement.run()
+    }
+
+    /// Detaches what ``attachReadOnly(_:as:)`` attached.
+    public func detach(_ schema: String) throws(SQLiteError) {
+        try execute("DETACH DATABASE \(schema)")
+    }
+
+    /// Registers the functions SQL written by Remodel may call on this connection:
+    ///
+    /// - `remodel_text(x)`: `x` as reading a text attribute gives it and binding writes
+    ///   it back: NULL stays NULL, well-formed UTF-8 text is returned as it is, and
+    ///   anything else is read as text with ill-formed bytes repaired (U+FFFD), as
+    ///   `String(decoding:as:)` does.
+    /// - `remodel_float(x)`: a number rounded to a 32-bit float and widened again, as a
+    ///   Float attribute stores it; NULL stays NULL.
+    public func registerValueFunctions() throws(SQLiteError) {
+        let flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS
+        var rc = sqlite3_create_function_v2(handle, "remodel_text", 1, flags, nil, { context, _, arguments in
+            guard let context, let value = arguments?[0] else { return }
+            guard sqlite3_value_type(value) != SQLITE_NULL, let text = sqlite3_value_text(value) else {
+                sqlite3_result_null(context)
+                return
+            }
+            let count = sqlite3_value_bytes(value)
+            let bytes = UnsafeBufferPointer(start: text, count: Int(count))
+            if sqlite3_value_type(value) == SQLITE_TEXT, UTF8Sequence.isWellFormed(bytes) {
+                sqlite3_result_value(context, value)
+                return
+            }
+            var repaired = String(decoding: bytes, as: UTF8.self)
+            repaired.withUTF8 { utf8 in
+                let start = utf8.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) } ?? Statement.emptyText
+                sqlite3_result_text(context, start, Int32(utf8.count), Statement.transient)
+            }
+        }, nil, nil, nil)
+        guard rc == SQLITE_OK else { throw error(rc) }
+        rc = sqlite3_create_function_v2(handle, "remodel_float", 1, flags, nil, { context, _, arguments in
+            guard let context, let value = arguments?[0] else { return }
+            if sqlite3_value_type(value) == SQLITE_NULL {
+                sqlite3_result_null(context)
+            } else {
+                sqlite3_result_double(context, Double(Float(sqlite3_value_double(value))))
+            }
+        }, nil, nil, nil)
+        guard rc == SQLITE_OK else { throw error(rc) }
+    }
+
+    /// `file:<path>?<query>`, the path escaped as ``immutableURI(_:)`` escapes it.
+    static func uri(_ path: String, query: String) -> String {
+        let immutable = immutableURI(path)
+        return String(immutable.dropLast("?immutable=1".count)) + "?" + query
+    }
+}

@@ -1,0 +1,258 @@
+import ExpressionLanguage
+import Foundation
+import ObjectGraph
+import Testing
+
+@testable import Migration
+
+/// Every expression form the SQL path translates, run both ways (SQL, and the interpreter
+/// with `pushdown` off) on generated rows with NULLs, extremes, integer and double mixes,
+/// non-ASCII and ill-formed text and empty strings: the stores must be the same bit for
+/// bit (every column of every row, `Z_OPT` and `Z_PRIMARYKEY` included), or both runs must
+/// fail with the same error (docs/pushdown.md, "How exactness is tested").
+@Suite struct PushdownDifferentialTests {
+    static let source = """
+        {"version": "D1", "entities": {
+          "Group": {"attributes": {"name": "string"},
+                    "relationships": {"members": {"destination": "Row", "inverse": "group", "toMany": true}}},
+          "Row": {"attributes": {"i16": "int16", "i32": "int32", "i64": "int64", "flag": "boolean", "dbl": "double",
+                                 "flt": "float", "when": "date", "text": "string", "blob": "binary",
+                                 "price": "double", "count": "int32", "label": "string"},
+                  "relationships": {"group": {"destination": "Group", "inverse": "members"}}}}}
+        """
+    static let destination = """
+        {"version": "D2", "entities": {
+          "Group": {"attributes": {"name": "string"},
+                    "relationships": {"members": {"destination": "Row", "inverse": "group", "toMany": true}}},
+          "Row": {"attributes": {"i16": "int16", "i32": "int32", "i64": "int64", "flag": "boolean", "dbl": "double",
+                                 "flt": "float", "when": "date", "text": "string", "blob": "binary",
+                                 "price": "double", "count": "int32",
+                                 "label": {"type": "string", "optional": false, "default": "(none)"},
+                                 "out16": "int16", "out64": "int64", "outFlag": "boolean", "outDouble": "double",
+                                 "outFloat": "float", "outText": "string", "outDate": "date", "outData": "binary",
+                                 "extra": {"type": "int32", "default": 7}},
+                  "relationships": {"group": {"destination": "Group", "inverse": "members"}}}}}
+        """
+
+    /// How a form is expected to run on the generated rows.
+    enum Expected: CustomStringConvertible {
+        /// Stage 1 as SQL.
+        case sql
+        /// Planned as SQL, but a row meets a guard: interpreted (and usually an error).
+        case guarded
+        /// Not translated.
+        case interpreted
+        var description: String { "\(self)" }
+    }
+
+    static let forms: [(attribute: String, expression: String, expected: Expected)] = [
+        // Copies and widenings.
+        ("out16", "$source.i16", .sql),
+        ("out64", "$source.i32", .sql),
+        ("out16", "$source.i64", .guarded),  // out of range: an error
+        ("outDouble", "$source.i64", .sql),
+        ("outDouble", "$source.count", .sql),
+        ("outFloat", "$source.dbl", .sql),
+        ("outFloat", "$source.i32", .sql),
+        ("outFlag", "$source.flag", .sql),
+        ("out64", "$source.flag", .sql),
+        ("outFlag", "$source.i16", .guarded),  // not 0 or 1: an error
+        ("outText", "$source.text", .sql),
+        ("outText", "FUNCTION($source, 'valueForKey:', 'label')", .sql),
+        ("outData", "$source.blob", .sql),
+        ("outDate", "$source.when", .sql),
+        // Constants.
+        ("out16", "42", .sql),
+        ("out16", "70000", .interpreted),  // out of range: an error
+        ("outText", "'Zoë'", .sql),
+        ("outText", "nil", .sql),
+        ("outDouble", "2.5", .sql),
+        ("outDouble", "7", .sql),
+        ("outFlag", "YES", .sql),
+        ("outFloat", "0.1", .sql),
+        // Arithmetic with a double.
+        ("outDouble", "$source.price * 1.03", .sql),
+        ("outDouble", "$source.count * 1.5", .sql),
+        ("outDouble", "$source.price + $source.count", .sql),
+        ("outDouble", "$source.price / 3", .sql),
+        ("outDouble", "$source.price * 0", .sql),  // infinity × 0: a NaN, stored as NULL both ways
+        ("outDouble", "-$source.price", .sql),
+        ("outDouble", "$source.price - 0.1 * $source.count", .sql),
+        ("outFloat", "$source.price * 1.1", .sql),
+        ("outDouble", "$source.dbl * 1.03", .guarded),  // a nil operand: an error
+        ("out64", "$source.price * 2", .guarded),  // a non-integral double for an integer: refused when written
+        ("outDouble", "$source.count + 1", .interpreted),  // integer overflow is the interpreter's
+        ("outDouble", "$source.price / $source.count", .interpreted),
+        ("outDouble", "$source.price / 0.0", .interpreted),
+        ("outDouble", "$source.price ** 2", .interpreted),
+        // What the interpreter keeps.
+        ("outText", "FUNCTION($source.text, 'uppercaseString')", .interpreted),
+        ("outText", "TERNARY($source.flag == YES, 'y', 'n')", .interpreted),
+        ("outText", "$entityMapping.name", .interpreted),
+        ("outDouble", "$manager.userInfo.rate", .interpreted),
+    ]
+
+    static let rowCount = 3_000
+
+    /// What the generated rows hold besides what their attributes describe.
+    enum Rows: CaseIterable, CustomTestStringConvertible {
+        case clean
+        /// Ill-formed UTF-8, a number and a blob in text columns: SQL reads them as the
+        /// interpreter does (`remodel_text`).
+        case oddText
+        /// Text in an integer column: a guard sends every mapping that reads it to the
+        /// interpreter.
+        case oddInteger
+        var testDescription: String { "\(self)" }
+    }
+
+    /// A D1 store of generated rows, with the odd ones `rows` asks for.
+    static func makeSource(at path: String, model: ObjectModel, rows: Rows) throws {
+        let store = try Store.create(at: path, model: model)
+        let row = store.layout.entities["Row"]!, group = store.layout.entities["Group"]!
+        let c = row.attributeColumns
+        let groups = 40
+        try store.database.execute("""
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(groups))
+            INSERT INTO \(group.table) (Z_PK, Z_ENT, Z_OPT, \(group.attributeColumns["name"]!))
+            SELECT i, \(group.number), 1, CASE WHEN i % 9 = 0 THEN NULL ELSE 'group ' || i END FROM n;
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(rowCount))
+            INSERT INTO \(row.table) (Z_PK, Z_ENT, Z_OPT, \(c["i16"]!), \(c["i32"]!), \(c["i64"]!), \(c["flag"]!), \(c["dbl"]!),
+                \(c["flt"]!), \(c["when"]!), \(c["text"]!), \(c["blob"]!), \(c["price"]!), \(c["count"]!), \(c["label"]!),
+                \(row.toOneColumns["group"]!.key))
+            SELECT i * 3 - (i % 2), \(row.number), 1,
+                CASE i % 9 WHEN 0 THEN NULL WHEN 1 THEN 32767 WHEN 2 THEN -32768 WHEN 3 THEN 0 WHEN 4 THEN 1 ELSE (i * 37) % 2000 - 1000 END,
+                CASE i % 11 WHEN 0 THEN NULL WHEN 1 THEN 2147483647 WHEN 2 THEN -2147483648 ELSE (i * 7919) % 100000 END,
+                CASE i % 13 WHEN 0 THEN NULL WHEN 1 THEN 9223372036854775807 WHEN 2 THEN -9223372036854775808
+                    WHEN 3 THEN 9007199254740993 ELSE i * 104729 END,
+                CASE i % 3 WHEN 0 THEN NULL ELSE i % 2 END,
+                CASE i % 10 WHEN 0 THEN NULL WHEN 1 THEN 0.0 WHEN 2 THEN -1e-310 WHEN 3 THEN 1e308 WHEN 4 THEN 9e999
+                    WHEN 5 THEN -9e999 ELSE i * 0.1 END,
+                CASE i % 6 WHEN 0 THEN NULL ELSE i / 3.0 END,
+                CASE i % 8 WHEN 0 THEN NULL ELSE 700000000 + i * 0.5 END,
+                CASE i % 7 WHEN 0 THEN NULL WHEN 1 THEN '' WHEN 2 THEN 'Zoë ' || i WHEN 3 THEN '日本語 🎌' WHEN 4 THEN ' spaced ' ELSE 'row ' || i END,
+                CASE i % 5 WHEN 0 THEN NULL WHEN 1 THEN x'' WHEN 2 THEN x'00ff10' ELSE CAST('b' || i AS BLOB) END,
+                CASE i % 10 WHEN 1 THEN 0.0 WHEN 2 THEN 9e999 WHEN 3 THEN -1.5e300 WHEN 4 THEN 5e-324 ELSE i * 0.25 END,
+                (i * 31) % 1000 - 500,
+                CASE i % 4 WHEN 0 THEN NULL WHEN 1 THEN 'Ünïcode ' || i ELSE 'label ' || i END,
+                CASE i % 4 WHEN 0 THEN NULL ELSE (i % \(groups)) + 1 END
+            FROM n;
+            UPDATE Z_PRIMARYKEY SET Z_MAX = \(groups) WHERE Z_ENT = \(group.number);
+            UPDATE Z_PRIMARYKEY SET Z_MAX = \(rowCount * 3) WHERE Z_ENT = \(row.number);
+            """)
+        if rows != .clean {
+            try store.database.execute("""
+                INSERT INTO \(row.table) (Z_PK, Z_ENT, Z_OPT, \(c["i16"]!), \(c["text"]!), \(c["label"]!), \(c["price"]!), \(c["count"]!))
+                VALUES (\(rowCount * 3 + 1), \(row.number), 1, 5, x'c328ff61', 12, 1.0, 1),
+                       (\(rowCount * 3 + 2), \(row.number), 1, 6, 3.25, CAST('blob text' AS BLOB), 2.0, 2),
+                       (\(rowCount * 3 + 3), \(row.number), 1, \(rows == .oddInteger ? "'seven'" : "7"), 'ok', 'ok', 3.0, 3);
+                """)
+        }
+    }
+
+    /// The forms' mapping: `attribute` from `expression`, `label` (required in D2, with a
+    /// default) as inferred mappings fill it, everything else copied or re-linked.
+    static func mapping(_ attribute: String, _ expression: String) throws -> MappingModel {
+        func escaped(_ text: String) -> String {
+            text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+        }
+        let label = escaped("FUNCTION($entityPolicy, \"_nonNilValueOrDefaultValueForAttribute:source:destination:\", \"label\", $source, $destination)")
+        return try Migration.MappingModel(json: JSON.parse("""
+            {"sourceModel": "D1", "destinationModel": "D2", "entityMappings": [
+              {"name": "GroupToGroup", "type": "copy", "sourceEntity": "Group", "destinationEntity": "Group"},
+              {"name": "RowToRow", "type": "transform", "sourceEntity": "Row", "destinationEntity": "Row",
+               "attributeMappings": {"label": "\(label)", "\(attribute)": "\(escaped(expression))"}}]}
+            """), file: "test.mapping.json")
+    }
+
+    /// Every row of every table of the store at `path`, each value with its storage class
+    /// and, for doubles, its bits (0.0 and -0.0 differ).
+    static func dump(_ path: String) throws -> [String: [[String]]] {
+        let database = try Database(path: path, mode: .readOnly)
+        let tables = try database.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('Z_METADATA', 'Z_MODELCACHE') ORDER BY name")
+        var result: [String: [[String]]] = [:]
+        while try tables.step() {
+            let table = tables.string(at: 0)!
+            let rows = try database.prepare("SELECT * FROM \(table) ORDER BY 1, 2")
+            var values: [[String]] = []
+            while try rows.step() {
+                values.append((0..<rows.columnCount).map { i in
+                    switch rows.value(at: i) {
+                    case .null: "null"
+                    case .integer(let v): "i:\(v)"
+                    case .real(let d): "r:\(d.bitPattern)"
+                    case .text(let s): "t:\(s)"
+                    case .blob(let d): "b:\(d.base64EncodedString())"
+                    }
+                })
+            }
+            result[table] = values
+        }
+        return result
+    }
+
+    enum Outcome: Equatable {
+        case store([String: [[String]]], [[Int]])
+        case failure(String)
+    }
+
+    static func run(_ mapping: MappingModel, _ v1: ObjectModel, _ v2: ObjectModel, source: String, to path: String,
+                    pushdown: Bool) throws -> (Outcome, MigrationReport?) {
+        let manager = try MigrationManager(mapping: mapping, source: v1, destination: v2,
+                                           options: MigrationOptions(chunkSize: 700, pushdown: pushdown))
+        do {
+            let report = try manager.migrateStore(from: source, to: path)
+            let counts = report.entityMappings.map { [$0.sourceInstances, $0.destinationInstances, $0.relationshipsSet] }
+            return (.store(try dump(path), counts), report)
+        } catch {
+            return (.failure("\((error as? MigrationError)?.kind.rawValue ?? "?"): \(error)"), nil)
+        }
+    }
+
+    @Test(arguments: Rows.allCases)
+    func everyFormGivesWhatTheInterpreterGives(rows: Rows) throws {
+        let v1 = try model(Self.source), v2 = try model(Self.destination)
+        let directory = try TemporaryDirectory()
+        let source = directory.path("D1.sqlite")
+        try Self.makeSource(at: source, model: v1, rows: rows)
+        var sqlRuns = 0
+        for (n, form) in Self.forms.enumerated() {
+            let mapping = try Self.mapping(form.attribute, form.expression)
+            let (interpreted, _) = try Self.run(mapping, v1, v2, source: source, to: directory.path("i\(n).sqlite"), pushdown: false)
+            let (pushed, report) = try Self.run(mapping, v1, v2, source: source, to: directory.path("s\(n).sqlite"), pushdown: true)
+            #expect(pushed == interpreted, "\(form.attribute) = \(form.expression)")
+            guard case .store(let tables, _) = pushed else {
+                #expect(form.expected != .sql, "\(form.expression) failed: \(pushed)")
+                continue
+            }
+            #expect(tables["ZROW"]?.count == Self.rowCount + (rows == .clean ? 0 : 3))
+            let execution = report!.entityMappings[1].execution!
+            switch form.expected {
+            case .sql where rows != .oddInteger:
+                #expect(execution.instancesAsSQL && execution.relationshipsAsSQL, "\(form.expression): \(execution)")
+            case .interpreted:
+                #expect(!execution.instancesAsSQL, "\(form.expression): \(execution)")
+            default:
+                break
+            }
+            if execution.instancesAsSQL { sqlRuns += 1 }
+            #expect(report!.entityMappings[0].execution!.instancesAsSQL)
+        }
+        // Text in i16, which every form copies, sends every form to the interpreter.
+        #expect(sqlRuns == (rows == .oddInteger ? 0 : Self.forms.filter { $0.expected == .sql }.count))
+    }
+
+    /// The guards the plan checks, as the plan reports them, and a guarded row named.
+    @Test func aGuardedRowIsNamedAndTheInterpreterRunsTheMapping() throws {
+        let v1 = try model(Self.source), v2 = try model(Self.destination)
+        let directory = try TemporaryDirectory()
+        let source = directory.path("D1.sqlite")
+        try Self.makeSource(at: source, model: v1, rows: .oddInteger)
+        let manager = try MigrationManager(mapping: Self.mapping("out16", "$source.i16"), source: v1, destination: v2)
+        let report = try manager.migrateStore(from: source, to: directory.path("D2.sqlite"))
+        let execution = report.entityMappings[1].execution!
+        #expect(!execution.instancesAsSQL)
+        #expect(execution.instancesReason == "source row ZROW \(Self.rowCount * 3 + 3): i16 holds a value that is not an integer")
+        #expect(execution.description.hasPrefix("interpreted: source row ZROW"))
+    }
+}
