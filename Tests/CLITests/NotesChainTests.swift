@@ -145,8 +145,8 @@ import Testing
                     checks: priority integer, priority in range, trashed integer
                 Notes2 → Notes3: \(Self.example.path)/Notes2_to_Notes3.mapping.json (2 entity mappings)
                   NotebookToNotebook: SQL
-                    relationships interpreted: 'notes': NoteToNote is interpreted
-                  NoteToNote: interpreted: its source fetch has a predicate
+                  NoteToNote: SQL
+                    evaluated per row: title, priority, wordCount, the source predicate
                 Notes3 → Notes4: inferred (3 entity mappings)
                   IEM_Add_Attachment: interpreted: the mapping has no source entity
                   IEM_Transform_Note: SQL
@@ -189,8 +189,8 @@ import Testing
             Notes2 → Notes3 (Notes2_to_Notes3.mapping.json): 
             """))
         #expect(run.stdout.contains("""
-              NotebookToNotebook: 3 read, 3 created, 2 relationships set (SQL, relationships interpreted)
-              NoteToNote: 5 read, 5 created, 5 relationships set (interpreted)
+              NotebookToNotebook: 3 read, 3 created, 2 relationships set (SQL)
+              NoteToNote: 5 read, 5 created, 5 relationships set (SQL)
             Notes3 → Notes4 (inferred): 
             """))
         #expect(run.stdout.contains("""

@@ -35,14 +35,15 @@ import Testing
         """
 
     /// How a form is expected to run on the generated rows.
-    enum Expected: CustomStringConvertible {
+    enum Expected {
         /// Stage 1 as SQL.
         case sql
         /// Planned as SQL, but a row meets a guard: interpreted (and usually an error).
         case guarded
         /// Not translated.
         case interpreted
-        var description: String { "\(self)" }
+        /// As SQL, failing on a row with the interpreter's error.
+        case fails
     }
 
     static let forms: [(attribute: String, expression: String, expected: Expected)] = [
@@ -81,15 +82,24 @@ import Testing
         ("outFloat", "$source.price * 1.1", .sql),
         ("outDouble", "$source.dbl * 1.03", .guarded),  // a nil operand: an error
         ("out64", "$source.price * 2", .guarded),  // a non-integral double for an integer: refused when written
-        ("outDouble", "$source.count + 1", .interpreted),  // integer overflow is the interpreter's
-        ("outDouble", "$source.price / $source.count", .interpreted),
-        ("outDouble", "$source.price / 0.0", .interpreted),
-        ("outDouble", "$source.price ** 2", .interpreted),
+        // What SQL asks the interpreter for, row by row (remodel_eval): the same values,
+        // the same errors on the same row.
+        ("outDouble", "$source.count + 1", .sql),
+        ("outDouble", "$source.price / $source.count", .sql),
+        ("outDouble", "$source.price / 0.0", .sql),
+        ("outDouble", "$source.price ** 2", .sql),
+        ("outText", "FUNCTION($source.text, 'uppercaseString')", .sql),
+        ("outText", "TERNARY($source.flag == YES, 'y', 'n')", .sql),
+        ("outText", "TERNARY($source.text == nil OR $source.text == '', 'Untitled', FUNCTION($source.text, 'stringByTrimmingWhitespace'))", .sql),
+        ("out64", "FUNCTION(FUNCTION($source.text, 'componentsSeparatedByString:', ' '), 'count')", .sql),
+        ("outText", "$entityMapping.name", .sql),
+        ("outText", "$propertyMapping.name", .sql),
+        ("outDate", "CAST($source.i32, 'NSDate')", .sql),
+        ("out64", "$source.i64 + 1", .fails),  // Int64.max + 1: the interpreter's overflow error, on the same row
+        ("out16", "$source.i32 - 0", .fails),  // out of range for Integer 16: the coercion's error
         // What the interpreter keeps.
-        ("outText", "FUNCTION($source.text, 'uppercaseString')", .interpreted),
-        ("outText", "TERNARY($source.flag == YES, 'y', 'n')", .interpreted),
-        ("outText", "$entityMapping.name", .interpreted),
         ("outDouble", "$manager.userInfo.rate", .interpreted),
+        ("outText", "FUNCTION($source, 'valueForKey:', $source.label)", .interpreted),
     ]
 
     static let rowCount = 3_000
@@ -152,15 +162,18 @@ import Testing
 
     /// The forms' mapping: `attribute` from `expression`, `label` (required in D2, with a
     /// default) as inferred mappings fill it, everything else copied or re-linked.
-    static func mapping(_ attribute: String, _ expression: String) throws -> MappingModel {
+    static func mapping(_ attribute: String, _ expression: String, predicate: String? = nil) throws -> MappingModel {
         func escaped(_ text: String) -> String {
             text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
         }
+        let sourceExpression = predicate.map {
+            " \"sourceExpression\": \"" + escaped("FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"Row\", \"\($0)\"), $manager.sourceContext, NO)") + "\","
+        } ?? ""
         let label = escaped("FUNCTION($entityPolicy, \"_nonNilValueOrDefaultValueForAttribute:source:destination:\", \"label\", $source, $destination)")
         return try Migration.MappingModel(json: JSON.parse("""
             {"sourceModel": "D1", "destinationModel": "D2", "entityMappings": [
               {"name": "GroupToGroup", "type": "copy", "sourceEntity": "Group", "destinationEntity": "Group"},
-              {"name": "RowToRow", "type": "transform", "sourceEntity": "Row", "destinationEntity": "Row",
+              {"name": "RowToRow", "type": "transform", "sourceEntity": "Row", "destinationEntity": "Row",\(sourceExpression)
                "attributeMappings": {"label": "\(label)", "\(attribute)": "\(escaped(expression))"}}]}
             """), file: "test.mapping.json")
     }
@@ -216,6 +229,7 @@ import Testing
         let source = directory.path("D1.sqlite")
         try Self.makeSource(at: source, model: v1, rows: rows)
         var sqlRuns = 0
+        var failures: [String] = []
         for (n, form) in Self.forms.enumerated() {
             let mapping = try Self.mapping(form.attribute, form.expression)
             let (interpreted, _) = try Self.run(mapping, v1, v2, source: source, to: directory.path("i\(n).sqlite"), pushdown: false)
@@ -223,8 +237,10 @@ import Testing
             #expect(pushed == interpreted, "\(form.attribute) = \(form.expression)")
             guard case .store(let tables, _) = pushed else {
                 #expect(form.expected != .sql, "\(form.expression) failed: \(pushed)")
+                if form.expected == .fails, case .failure(let message) = pushed { failures.append(message) }
                 continue
             }
+            #expect(form.expected != .fails, "\(form.expression) did not fail")
             #expect(tables["ZROW"]?.count == Self.rowCount + (rows == .clean ? 0 : 3))
             let execution = report!.entityMappings[1].execution!
             switch form.expected {
@@ -240,6 +256,54 @@ import Testing
         }
         // Text in i16, which every form copies, sends every form to the interpreter.
         #expect(sqlRuns == (rows == .oddInteger ? 0 : Self.forms.filter { $0.expected == .sql }.count))
+        // The errors name the mapping, the row and the property, as the interpreter's do.
+        if rows != .oddInteger {
+            #expect(failures == [
+                "expression: entity mapping \"RowToRow\", source Row Z_PK 2, 'out64' = \"$source.i64 + 1\": 1:1: integer overflow in 9223372036854775807 + 1; use a double operand (such as 9223372036854775807.0) for floating-point arithmetic",
+                "value: entity mapping \"RowToRow\", source Row Z_PK 2, 'out16' = \"$source.i32 - 0\": 2147483647 is out of range for a int16 attribute",
+            ])
+        }
+    }
+
+    static let predicates: [(predicate: String, expected: Expected)] = [
+        ("flag == YES", .sql),
+        ("i16 > 5", .sql),
+        ("text BEGINSWITH[cd] 'z'", .sql),
+        ("label != nil AND count > 0", .sql),
+        ("dbl < 1.0 OR NOT (i32 >= 100)", .sql),
+        ("text MATCHES '.*[0-9]'", .sql),
+        ("text == nil", .sql),
+        ("TRUEPREDICATE", .sql),
+        ("FALSEPREDICATE", .sql),
+        ("i64 / 0 == 1", .fails),  // integer division by zero, on the first row with an i64
+        ("group.name == 'group 3'", .interpreted),  // through a relationship
+    ]
+
+    /// Source fetches with predicates, both ways: the same rows selected, the same errors.
+    @Test(arguments: Rows.allCases)
+    func everyPredicateSelectsWhatTheInterpreterSelects(rows: Rows) throws {
+        let v1 = try model(Self.source), v2 = try model(Self.destination)
+        let directory = try TemporaryDirectory()
+        let source = directory.path("D1.sqlite")
+        try Self.makeSource(at: source, model: v1, rows: rows)
+        var counts: [Int] = []
+        for (n, form) in Self.predicates.enumerated() {
+            let mapping = try Self.mapping("outText", "FUNCTION($source.text, 'lowercaseString')", predicate: form.predicate)
+            let (interpreted, _) = try Self.run(mapping, v1, v2, source: source, to: directory.path("i\(n).sqlite"), pushdown: false)
+            let (pushed, report) = try Self.run(mapping, v1, v2, source: source, to: directory.path("s\(n).sqlite"), pushdown: true)
+            #expect(pushed == interpreted, "\(form.predicate)")
+            guard case .store(let tables, _) = pushed else {
+                #expect(form.expected == .fails, "\(form.predicate) failed: \(pushed)")
+                continue
+            }
+            counts.append(tables["ZROW"]?.count ?? -1)
+            let execution = report!.entityMappings[1].execution!
+            // With text in i16, the guard sends the mapping to the interpreter only where the
+            // predicate selects that row.
+            if rows != .oddInteger { #expect(execution.instancesAsSQL == (form.expected == .sql), "\(form.predicate): \(execution)") }
+        }
+        // The predicates select some rows and not others.
+        #expect(counts.filter { $0 > 0 && $0 < Self.rowCount }.count >= 6, "\(counts)")
     }
 
     /// The guards the plan checks, as the plan reports them, and a guarded row named.

@@ -12,11 +12,11 @@ final class EntityMappingRunner {
     /// The property mapping being evaluated, for `destinationInstancesForSourceRelationshipNamed:`.
     private(set) var currentProperty: PropertyMapping?
 
-    private let evaluation: EvaluationContext
-    private let sourceSlot: Int
+    let evaluation: EvaluationContext
+    let sourceSlot: Int
     private let destinationSlot: Int
-    private let propertySlot: Int
-    private let attributeObjects: [Value]
+    let propertySlot: Int
+    let attributeObjects: [Value]
     /// Per attribute mapping: the source attribute it copies, when its expression is just
     /// `$source.name` (or `FUNCTION($source, "valueForKey:", "name")`), read without
     /// evaluating anything.
@@ -30,9 +30,12 @@ final class EntityMappingRunner {
     /// ``RowCopy``).
     private let rowCopy: RowCopy?
     /// The source instance being worked on, for errors.
-    private var currentSource: ObjectID?
+    var currentSource: ObjectID?
     /// The mapping as SQL, when it can run so (``MigrationManager`` plans it before stage 1).
     var sqlPlan: SQLMappingPlan?
+    /// What a function that SQL called failed with (``registerFunctions``): the error the
+    /// interpreter reports for that row, thrown instead of SQLite's.
+    var evaluationFailure: MigrationError?
     /// How the stages ran, or will: SQL or interpreted, and why.
     var execution = MappingExecution(instancesAsSQL: false, instancesReason: "not planned", relationshipsAsSQL: false)
 
@@ -152,6 +155,8 @@ final class EntityMappingRunner {
                 do {
                     next = try cursor.next()
                 } catch {
+                    // The error names the row it failed on; the last one read is done.
+                    currentSource = nil
                     throw MigrationError(.sourceStore, "cannot read the source instances: \(error)", expression: mapping.sourceExpression)
                 }
                 guard let source = next else { break }
@@ -452,7 +457,7 @@ final class EntityMappingRunner {
         }
     }
 
-    private func failure(_ kind: MigrationError.Kind, _ message: String, _ property: PreparedProperty) -> MigrationError {
+    func failure(_ kind: MigrationError.Kind, _ message: String, _ property: PreparedProperty) -> MigrationError {
         MigrationError(kind, message, property: property.mapping.name, expression: property.mapping.valueExpression)
     }
 

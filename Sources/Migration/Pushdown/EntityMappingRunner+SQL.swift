@@ -1,3 +1,4 @@
+import ExpressionLanguage
 import ObjectGraph
 
 /// The two stages of an entity mapping as SQL over the source attached to the new store as
@@ -16,13 +17,14 @@ extension EntityMappingRunner {
     func createInstancesAsSQL(_ plan: SQLMappingPlan, progress: (Int, Int?, Double) -> Void) throws(MigrationError) -> Bool {
         let context = manager.destinationContext
         do {
+            try registerFunctions(plan, in: context.store.database)
             if let (key, reason) = try firstGuardedRow(plan, in: context.store.database) {
                 execution.instancesAsSQL = false
                 execution.instancesReason = "source row \(plan.sourceTable) \(key): \(reason)"
                 return false
             }
         } catch {
-            throw MigrationError(.sourceStore, "cannot check the source rows for SQL: \(error)")
+            throw evaluationFailure ?? MigrationError(.sourceStore, "cannot check the source rows for SQL: \(error)")
         }
         let started = ContinuousClock.now
         let keys = SQLLink.keysTable(index)
@@ -30,16 +32,17 @@ extension EntityMappingRunner {
         let n = Int32(parameters.count)
         let insertSQL = "INSERT INTO main.\(plan.destinationTable) (Z_PK, Z_ENT, Z_OPT\(plan.columns.map { ", " + $0 }.joined())) "
             + "SELECT k.destination, \(plan.destinationEntityNumber), 1\(plan.values.map { ", " + $0 }.joined()) "
-            + "FROM \(keys) AS k JOIN src.\(plan.sourceTable) AS s ON s.Z_PK = k.source "
+            + "FROM \(keys) AS k JOIN src.\(plan.sourceTable) AS t0 ON t0.Z_PK = k.source "
             + "WHERE k.source > ?\(n + 1) AND k.source <= ?\(n + 2) ORDER BY k.source"
         let written: Range<Int64>
         do {
             written = try context.insertRows(of: plan.destinationEntity) { database, first in
                 try database.execute("CREATE TEMP TABLE remodel_keys_\(index) (source INTEGER PRIMARY KEY, destination INTEGER NOT NULL)")
                 let fill = try database.prepare(
-                    "INSERT INTO \(keys) (source, destination) SELECT Z_PK, ?1 + row_number() OVER (ORDER BY Z_PK) - 1 "
-                        + "FROM src.\(plan.sourceTable) WHERE Z_ENT = \(plan.sourceEntityNumber) ORDER BY Z_PK")
-                try fill.bind(first, at: 1)
+                    "INSERT INTO \(keys) (source, destination) SELECT t0.Z_PK, ?\(n + 1) + row_number() OVER (ORDER BY t0.Z_PK) - 1 "
+                        + "FROM src.\(plan.sourceTable) AS t0 WHERE t0.Z_ENT = \(plan.sourceEntityNumber) AND \(plan.filter) ORDER BY t0.Z_PK")
+                for (i, value) in parameters.enumerated() { try fill.bind(value, at: Int32(i + 1)) }
+                try fill.bind(first, at: n + 1)
                 try fill.run()
                 let total = database.changes
                 let insert = try database.prepare(insertSQL)
@@ -70,12 +73,84 @@ extension EntityMappingRunner {
         } catch let error as MigrationError {
             throw error
         } catch {
-            throw MigrationError(.destinationStore, "cannot write the \(plan.destinationEntity) rows with SQL: \(error)")
+            throw evaluationFailure ?? MigrationError(.destinationStore, "cannot write the \(plan.destinationEntity) rows with SQL: \(error)")
         }
         report.sourceInstances += written.count
         execution.instancesAsSQL = true
         execution.instancesReason = nil
         return true
+    }
+
+    /// Registers what the plan's SQL asks the interpreter for: `remodel_eval_<n>(i, key,
+    /// attributes…)`, the value of the `i`th evaluated attribute mapping with `$source`
+    /// the row, coerced and encoded for its column; and `remodel_accept_<n>(key,
+    /// attributes…)`, whether the fetch's predicate accepts the row. Each does what the
+    /// interpreter does for the row, errors included: a failure fails the statement and
+    /// is kept, with its row, for ``evaluationFailure``.
+    private func registerFunctions(_ plan: SQLMappingPlan, in database: Database) throws {
+        guard let sourceEntity = prepared.sourceEntity else { return }
+        let model = manager.sourceModel
+        evaluationFailure = nil
+        if !plan.evaluated.isEmpty {
+            let rows = plan.evaluated.map { SQLFunctionRow(entity: sourceEntity, model: model, attributes: $0.reads)! }
+            try database.registerFunction(SQLMappingPlan.evaluateFunction(index), arity: -1) { [unowned self] arguments in
+                let item = plan.evaluated[Int(arguments.int64(at: 0))]
+                let row = rows[Int(arguments.int64(at: 0))]
+                let property = prepared.attributes[item.property]
+                row.load(arguments, from: 2, primaryKey: arguments.int64(at: 1))
+                evaluation[slot: sourceSlot] = .object(ObjectReference(row))
+                evaluation[slot: propertySlot] = attributeObjects[item.property]
+                defer { evaluation[slot: sourceSlot] = nil }
+                let value: Value
+                do {
+                    value = try property.expression.evaluate(in: evaluation)
+                } catch {
+                    throw keep(failure(.expression, (error as? ExpressionError)?.description ?? "\(error)", property), row)
+                }
+                let written: SQLiteValue
+                do {
+                    written = try item.attribute.columnValue(value)
+                } catch {
+                    throw keep(failure(.value, (error as? ContextError)?.message ?? "\(error)", property), row)
+                }
+                // Cancelled (by a function the expression called, say): the run stops at
+                // this row, as the interpreter's does.
+                do throws(MigrationError) {
+                    try manager.checkCancelled()
+                } catch {
+                    throw keep(error, row)
+                }
+                return written
+            }
+        }
+        if let reads = plan.predicateAttributes, case .fetch(let request) = prepared.source, let predicate = request.predicate {
+            let row = SQLFunctionRow(entity: sourceEntity, model: model, attributes: reads)!
+            let compiled = try ExpressionCompiler(functions: manager.sourceContext.functions).compile(predicate, source: request.predicateSource)
+            let context = compiled.makeContext()
+            let sourceExpression = mapping.sourceExpression
+            try database.registerFunction(SQLMappingPlan.acceptFunction(index), arity: -1) { [unowned self] arguments in
+                row.load(arguments, from: 1, primaryKey: arguments.int64(at: 0))
+                context.object = .object(ObjectReference(row))
+                defer { context.object = .null }
+                do {
+                    return .integer(try compiled.evaluate(in: context) ? 1 : 0)
+                } catch {
+                    // What a fetch reports (FetchPlan.accepts), as a cursor's error.
+                    let failure = ContextError(.predicate, "the fetch predicate failed on \(row.objectDescription): \((error as? ExpressionError)?.description ?? "\(error)")",
+                                               object: row.objectDescription)
+                    evaluationFailure = MigrationError(.sourceStore, "cannot read the source instances: \(failure)", expression: sourceExpression)
+                    currentSource = nil
+                    throw failure
+                }
+            }
+        }
+    }
+
+    /// Keeps `error`, made for `row`, as the failure to report for the statement it fails.
+    private func keep(_ error: MigrationError, _ row: SQLFunctionRow) -> MigrationError {
+        currentSource = try? manager.sourceContext.objectID(entityName: row.entityName, primaryKey: row.primaryKey)
+        evaluationFailure = error
+        return error
     }
 
     /// The first source row (key and reason) that a guard of `plan` holds on, if any.
@@ -84,8 +159,9 @@ extension EntityMappingRunner {
         let which = plan.guards.enumerated().map { "WHEN \($1.condition) THEN \($0)" }.joined(separator: " ")
         let any = plan.guards.map { "(\($0.condition))" }.joined(separator: " OR ")
         let statement = try database.prepare(
-            "SELECT s.Z_PK, CASE \(which) END FROM src.\(plan.sourceTable) AS s "
-                + "WHERE s.Z_ENT = \(plan.sourceEntityNumber) AND (\(any)) ORDER BY s.Z_PK LIMIT 1")
+            "SELECT t0.Z_PK, CASE \(which) END FROM src.\(plan.sourceTable) AS t0 "
+                + "WHERE t0.Z_ENT = \(plan.sourceEntityNumber) AND \(plan.filter) AND (\(any)) ORDER BY t0.Z_PK LIMIT 1")
+        // Bound up to the highest it uses (binding past that is an error).
         for (i, value) in plan.parameters.enumerated() where i < statement.parameterCount { try statement.bind(value, at: Int32(i + 1)) }
         guard try statement.step() else { return nil }
         return (statement.int64(at: 0), plan.guards[Int(statement.int64(at: 1))].reason)

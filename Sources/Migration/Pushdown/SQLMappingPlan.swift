@@ -17,6 +17,9 @@ public struct MappingExecution: Sendable, Hashable, CustomStringConvertible {
     public var checks: [String] = []
     /// Why the mapping cannot run at all (a problem `check` reports), for a plan.
     public var problem: String?
+    /// What SQL asks the interpreter for, row by row: attribute mappings by name, and
+    /// `the source predicate`.
+    public var evaluated: [String] = []
 
     public init(instancesAsSQL: Bool, instancesReason: String? = nil, relationshipsAsSQL: Bool,
                 relationshipsReason: String? = nil, checks: [String] = []) {
@@ -48,9 +51,29 @@ struct SQLMappingPlan {
     /// The destination columns after `Z_PK, Z_ENT, Z_OPT`, and the SQL of each over `s`.
     let columns: [String]
     let values: [String]
-    /// The values of `?1` … `?n` in `values` and the guards.
+    /// The values of `?1` … `?n` in `values`, `filter` and the guards.
     let parameters: [SQLiteValue]
     let guards: [SQLGuard]
+    /// What selects the source rows besides their `Z_ENT`: the fetch's condition, and the
+    /// predicate itself (`remodel_accept_<n>`) where that condition is not exact.
+    let filter: String
+    /// The attributes the predicate reads, when `filter` calls it.
+    let predicateAttributes: [String]?
+    /// The attribute mappings SQL asks the interpreter for (`remodel_eval_<n>`), by
+    /// position: each with the source attributes it reads.
+    let evaluated: [Evaluated]
+
+    struct Evaluated {
+        /// Its index among the prepared attribute mappings.
+        let property: Int
+        let attribute: AttributeDescription
+        let reads: [String]
+    }
+
+    /// `remodel_eval_<n>` and `remodel_accept_<n>`: the functions of the entity mapping
+    /// at `index`.
+    static func evaluateFunction(_ index: Int) -> String { "remodel_eval_\(index)" }
+    static func acceptFunction(_ index: Int) -> String { "remodel_accept_\(index)" }
     /// Stage 2, when every relationship mapping is a link SQL can write; else the reason.
     var links: Result<[SQLLink], SQLTranslator.Refusal>
 
@@ -73,9 +96,6 @@ struct SQLMappingPlan {
             throw Refusal(prepared.mapping.sourceExpression == nil ? "the mapping has no source entity" : "the source expression is evaluated by the interpreter")
         }
         guard request.fetchLimit == nil else { throw Refusal("the source fetch has a limit") }
-        guard request.predicate == nil || request.predicate?.kind == .constant(true) else {
-            throw Refusal("its source fetch has a predicate")
-        }
         guard let sourceEntity = source.model.entity(named: request.entityName), let sourceLayout = source.entities[sourceEntity.name] else {
             throw Refusal("the source entity \(request.entityName) is not in the source model")
         }
@@ -92,10 +112,28 @@ struct SQLMappingPlan {
             if let column = sourceLayout.attributeColumns[attribute.name] { sourceAttributes[attribute.name] = (attribute, column) }
         }
         var translator = SQLTranslator(sourceAttributes: sourceAttributes)
+        var evaluated: [Evaluated] = []
+        let storedNames = Set(sourceAttributes.keys)
+        /// The column of an attribute mapping the interpreter evaluates for SQL, when its
+        /// expression reads nothing of `$source` but stored attributes SQL can hand over.
+        func evaluatedColumn(_ i: Int, _ attribute: AttributeDescription, _ refusal: Refusal) throws(Refusal) -> String {
+            let expression = prepared.attributes[i].expression.expression
+            guard let reads = RowCopy.sourceAttributesRead(by: expression, among: storedNames) else {
+                throw Refusal("'\(prepared.attributes[i].mapping.name)': \(refusal.reason)")
+            }
+            var unique: [String] = []
+            for name in reads where !unique.contains(name) { unique.append(name) }
+            guard SQLFunctionRow(entity: sourceEntity, model: source.model, attributes: unique) != nil else {
+                throw Refusal("'\(prepared.attributes[i].mapping.name)' reads an attribute SQL cannot hand over")
+            }
+            evaluated.append(Evaluated(property: i, attribute: attribute, reads: unique))
+            let arguments = unique.map { ", t0.\(sourceAttributes[$0]!.column)" }.joined()
+            return "\(Self.evaluateFunction(prepared.index))(\(evaluated.count - 1), t0.Z_PK\(arguments))"
+        }
         let attributes = destination.model.allAttributes(of: destinationEntity).filter { !$0.isTransient }
         var columns: [String] = [], values: [String] = []
         var mapped = Set<String>()
-        for property in prepared.attributes {
+        for (i, property) in prepared.attributes.enumerated() {
             guard let attribute = attributes.first(where: { $0.name == property.mapping.name }),
                 let column = destinationLayout.attributeColumns[attribute.name]
             else { throw Refusal("'\(property.mapping.name)' is not a stored attribute of \(destinationEntity.name)") }
@@ -115,7 +153,8 @@ struct SQLMappingPlan {
                 }
                 values.append(try translator.written(term, to: attribute))
             } catch {
-                throw Refusal("'\(property.mapping.name)': \(error.reason)")
+                guard !attribute.storesExternalEncoding else { throw Refusal("'\(property.mapping.name)': \(error.reason)") }
+                values.append(try evaluatedColumn(i, attribute, error))
             }
             columns.append(column)
             mapped.insert(attribute.name)
@@ -126,6 +165,24 @@ struct SQLMappingPlan {
             columns.append(column)
             values.append(translator.parameter(attribute.defaultColumnValue))
         }
+        // The rows the fetch reads: its SQL condition, then its predicate where that is
+        // not exact, as a fetch evaluates it on the rows the condition selects.
+        guard let fetch = source.fetchCondition(for: request) else { throw Refusal("the source fetch cannot be read") }
+        let offset = translator.parameters.count
+        translator.append(parameters: fetch.parameters)
+        var filter = SQLTranslator.renumbered(fetch.condition, by: offset)
+        if !fetch.isExact, let predicate = request.predicate {
+            guard let reads = Self.attributesRead(by: predicate, among: storedNames),
+                SQLFunctionRow(entity: sourceEntity, model: source.model, attributes: reads) != nil
+            else { throw Refusal("its source fetch's predicate reads more than attributes") }
+            let arguments = reads.map { ", t0.\(sourceAttributes[$0]!.column)" }.joined()
+            filter = "(\(filter)) AND \(Self.acceptFunction(prepared.index))(t0.Z_PK\(arguments))"
+            predicateAttributes = reads
+        } else {
+            predicateAttributes = nil
+        }
+        self.filter = filter
+        self.evaluated = evaluated
         self.sourceTable = sourceLayout.table
         self.sourceEntityNumber = sourceLayout.number
         self.destinationEntity = destinationEntity.name
@@ -140,6 +197,33 @@ struct SQLMappingPlan {
 }
 
 extension SQLMappingPlan {
+    /// The stored attributes of the fetched object a predicate reads, in order, when it
+    /// reads nothing else (no variables, no relationships, not `SELF` itself); nil
+    /// otherwise.
+    static func attributesRead(by predicate: FormatPredicate, among attributes: Set<String>) -> [String]? {
+        var reads: [String] = [], other = false
+        ExpressionWalk.visit(predicate) { e in
+            switch e.kind {
+            case .keyPath(let operand, let path):
+                switch operand?.kind {
+                case nil, .evaluatedObject?:
+                    if let first = path.first, attributes.contains(first) {
+                        if !reads.contains(first) { reads.append(first) }
+                    } else {
+                        other = true
+                    }
+                default:
+                    break
+                }
+            case .evaluatedObject, .variable, .subquery, .assignment:
+                other = true
+            default:
+                break
+            }
+        }
+        return other ? nil : reads
+    }
+
     /// The attribute name of `FUNCTION($entityPolicy, "_nonNilValueOrDefaultValueForAttribute:source:destination:", "name", $source, $destination)`,
     /// the form inferred mappings give an attribute that becomes required.
     static func nonNilOrDefault(_ expression: FormatExpression) -> String? {
@@ -194,6 +278,7 @@ extension SQLMappingPlan {
     /// How the mapping is planned to run, before any row is seen.
     var plannedExecution: MappingExecution {
         var execution = MappingExecution(instancesAsSQL: true, relationshipsAsSQL: false, checks: guards.map(\.check))
+        execution.evaluated = evaluated.map(\.attribute.name) + (predicateAttributes == nil ? [] : ["the source predicate"])
         switch links {
         case .success: execution.relationshipsAsSQL = true
         case .failure(let refusal): execution.relationshipsReason = refusal.reason

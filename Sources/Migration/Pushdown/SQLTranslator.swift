@@ -1,7 +1,7 @@
 import ExpressionLanguage
 import ObjectGraph
 
-/// An expression of a mapping translated to SQL over one source row (`s`), with what it
+/// An expression of a mapping translated to SQL over one source row (`t0`), with what it
 /// needs to mean exactly what the interpreter computes.
 struct SQLTerm {
     /// The kind of value the interpreter would have: what the write to a destination
@@ -49,6 +49,29 @@ struct SQLTranslator {
         init(_ reason: String) { self.reason = reason }
     }
 
+    /// Appends `values` as parameters: SQL that numbers them `?1`, `?2`, … must be
+    /// renumbered by the count before (``renumbered(_:by:)``).
+    mutating func append(parameters values: [SQLiteValue]) { parameters += values }
+
+    /// `sql` with `?N` made `?(N + offset)`: SQL whose constants are all parameters.
+    static func renumbered(_ sql: String, by offset: Int) -> String {
+        guard offset > 0 else { return sql }
+        var result = "", digits = "", inNumber = false
+        func flush() {
+            if inNumber { result += String(Int(digits)! + offset) }
+            digits = ""
+            inNumber = false
+        }
+        for c in sql {
+            if inNumber, c.isASCII, c.isNumber { digits.append(c); continue }
+            flush()
+            result.append(c)
+            if c == "?" { inNumber = true }
+        }
+        flush()
+        return result
+    }
+
     /// A parameter holding `value`.
     mutating func parameter(_ value: SQLiteValue) -> String {
         parameters.append(value)
@@ -89,7 +112,7 @@ struct SQLTranslator {
         guard let (attribute, column) = sourceAttributes[name] else {
             throw Refusal("$source.\(name) is not a stored attribute of the source entity")
         }
-        let c = "s.\(column)"
+        let c = "t0.\(column)"
         switch attribute.type {
         case .int16, .int32, .int64:
             guarding("typeof(\(c)) NOT IN ('integer', 'null')", check: "\(name) integer", "\(name) holds a value that is not an integer")

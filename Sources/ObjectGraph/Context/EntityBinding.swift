@@ -1,3 +1,4 @@
+import CSQLite
 import ExpressionLanguage
 import Foundation
 
@@ -136,17 +137,7 @@ final class EntityBinding {
 
     /// Reads an attribute's value from a column, as its type stores it.
     static func read(_ statement: Statement, _ index: Int32, as type: AttributeType) -> Value {
-        // Numbers, dates and booleans read their value and storage class with one lookup of
-        // the column; text by its pointer, which is nil only for NULL.
-        switch type {
-        case .string, .uri: return statement.string(at: index).map(Value.string) ?? .null
-        case .int16, .int32, .int64: return statement.int64OrNil(at: index).map(Value.integer) ?? .null
-        case .boolean: return statement.int64OrNil(at: index).map { .bool($0 != 0) } ?? .null
-        case .double, .float: return statement.doubleOrNil(at: index).map(Value.double) ?? .null
-        case .date: return statement.doubleOrNil(at: index).map { .date(Date(timeIntervalSinceReferenceDate: $0)) } ?? .null
-        case .decimal, .binary, .transformable, .uuid, .undefined, .objectID, .composite:
-            break
-        }
+        if let value = read(sqlite3_column_value(statement.handle, index), as: type) { return value }
         if statement.isNull(index) { return .null }
         switch type {
         case .decimal:
@@ -184,6 +175,41 @@ final class EntityBinding {
     /// Binds an attribute's value to a parameter, as its type stores it.
     static func bind(_ value: Value, as type: AttributeType, to statement: Statement, at index: Int32) throws(SQLiteError) {
         try statement.bind(sqliteValue(value, as: type), at: index)
+    }
+
+    /// Whether ``read(_:as:)`` reads `type` from a value.
+    static func readsFromValue(_ type: AttributeType) -> Bool {
+        switch type {
+        case .string, .uri, .int16, .int32, .int64, .boolean, .double, .float, .date, .binary, .transformable: true
+        case .decimal, .uuid, .undefined, .objectID, .composite: false
+        }
+    }
+
+    /// Reads an attribute's value from an SQLite value (a column of a row, an argument of a
+    /// SQL function), as its type stores it; nil for the types whose reading needs the
+    /// column (decimal, UUID and the rest). Numbers, dates and booleans read their value
+    /// and storage class with one lookup; text by its pointer, which is nil only for NULL.
+    @inline(__always)
+    static func read(_ value: OpaquePointer?, as type: AttributeType) -> Value? {
+        switch type {
+        case .string, .uri:
+            guard let text = sqlite3_value_text(value) else { return .null }
+            return .string(String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(value))), as: UTF8.self))
+        case .int16, .int32, .int64:
+            return sqlite3_value_type(value) == SQLITE_NULL ? .null : .integer(sqlite3_value_int64(value))
+        case .boolean:
+            return sqlite3_value_type(value) == SQLITE_NULL ? .null : .bool(sqlite3_value_int64(value) != 0)
+        case .double, .float:
+            return sqlite3_value_type(value) == SQLITE_NULL ? .null : .double(sqlite3_value_double(value))
+        case .date:
+            return sqlite3_value_type(value) == SQLITE_NULL ? .null : .date(Date(timeIntervalSinceReferenceDate: sqlite3_value_double(value)))
+        case .binary, .transformable:
+            if sqlite3_value_type(value) == SQLITE_NULL { return .null }
+            guard let bytes = sqlite3_value_blob(value) else { return .data(Data()) }
+            return .data(Data(bytes: bytes, count: Int(sqlite3_value_bytes(value))))
+        case .decimal, .uuid, .undefined, .objectID, .composite:
+            return nil
+        }
     }
 
     /// What the column of an attribute of `type` holds for `value` (already coerced and

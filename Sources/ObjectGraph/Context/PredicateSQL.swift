@@ -520,3 +520,20 @@ enum SQL {
         }
     }
 }
+
+extension StoreLayout {
+    /// What SQL says of `request`'s predicate over the fetched table read as `t0`, as a
+    /// fetch from a saved store reads it: `condition` is true on every row the predicate
+    /// accepts (a fetch reads only those rows), and when `isExact` it is true on exactly
+    /// those, so the predicate need not be evaluated. Its constants are `?1`, `?2`, … with
+    /// `parameters`' values. Nil when the request's entity is not in the model.
+    public func fetchCondition(for request: FetchRequest) -> (condition: String, parameters: [SQLiteValue], isExact: Bool)? {
+        guard let predicate = request.predicate else { return ("1", [], true) }
+        var bindings: [String: EntityBinding] = [:]
+        for entity in model.entities { bindings[entity.name] = EntityBinding(entity: entity, model: model, layout: self) }
+        guard let binding = bindings[request.entityName] else { return nil }
+        var translator = PredicateTranslator(bindings: bindings, unsavedTables: [])
+        let narrowing = translator.translate(predicate, on: binding)
+        return (narrowing.whenTrue, translator.parameters, narrowing.isExact)
+    }
+}

@@ -67,3 +67,59 @@ extension Database {
         return String(immutable.dropLast("?immutable=1".count)) + "?" + query
     }
 }
+
+/// The arguments of a call of a function registered with
+/// ``Database/registerFunction(_:arity:_:)``.
+public struct SQLFunctionArguments {
+    let values: UnsafeMutablePointer<OpaquePointer?>?
+    public let count: Int
+
+    /// The argument as an integer (SQLite's conversion), 0 for NULL.
+    public func int64(at index: Int) -> Int64 { sqlite3_value_int64(values?[index]) }
+
+    /// The argument as an attribute of `type` reads it from a column; nil for the types
+    /// whose reading needs the column itself (decimal, UUID).
+    public func value(at index: Int, as type: AttributeType) -> Value? {
+        EntityBinding.read(values?[index], as: type)
+    }
+}
+
+extension Database {
+    /// Registers a SQL function `name` taking `arity` arguments (-1 for any number),
+    /// evaluated by `body` on every call: what it returns is the call's value, what it
+    /// throws fails the statement with the error's description. Not deterministic to
+    /// SQLite: it is called once per row it is written for.
+    public func registerFunction(_ name: String, arity: Int32,
+                                 _ body: @escaping (SQLFunctionArguments) throws -> SQLiteValue) throws(SQLiteError) {
+        final class Box {
+            let body: (SQLFunctionArguments) throws -> SQLiteValue
+            init(_ body: @escaping (SQLFunctionArguments) throws -> SQLiteValue) { self.body = body }
+        }
+        let box = Unmanaged.passRetained(Box(body)).toOpaque()
+        let rc = sqlite3_create_function_v2(handle, name, arity, SQLITE_UTF8, box, { context, count, values in
+            guard let context else { return }
+            let box = Unmanaged<Box>.fromOpaque(sqlite3_user_data(context)).takeUnretainedValue()
+            do {
+                switch try box.body(SQLFunctionArguments(values: values, count: Int(count))) {
+                case .null: sqlite3_result_null(context)
+                case .integer(let i): sqlite3_result_int64(context, i)
+                case .real(let d): sqlite3_result_double(context, d)
+                case .text(var s):
+                    s.withUTF8 { utf8 in
+                        let start = utf8.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) } ?? Statement.emptyText
+                        sqlite3_result_text(context, start, Int32(utf8.count), Statement.transient)
+                    }
+                case .blob(let data):
+                    data.withUnsafeBytes { bytes in
+                        sqlite3_result_blob(context, bytes.baseAddress ?? UnsafeRawPointer(Statement.emptyText), Int32(bytes.count), Statement.transient)
+                    }
+                }
+            } catch {
+                sqlite3_result_error(context, "\(error)", -1)
+            }
+        }, nil, nil, { box in
+            if let box { Unmanaged<Box>.fromOpaque(box).release() }
+        })
+        guard rc == SQLITE_OK else { throw self.error(rc) }
+    }
+}

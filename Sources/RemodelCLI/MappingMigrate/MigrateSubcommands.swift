@@ -65,8 +65,8 @@ struct PlanCommand: ParsableCommand {
                       checks: priority integer, priority in range, trashed integer
                   Notes2 → Notes3: ./Notes2_to_Notes3.mapping.json (2 entity mappings)
                     NotebookToNotebook: SQL
-                      relationships interpreted: 'notes': NoteToNote is interpreted
-                    NoteToNote: interpreted: its source fetch has a predicate
+                    NoteToNote: SQL
+                      evaluated per row: title, priority, wordCount, the source predicate
                   Notes3 → Notes4: inferred (3 entity mappings)
                     IEM_Add_Attachment: interpreted: the mapping has no source entity
                     IEM_Transform_Note: SQL
@@ -105,6 +105,9 @@ struct PlanCommand: ParsableCommand {
                     print("  \(name): SQL")
                     if let reason = execution.relationshipsReason, !execution.relationshipsAsSQL {
                         print("    relationships interpreted: \(reason)")
+                    }
+                    if !execution.evaluated.isEmpty {
+                        print("    evaluated per row: \(execution.evaluated.joined(separator: ", "))")
                     }
                     if !execution.checks.isEmpty {
                         print("    checks: \(execution.checks.joined(separator: ", "))")
