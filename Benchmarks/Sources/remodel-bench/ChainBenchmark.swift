@@ -202,7 +202,7 @@ let peakPrefix = "peak "
 /// time is its report's `seconds` (the step's MigrationManager run: open, create, three
 /// stages, pragmas); the rest of the whole (loading, planning and compiling the chain,
 /// syncing and renaming each new file) is the split `files and setup`.
-func migrateChainWithStoreMigrator(_ options: Options) -> VariantResult {
+func migrateChainWithStoreMigrator(_ options: Options, pushdown: Bool = true) -> VariantResult {
     let folder = options.mappingsFolder.appendingPathComponent("notes-chain")
     let path = options.source!
     var splits: [String: Double] = [:]
@@ -211,7 +211,7 @@ func migrateChainWithStoreMigrator(_ options: Options) -> VariantResult {
     var reports: [StoreMigrator.StepReport] = []
     let (_, seconds) = timed {
         do {
-            var migrator = try StoreMigrator(models: folder)
+            var migrator = try StoreMigrator(models: folder, options: MigrationOptions(pushdown: pushdown))
             migrator.keepsBackup = false
             reports = try migrator.migrate(storeAt: path) { step, _ in
                 let name = "\(step.source.version) → \(step.destination.version)"
@@ -389,6 +389,7 @@ func readNotes4(_ path: String) -> Notes4Contents {
 
 let chainVariants = [
     Variant(id: "chain-remodel", label: "StoreMigrator", role: .remodel),
+    Variant(id: "chain-interpreted", label: "StoreMigrator, --no-pushdown", role: .remodel),
     Variant(id: "chain-sql", label: "pure SQL", role: .reference),
 ]
 
@@ -425,7 +426,7 @@ func runChainBenchmark(_ options: Options) {
         arguments: { variant, _ in
             let path = "\(directory)/\(variant.id).sqlite"
             removeStore(path)
-            if variant.id == "chain-remodel" {
+            if variant.id != "chain-sql" {
                 // StoreMigrator migrates in place: a fresh copy of the source each round, not timed.
                 do { try FileManager.default.copyItem(atPath: source, toPath: path) } catch { die("cannot copy the source: \(error)") }
                 return common + ["--source", path]

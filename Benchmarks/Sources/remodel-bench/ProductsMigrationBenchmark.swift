@@ -10,7 +10,8 @@ import Remodel
 
 /// `MigrationManager(mapping:source:destination:)` with default options, then
 /// `migrateStore(from:to:)`. The splits are the engine's stages, from its progress reports.
-func migrateWithManager(_ options: Options, source: String, destination: String, mappingPath: String) -> VariantResult {
+func migrateWithManager(_ options: Options, source: String, destination: String, mappingPath: String,
+                        pushdown: Bool = true) -> VariantResult {
     let mappings = options.mappingsFolder
     let mapping = loadMapping(mappings, mappingPath)
     let folder = (mappingPath as NSString).deletingLastPathComponent
@@ -22,7 +23,7 @@ func migrateWithManager(_ options: Options, source: String, destination: String,
     var stageEnds: [MigrationProgress.Stage: ContinuousClock.Instant] = [:]
     let report: MigrationReport
     do {
-        let manager = try MigrationManager(mapping: mapping, source: v1, destination: v2)
+        let manager = try MigrationManager(mapping: mapping, source: v1, destination: v2, options: MigrationOptions(pushdown: pushdown))
         report = try manager.migrateStore(from: source, to: destination) { progress in
             stageEnds[progress.stage] = clock.now
         }
@@ -189,6 +190,7 @@ func fileURI(_ path: String, readOnly: Bool) -> String {
 
 let productMigrationVariants = [
     Variant(id: "products-migrate-remodel", label: "MigrationManager", role: .remodel),
+    Variant(id: "products-migrate-interpreted", label: "MigrationManager, --no-pushdown", role: .remodel),
     Variant(id: "products-migrate-raw", label: "raw C API", role: .raw),
     Variant(id: "products-migrate-sql", label: "pure SQL", role: .reference),
 ]

@@ -289,13 +289,16 @@ let childVariants: [String: (Options) -> VariantResult] = [
     "store-read-raw-swift": storeReadRawSwift,
     "products-migrate-remodel": { migrateWithManager($0, source: $0.source!, destination: $0.destination!,
                                                      mappingPath: "product-price/Products1_to_Products2.mapping.json") },
+    "products-migrate-interpreted": { migrateWithManager($0, source: $0.source!, destination: $0.destination!,
+                                                         mappingPath: "product-price/Products1_to_Products2.mapping.json", pushdown: false) },
     "products-migrate-raw": migrateProductsRaw,
     "products-migrate-sql": migrateProductsSQL,
     "images-migrate-remodel": { migrateWithManager($0, source: $0.source!, destination: $0.destination!,
                                                    mappingPath: "item-images/Items1_to_Items2.mapping.json") },
     "images-migrate-raw": migrateImagesRaw,
     "images-migrate-sql": migrateImagesSQL,
-    "chain-remodel": migrateChainWithStoreMigrator,
+    "chain-remodel": { migrateChainWithStoreMigrator($0) },
+    "chain-interpreted": { migrateChainWithStoreMigrator($0, pushdown: false) },
     "chain-sql": migrateChainSQL,
     // Sources for profiling one variant by hand (docs/performance.md, "Profiling").
     "generate-products": { options in

@@ -296,6 +296,7 @@ public final class MigrationManager: KeyValueCoding {
     private func detachSource(from destination: Store) {
         guard runners.contains(where: { $0.sqlPlan != nil }) else { return }
         for runner in runners where runner.execution.instancesAsSQL {
+            try? destination.database.execute("DROP VIEW IF EXISTS \(SQLLink.keysTable(runner.index))")
             try? destination.database.execute("DROP TABLE IF EXISTS \(SQLLink.keysTable(runner.index))")
         }
         try? destination.database.detach("src")

@@ -5,80 +5,131 @@ import ObjectGraph
 /// `src` (docs/pushdown.md). Each falls back to the interpreter, which then does exactly
 /// what it would have done, when a row meets one of the plan's guards.
 extension EntityMappingRunner {
-    /// Source rows per `INSERT … SELECT`: between two, progress is reported and
+    /// Source keys per `INSERT … SELECT`: between two, progress is reported and
     /// cancellation checked.
     static let sqlChunkRows = 50_000
 
-    /// Stage 1 as SQL: the association of source and destination keys into
-    /// `temp.remodel_keys_<n>` (destinations numbered from the table's next key in source
-    /// key order, as the interpreter numbers them), then the rows in chunks, then the
-    /// association into the manager's table. False, having written nothing, when a source
-    /// row meets a guard.
+    /// Stage 1 as SQL: one `INSERT … SELECT` per chunk of source keys, in key order, each
+    /// row's guards checked as it is read (`remodel_guard_<n>` stops the statement on the
+    /// first row that meets one). Destinations are numbered from the table's next key in
+    /// source key order, as the interpreter numbers them: by an offset when the source keys
+    /// are contiguous, else by `remodel_key_<n>`, which counts and records each pair. The
+    /// association goes to the manager's table, and to `temp.remodel_keys_<n>` (a view
+    /// when the keys are contiguous) for the links of stage 2. False, with what was
+    /// written removed, when a source row meets a guard.
     func createInstancesAsSQL(_ plan: SQLMappingPlan, progress: (Int, Int?, Double) -> Void) throws(MigrationError) -> Bool {
         let context = manager.destinationContext
-        do {
-            try registerFunctions(plan, in: context.store.database)
-            if let (key, reason) = try firstGuardedRow(plan, in: context.store.database) {
-                execution.instancesAsSQL = false
-                execution.instancesReason = "source row \(plan.sourceTable) \(key): \(reason)"
-                return false
-            }
-        } catch {
-            throw evaluationFailure ?? MigrationError(.sourceStore, "cannot check the source rows for SQL: \(error)")
-        }
+        let database = context.store.database
         let started = ContinuousClock.now
-        let keys = SQLLink.keysTable(index)
-        let parameters = plan.parameters
-        let n = Int32(parameters.count)
-        let insertSQL = "INSERT INTO main.\(plan.destinationTable) (Z_PK, Z_ENT, Z_OPT\(plan.columns.map { ", " + $0 }.joined())) "
-            + "SELECT k.destination, \(plan.destinationEntityNumber), 1\(plan.values.map { ", " + $0 }.joined()) "
-            + "FROM \(keys) AS k JOIN src.\(plan.sourceTable) AS t0 ON t0.Z_PK = k.source "
-            + "WHERE k.source > ?\(n + 1) AND k.source <= ?\(n + 2) ORDER BY k.source"
+        var guarded: (key: Int64, reason: String)?
+        var pairs = KeyPairs()
         let written: Range<Int64>
         do {
-            written = try context.insertRows(of: plan.destinationEntity) { database, first in
-                try database.execute("CREATE TEMP TABLE remodel_keys_\(index) (source INTEGER PRIMARY KEY, destination INTEGER NOT NULL)")
-                let fill = try database.prepare(
-                    "INSERT INTO \(keys) (source, destination) SELECT t0.Z_PK, ?\(n + 1) + row_number() OVER (ORDER BY t0.Z_PK) - 1 "
-                        + "FROM src.\(plan.sourceTable) AS t0 WHERE t0.Z_ENT = \(plan.sourceEntityNumber) AND \(plan.filter) ORDER BY t0.Z_PK")
-                for (i, value) in parameters.enumerated() { try fill.bind(value, at: Int32(i + 1)) }
-                try fill.bind(first, at: n + 1)
-                try fill.run()
-                let total = database.changes
-                let insert = try database.prepare(insertSQL)
-                for (i, value) in parameters.enumerated() { try insert.bind(value, at: Int32(i + 1)) }
-                let boundary = try database.prepare("SELECT source FROM \(keys) WHERE source > ?1 ORDER BY source LIMIT 1 OFFSET ?2")
-                var done = 0
-                var after = Int64.min
-                while done < total {
-                    try boundary.bind(after, at: 1)
-                    try boundary.bind(Int64(Self.sqlChunkRows - 1), at: 2)
-                    let last = try boundary.step() ? boundary.int64(at: 0) : Int64.max
-                    boundary.reset()
-                    try insert.bind(after, at: n + 1)
-                    try insert.bind(last, at: n + 2)
-                    try insert.run()
-                    done += database.changes
-                    after = last
-                    try manager.checkCancelled()
-                    progress(done, total, Double(done) / max(1e-9, (ContinuousClock.now - started).seconds))
-                    if last == .max { break }
-                }
-                guard done == total else {
-                    throw MigrationError(.destinationStore, "wrote \(done) \(plan.destinationEntity) rows of \(total)")
-                }
-                return total
+            try registerFunctions(plan, in: database)
+            try database.registerFunction("remodel_guard_\(index)", arity: 2) { arguments in
+                guarded = (arguments.int64(at: 0), plan.guards[Int(arguments.int64(at: 1))].reason)
+                throw SQLTranslator.Refusal("a guarded row")
             }
-            try recordAssociations(plan, written: written)
+            try database.registerFunction("remodel_key_\(index)", arity: 1) { arguments in
+                .integer(pairs.append(source: arguments.int64(at: 0)))
+            }
+            // The source keys: their range, and whether the fetch reads them all without gaps.
+            let range = try database.prepare(
+                "SELECT count(*), min(Z_PK), max(Z_PK) FROM src.\(plan.sourceTable) WHERE Z_ENT = \(plan.sourceEntityNumber)")
+            _ = try range.step()
+            let (count, low, high) = (Int(range.int64(at: 0)), range.int64(at: 1), range.int64(at: 2))
+            let contiguous = plan.filter == "1" && count > 0 && high - low + 1 == Int64(count)
+            let n = Int32(plan.parameters.count)
+            let key = contiguous ? "t0.Z_PK + ?\(n + 3)" : "remodel_key_\(index)(t0.Z_PK)"
+            let checks = plan.guards.enumerated().map { "WHEN \($1.condition) THEN remodel_guard_\(index)(t0.Z_PK, \($0))" }
+            let insert = try database.prepare(
+                "INSERT INTO main.\(plan.destinationTable) (Z_PK, Z_ENT, Z_OPT\(plan.columns.map { ", " + $0 }.joined())) "
+                    + "SELECT \(key), \(plan.destinationEntityNumber), 1\(plan.values.map { ", " + $0 }.joined()) "
+                    + "FROM src.\(plan.sourceTable) AS t0 WHERE t0.Z_ENT = \(plan.sourceEntityNumber) "
+                    + "AND t0.Z_PK BETWEEN ?\(n + 1) AND ?\(n + 2) AND \(plan.filter)"
+                    + (checks.isEmpty ? "" : " AND CASE \(checks.joined(separator: " ")) ELSE 1 END") + " ORDER BY t0.Z_PK")
+            for (i, value) in plan.parameters.enumerated() { try insert.bind(value, at: Int32(i + 1)) }
+            written = try context.insertRows(of: plan.destinationEntity) { database, first in
+                pairs.next = first
+                if contiguous { try insert.bind(first - low, at: n + 3) }
+                var from = low
+                while count > 0, from <= high {
+                    let to = from > high - Int64(Self.sqlChunkRows) ? high : from + Int64(Self.sqlChunkRows) - 1
+                    try insert.bind(from, at: n + 1)
+                    try insert.bind(to, at: n + 2)
+                    do {
+                        try insert.run()
+                    } catch where guarded != nil {
+                        // Back to where the mapping started: the interpreter runs it.
+                        try database.execute("DELETE FROM main.\(plan.destinationTable) WHERE Z_PK >= \(first)")
+                        return 0
+                    }
+                    try manager.checkCancelled()
+                    let done = contiguous ? Int(to - low + 1) : pairs.count
+                    progress(done, contiguous ? count : nil, Double(done) / max(1e-9, (ContinuousClock.now - started).seconds))
+                    if to >= high { break }
+                    from = to + 1
+                }
+                if contiguous {
+                    pairs.runs = count > 0 ? [(low, first, count)] : []
+                    pairs.count = count
+                    try database.execute("CREATE TEMP VIEW remodel_keys_\(index) AS SELECT Z_PK AS source, Z_PK + \(first - low) AS destination "
+                                         + "FROM src.\(plan.sourceTable) WHERE Z_ENT = \(plan.sourceEntityNumber)")
+                } else {
+                    try database.execute("CREATE TEMP TABLE remodel_keys_\(index) (source INTEGER PRIMARY KEY, destination INTEGER NOT NULL)")
+                    let fill = try database.prepare(
+                        "WITH RECURSIVE r(k) AS (SELECT ?1 UNION ALL SELECT k + 1 FROM r WHERE k < ?2) "
+                            + "INSERT INTO \(SQLLink.keysTable(index)) SELECT k, k + ?3 FROM r")
+                    for run in pairs.runs {
+                        try fill.bind(run.source, at: 1)
+                        try fill.bind(run.source + Int64(run.count) - 1, at: 2)
+                        try fill.bind(run.destination - run.source, at: 3)
+                        try fill.run()
+                    }
+                }
+                return pairs.count
+            }
         } catch let error as MigrationError {
             throw error
         } catch {
             throw evaluationFailure ?? MigrationError(.destinationStore, "cannot write the \(plan.destinationEntity) rows with SQL: \(error)")
         }
+        if let guarded {
+            execution.instancesAsSQL = false
+            execution.instancesReason = "source row \(plan.sourceTable) \(guarded.key): \(guarded.reason)"
+            return false
+        }
+        if let entities = manager.associationEntities(source: prepared.sourceEntity!.name, destination: plan.destinationEntity) {
+            for run in pairs.runs {
+                manager.associate(source: (entities.source, run.source), destination: (entities.destination, run.destination),
+                                  count: run.count, runner: self)
+            }
+        }
         report.sourceInstances += written.count
         execution.instancesAsSQL = true
         execution.instancesReason = nil
         return true
+    }
+
+    /// The association of a stage 1 as SQL, in runs of consecutive keys on both sides.
+    struct KeyPairs {
+        var runs: [(source: Int64, destination: Int64, count: Int)] = []
+        var count = 0
+        /// The next destination key.
+        var next: Int64 = 0
+
+        /// The destination key of `source`, the next one.
+        mutating func append(source: Int64) -> Int64 {
+            let key = next
+            next += 1
+            count += 1
+            if let last = runs.last, last.source + Int64(last.count) == source, last.destination + Int64(last.count) == key {
+                runs[runs.count - 1].count += 1
+            } else {
+                runs.append((source, key, 1))
+            }
+            return key
+        }
     }
 
     /// Registers what the plan's SQL asks the interpreter for: `remodel_eval_<n>(i, key,
@@ -151,42 +202,6 @@ extension EntityMappingRunner {
         currentSource = try? manager.sourceContext.objectID(entityName: row.entityName, primaryKey: row.primaryKey)
         evaluationFailure = error
         return error
-    }
-
-    /// The first source row (key and reason) that a guard of `plan` holds on, if any.
-    private func firstGuardedRow(_ plan: SQLMappingPlan, in database: Database) throws(SQLiteError) -> (Int64, String)? {
-        guard !plan.guards.isEmpty else { return nil }
-        let which = plan.guards.enumerated().map { "WHEN \($1.condition) THEN \($0)" }.joined(separator: " ")
-        let any = plan.guards.map { "(\($0.condition))" }.joined(separator: " OR ")
-        let statement = try database.prepare(
-            "SELECT t0.Z_PK, CASE \(which) END FROM src.\(plan.sourceTable) AS t0 "
-                + "WHERE t0.Z_ENT = \(plan.sourceEntityNumber) AND \(plan.filter) AND (\(any)) ORDER BY t0.Z_PK LIMIT 1")
-        // Bound up to the highest it uses (binding past that is an error).
-        for (i, value) in plan.parameters.enumerated() where i < statement.parameterCount { try statement.bind(value, at: Int32(i + 1)) }
-        guard try statement.step() else { return nil }
-        return (statement.int64(at: 0), plan.guards[Int(statement.int64(at: 1))].reason)
-    }
-
-    /// Hands the keys table to the manager's association table, in runs of consecutive keys.
-    private func recordAssociations(_ plan: SQLMappingPlan, written: Range<Int64>) throws {
-        let database = manager.destinationContext.store.database
-        guard let entities = manager.associationEntities(source: prepared.sourceEntity!.name, destination: plan.destinationEntity) else { return }
-        let rows = try database.prepare("SELECT source, destination FROM \(SQLLink.keysTable(index)) ORDER BY source")
-        var run = (source: Int64(0), destination: Int64(0), count: 0)
-        func flush() {
-            guard run.count > 0 else { return }
-            manager.associate(source: (entities.source, run.source), destination: (entities.destination, run.destination), count: run.count, runner: self)
-        }
-        while try rows.step() {
-            let source = rows.int64(at: 0), destination = rows.int64(at: 1)
-            if run.count > 0, source == run.source + Int64(run.count), destination == run.destination + Int64(run.count) {
-                run.count += 1
-            } else {
-                flush()
-                run = (source, destination, 1)
-            }
-        }
-        flush()
     }
 
     /// Stage 2 as SQL, when every relationship mapping is a link and every link's target
