@@ -31,7 +31,7 @@ import Testing
             Model1 → Model2: \(folder)/Model1_to_Model2.xcmappingmodel (3 entity mappings)
               UserToUser: SQL
                 relationships interpreted: 'books': no single entity mapping makes its targets
-                checks: userId integer, userId in range
+                checks: userId in range
               Author: interpreted: the mapping has no source entity
               BookToBook: does not check: no policy named 'MHWBookToBookPolicy' is registered; register a Swift stand-in for it: `policies.register("MHWBookToBookPolicy") { MyPolicy() }` (docs/engine.md, "Custom policies")
             Model2 → Model3: \(folder)/Model2_to_Model3_User.xcmappingmodel + \(folder)/Model2_to_Model3.xcmappingmodel (4 entity mappings)
@@ -71,10 +71,9 @@ import Testing
               note: does not carry over Book.authorName: nothing in Model2 has its name or renaming identifier; if the data must be kept, give what replaces it the old name as renaming identifier, or write a mapping file for the step
               IEM_Add_Author: interpreted: the mapping has no source entity
               IEM_Transform_Book: SQL
-                checks: fileURL data
               IEM_Transform_User: SQL
                 relationships interpreted: 'books' uses a join table
-                checks: userId integer, userId in range
+                checks: userId in range
             Model2 → Model3: inferred (4 entity mappings)
               note: does not carry over Book.fileURL, Book.users, User.books: nothing in Model3 has their name or renaming identifier; if the data must be kept, give what replaces them the old name as renaming identifier, or write a mapping file for the step
               IEM_Copy_Author: SQL
@@ -83,7 +82,7 @@ import Testing
                 relationships interpreted: 'authors' uses a join table
               IEM_Add_File: interpreted: the mapping has no source entity
               IEM_Transform_User: SQL
-                checks: userId integer, userId in range
+                checks: userId in range
 
             """)
         let before = try Data(contentsOf: URL(fileURLWithPath: scratch.store))

@@ -90,10 +90,9 @@ import Testing
             + "if the data must be kept, give what replaces them the old name as renaming identifier, or write a mapping file for the step\n"
             + "  IEM_Transform_Author: SQL\n"
             + "    relationships interpreted: 'books' uses a join table\n"
-            + "    checks: born integer\n"
             + "  IEM_Transform_Book: SQL\n"
             + "    relationships interpreted: 'authors' uses a join table\n"
-            + "    checks: pages integer, rating integer, rating 0 or 1\n"
+            + "    checks: rating 0 or 1\n"
             + "  IEM_Add_Review: interpreted: the mapping has no source entity\n"
             + "  IEM_Remove_Shelf: interpreted: the mapping makes no destination instances\n"
             + "  IEM_Copy_Tag: SQL\n")

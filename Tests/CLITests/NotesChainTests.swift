@@ -142,7 +142,7 @@ import Testing
                 Notes1 → Notes2: inferred (2 entity mappings)
                   IEM_Transform_Folder: SQL
                   IEM_Transform_Note: SQL
-                    checks: priority integer, priority in range, trashed integer
+                    checks: priority in range
                 Notes2 → Notes3: \(Self.example.path)/Notes2_to_Notes3.mapping.json (2 entity mappings)
                   NotebookToNotebook: SQL
                   NoteToNote: SQL
@@ -150,7 +150,7 @@ import Testing
                 Notes3 → Notes4: inferred (3 entity mappings)
                   IEM_Add_Attachment: interpreted: the mapping has no source entity
                   IEM_Transform_Note: SQL
-                    checks: wordCount integer, wordCount in range
+                    checks: wordCount in range
                   IEM_Copy_Notebook: SQL
 
                 """, "\(plan.stderr)")

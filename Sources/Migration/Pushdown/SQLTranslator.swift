@@ -114,14 +114,14 @@ struct SQLTranslator {
         }
         let c = "t0.\(column)"
         switch attribute.type {
+        // CAST converts as the sqlite3_value_* functions a reader reads with do, whatever
+        // the column stores (sqlite3VdbeMemCast calls the same sqlite3VdbeIntValue and
+        // sqlite3VdbeRealValue), and keeps NULL.
         case .int16, .int32, .int64:
-            guarding("typeof(\(c)) NOT IN ('integer', 'null')", check: "\(name) integer", "\(name) holds a value that is not an integer")
-            return SQLTerm(sql: c, kind: .integer, isNullable: true)
+            return SQLTerm(sql: "CAST(\(c) AS INTEGER)", kind: .integer, isNullable: true)
         case .boolean:
-            guarding("typeof(\(c)) NOT IN ('integer', 'null')", check: "\(name) integer", "\(name) holds a value that is not an integer")
-            return SQLTerm(sql: "(\(c) != 0)", kind: .bool, isNullable: true)
+            return SQLTerm(sql: "(CAST(\(c) AS INTEGER) != 0)", kind: .bool, isNullable: true)
         case .double, .float:
-            // CAST reads what sqlite3_value_double reads, whatever the column stores.
             return SQLTerm(sql: "CAST(\(c) AS REAL)", kind: .double, isNullable: true)
         case .date:
             return SQLTerm(sql: "CAST(\(c) AS REAL)", kind: .date, isNullable: true)
@@ -131,8 +131,7 @@ struct SQLTranslator {
             guard !attribute.storesExternalEncoding else {
                 throw Refusal("\(name) allows external storage: its column holds Core Data's encoding, which reading decodes")
             }
-            guarding("typeof(\(c)) NOT IN ('blob', 'null')", check: "\(name) data", "\(name) holds a value that is not data")
-            return SQLTerm(sql: c, kind: .data, isNullable: true)
+            return SQLTerm(sql: "CAST(\(c) AS BLOB)", kind: .data, isNullable: true)
         case .decimal, .uuid, .undefined, .objectID, .composite:
             throw Refusal("\(name) is a \(attribute.type.rawValue) attribute, which reading converts")
         }
