@@ -320,4 +320,59 @@ import Testing
         #expect(planned[1].execution.instancesAsSQL)
         #expect(planned[1].execution.checks == ["out16 in range", "i16 in range", "i32 in range", "count in range"])
     }
+
+    /// Entities that share a table with their parent and siblings: each mapping writes its
+    /// own entity's rows only, keyed as the interpreter keys them (the keys of one entity
+    /// have gaps where the others' rows are), with the same links.
+    @Test func entitiesSharingATableMigrateAsTheInterpreterMigratesThem() throws {
+        let models = ["H1", "H2"].map { version in
+            """
+            {"version": "\(version)", "entities": {
+              "Vehicle": {"attributes": {"name": "string"}},
+              "Car": {"parent": "Vehicle", "attributes": {"doors": "int16"},
+                      "relationships": {"owner": {"destination": "Owner", "inverse": "cars"}}},
+              "Bike": {"parent": "Vehicle", "attributes": {"gears": "int16"}},
+              "Owner": {"attributes": {"name": "string"},
+                        "relationships": {"cars": {"destination": "Car", "inverse": "owner", "toMany": true}}}}}
+            """
+        }
+        let v1 = try model(models[0]), v2 = try model(models[1])
+        let directory = try TemporaryDirectory()
+        let source = directory.path("H1.sqlite")
+        do {
+            let store = try Store.create(at: source, model: v1)
+            let layout = store.layout.entities
+            let vehicle = layout["Vehicle"]!, car = layout["Car"]!, bike = layout["Bike"]!, owner = layout["Owner"]!
+            #expect(car.table == vehicle.table && bike.table == vehicle.table)
+            try store.database.execute("""
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10)
+                INSERT INTO \(owner.table) (Z_PK, Z_ENT, Z_OPT, \(owner.attributeColumns["name"]!)) SELECT i, \(owner.number), 1, 'owner ' || i FROM n;
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 900)
+                INSERT INTO \(vehicle.table) (Z_PK, Z_ENT, Z_OPT, \(vehicle.attributeColumns["name"]!), \(car.attributeColumns["doors"]!),
+                    \(bike.attributeColumns["gears"]!), \(car.toOneColumns["owner"]!.key))
+                SELECT i, CASE i % 3 WHEN 0 THEN \(vehicle.number) WHEN 1 THEN \(car.number) ELSE \(bike.number) END, 1, 'vehicle ' || i,
+                    CASE i % 3 WHEN 1 THEN i % 5 END, CASE i % 3 WHEN 2 THEN i % 21 END, CASE i % 3 WHEN 1 THEN i % 10 + 1 END FROM n;
+                UPDATE Z_PRIMARYKEY SET Z_MAX = 10 WHERE Z_ENT = \(owner.number);
+                UPDATE Z_PRIMARYKEY SET Z_MAX = 900 WHERE Z_ENT = \(vehicle.number);
+                """)
+        }
+        let mapping = try Migration.MappingModel(json: JSON.parse("""
+            {"sourceModel": "H1", "destinationModel": "H2", "entityMappings": [
+              {"name": "OwnerToOwner", "type": "copy", "sourceEntity": "Owner", "destinationEntity": "Owner"},
+              {"name": "CarToCar", "type": "transform", "sourceEntity": "Car", "destinationEntity": "Car",
+               "attributeMappings": {"doors": "$source.doors + 1"}},
+              {"name": "BikeToBike", "type": "copy", "sourceEntity": "Bike", "destinationEntity": "Bike"}]}
+            """), file: "test.mapping.json")
+        let (interpreted, _) = try Self.run(mapping, v1, v2, source: source, to: directory.path("i.sqlite"), pushdown: false)
+        let (pushed, report) = try Self.run(mapping, v1, v2, source: source, to: directory.path("s.sqlite"), pushdown: true)
+        #expect(pushed == interpreted)
+        guard case .store(let tables, let counts) = pushed else {
+            Issue.record("the migration failed: \(pushed)")
+            return
+        }
+        #expect(counts.map { $0[1] } == [10, 300, 300])
+        #expect(tables["ZVEHICLE"]?.count == 600)
+        let executions = report!.entityMappings.map { $0.execution! }
+        #expect(executions.allSatisfy { $0.instancesAsSQL && $0.relationshipsAsSQL }, "\(executions)")
+    }
 }

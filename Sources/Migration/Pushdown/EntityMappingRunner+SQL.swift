@@ -20,81 +20,33 @@ extension EntityMappingRunner {
     func createInstancesAsSQL(_ plan: SQLMappingPlan, progress: (Int, Int?, Double) -> Void) throws(MigrationError) -> Bool {
         let context = manager.destinationContext
         let database = context.store.database
-        let started = ContinuousClock.now
-        var guarded: (key: Int64, reason: String)?
-        var pairs = KeyPairs()
+        let pairs = KeyPairs()
         let written: Range<Int64>
         do {
             try registerFunctions(plan, in: database)
             try database.registerFunction("remodel_guard_\(index)", arity: 2) { arguments in
-                guarded = (arguments.int64(at: 0), plan.guards[Int(arguments.int64(at: 1))].reason)
+                pairs.guarded = (arguments.int64(at: 0), plan.guards[Int(arguments.int64(at: 1))].reason)
                 throw SQLTranslator.Refusal("a guarded row")
             }
             try database.registerFunction("remodel_key_\(index)", arity: 1) { arguments in
                 .integer(pairs.append(source: arguments.int64(at: 0)))
             }
-            // The source keys: their range, and whether the fetch reads them all without gaps.
-            let range = try database.prepare(
-                "SELECT count(*), min(Z_PK), max(Z_PK) FROM src.\(plan.sourceTable) WHERE Z_ENT = \(plan.sourceEntityNumber)")
+            // The source table's keys: their range, and whether they have no gaps. (Counting
+            // the whole table needs no read of its rows; rows of other entities show as fewer
+            // rows written than counted.)
+            let range = try database.prepare("SELECT count(*), min(Z_PK), max(Z_PK) FROM src.\(plan.sourceTable)")
             _ = try range.step()
-            let (count, low, high) = (Int(range.int64(at: 0)), range.int64(at: 1), range.int64(at: 2))
+            let (count, low, high) = (Int(range.int64(at: 0)), range.int64(at: 1), max(range.int64(at: 1), range.int64(at: 2)))
             let contiguous = plan.filter == "1" && count > 0 && high - low + 1 == Int64(count)
-            let n = Int32(plan.parameters.count)
-            let key = contiguous ? "t0.Z_PK + ?\(n + 3)" : "remodel_key_\(index)(t0.Z_PK)"
-            let checks = plan.guards.enumerated().map { "WHEN \($1.condition) THEN remodel_guard_\(index)(t0.Z_PK, \($0))" }
-            let insert = try database.prepare(
-                "INSERT INTO main.\(plan.destinationTable) (Z_PK, Z_ENT, Z_OPT\(plan.columns.map { ", " + $0 }.joined())) "
-                    + "SELECT \(key), \(plan.destinationEntityNumber), 1\(plan.values.map { ", " + $0 }.joined()) "
-                    + "FROM src.\(plan.sourceTable) AS t0 WHERE t0.Z_ENT = \(plan.sourceEntityNumber) "
-                    + "AND t0.Z_PK BETWEEN ?\(n + 1) AND ?\(n + 2) AND \(plan.filter)"
-                    + (checks.isEmpty ? "" : " AND CASE \(checks.joined(separator: " ")) ELSE 1 END") + " ORDER BY t0.Z_PK")
-            for (i, value) in plan.parameters.enumerated() { try insert.bind(value, at: Int32(i + 1)) }
             written = try context.insertRows(of: plan.destinationEntity) { database, first in
-                pairs.next = first
-                if contiguous { try insert.bind(first - low, at: n + 3) }
-                var from = low
-                while count > 0, from <= high {
-                    let to = from > high - Int64(Self.sqlChunkRows) ? high : from + Int64(Self.sqlChunkRows) - 1
-                    try insert.bind(from, at: n + 1)
-                    try insert.bind(to, at: n + 2)
-                    do {
-                        try insert.run()
-                    } catch where guarded != nil {
-                        // Back to where the mapping started: the interpreter runs it.
-                        try database.execute("DELETE FROM main.\(plan.destinationTable) WHERE Z_PK >= \(first)")
-                        return 0
-                    }
-                    try manager.checkCancelled()
-                    let done = contiguous ? Int(to - low + 1) : pairs.count
-                    progress(done, contiguous ? count : nil, Double(done) / max(1e-9, (ContinuousClock.now - started).seconds))
-                    if to >= high { break }
-                    from = to + 1
-                }
-                if contiguous {
-                    pairs.runs = count > 0 ? [(low, first, count)] : []
-                    pairs.count = count
-                    try database.execute("CREATE TEMP VIEW remodel_keys_\(index) AS SELECT Z_PK AS source, Z_PK + \(first - low) AS destination "
-                                         + "FROM src.\(plan.sourceTable) WHERE Z_ENT = \(plan.sourceEntityNumber)")
-                } else {
-                    try database.execute("CREATE TEMP TABLE remodel_keys_\(index) (source INTEGER PRIMARY KEY, destination INTEGER NOT NULL)")
-                    let fill = try database.prepare(
-                        "WITH RECURSIVE r(k) AS (SELECT ?1 UNION ALL SELECT k + 1 FROM r WHERE k < ?2) "
-                            + "INSERT INTO \(SQLLink.keysTable(index)) SELECT k, k + ?3 FROM r")
-                    for run in pairs.runs {
-                        try fill.bind(run.source, at: 1)
-                        try fill.bind(run.source + Int64(run.count) - 1, at: 2)
-                        try fill.bind(run.destination - run.source, at: 3)
-                        try fill.run()
-                    }
-                }
-                return pairs.count
+                try writeRows(plan, first: first, keys: (count, low, high), contiguous: contiguous, pairs: pairs, progress: progress)
             }
         } catch let error as MigrationError {
             throw error
         } catch {
             throw evaluationFailure ?? MigrationError(.destinationStore, "cannot write the \(plan.destinationEntity) rows with SQL: \(error)")
         }
-        if let guarded {
+        if let guarded = pairs.guarded {
             execution.instancesAsSQL = false
             execution.instancesReason = "source row \(plan.sourceTable) \(guarded.key): \(guarded.reason)"
             return false
@@ -111,15 +63,114 @@ extension EntityMappingRunner {
         return true
     }
 
+    /// Stage 1's rows from the key `first` on (see ``createInstancesAsSQL(_:progress:)``):
+    /// how many, 0 when a guard stopped it (nothing written then).
+    private func writeRows(_ plan: SQLMappingPlan, first: Int64, keys: (count: Int, low: Int64, high: Int64), contiguous: Bool,
+                           pairs: KeyPairs, progress: (Int, Int?, Double) -> Void) throws -> Int {
+        let database = manager.destinationContext.store.database
+        let (count, low, high) = keys
+        let n = Int32(plan.parameters.count)
+        var finished = false
+        var counted = !contiguous
+        if contiguous {
+            let insert = try insertStatement(plan, key: "t0.Z_PK + ?\(n + 3)")
+            try insert.bind(first - low, at: n + 3)
+            finished = try insertChunks(insert, keys: low...high, total: count, parameter: n + 1, pairs: pairs, progress: progress)
+            if finished, pairs.count != count {
+                // Rows of other entities in the table: numbered by counting after all.
+                try database.execute("DELETE FROM main.\(plan.destinationTable) WHERE Z_PK >= \(first)")
+                counted = true
+            }
+        }
+        if counted {
+            pairs.reset(next: first)
+            finished = try insertChunks(try insertStatement(plan, key: "remodel_key_\(index)(t0.Z_PK)"), keys: low...high, total: nil,
+                                        parameter: n + 1, pairs: pairs, progress: progress)
+        }
+        guard finished else {
+            // Back to where the mapping started: the interpreter runs it.
+            try database.execute("DELETE FROM main.\(plan.destinationTable) WHERE Z_PK >= \(first)")
+            return 0
+        }
+        if !counted {
+            pairs.runs = count > 0 ? [(low, first, count)] : []
+            try database.execute("CREATE TEMP VIEW remodel_keys_\(index) AS SELECT Z_PK AS source, Z_PK + \(first - low) AS destination "
+                                 + "FROM src.\(plan.sourceTable) WHERE Z_ENT = \(plan.sourceEntityNumber)")
+        } else {
+            try database.execute("CREATE TEMP TABLE remodel_keys_\(index) (source INTEGER PRIMARY KEY, destination INTEGER NOT NULL)")
+            let fill = try database.prepare(
+                "WITH RECURSIVE r(k) AS (SELECT ?1 UNION ALL SELECT k + 1 FROM r WHERE k < ?2) "
+                    + "INSERT INTO \(SQLLink.keysTable(index)) SELECT k, k + ?3 FROM r")
+            for run in pairs.runs {
+                try fill.bind(run.source, at: 1)
+                try fill.bind(run.source + Int64(run.count) - 1, at: 2)
+                try fill.bind(run.destination - run.source, at: 3)
+                try fill.run()
+            }
+        }
+        return pairs.count
+    }
+
+    /// The `INSERT … SELECT` of `plan` over a range of source keys (`?n+1`, `?n+2`), each
+    /// row's destination key `key`, its guards checked, with the plan's parameters bound.
+    private func insertStatement(_ plan: SQLMappingPlan, key: String) throws -> Statement {
+        let n = plan.parameters.count
+        let checks = plan.guards.enumerated().map { "WHEN \($1.condition) THEN remodel_guard_\(index)(t0.Z_PK, \($0))" }
+        let insert = try manager.destinationContext.store.database.prepare(
+            "INSERT INTO main.\(plan.destinationTable) (Z_PK, Z_ENT, Z_OPT\(plan.columns.map { ", " + $0 }.joined())) "
+                + "SELECT \(key), \(plan.destinationEntityNumber), 1\(plan.values.map { ", " + $0 }.joined()) "
+                + "FROM src.\(plan.sourceTable) AS t0 WHERE t0.Z_ENT = \(plan.sourceEntityNumber) "
+                + "AND t0.Z_PK BETWEEN ?\(n + 1) AND ?\(n + 2) AND \(plan.filter)"
+                + (checks.isEmpty ? "" : " AND CASE \(checks.joined(separator: " ")) ELSE 1 END") + " ORDER BY t0.Z_PK")
+        for (i, value) in plan.parameters.enumerated() { try insert.bind(value, at: Int32(i + 1)) }
+        return insert
+    }
+
+    /// Runs `insert` over the source keys in chunks (its parameters `parameter` and the
+    /// next: the first and last key), reporting progress and checking cancellation between
+    /// two; counts the rows in `pairs`. False when a guard stopped it.
+    private func insertChunks(_ insert: Statement, keys: ClosedRange<Int64>, total: Int?, parameter: Int32, pairs: KeyPairs,
+                              progress: (Int, Int?, Double) -> Void) throws -> Bool {
+        let database = manager.destinationContext.store.database
+        let started = ContinuousClock.now
+        var from = keys.lowerBound, done = 0
+        while from <= keys.upperBound {
+            let to = from > keys.upperBound - Int64(Self.sqlChunkRows) ? keys.upperBound : from + Int64(Self.sqlChunkRows) - 1
+            try insert.bind(from, at: parameter)
+            try insert.bind(to, at: parameter + 1)
+            do {
+                try insert.run()
+            } catch {
+                if pairs.guarded != nil { return false }
+                throw error
+            }
+            done += database.changes
+            try manager.checkCancelled()
+            progress(done, total, Double(done) / max(1e-9, (ContinuousClock.now - started).seconds))
+            if to >= keys.upperBound { break }
+            from = to + 1
+        }
+        pairs.count = done
+        return true
+    }
+
     /// The association of a stage 1 as SQL, in runs of consecutive keys on both sides.
-    struct KeyPairs {
+    final class KeyPairs {
         var runs: [(source: Int64, destination: Int64, count: Int)] = []
         var count = 0
         /// The next destination key.
         var next: Int64 = 0
+        /// The row that met a guard, and the guard's reason.
+        var guarded: (key: Int64, reason: String)?
+
+        func reset(next: Int64) {
+            runs = []
+            count = 0
+            self.next = next
+        }
 
         /// The destination key of `source`, the next one.
-        mutating func append(source: Int64) -> Int64 {
+        func append(source: Int64) -> Int64 {
             let key = next
             next += 1
             count += 1
