@@ -32,12 +32,13 @@ extension EntityMappingRunner {
                 .integer(pairs.append(source: arguments.int64(at: 0)))
             }
             // The source table's keys: their range, and whether they have no gaps. (Counting
-            // the whole table needs no read of its rows; rows of other entities show as fewer
-            // rows written than counted.)
+            // the whole table needs no read of its rows; should rows of entities the model
+            // does not know be there, fewer rows are written than counted, and the rows are
+            // written again with counted keys.)
             let range = try database.prepare("SELECT count(*), min(Z_PK), max(Z_PK) FROM src.\(plan.sourceTable)")
             _ = try range.step()
             let (count, low, high) = (Int(range.int64(at: 0)), range.int64(at: 1), max(range.int64(at: 1), range.int64(at: 2)))
-            let contiguous = plan.filter == "1" && count > 0 && high - low + 1 == Int64(count)
+            let contiguous = plan.filter == "1" && !plan.sourceTableIsShared && count > 0 && high - low + 1 == Int64(count)
             written = try context.insertRows(of: plan.destinationEntity) { database, first in
                 try writeRows(plan, first: first, keys: (count, low, high), contiguous: contiguous, pairs: pairs, progress: progress)
             }

@@ -45,6 +45,8 @@ struct SQLMappingPlan {
     /// The source entity's table and the `Z_ENT` its fetch reads.
     let sourceTable: String
     let sourceEntityNumber: Int
+    /// Whether other entities (a parent's, sub-entities') share the source table.
+    let sourceTableIsShared: Bool
     let destinationEntity: String
     let destinationTable: String
     let destinationEntityNumber: Int
@@ -185,6 +187,7 @@ struct SQLMappingPlan {
         self.evaluated = evaluated
         self.sourceTable = sourceLayout.table
         self.sourceEntityNumber = sourceLayout.number
+        self.sourceTableIsShared = source.entities.values.contains { $0.table == sourceLayout.table && $0.number != sourceLayout.number }
         self.destinationEntity = destinationEntity.name
         self.destinationTable = destinationLayout.table
         self.destinationEntityNumber = destinationLayout.number
