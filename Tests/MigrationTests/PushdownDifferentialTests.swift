@@ -209,8 +209,8 @@ import Testing
     }
 
     static func run(_ mapping: MappingModel, _ v1: ObjectModel, _ v2: ObjectModel, source: String, to path: String,
-                    pushdown: Bool) throws -> (Outcome, MigrationReport?) {
-        let manager = try MigrationManager(mapping: mapping, source: v1, destination: v2,
+                    pushdown: Bool, policies: PolicyRegistry = PolicyRegistry()) throws -> (Outcome, MigrationReport?) {
+        let manager = try MigrationManager(mapping: mapping, source: v1, destination: v2, policies: policies,
                                            options: MigrationOptions(chunkSize: 700, pushdown: pushdown))
         do {
             let report = try manager.migrateStore(from: source, to: path)
@@ -376,5 +376,62 @@ import Testing
         #expect(tables["ZVEHICLE"]?.count == 600)
         let executions = report!.entityMappings.map { $0.execution! }
         #expect(executions.allSatisfy { $0.instancesAsSQL && $0.relationshipsAsSQL }, "\(executions)")
+    }
+
+    /// Names each group's copy in capitals, as a custom policy can.
+    final class ShoutingPolicy: EntityMigrationPolicy {
+        func createDestinationInstances(forSource source: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
+            for created in try defaultCreateDestinationInstances(forSource: source, in: mapping, manager: manager) {
+                if case .string(let name) = try source.value(forKey: "name") {
+                    try created.setValue(.string(name.uppercased()), forKey: "name")
+                }
+            }
+        }
+    }
+
+    /// Makes a second copy of every tenth group.
+    final class DoublingPolicy: EntityMigrationPolicy {
+        func createDestinationInstances(forSource source: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
+            _ = try defaultCreateDestinationInstances(forSource: source, in: mapping, manager: manager)
+            if source.objectID.primaryKey % 10 == 0 {
+                _ = try defaultCreateDestinationInstances(forSource: source, in: mapping, manager: manager)
+            }
+        }
+    }
+
+    /// A custom policy keeps its own entity mapping in the interpreter; the step's other
+    /// mappings still run as SQL, and link to the objects the policy made (by SQL when the
+    /// policy made one object per source object, as the links' keys table needs; by the
+    /// interpreter, with its error, when it made two).
+    @Test(arguments: ["Shouting", "Doubling"])
+    func aCustomPolicyKeepsOnlyItsOwnMappingInterpreted(policy: String) throws {
+        let v1 = try model(Self.source), v2 = try model(Self.destination)
+        let directory = try TemporaryDirectory()
+        let source = directory.path("D1.sqlite")
+        try Self.makeSource(at: source, model: v1, rows: .clean)
+        var policies = PolicyRegistry()
+        policies.register("Shouting") { ShoutingPolicy() }
+        policies.register("Doubling") { DoublingPolicy() }
+        let mapping = try Migration.MappingModel(json: JSON.parse("""
+            {"sourceModel": "D1", "destinationModel": "D2", "entityMappings": [
+              {"name": "GroupToGroup", "type": "copy", "sourceEntity": "Group", "destinationEntity": "Group", "policy": "\(policy)"},
+              {"name": "RowToRow", "type": "transform", "sourceEntity": "Row", "destinationEntity": "Row",
+               "attributeMappings": {"out64": "$source.count * 2", "label": "TERNARY($source.label == nil, '-', $source.label)"}}]}
+            """), file: "test.mapping.json")
+        let (interpreted, _) = try Self.run(mapping, v1, v2, source: source, to: directory.path("i.sqlite"), pushdown: false, policies: policies)
+        let (pushed, report) = try Self.run(mapping, v1, v2, source: source, to: directory.path("s.sqlite"), pushdown: true, policies: policies)
+        #expect(pushed == interpreted)
+        guard case .store(let tables, _) = pushed, let report else {
+            // Two groups made from one: the rows' to-one cannot hold both, and the
+            // interpreter says so on the first row that points to one.
+            #expect(policy == "Doubling", "the migration failed: \(pushed)")
+            #expect(pushed == .failure("value: entity mapping \"RowToRow\", source Row Z_PK 26, 'group' = \"FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"GroupToGroup\", $source.group)\": More than one relationship destination for the to-one relationship 'group' (2 objects)"))
+            return
+        }
+        #expect(policy == "Shouting")
+        let executions = report.entityMappings.map { $0.execution! }
+        #expect(!executions[0].instancesAsSQL && !executions[0].relationshipsAsSQL, "\(executions[0])")
+        #expect(executions[1].instancesAsSQL && executions[1].relationshipsAsSQL, "\(executions[1].relationshipsReason ?? "")")
+        #expect(tables["ZGROUP"]?.contains { $0.last == "t:GROUP 1" } == true)
     }
 }

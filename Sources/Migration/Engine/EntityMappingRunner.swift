@@ -38,6 +38,15 @@ final class EntityMappingRunner {
     var evaluationFailure: MigrationError?
     /// How the stages ran, or will: SQL or interpreted, and why.
     var execution = MappingExecution(instancesAsSQL: false, instancesReason: "not planned", relationshipsAsSQL: false)
+    /// Its keys table (``SQLLink/keysTable(_:)``) written from the interpreter's associations
+    /// after an interpreted stage 1, for links of mappings that run as SQL; or why not.
+    var keysFromAssociations: Result<Void, SQLTranslator.Refusal>?
+    /// Whether its keys table exists: stage 1 ran as SQL, or wrote it afterwards.
+    var hasKeysTable: Bool {
+        if execution.instancesAsSQL { return true }
+        if case .success? = keysFromAssociations { return true }
+        return false
+    }
 
     var mapping: EntityMapping { prepared.mapping }
     var index: Int { prepared.index }

@@ -223,6 +223,9 @@ public final class MigrationManager: KeyValueCoding {
                     self.report(.createInstances, runner, (done + fraction(rows, total)) / steps, rows, total, rate)
                 }
             }
+            if !runner.execution.instancesAsSQL, runners.contains(where: { $0.sqlPlan?.linksTo(runner.index) == true }) {
+                try writeKeys(of: runner, in: destination.database)
+            }
             done += 1
             migrationProgress = done / steps
             report(.createInstances, runner, migrationProgress, runner.report.sourceInstances, runner.report.sourceInstances, 0, force: true)
@@ -292,10 +295,47 @@ public final class MigrationManager: KeyValueCoding {
         }
     }
 
+    /// Writes the keys table of `runner`, whose stage 1 ran interpreted, from its
+    /// associations, for the links of mappings that run as SQL; when each association pairs
+    /// one source instance of its source entity with one of its destination entity (a
+    /// custom policy may make several, none or others; then the links are interpreted).
+    private func writeKeys(of runner: EntityMappingRunner, in database: Database) throws(MigrationError) {
+        guard let s = runner.prepared.sourceEntity.flatMap({ sourceEntityIndex[$0.name] }),
+            let d = runner.prepared.destinationEntity.flatMap({ destinationEntityIndex[$0.name] })
+        else { return }
+        let table = associations[runner.index]
+        var last = Int64.min
+        for position in 0..<table.count {
+            let (source, destination) = table[position]
+            guard source.entity == s, destination.entity == d, source.key > last else {
+                let entities = (sourceModel.entities[Int(s)].name, destinationModel.entities[Int(d)].name)
+                runner.keysFromAssociations = .failure(SQLTranslator.Refusal("did not make one \(entities.1) per \(entities.0)"))
+                return
+            }
+            last = source.key
+        }
+        do {
+            try save()
+            try database.execute("CREATE TEMP TABLE \(SQLLink.keysTable(runner.index)) (source INTEGER PRIMARY KEY, destination INTEGER NOT NULL)")
+            let insert = try database.prepare("INSERT INTO \(SQLLink.keysTable(runner.index)) VALUES (?1, ?2)")
+            for position in 0..<table.count {
+                let (source, destination) = table[position]
+                try insert.bind(source.key, at: 1)
+                try insert.bind(destination.key, at: 2)
+                try insert.run()
+            }
+        } catch let error as MigrationError {
+            throw error
+        } catch {
+            throw MigrationError(.destinationStore, "cannot write the keys of \(runner.mapping.name) for SQL: \(error)")
+        }
+        runner.keysFromAssociations = .success(())
+    }
+
     /// Detaches the source and drops the association tables, once everything is saved.
     private func detachSource(from destination: Store) {
         guard runners.contains(where: { $0.sqlPlan != nil }) else { return }
-        for runner in runners where runner.execution.instancesAsSQL {
+        for runner in runners where runner.hasKeysTable {
             try? destination.database.execute("DROP VIEW IF EXISTS \(SQLLink.keysTable(runner.index))")
             try? destination.database.execute("DROP TABLE IF EXISTS \(SQLLink.keysTable(runner.index))")
         }

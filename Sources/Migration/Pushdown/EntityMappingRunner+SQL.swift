@@ -268,8 +268,11 @@ extension EntityMappingRunner {
             execution.relationshipsReason = refusal.reason
             return false
         }
-        if let link = links.first(where: { !manager.runner(at: $0.target).execution.instancesAsSQL }) {
-            execution.relationshipsReason = "'\(link.relationship)': \(manager.runner(at: link.target).mapping.name) ran interpreted"
+        if let link = links.first(where: { !manager.runner(at: $0.target).hasKeysTable }) {
+            let target = manager.runner(at: link.target)
+            var because = ""
+            if case .failure(let refusal)? = target.keysFromAssociations { because = " and \(refusal.reason)" }
+            execution.relationshipsReason = "'\(link.relationship)': \(target.mapping.name) ran interpreted\(because)"
             return false
         }
         try manager.save()

@@ -26,6 +26,31 @@ struct SQLLink {
 
     static func keysTable(_ index: Int) -> String { "temp.remodel_keys_\(index)" }
 
+    /// What a link needs of the entity mapping that made the related instances.
+    struct Target {
+        let sourceTable: String
+        let destinationEntity: String
+        let destinationTable: String
+        let destinationEntityNumber: Int
+
+        init(_ plan: SQLMappingPlan) {
+            sourceTable = plan.sourceTable
+            destinationEntity = plan.destinationEntity
+            destinationTable = plan.destinationTable
+            destinationEntityNumber = plan.destinationEntityNumber
+        }
+
+        init?(_ prepared: PreparedEntityMapping, source: StoreLayout, destination: StoreLayout) {
+            guard let s = prepared.sourceEntity.flatMap({ source.entities[$0.name] }),
+                let d = prepared.destinationEntity.flatMap({ destination.entities[$0.name] })
+            else { return nil }
+            sourceTable = s.table
+            destinationEntity = prepared.destinationEntity!.name
+            destinationTable = d.table
+            destinationEntityNumber = d.number
+        }
+    }
+
     /// The links of `prepared`'s relationship mappings, or why stage 2 is interpreted.
     static func links(of prepared: PreparedEntityMapping, plans: [Int: SQLMappingPlan], all: [PreparedEntityMapping],
                       source: StoreLayout, destination: StoreLayout) throws(SQLTranslator.Refusal) -> [SQLLink] {
@@ -56,8 +81,11 @@ struct SQLLink {
                 }
             }
             guard candidates.count == 1 else { throw Refusal("'\(name)': no single entity mapping makes its targets") }
-            guard let targetPlan = plans[candidates[0].index] else {
-                throw Refusal("'\(name)': \(candidates[0].mapping.name) is interpreted")
+            // A target mapping that runs interpreted gets its keys table from the
+            // interpreter's associations, when they pair one source with one destination
+            // (``MigrationManager`` writes it after its stage 1).
+            guard let targetPlan = plans[candidates[0].index].map(Target.init) ?? Target(candidates[0], source: source, destination: destination) else {
+                throw Refusal("'\(name)': \(candidates[0].mapping.name) has no source entity")
             }
             let target = candidates[0].index
             guard let sTargetLayout = source.entities[s.destination], sTargetLayout.table == targetPlan.sourceTable else {

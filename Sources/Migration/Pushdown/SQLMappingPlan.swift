@@ -278,6 +278,12 @@ extension SQLMappingPlan {
         return results
     }
 
+    /// Whether a link of stage 2 reads the keys of the entity mapping at `index`.
+    func linksTo(_ index: Int) -> Bool {
+        guard case .success(let links) = links else { return false }
+        return links.contains { $0.target == index }
+    }
+
     /// How the mapping is planned to run, before any row is seen.
     var plannedExecution: MappingExecution {
         var execution = MappingExecution(instancesAsSQL: true, relationshipsAsSQL: false, checks: guards.map(\.check))
