@@ -300,6 +300,7 @@ let childVariants: [String: (Options) -> VariantResult] = [
     "chain-remodel": { migrateChainWithStoreMigrator($0) },
     "chain-interpreted": { migrateChainWithStoreMigrator($0, pushdown: false) },
     "chain-sql": migrateChainSQL,
+    "chain-sql-one-pass": migrateChainSQLOnePass,
     // Sources for profiling one variant by hand (docs/performance.md, "Profiling").
     "generate-products": { options in
         let (_, seconds) = timed {
