@@ -49,6 +49,7 @@ extension EntityMappingRunner {
         }
         if let guarded = pairs.guarded {
             execution.instancesAsSQL = false
+            execution.evaluations = 0
             execution.instancesReason = "source row \(plan.sourceTable) \(guarded.key): \(guarded.reason)"
             return false
         }
@@ -200,6 +201,7 @@ extension EntityMappingRunner {
                 let item = plan.evaluated[Int(arguments.int64(at: 0))]
                 let row = rows[Int(arguments.int64(at: 0))]
                 let property = prepared.attributes[item.property]
+                execution.evaluations += 1
                 row.load(arguments, from: 2, primaryKey: arguments.int64(at: 1))
                 evaluation[slot: sourceSlot] = .object(ObjectReference(row))
                 evaluation[slot: propertySlot] = attributeObjects[item.property]

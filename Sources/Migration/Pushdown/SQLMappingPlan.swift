@@ -20,6 +20,14 @@ public struct MappingExecution: Sendable, Hashable, CustomStringConvertible {
     /// What SQL asks the interpreter for, row by row: attribute mappings by name, and
     /// `the source predicate`.
     public var evaluated: [String] = []
+    /// Attribute mappings SQL computes except on the rows where it cannot decide a
+    /// TERNARY's condition (text that is not plain ASCII, a value stored with another
+    /// type), which the interpreter evaluates.
+    public var evaluatedWhereUndecided: [String] = []
+    /// After a run: how many times SQL asked the interpreter for a value (one per
+    /// evaluated attribute mapping and row; a TERNARY SQL decides asks only for the rows
+    /// it cannot decide).
+    public var evaluations = 0
 
     public init(instancesAsSQL: Bool, instancesReason: String? = nil, relationshipsAsSQL: Bool,
                 relationshipsReason: String? = nil, checks: [String] = []) {
@@ -70,6 +78,8 @@ struct SQLMappingPlan {
         let property: Int
         let attribute: AttributeDescription
         let reads: [String]
+        /// Only on the rows SQL cannot decide a TERNARY's condition on.
+        var undecidedOnly = false
     }
 
     /// `remodel_eval_<n>` and `remodel_accept_<n>`: the functions of the entity mapping
@@ -113,12 +123,14 @@ struct SQLMappingPlan {
         for attribute in source.model.allAttributes(of: sourceEntity) where !attribute.isTransient {
             if let column = sourceLayout.attributeColumns[attribute.name] { sourceAttributes[attribute.name] = (attribute, column) }
         }
-        var translator = SQLTranslator(sourceAttributes: sourceAttributes)
+        let sourceName = sourceEntity.name
+        var translator = SQLTranslator(sourceAttributes: sourceAttributes) { source.rowConditions(of: $0, on: sourceName) }
         var evaluated: [Evaluated] = []
         let storedNames = Set(sourceAttributes.keys)
         /// The column of an attribute mapping the interpreter evaluates for SQL, when its
         /// expression reads nothing of `$source` but stored attributes SQL can hand over.
-        func evaluatedColumn(_ i: Int, _ attribute: AttributeDescription, _ refusal: Refusal) throws(Refusal) -> String {
+        func evaluatedColumn(_ i: Int, _ attribute: AttributeDescription, _ refusal: Refusal,
+                             undecidedOnly: Bool = false) throws(Refusal) -> String {
             let expression = prepared.attributes[i].expression.expression
             guard let reads = RowCopy.sourceAttributesRead(by: expression, among: storedNames) else {
                 throw Refusal("'\(prepared.attributes[i].mapping.name)': \(refusal.reason)")
@@ -128,7 +140,7 @@ struct SQLMappingPlan {
             guard SQLFunctionRow(entity: sourceEntity, model: source.model, attributes: unique) != nil else {
                 throw Refusal("'\(prepared.attributes[i].mapping.name)' reads an attribute SQL cannot hand over")
             }
-            evaluated.append(Evaluated(property: i, attribute: attribute, reads: unique))
+            evaluated.append(Evaluated(property: i, attribute: attribute, reads: unique, undecidedOnly: undecidedOnly))
             let arguments = unique.map { ", t0.\(sourceAttributes[$0]!.column)" }.joined()
             return "\(Self.evaluateFunction(prepared.index))(\(evaluated.count - 1), t0.Z_PK\(arguments))"
         }
@@ -147,13 +159,26 @@ struct SQLMappingPlan {
                     mapped.insert(attribute.name)
                     continue
                 }
-                let term = try translator.term(property.expression.expression)
-                // A constant goes through the coercion a row's value goes through: its
-                // type error is the interpreter's to report.
-                if case .constant(let value) = property.expression.expression.kind, (try? attribute.columnValue(value)) == nil {
-                    throw Refusal("the constant is not a \(attribute.type.rawValue) (an error)")
+                let saved = translator
+                do throws(Refusal) {
+                    translator.beginMapping()
+                    let term = try translator.term(property.expression.expression)
+                    // A constant goes through the coercion a row's value goes through: its
+                    // type error is the interpreter's to report.
+                    if case .constant(let value) = property.expression.expression.kind, (try? attribute.columnValue(value)) == nil {
+                        throw Refusal("the constant is not a \(attribute.type.rawValue) (an error)")
+                    }
+                    let written = try translator.written(term, to: attribute)
+                    // Rows SQL cannot decide a condition on get the interpreter's value.
+                    if let undecided = translator.endMapping() {
+                        values.append("CASE WHEN \(undecided) THEN \(try evaluatedColumn(i, attribute, Refusal("undecided"), undecidedOnly: true)) ELSE \(written) END")
+                    } else {
+                        values.append(written)
+                    }
+                } catch {
+                    translator = saved
+                    throw error
                 }
-                values.append(try translator.written(term, to: attribute))
             } catch {
                 guard !attribute.storesExternalEncoding else { throw Refusal("'\(property.mapping.name)': \(error.reason)") }
                 values.append(try evaluatedColumn(i, attribute, error))
@@ -287,7 +312,9 @@ extension SQLMappingPlan {
     /// How the mapping is planned to run, before any row is seen.
     var plannedExecution: MappingExecution {
         var execution = MappingExecution(instancesAsSQL: true, relationshipsAsSQL: false, checks: guards.map(\.check))
-        execution.evaluated = evaluated.map(\.attribute.name) + (predicateAttributes == nil ? [] : ["the source predicate"])
+        execution.evaluated = evaluated.filter { !$0.undecidedOnly }.map(\.attribute.name)
+            + (predicateAttributes == nil ? [] : ["the source predicate"])
+        execution.evaluatedWhereUndecided = evaluated.filter(\.undecidedOnly).map(\.attribute.name)
         switch links {
         case .success: execution.relationshipsAsSQL = true
         case .failure(let refusal): execution.relationshipsReason = refusal.reason

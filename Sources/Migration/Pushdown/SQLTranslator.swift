@@ -39,9 +39,15 @@ struct SQLTranslator {
     let sourceAttributes: [String: (attribute: AttributeDescription, column: String)]
     private(set) var parameters: [SQLiteValue] = []
     private(set) var guards: [SQLGuard] = []
+    /// What SQL says of a predicate over a source row's attributes (`t0` the row): the
+    /// fetch predicates' two conditions (`StoreLayout.rowConditions(of:on:)`).
+    typealias RowConditions = (whenTrue: String, whenFalse: String, parameters: [SQLiteValue], isExact: Bool)
+    let rowConditions: (FormatPredicate) -> RowConditions?
 
-    init(sourceAttributes: [String: (attribute: AttributeDescription, column: String)]) {
+    init(sourceAttributes: [String: (attribute: AttributeDescription, column: String)],
+         rowConditions: @escaping (FormatPredicate) -> RowConditions? = { _ in nil }) {
         self.sourceAttributes = sourceAttributes
+        self.rowConditions = rowConditions
     }
 
     struct Refusal: Error {
@@ -70,6 +76,30 @@ struct SQLTranslator {
         }
         flush()
         return result
+    }
+
+    /// Where a mapping's translation started, and the rows its conditions do not decide.
+    private var mappingGuards = 0
+    private var undecided: [String] = []
+
+    /// Starts the translation of one attribute mapping (see ``endMapping()``).
+    mutating func beginMapping() {
+        mappingGuards = guards.count
+        undecided = []
+    }
+
+    /// Ends the translation of an attribute mapping: the SQL true on the rows where SQL
+    /// cannot decide one of its TERNARY conditions, which the interpreter evaluates
+    /// instead (its guards made to hold only on the other rows); nil when SQL decides
+    /// every row.
+    mutating func endMapping() -> String? {
+        guard !undecided.isEmpty else { return nil }
+        let condition = undecided.count == 1 ? undecided[0] : "(" + undecided.joined(separator: " OR ") + ")"
+        for i in mappingGuards..<guards.count {
+            let g = guards[i]
+            guards[i] = SQLGuard(condition: "NOT \(condition) AND (\(g.condition))", check: g.check, reason: g.reason)
+        }
+        return condition
     }
 
     /// A parameter holding `value`.
@@ -102,6 +132,8 @@ struct SQLTranslator {
             }
             nonNil(o, "-")
             return SQLTerm(sql: "(-\(o.sql))", kind: .double, isNullable: false)
+        case .ternary(let predicate, let whenTrue, let whenFalse):
+            return try ternary(predicate, whenTrue, whenFalse)
         default:
             throw Refusal("\(Self.describe(expression)) is evaluated by the interpreter")
         }
@@ -169,6 +201,86 @@ struct SQLTranslator {
         nonNil(a, op.rawValue)
         nonNil(b, op.rawValue)
         return SQLTerm(sql: "(\(a.sql) \(op.rawValue) \(b.sql))", kind: .double, isNullable: false)
+    }
+
+    /// `TERNARY(p, a, b)` as a `CASE`, where `p` compares attributes of `$source` with
+    /// constants (with AND, OR, NOT), as a fetch predicate on the row. SQL's two conditions
+    /// decide a row when exactly one holds; the rows where they do not (text that is not
+    /// plain ASCII, a value stored with another type) are ``endMapping()``'s, evaluated by
+    /// the interpreter. A branch's guards are checked only on the rows that take it, as
+    /// the interpreter evaluates only that branch.
+    private mutating func ternary(_ predicate: FormatPredicate, _ whenTrue: FormatExpression,
+                                  _ whenFalse: FormatExpression) throws(Refusal) -> SQLTerm {
+        guard let onRow = onSourceRow(predicate), let decided = rowConditions(onRow) else {
+            throw Refusal("TERNARY's condition reads more than attributes of $source")
+        }
+        let offset = parameters.count
+        parameters += decided.parameters
+        let yes = "coalesce(\(Self.renumbered(decided.whenTrue, by: offset)), 0)"
+        if !decided.isExact {
+            let no = "coalesce(\(Self.renumbered(decided.whenFalse, by: offset)), 0)"
+            undecided.append("(\(yes) = \(no))")
+        }
+        let a = try branch(whenTrue, taken: yes), b = try branch(whenFalse, taken: "NOT \(yes)")
+        let kind: SQLTerm.Kind
+        switch (a.kind, b.kind) {
+        case (let x, let y) where x == y: kind = x
+        case (.null, let y): kind = y
+        case (let x, .null): kind = x
+        default: throw Refusal("TERNARY gives a \(a.kind) or a \(b.kind), which are written differently")
+        }
+        return SQLTerm(sql: "(CASE WHEN \(yes) THEN \(a.sql) ELSE \(b.sql) END)", kind: kind, isNullable: a.isNullable || b.isNullable)
+    }
+
+    /// A branch of a TERNARY, its new guards made to hold only where `condition` does.
+    private mutating func branch(_ expression: FormatExpression, taken condition: String) throws(Refusal) -> SQLTerm {
+        let before = guards.count
+        let result = try term(expression)
+        for i in before..<guards.count {
+            let g = guards[i]
+            guards[i] = SQLGuard(condition: "(\(condition)) AND (\(g.condition))", check: g.check, reason: g.reason)
+        }
+        return result
+    }
+
+    /// `predicate` on the source row itself: `$source.x` as the key path `x`. Nil when it
+    /// reads anything but stored attributes of `$source` and constants.
+    private func onSourceRow(_ predicate: FormatPredicate) -> FormatPredicate? {
+        var result = predicate
+        switch predicate.kind {
+        case .constant:
+            return predicate
+        case .comparison(var c):
+            guard let lhs = onSourceRow(c.lhs), let rhs = onSourceRow(c.rhs) else { return nil }
+            (c.lhs, c.rhs) = (lhs, rhs)
+            result.kind = .comparison(c)
+        case .and(let parts):
+            let mapped = parts.compactMap(onSourceRow)
+            guard mapped.count == parts.count else { return nil }
+            result.kind = .and(mapped)
+        case .or(let parts):
+            let mapped = parts.compactMap(onSourceRow)
+            guard mapped.count == parts.count else { return nil }
+            result.kind = .or(mapped)
+        case .not(let part):
+            guard let mapped = onSourceRow(part) else { return nil }
+            result.kind = .not(mapped)
+        }
+        return result
+    }
+
+    private func onSourceRow(_ expression: FormatExpression) -> FormatExpression? {
+        if let name = EntityMappingRunner.copiedAttribute(expression) {
+            return sourceAttributes[name] == nil ? nil : FormatExpression(.keyPath(operand: nil, path: [name]))
+        }
+        switch expression.kind {
+        case .constant:
+            return expression
+        case .aggregate(let elements):
+            return elements.allSatisfy { if case .constant = $0.kind { true } else { false } } ? expression : nil
+        default:
+            return nil
+        }
     }
 
     /// A nil operand is an error in the interpreter: such a row is left to it.

@@ -529,11 +529,25 @@ extension StoreLayout {
     /// `parameters`' values. Nil when the request's entity is not in the model.
     public func fetchCondition(for request: FetchRequest) -> (condition: String, parameters: [SQLiteValue], isExact: Bool)? {
         guard let predicate = request.predicate else { return ("1", [], true) }
+        guard let narrowing = rowConditions(of: predicate, on: request.entityName) else { return nil }
+        return (narrowing.whenTrue, narrowing.parameters, narrowing.isExact)
+    }
+
+    /// Both conditions SQL says of `predicate` on a row of `entityName`'s table read as
+    /// `t0`: `whenTrue` is true (not false, not NULL) on every row the predicate accepts,
+    /// `whenFalse` on every row it rejects. So on a row where exactly one of them is true,
+    /// that one is the predicate's answer; where both are, SQL cannot tell. When `isExact`,
+    /// exactly one is true on every row. Constants are `?1`, `?2`, … with `parameters`'
+    /// values; key paths through relationships read the tables by their unqualified names.
+    /// Nil when the entity is not in the model.
+    public func rowConditions(of predicate: FormatPredicate, on entityName: String)
+        -> (whenTrue: String, whenFalse: String, parameters: [SQLiteValue], isExact: Bool)?
+    {
         var bindings: [String: EntityBinding] = [:]
         for entity in model.entities { bindings[entity.name] = EntityBinding(entity: entity, model: model, layout: self) }
-        guard let binding = bindings[request.entityName] else { return nil }
+        guard let binding = bindings[entityName] else { return nil }
         var translator = PredicateTranslator(bindings: bindings, unsavedTables: [])
         let narrowing = translator.translate(predicate, on: binding)
-        return (narrowing.whenTrue, translator.parameters, narrowing.isExact)
+        return (narrowing.whenTrue, narrowing.whenFalse, translator.parameters, narrowing.isExact)
     }
 }

@@ -66,7 +66,8 @@ struct PlanCommand: ParsableCommand {
                   Notes2 → Notes3: ./Notes2_to_Notes3.mapping.json (2 entity mappings)
                     NotebookToNotebook: SQL
                     NoteToNote: SQL
-                      evaluated per row: title, priority, wordCount, the source predicate
+                      evaluated per row: title, wordCount, the source predicate
+                      evaluated where SQL cannot decide: priority
                   Notes3 → Notes4: inferred (3 entity mappings)
                     IEM_Add_Attachment: interpreted: the mapping has no source entity
                     IEM_Transform_Note: SQL
@@ -108,6 +109,9 @@ struct PlanCommand: ParsableCommand {
                     }
                     if !execution.evaluated.isEmpty {
                         print("    evaluated per row: \(execution.evaluated.joined(separator: ", "))")
+                    }
+                    if !execution.evaluatedWhereUndecided.isEmpty {
+                        print("    evaluated where SQL cannot decide: \(execution.evaluatedWhereUndecided.joined(separator: ", "))")
                     }
                     if !execution.checks.isEmpty {
                         print("    checks: \(execution.checks.joined(separator: ", "))")
