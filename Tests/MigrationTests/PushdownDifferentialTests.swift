@@ -297,6 +297,9 @@ import Testing
         ("group.name == 'group 3'", .interpreted),  // through a relationship
     ]
 
+    static let decidedBySQL: Set<String> = ["flag == YES", "i16 > 5", "label != nil AND count > 0", "dbl < 1.0 OR NOT (i32 >= 100)",
+                                            "text == nil", "TRUEPREDICATE", "FALSEPREDICATE"]
+
     /// Source fetches with predicates, both ways: the same rows selected, the same errors.
     @Test(arguments: Rows.allCases)
     func everyPredicateSelectsWhatTheInterpreterSelects(rows: Rows) throws {
@@ -306,7 +309,7 @@ import Testing
         try Self.makeSource(at: source, model: v1, rows: rows)
         var counts: [Int] = []
         for (n, form) in Self.predicates.enumerated() {
-            let mapping = try Self.mapping("outText", "FUNCTION($source.text, 'lowercaseString')", predicate: form.predicate)
+            let mapping = try Self.mapping("outText", "$source.text", predicate: form.predicate)
             let (interpreted, _) = try Self.run(mapping, v1, v2, source: source, to: directory.path("i\(n).sqlite"), pushdown: false)
             let (pushed, report) = try Self.run(mapping, v1, v2, source: source, to: directory.path("s\(n).sqlite"), pushdown: true)
             #expect(pushed == interpreted, "\(form.predicate)")
@@ -317,6 +320,11 @@ import Testing
             counts.append(tables["ZROW"]?.count ?? -1)
             let execution = report!.entityMappings[1].execution!
             #expect(execution.instancesAsSQL == (form.expected == .sql), "\(form.predicate): \(execution)")
+            // Comparisons of numbers and nil tests are decided by SQL on every row but the
+            // odd ones; text is left to the interpreter where it is not plain ASCII.
+            if Self.decidedBySQL.contains(form.predicate) {
+                #expect(execution.evaluations <= (rows == .clean ? 0 : 3), "\(form.predicate): \(execution.evaluations) evaluations")
+            }
         }
         // The predicates select some rows and not others.
         #expect(counts.filter { $0 > 0 && $0 < Self.rowCount }.count >= 6, "\(counts)")

@@ -234,6 +234,7 @@ extension EntityMappingRunner {
             let context = compiled.makeContext()
             let sourceExpression = mapping.sourceExpression
             try database.registerFunction(SQLMappingPlan.acceptFunction(index), arity: -1) { [unowned self] arguments in
+                execution.evaluations += 1
                 row.load(arguments, from: 1, primaryKey: arguments.int64(at: 0))
                 context.object = .object(ObjectReference(row))
                 defer { context.object = .null }

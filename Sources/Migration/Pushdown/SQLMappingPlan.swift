@@ -194,20 +194,28 @@ struct SQLMappingPlan {
         }
         // The rows the fetch reads: its SQL condition, then its predicate where that is
         // not exact, as a fetch evaluates it on the rows the condition selects.
-        guard let fetch = source.fetchCondition(for: request) else { throw Refusal("the source fetch cannot be read") }
-        let offset = translator.parameters.count
-        translator.append(parameters: fetch.parameters)
-        var filter = SQLTranslator.renumbered(fetch.condition, by: offset)
-        if !fetch.isExact, let predicate = request.predicate {
-            guard let reads = Self.attributesRead(by: predicate, among: storedNames),
-                SQLFunctionRow(entity: sourceEntity, model: source.model, attributes: reads) != nil
-            else { throw Refusal("its source fetch's predicate reads more than attributes") }
-            let arguments = reads.map { ", t0.\(sourceAttributes[$0]!.column)" }.joined()
-            filter = "(\(filter)) AND \(Self.acceptFunction(prepared.index))(t0.Z_PK\(arguments))"
-            predicateAttributes = reads
-        } else {
-            predicateAttributes = nil
+        var filter = "1"
+        var predicateReads: [String]? = nil
+        if let predicate = request.predicate {
+            guard let fetch = source.rowConditions(of: predicate, on: sourceName) else { throw Refusal("the source fetch cannot be read") }
+            let offset = translator.parameters.count
+            translator.append(parameters: fetch.parameters)
+            filter = SQLTranslator.renumbered(fetch.whenTrue, by: offset)
+            if !fetch.isExact {
+                // A row both conditions hold on is the interpreter's to decide; the others
+                // are decided by SQL. (The conditions read only the row's attributes here:
+                // those through relationships would name the destination's tables.)
+                guard let reads = Self.attributesRead(by: predicate, among: storedNames),
+                    SQLFunctionRow(entity: sourceEntity, model: source.model, attributes: reads) != nil
+                else { throw Refusal("its source fetch's predicate reads more than attributes") }
+                let arguments = reads.map { ", t0.\(sourceAttributes[$0]!.column)" }.joined()
+                let rejected = SQLTranslator.renumbered(fetch.whenFalse, by: offset)
+                filter = "CASE WHEN NOT coalesce(\(filter), 0) THEN 0 WHEN coalesce(\(rejected), 0) "
+                    + "THEN \(Self.acceptFunction(prepared.index))(t0.Z_PK\(arguments)) ELSE 1 END"
+                predicateReads = reads
+            }
         }
+        predicateAttributes = predicateReads
         self.filter = filter
         self.evaluated = evaluated
         self.sourceTable = sourceLayout.table
@@ -313,8 +321,8 @@ extension SQLMappingPlan {
     var plannedExecution: MappingExecution {
         var execution = MappingExecution(instancesAsSQL: true, relationshipsAsSQL: false, checks: guards.map(\.check))
         execution.evaluated = evaluated.filter { !$0.undecidedOnly }.map(\.attribute.name)
-            + (predicateAttributes == nil ? [] : ["the source predicate"])
         execution.evaluatedWhereUndecided = evaluated.filter(\.undecidedOnly).map(\.attribute.name)
+            + (predicateAttributes == nil ? [] : ["the source predicate"])
         switch links {
         case .success: execution.relationshipsAsSQL = true
         case .failure(let refusal): execution.relationshipsReason = refusal.reason

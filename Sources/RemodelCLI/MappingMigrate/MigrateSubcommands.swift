@@ -66,8 +66,8 @@ struct PlanCommand: ParsableCommand {
                   Notes2 → Notes3: ./Notes2_to_Notes3.mapping.json (2 entity mappings)
                     NotebookToNotebook: SQL
                     NoteToNote: SQL
-                      evaluated per row: title, wordCount, the source predicate
-                      evaluated where SQL cannot decide: priority
+                      evaluated per row: title, wordCount
+                      evaluated where SQL cannot decide: priority, the source predicate
                   Notes3 → Notes4: inferred (3 entity mappings)
                     IEM_Add_Attachment: interpreted: the mapping has no source entity
                     IEM_Transform_Note: SQL
