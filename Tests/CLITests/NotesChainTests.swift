@@ -146,8 +146,8 @@ import Testing
                 Notes2 → Notes3: \(Self.example.path)/Notes2_to_Notes3.mapping.json (2 entity mappings)
                   NotebookToNotebook: SQL
                   NoteToNote: SQL
-                    evaluated per row: title, wordCount
-                    evaluated where SQL cannot decide: priority, the source predicate
+                    evaluated where SQL cannot decide: title, priority, wordCount, the source predicate
+                    checks: wordCount in range
                 Notes3 → Notes4: inferred (3 entity mappings)
                   IEM_Add_Attachment: interpreted: the mapping has no source entity
                   IEM_Transform_Note: SQL

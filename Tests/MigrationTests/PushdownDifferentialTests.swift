@@ -41,6 +41,9 @@ import Testing
         case sql
         /// Stage 1 as SQL, the expression evaluated by the interpreter row by row inside it.
         case evaluated
+        /// Stage 1 as SQL, the expression translated, the interpreter evaluating it on the
+        /// rows SQL cannot decide (text that is not plain ASCII): fewer than half.
+        case partly
         /// Planned as SQL, but a row meets a guard: interpreted (and usually an error).
         case guarded
         /// Not translated.
@@ -96,16 +99,23 @@ import Testing
         ("outText", "TERNARY(NOT ($source.count < 0), 'non-negative', nil)", .sql),
         ("outDouble", "TERNARY($source.i16 > 0, $source.dbl * 2, 0.5)", .guarded),  // a nil dbl where the branch is taken
         ("outDouble", "TERNARY($source.i16 > 0, 1.5, 2)", .evaluated),  // a double or an integer
-        ("outText", "TERNARY($source.text BEGINSWITH 'row', 'r', 'o')", .evaluated),  // text not plain ASCII: the interpreter's
+        ("outText", "TERNARY($source.text BEGINSWITH 'row', 'r', 'o')", .partly),  // text not plain ASCII: the interpreter's
+        // String methods, exact on plain ASCII text; other text is the interpreter's.
+        ("outText", "FUNCTION($source.text, 'lowercaseString')", .partly),
+        ("outText", "FUNCTION($source.label, 'stringByTrimmingWhitespace')", .partly),
+        ("out64", "FUNCTION($source.text, 'length')", .partly),
+        ("out64", "FUNCTION(FUNCTION($source.text, 'componentsSeparatedByString:', ','), 'count')", .partly),
+        ("out64", "FUNCTION(FUNCTION($source.text, 'componentsSeparatedByString:', '  '), 'count')", .partly),
+        ("outText", "FUNCTION(FUNCTION($source.text, 'stringByTrimmingWhitespace'), 'uppercaseString')", .evaluated),  // not a source attribute
         // What SQL asks the interpreter for, row by row (remodel_eval): the same values,
         // the same errors on the same row.
         ("outDouble", "$source.count + 1", .evaluated),
         ("outDouble", "$source.price / $source.count", .evaluated),
         ("outDouble", "$source.price / 0.0", .evaluated),
         ("outDouble", "$source.price ** 2", .evaluated),
-        ("outText", "FUNCTION($source.text, 'uppercaseString')", .evaluated),
-        ("outText", "TERNARY($source.text == nil OR $source.text == '', 'Untitled', FUNCTION($source.text, 'stringByTrimmingWhitespace'))", .evaluated),
-        ("out64", "FUNCTION(FUNCTION($source.text, 'componentsSeparatedByString:', ' '), 'count')", .evaluated),
+        ("outText", "FUNCTION($source.text, 'uppercaseString')", .partly),
+        ("outText", "TERNARY($source.text == nil OR $source.text == '', 'Untitled', FUNCTION($source.text, 'stringByTrimmingWhitespace'))", .partly),
+        ("out64", "FUNCTION(FUNCTION($source.text, 'componentsSeparatedByString:', ' '), 'count')", .partly),
         ("outText", "$entityMapping.name", .evaluated),
         ("outText", "$propertyMapping.name", .evaluated),
         ("outDate", "CAST($source.i32, 'NSDate')", .evaluated),
@@ -153,7 +163,10 @@ import Testing
                     WHEN 5 THEN -9e999 ELSE i * 0.1 END,
                 CASE i % 6 WHEN 0 THEN NULL ELSE i / 3.0 END,
                 CASE i % 8 WHEN 0 THEN NULL ELSE 700000000 + i * 0.5 END,
-                CASE i % 7 WHEN 0 THEN NULL WHEN 1 THEN '' WHEN 2 THEN 'Zoë ' || i WHEN 3 THEN '日本語 🎌' WHEN 4 THEN ' spaced ' ELSE 'row ' || i END,
+                CASE i % 7 WHEN 0 THEN NULL WHEN 1 THEN '' WHEN 2 THEN 'Zoë ' || i WHEN 3 THEN '日本語 🎌' WHEN 4 THEN ' spaced '
+                    WHEN 5 THEN CASE i % 3 WHEN 0 THEN char(9, 32) || 'a  b,c ' || i || char(11, 12, 10) WHEN 1 THEN char(28) || 'x,y  z' || char(31, 127)
+                        ELSE ' e' || char(13, 10) END
+                    ELSE 'row ' || i END,
                 CASE i % 5 WHEN 0 THEN NULL WHEN 1 THEN x'' WHEN 2 THEN x'00ff10' ELSE CAST('b' || i AS BLOB) END,
                 CASE i % 10 WHEN 1 THEN 0.0 WHEN 2 THEN 9e999 WHEN 3 THEN -1.5e300 WHEN 4 THEN 5e-324 ELSE i * 0.25 END,
                 (i * 31) % 1000 - 500,
@@ -262,6 +275,9 @@ import Testing
                 // the odd rows SQL cannot decide its condition on.
                 #expect(execution.instancesAsSQL && execution.relationshipsAsSQL, "\(form.expression): \(execution)")
                 #expect(execution.evaluations <= (rows == .clean ? 0 : 3), "\(form.expression): \(execution.evaluations) evaluations")
+            case .partly:
+                #expect(execution.instancesAsSQL && !execution.evaluatedWhereUndecided.isEmpty && execution.evaluations > 0
+                        && execution.evaluations < Self.rowCount / 2, "\(form.expression): \(execution), \(execution.evaluations) evaluations")
             case .evaluated:
                 #expect(execution.instancesAsSQL && !(execution.evaluated + execution.evaluatedWhereUndecided).isEmpty && execution.evaluations > 0,
                         "\(form.expression): \(execution), \(execution.evaluations) evaluations")
@@ -273,7 +289,7 @@ import Testing
             if execution.instancesAsSQL { sqlRuns += 1 }
             #expect(report!.entityMappings[0].execution!.instancesAsSQL)
         }
-        #expect(sqlRuns == Self.forms.filter { $0.expected == .sql || $0.expected == .evaluated }.count)
+        #expect(sqlRuns == Self.forms.filter { [.sql, .evaluated, .partly].contains($0.expected) }.count)
         // The errors name the mapping, the row and the property, as the interpreter's do.
         do {
             #expect(failures == [

@@ -134,6 +134,8 @@ struct SQLTranslator {
             return SQLTerm(sql: "(-\(o.sql))", kind: .double, isNullable: false)
         case .ternary(let predicate, let whenTrue, let whenFalse):
             return try ternary(predicate, whenTrue, whenFalse)
+        case .functionCall(let target, let selector, let arguments):
+            return try stringFunction(target, selector, arguments, expression)
         default:
             throw Refusal("\(Self.describe(expression)) is evaluated by the interpreter")
         }
@@ -230,6 +232,56 @@ struct SQLTranslator {
         default: throw Refusal("TERNARY gives a \(a.kind) or a \(b.kind), which are written differently")
         }
         return SQLTerm(sql: "(CASE WHEN \(yes) THEN \(a.sql) ELSE \(b.sql) END)", kind: kind, isNullable: a.isNullable || b.isNullable)
+    }
+
+    /// The Foundation string methods whose SQL is exact on plain ASCII text, of a string
+    /// attribute of `$source`: `length`, `uppercaseString`, `lowercaseString`,
+    /// `stringByTrimmingWhitespace`, and `count` of `componentsSeparatedByString:` with a
+    /// constant ASCII separator. Rows whose text is not plain ASCII (or not stored as
+    /// text) are ``endMapping()``'s, evaluated by the interpreter; nil stays nil, as a
+    /// message to nil answers nil.
+    private mutating func stringFunction(_ target: FormatExpression, _ selector: FormatExpression, _ arguments: [FormatExpression],
+                                         _ expression: FormatExpression) throws(Refusal) -> SQLTerm {
+        let refusal = Refusal("\(Self.describe(expression)) is evaluated by the interpreter")
+        guard let name = ExpressionWalk.constantString(selector) else { throw refusal }
+        // count of componentsSeparatedByString: — the separators plus one.
+        if name == "count", arguments.isEmpty, case .functionCall(let inner, let split, let splitArguments) = target.kind,
+            ExpressionWalk.constantString(split) == "componentsSeparatedByString:", splitArguments.count == 1,
+            let separator = ExpressionWalk.constantString(splitArguments[0]), !separator.isEmpty,
+            separator.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F })
+        {
+            let x = try plainText(inner, refusal)
+            let sep = parameter(.text(separator))
+            return SQLTerm(sql: "((length(\(x)) - length(replace(\(x), \(sep), ''))) / length(\(sep)) + 1)", kind: .integer, isNullable: true)
+        }
+        guard arguments.isEmpty else { throw refusal }
+        switch name {
+        case "length":
+            return SQLTerm(sql: "length(\(try plainText(target, refusal)))", kind: .integer, isNullable: true)
+        case "uppercaseString":
+            return SQLTerm(sql: "upper(\(try plainText(target, refusal)))", kind: .text, isNullable: true)
+        case "lowercaseString":
+            return SQLTerm(sql: "lower(\(try plainText(target, refusal)))", kind: .text, isNullable: true)
+        case "stringByTrimmingWhitespace":
+            // .whitespacesAndNewlines in ASCII: tab, line feed, vertical tab, form feed,
+            // carriage return (never plain text here) and space.
+            return SQLTerm(sql: "trim(\(try plainText(target, refusal)), char(9, 10, 11, 12, 13, 32))", kind: .text, isNullable: true)
+        default:
+            throw refusal
+        }
+    }
+
+    /// A string attribute of `$source` as its column, the rows whose value is not plain
+    /// ASCII text (or not text, or with a NUL) left undecided.
+    private mutating func plainText(_ expression: FormatExpression, _ refusal: Refusal) throws(Refusal) -> String {
+        guard let name = EntityMappingRunner.copiedAttribute(expression), let (attribute, column) = sourceAttributes[name],
+            attribute.type == .string
+        else { throw refusal }
+        let c = "t0.\(column)"
+        let pattern = parameter(.text("*[^\u{1}-\u{C}\u{E}-\u{7F}]*"))
+        let check = "coalesce(typeof(\(c)) NOT IN ('text', 'null') OR \(c) GLOB \(pattern) OR length(\(c)) <> length(CAST(\(c) AS BLOB)), 0)"
+        if !undecided.contains(check) { undecided.append(check) }
+        return c
     }
 
     /// A branch of a TERNARY, its new guards made to hold only where `condition` does.

@@ -57,22 +57,12 @@ struct PlanCommand: ParsableCommand {
 
                 Example, from the repository's root:
                   $ cd mappings/notes-chain
-                  $ \(MigrateEnvironment.current.commandName) plan Notes1.sqlite --models Notes.xcdatamodeld
+                  $ \(MigrateEnvironment.current.commandName) plan Notes1.sqlite --models Notes.xcdatamodeld --to Notes2
                   Notes1.sqlite is at Notes1
                   Notes1 → Notes2: inferred (2 entity mappings)
                     IEM_Transform_Folder: SQL
                     IEM_Transform_Note: SQL
                       checks: priority in range
-                  Notes2 → Notes3: ./Notes2_to_Notes3.mapping.json (2 entity mappings)
-                    NotebookToNotebook: SQL
-                    NoteToNote: SQL
-                      evaluated per row: title, wordCount
-                      evaluated where SQL cannot decide: priority, the source predicate
-                  Notes3 → Notes4: inferred (3 entity mappings)
-                    IEM_Add_Attachment: interpreted: the mapping has no source entity
-                    IEM_Transform_Note: SQL
-                      checks: wordCount in range
-                    IEM_Copy_Notebook: SQL
                 """)
     }
 
