@@ -181,7 +181,7 @@ import Testing
                 INSERT INTO \(row.table) (Z_PK, Z_ENT, Z_OPT, \(c["i16"]!), \(c["text"]!), \(c["label"]!), \(c["price"]!), \(c["count"]!))
                 VALUES (\(rowCount * 3 + 1), \(row.number), 1, 5, x'c328ff61', 12, 1.0, 1),
                        (\(rowCount * 3 + 2), \(row.number), 1, 6, 3.25, CAST('blob text' AS BLOB), 2.0, 2),
-                       (\(rowCount * 3 + 3), \(row.number), 1, \(rows == .oddInteger ? "'seven'" : "7"), 'ok', 'ok', 3.0, 3);
+                       (\(rowCount * 3 + 3), \(row.number), 1, \(rows == .oddInteger ? "'seven'" : "7"), 'ok', CAST(x'206f6b00200d' AS TEXT), 3.0, 3);
                 """)
         }
     }

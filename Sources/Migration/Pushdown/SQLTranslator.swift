@@ -278,8 +278,7 @@ struct SQLTranslator {
             attribute.type == .string
         else { throw refusal }
         let c = "t0.\(column)"
-        let pattern = parameter(.text("*[^\u{1}-\u{C}\u{E}-\u{7F}]*"))
-        let check = "coalesce(typeof(\(c)) NOT IN ('text', 'null') OR \(c) GLOB \(pattern) OR length(\(c)) <> length(CAST(\(c) AS BLOB)), 0)"
+        let check = "NOT remodel_plain(\(c))"
         if !undecided.contains(check) { undecided.append(check) }
         return c
     }
