@@ -353,6 +353,8 @@ final class EntityMappingRunner {
         // The default policy without relationship mappings does nothing per instance.
         let trivial = policy is DefaultMigrationPolicy && prepared.relationships.isEmpty
         if !trivial, try !createRelationshipsAsSQL() {
+            // Objects linked here may change what a link written by SQL wrote.
+            if count > 0 { manager.sqlLinksWritten.removeAll() }
             let started = ContinuousClock.now
             for position in 0..<count {
                 let (entity, key) = destination(position)

@@ -46,6 +46,9 @@ public final class MigrationManager: KeyValueCoding {
     private var runners: [EntityMappingRunner] = []
     private var runnersByName: [String: EntityMappingRunner] = [:]
     private var associations: [AssociationTable] = []
+    /// What the links of stage 2 run as SQL have written since the last interpreted
+    /// stage 2 that linked objects (``SQLLink/writes``).
+    var sqlLinksWritten: Set<String> = []
     private let sourceEntityIndex: [String: UInt16]
     private let destinationEntityIndex: [String: UInt16]
     private let cancellation = Mutex<MigrationError?>(nil)
@@ -204,6 +207,7 @@ public final class MigrationManager: KeyValueCoding {
         let sourceTables = sourceModel.entities.map { tableIndex(source.layout, $0.name) }
         let destinationTables = destinationModel.entities.map { tableIndex(destination.layout, $0.name) }
         associations = prepared.entityMappings.map { _ in AssociationTable(sourceTables: sourceTables, destinationTables: destinationTables) }
+        sqlLinksWritten = []
         runners = []
         for p in prepared.entityMappings {
             let policy = p.mapping.policy.flatMap { policies.makePolicy($0) } ?? DefaultMigrationPolicy()

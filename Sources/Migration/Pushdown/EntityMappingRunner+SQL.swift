@@ -293,7 +293,10 @@ extension EntityMappingRunner {
                 for link in links {
                     let count = try database.prepare(link.countSQL)
                     if try count.step() { report.relationshipsSet += Int(count.int64(at: 0)) }
-                    try database.execute(link.sql)
+                    // The inverse's link from the other side wrote these values already.
+                    if manager.sqlLinksWritten.insert(link.writes).inserted {
+                        try database.execute(link.sql)
+                    }
                 }
             }
         } catch {

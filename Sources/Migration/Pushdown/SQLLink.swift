@@ -23,6 +23,11 @@ struct SQLLink {
     /// Checked first, when there is one: a source row whose to-one points to no row (a
     /// damaged store), which the interpreter reports.
     let guardSQL: String?
+    /// What ``sql`` writes: the destination key column, the mapping whose rows hold it,
+    /// the source key column it follows and the mapping whose keys it is set to. A link
+    /// of the inverse relationship from the other side writes the same values: once one
+    /// has run, the other changes nothing.
+    let writes: String
 
     static func keysTable(_ index: Int) -> String { "temp.remodel_keys_\(index)" }
 
@@ -109,7 +114,8 @@ struct SQLLink {
                         + "WHERE d.Z_PK = k.destination AND d.\(columns.key) IS NOT t.destination",
                     countSQL: "SELECT count(*) FROM \(me)",
                     guardSQL: "SELECT s.Z_PK FROM \(me) AS k JOIN src.\(plan.sourceTable) AS s ON s.Z_PK = k.source "
-                        + "WHERE s.\(sColumn) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM src.\(sTargetLayout.table) WHERE Z_PK = s.\(sColumn)) LIMIT 1"))
+                        + "WHERE s.\(sColumn) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM src.\(sTargetLayout.table) WHERE Z_PK = s.\(sColumn)) LIMIT 1",
+                    writes: "\(plan.destinationTable).\(columns.key) of \(prepared.index) from src.\(plan.sourceTable).\(sColumn) to \(target)"))
             } else {
                 // The key is in the target's rows: the inverse to-ones on both sides.
                 guard s.isToMany, let sInverse = s.inverse,
@@ -127,7 +133,8 @@ struct SQLLink {
                     countSQL: "SELECT count(DISTINCT k.destination) FROM \(them) AS t JOIN src.\(targetPlan.sourceTable) AS s ON s.Z_PK = t.source "
                         + "JOIN \(me) AS k ON k.source = s.\(sInverseColumn) JOIN main.\(targetPlan.destinationTable) AS d ON d.Z_PK = t.destination "
                         + "WHERE d.\(columns.key) IS NOT k.destination",
-                    guardSQL: nil))
+                    guardSQL: nil,
+                    writes: "\(targetPlan.destinationTable).\(columns.key) of \(target) from src.\(targetPlan.sourceTable).\(sInverseColumn) to \(prepared.index)"))
             }
         }
         return links
