@@ -108,10 +108,7 @@ struct SQLLink {
                 let entity = columns.entity.map { ", \($0) = \(targetPlan.destinationEntityNumber)" } ?? ""
                 links.append(SQLLink(
                     relationship: name, target: target,
-                    sql: "UPDATE main.\(plan.destinationTable) AS d SET \(columns.key) = t.destination\(entity), Z_OPT = d.Z_OPT + 1 "
-                        + "FROM \(me) AS k JOIN src.\(plan.sourceTable) AS s ON s.Z_PK = k.source "
-                        + "JOIN \(them) AS t ON t.source = s.\(sColumn) "
-                        + "WHERE d.Z_PK = k.destination AND d.\(columns.key) IS NOT t.destination",
+                    sql: update(plan.destinationTable, set: columns.key, entity, rows: me, from: plan.sourceTable, following: sColumn, to: them),
                     countSQL: "SELECT count(*) FROM \(me)",
                     guardSQL: "SELECT s.Z_PK FROM \(me) AS k JOIN src.\(plan.sourceTable) AS s ON s.Z_PK = k.source "
                         + "WHERE s.\(sColumn) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM src.\(sTargetLayout.table) WHERE Z_PK = s.\(sColumn)) LIMIT 1",
@@ -126,10 +123,8 @@ struct SQLLink {
                 let entity = columns.entity.map { ", \($0) = \(plan.destinationEntityNumber)" } ?? ""
                 links.append(SQLLink(
                     relationship: name, target: target,
-                    sql: "UPDATE main.\(targetPlan.destinationTable) AS d SET \(columns.key) = k.destination\(entity), Z_OPT = d.Z_OPT + 1 "
-                        + "FROM \(them) AS t JOIN src.\(targetPlan.sourceTable) AS s ON s.Z_PK = t.source "
-                        + "JOIN \(me) AS k ON k.source = s.\(sInverseColumn) "
-                        + "WHERE d.Z_PK = t.destination AND d.\(columns.key) IS NOT k.destination",
+                    sql: update(targetPlan.destinationTable, set: columns.key, entity, rows: them, from: targetPlan.sourceTable,
+                                following: sInverseColumn, to: me),
                     countSQL: "SELECT count(DISTINCT k.destination) FROM \(them) AS t JOIN src.\(targetPlan.sourceTable) AS s ON s.Z_PK = t.source "
                         + "JOIN \(me) AS k ON k.source = s.\(sInverseColumn) JOIN main.\(targetPlan.destinationTable) AS d ON d.Z_PK = t.destination "
                         + "WHERE d.\(columns.key) IS NOT k.destination",
@@ -138,6 +133,17 @@ struct SQLLink {
             }
         }
         return links
+    }
+
+    /// Sets the key column `key` (and `entity`, its `Z_ENT` column's assignment, if any) of
+    /// the destination rows whose keys table is `rows`, made from rows of the source table
+    /// `table`, to the destination key `targets` gives for their source key column
+    /// `foreignKey`; only rows whose key changes are written, their `Z_OPT` up by one.
+    private static func update(_ destinationTable: String, set key: String, _ entity: String, rows: String, from table: String,
+                               following foreignKey: String, to targets: String) -> String {
+        "UPDATE main.\(destinationTable) AS d SET \(key) = t.destination\(entity), Z_OPT = d.Z_OPT + 1 "
+            + "FROM \(rows) AS k JOIN src.\(table) AS s ON s.Z_PK = k.source JOIN \(targets) AS t ON t.source = s.\(foreignKey) "
+            + "WHERE d.Z_PK = k.destination AND d.\(key) IS NOT t.destination"
     }
 
     /// `FUNCTION($manager, "<lookup>", "<argument>", $source.<relationship>)`, the last
