@@ -203,6 +203,7 @@ public final class MigrationManager: KeyValueCoding {
         let sourceContext = ObjectContext(store: source, functions: policies.functions)
         let destinationContext = ObjectContext(store: destination, functions: policies.functions)
         destinationContext.validatesOnSave = false
+        destinationContext.versionsUpdates = false
         contexts = (sourceContext, destinationContext)
         let sourceTables = sourceModel.entities.map { tableIndex(source.layout, $0.name) }
         let destinationTables = destinationModel.entities.map { tableIndex(destination.layout, $0.name) }

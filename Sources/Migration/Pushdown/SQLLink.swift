@@ -9,8 +9,7 @@ import ObjectGraph
 ///
 /// The foreign key is on one side: the mapping's own rows for a to-one relationship, the
 /// target's rows for a to-many one whose inverse is a to-one. Only rows whose key changes
-/// are written, and each such row's `Z_OPT` goes up by one, as a save of the changed
-/// object does.
+/// are written; `Z_OPT` stays as the interpreter's saves leave it in a migration (1).
 struct SQLLink {
     /// The destination relationship.
     let relationship: String
@@ -138,10 +137,11 @@ struct SQLLink {
     /// Sets the key column `key` (and `entity`, its `Z_ENT` column's assignment, if any) of
     /// the destination rows whose keys table is `rows`, made from rows of the source table
     /// `table`, to the destination key `targets` gives for their source key column
-    /// `foreignKey`; only rows whose key changes are written, their `Z_OPT` up by one.
+    /// `foreignKey`; only rows whose key changes are written. (`Z_OPT` stays 1: see
+    /// `ObjectContext.versionsUpdates`.)
     private static func update(_ destinationTable: String, set key: String, _ entity: String, rows: String, from table: String,
                                following foreignKey: String, to targets: String) -> String {
-        "UPDATE main.\(destinationTable) AS d SET \(key) = t.destination\(entity), Z_OPT = d.Z_OPT + 1 "
+        "UPDATE main.\(destinationTable) AS d SET \(key) = t.destination\(entity) "
             + "FROM \(rows) AS k JOIN src.\(table) AS s ON s.Z_PK = k.source JOIN \(targets) AS t ON t.source = s.\(foreignKey) "
             + "WHERE d.Z_PK = k.destination AND d.\(key) IS NOT t.destination"
     }

@@ -106,6 +106,14 @@ public final class ObjectContext {
     /// Data's migration manager does.
     public var validatesOnSave = true
 
+    /// Whether ``save()`` raises the version (`Z_OPT`) of a row it updates. A migration
+    /// turns this off: every row of its new store is new, written by one migration as
+    /// Core Data's migration manager writes it with one save, so each stays at 1 however
+    /// many chunked saves touched it (and whichever way, objects or SQL, it was written).
+    public var versionsUpdates = true {
+        didSet { for binding in bindings.values { binding.updateStatements = [:] } }
+    }
+
     func binding(_ entityName: String) throws(ContextError) -> EntityBinding {
         guard let binding = bindings[entityName] else {
             throw ContextError(.unknownEntity,
@@ -932,7 +940,7 @@ public final class ObjectContext {
                 continue
             }
             let wasInserted = saved[i].isInserted
-            saved[i].version += wasInserted ? 1 : (saved[i].changedSlots.isEmpty ? 0 : 1)
+            saved[i].version += wasInserted ? 1 : (saved[i].changedSlots.isEmpty || !versionsUpdates ? 0 : 1)
             saved[i].isInserted = false
             saved[i].changedSlots.removeAll()
             saved[i].positions.removeAll()  // written: the saved Z_FOK_ values say the same
@@ -1031,8 +1039,9 @@ public final class ObjectContext {
                 if let e = c.entity { assignments.append("\(e) = ?") }
                 if let o = c.order { assignments.append("\(o) = ?") }
             }
+            let version = versionsUpdates ? ", Z_OPT = Z_OPT + 1" : ""
             statement = try self.statement(
-                "UPDATE \(binding.layout.table) SET \(assignments.joined(separator: ", ")), Z_OPT = Z_OPT + 1 WHERE Z_PK = ?")
+                "UPDATE \(binding.layout.table) SET \(assignments.joined(separator: ", "))\(version) WHERE Z_PK = ?")
             if let mask { binding.updateStatements[mask] = statement }
         }
         var index: Int32 = 1
