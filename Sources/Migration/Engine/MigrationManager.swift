@@ -49,6 +49,10 @@ public final class MigrationManager: KeyValueCoding {
     /// What the links of stage 2 run as SQL have written since the last interpreted
     /// stage 2 that linked objects (``SQLLink/writes``).
     var sqlLinksWritten: Set<String> = []
+    /// The keys SQL may write in stage 1, by the entity mapping whose rows hold them
+    /// (``SQLLink/Prelink``), and those it wrote.
+    private(set) var prelinks: [Int: [SQLLink.Prelink]] = [:]
+    var prelinked: Set<SQLLink.Prelink> = []
     private let sourceEntityIndex: [String: UInt16]
     private let destinationEntityIndex: [String: UInt16]
     private let cancellation = Mutex<MigrationError?>(nil)
@@ -209,6 +213,7 @@ public final class MigrationManager: KeyValueCoding {
         let destinationTables = destinationModel.entities.map { tableIndex(destination.layout, $0.name) }
         associations = prepared.entityMappings.map { _ in AssociationTable(sourceTables: sourceTables, destinationTables: destinationTables) }
         sqlLinksWritten = []
+        prelinked = []
         runners = []
         for p in prepared.entityMappings {
             let policy = p.mapping.policy.flatMap { policies.makePolicy($0) } ?? DefaultMigrationPolicy()
@@ -292,6 +297,25 @@ public final class MigrationManager: KeyValueCoding {
             runner.execution = Self.execution(of: plans[runner.index])
         }
         guard runners.contains(where: { $0.sqlPlan != nil }) else { return }
+        // Keys written in stage 1 rather than linked in stage 2: when every mapping uses
+        // the default policy (no hook could see a key before its link would set it) and
+        // links by SQL alone, for the keys taken from a mapping that runs before the one
+        // holding them.
+        prelinks = [:]
+        let linksBySQL = runners.allSatisfy { runner in
+            guard runner.policy is DefaultMigrationPolicy else { return false }
+            if runner.prepared.relationships.isEmpty { return true }
+            if case .success? = runner.sqlPlan?.links { return true }
+            return false
+        }
+        if linksBySQL {
+            for runner in runners {
+                guard case .success(let links)? = runner.sqlPlan?.links else { continue }
+                for link in links where link.prelink.keysOf < link.prelink.holder && !prelinks[link.prelink.holder, default: []].contains(link.prelink) {
+                    prelinks[link.prelink.holder, default: []].append(link.prelink)
+                }
+            }
+        }
         do {
             try destination.database.attachReadOnly(source.database.path, as: "src")
             try destination.database.registerValueFunctions()

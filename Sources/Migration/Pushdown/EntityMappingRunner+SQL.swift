@@ -22,6 +22,8 @@ extension EntityMappingRunner {
         let database = context.store.database
         let pairs = KeyPairs()
         let written: Range<Int64>
+        // Keys of links to mappings whose key tables exist by now.
+        let prelinks = (manager.prelinks[index] ?? []).filter { manager.runner(at: $0.keysOf).hasKeysTable }
         do {
             try registerFunctions(plan, in: database)
             try database.registerFunction("remodel_guard_\(index)", arity: 2) { arguments in
@@ -40,7 +42,8 @@ extension EntityMappingRunner {
             let (count, low, high) = (Int(range.int64(at: 0)), range.int64(at: 1), max(range.int64(at: 1), range.int64(at: 2)))
             let contiguous = plan.filter == "1" && !plan.sourceTableIsShared && count > 0 && high - low + 1 == Int64(count)
             written = try context.insertRows(of: plan.destinationEntity) { database, first in
-                try writeRows(plan, first: first, keys: (count, low, high), contiguous: contiguous, pairs: pairs, progress: progress)
+                try writeRows(plan, first: first, keys: (count, low, high), contiguous: contiguous, pairs: pairs, prelinks: prelinks,
+                              progress: progress)
             }
         } catch let error as MigrationError {
             throw error
@@ -62,20 +65,21 @@ extension EntityMappingRunner {
         report.sourceInstances += written.count
         execution.instancesAsSQL = true
         execution.instancesReason = nil
+        manager.prelinked.formUnion(prelinks)
         return true
     }
 
     /// Stage 1's rows from the key `first` on (see ``createInstancesAsSQL(_:progress:)``):
     /// how many, 0 when a guard stopped it (nothing written then).
     private func writeRows(_ plan: SQLMappingPlan, first: Int64, keys: (count: Int, low: Int64, high: Int64), contiguous: Bool,
-                           pairs: KeyPairs, progress: (Int, Int?, Double) -> Void) throws -> Int {
+                           pairs: KeyPairs, prelinks: [SQLLink.Prelink], progress: (Int, Int?, Double) -> Void) throws -> Int {
         let database = manager.destinationContext.store.database
         let (count, low, high) = keys
         let n = Int32(plan.parameters.count)
         var finished = false
         var counted = !contiguous
         if contiguous {
-            let insert = try insertStatement(plan, key: "t0.Z_PK + ?\(n + 3)")
+            let insert = try insertStatement(plan, key: "t0.Z_PK + ?\(n + 3)", prelinks: prelinks)
             try insert.bind(first - low, at: n + 3)
             finished = try insertChunks(insert, keys: low...high, total: count, parameter: n + 1, pairs: pairs, progress: progress)
             if finished, pairs.count != count {
@@ -86,7 +90,7 @@ extension EntityMappingRunner {
         }
         if counted {
             pairs.reset(next: first)
-            finished = try insertChunks(try insertStatement(plan, key: "remodel_key_\(index)(t0.Z_PK)"), keys: low...high, total: nil,
+            finished = try insertChunks(try insertStatement(plan, key: "remodel_key_\(index)(t0.Z_PK)", prelinks: prelinks), keys: low...high, total: nil,
                                         parameter: n + 1, pairs: pairs, progress: progress)
         }
         guard finished else {
@@ -114,13 +118,23 @@ extension EntityMappingRunner {
     }
 
     /// The `INSERT … SELECT` of `plan` over a range of source keys (`?n+1`, `?n+2`), each
-    /// row's destination key `key`, its guards checked, with the plan's parameters bound.
-    private func insertStatement(_ plan: SQLMappingPlan, key: String) throws -> Statement {
+    /// row's destination key `key`, the keys of `prelinks` written, its guards checked,
+    /// with the plan's parameters bound.
+    private func insertStatement(_ plan: SQLMappingPlan, key: String, prelinks: [SQLLink.Prelink]) throws -> Statement {
         let n = plan.parameters.count
         let checks = plan.guards.enumerated().map { "WHEN \($1.condition) THEN remodel_guard_\(index)(t0.Z_PK, \($0))" }
+        var columns = plan.columns, values = plan.values
+        for link in prelinks {
+            columns.append(link.column)
+            values.append(link.value)
+            if let entity = link.entity {
+                columns.append(entity)
+                values.append(link.entityValue)
+            }
+        }
         let insert = try manager.destinationContext.store.database.prepare(
-            "INSERT INTO main.\(plan.destinationTable) (Z_PK, Z_ENT, Z_OPT\(plan.columns.map { ", " + $0 }.joined())) "
-                + "SELECT \(key), \(plan.destinationEntityNumber), 1\(plan.values.map { ", " + $0 }.joined()) "
+            "INSERT INTO main.\(plan.destinationTable) (Z_PK, Z_ENT, Z_OPT\(columns.map { ", " + $0 }.joined())) "
+                + "SELECT \(key), \(plan.destinationEntityNumber), 1\(values.map { ", " + $0 }.joined()) "
                 + "FROM src.\(plan.sourceTable) AS t0 WHERE t0.Z_ENT = \(plan.sourceEntityNumber) "
                 + "AND t0.Z_PK BETWEEN ?\(n + 1) AND ?\(n + 2) AND \(plan.filter)"
                 + (checks.isEmpty ? "" : " AND CASE \(checks.joined(separator: " ")) ELSE 1 END") + " ORDER BY t0.Z_PK")
@@ -252,6 +266,20 @@ extension EntityMappingRunner {
         }
     }
 
+    /// Before the interpreter links this mapping's objects: the keys stage 1 wrote for
+    /// links that have not run yet are unset again, as the interpreter expects them.
+    private func unlinkWrittenKeys(_ links: [SQLLink], _ plan: SQLMappingPlan) throws {
+        for link in links where link.prelink.holder == index && manager.prelinked.contains(link.prelink)
+            && !manager.sqlLinksWritten.contains(link.writes)
+        {
+            let entity = link.prelink.entity.map { ", \($0) = NULL" } ?? ""
+            try manager.destinationContext.store.database.execute(
+                "UPDATE main.\(plan.destinationTable) SET \(link.prelink.column) = NULL\(entity) "
+                    + "WHERE Z_PK IN (SELECT destination FROM \(SQLLink.keysTable(index)))")
+            manager.prelinked.remove(link.prelink)
+        }
+    }
+
     /// Keeps `error`, made for `row`, as the failure to report for the statement it fails.
     private func keep(_ error: MigrationError, _ row: SQLFunctionRow) -> MigrationError {
         currentSource = try? manager.sourceContext.objectID(entityName: row.entityName, primaryKey: row.primaryKey)
@@ -286,15 +314,20 @@ extension EntityMappingRunner {
                 let statement = try context.store.database.prepare(sql)
                 if try statement.step() {
                     execution.relationshipsReason = "'\(link.relationship)': source row \(plan.sourceTable) \(statement.int64(at: 0)) points to no row"
+                    try unlinkWrittenKeys(links, plan)
                     return false
                 }
             }
             try context.executeOnSavedRows { database throws(SQLiteError) in
                 for link in links {
-                    let count = try database.prepare(link.countSQL)
+                    // A key written in stage 1: as the interpreter finds it, unset until
+                    // the first link of the relationship sets it.
+                    let prelinked = manager.prelinked.contains(link.prelink)
+                    let first = !manager.sqlLinksWritten.contains(link.writes)
+                    let count = try database.prepare(prelinked && first ? link.countBeforeAnyLinkSQL : link.countSQL)
                     if try count.step() { report.relationshipsSet += Int(count.int64(at: 0)) }
-                    // The inverse's link from the other side wrote these values already.
-                    if manager.sqlLinksWritten.insert(link.writes).inserted {
+                    // Written in stage 1, or by the inverse's link from the other side.
+                    if manager.sqlLinksWritten.insert(link.writes).inserted, !prelinked {
                         try database.execute(link.sql)
                     }
                 }

@@ -27,6 +27,32 @@ struct SQLLink {
     /// of the inverse relationship from the other side writes the same values: once one
     /// has run, the other changes nothing.
     let writes: String
+    /// The same values written in stage 1 instead (``Prelink``), when the mapping that
+    /// holds the key runs after the one whose keys it takes.
+    let prelink: Prelink
+    /// ``countSQL`` as it counts before any link of the relationship has run: when its key
+    /// was written in stage 1, the interpreter would still have found it unset.
+    let countBeforeAnyLinkSQL: String
+
+    /// A link's key written by the `INSERT` of stage 1, from the key table of a mapping
+    /// that ran before: what the link's `UPDATE` would write in stage 2.
+    struct Prelink: Hashable {
+        /// The entity mapping whose rows hold the key, and the one whose keys it takes.
+        let holder: Int
+        let keysOf: Int
+        /// The destination column, and the `Z_ENT` column of a key to an entity with
+        /// sub-entities, with the number it is set to.
+        let column: String
+        let entity: String?
+        let entityNumber: Int
+        /// The holder's source column the key follows.
+        let sourceColumn: String
+
+        /// The column's value for the source row `t0`.
+        var value: String { "(SELECT destination FROM \(keysTable(keysOf)) WHERE source = t0.\(sourceColumn))" }
+        /// The `Z_ENT` column's value, when there is one.
+        var entityValue: String { "(SELECT \(entityNumber) FROM \(keysTable(keysOf)) WHERE source = t0.\(sourceColumn))" }
+    }
 
     static func keysTable(_ index: Int) -> String { "temp.remodel_keys_\(index)" }
 
@@ -111,7 +137,10 @@ struct SQLLink {
                     countSQL: "SELECT count(*) FROM \(me)",
                     guardSQL: "SELECT s.Z_PK FROM \(me) AS k JOIN src.\(plan.sourceTable) AS s ON s.Z_PK = k.source "
                         + "WHERE s.\(sColumn) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM src.\(sTargetLayout.table) WHERE Z_PK = s.\(sColumn)) LIMIT 1",
-                    writes: "\(plan.destinationTable).\(columns.key) of \(prepared.index) from src.\(plan.sourceTable).\(sColumn) to \(target)"))
+                    writes: "\(plan.destinationTable).\(columns.key) of \(prepared.index) from src.\(plan.sourceTable).\(sColumn) to \(target)",
+                    prelink: Prelink(holder: prepared.index, keysOf: target, column: columns.key, entity: columns.entity,
+                                     entityNumber: targetPlan.destinationEntityNumber, sourceColumn: sColumn),
+                    countBeforeAnyLinkSQL: "SELECT count(*) FROM \(me)"))
             } else {
                 // The key is in the target's rows: the inverse to-ones on both sides.
                 guard s.isToMany, let sInverse = s.inverse,
@@ -128,7 +157,11 @@ struct SQLLink {
                         + "JOIN \(me) AS k ON k.source = s.\(sInverseColumn) JOIN main.\(targetPlan.destinationTable) AS d ON d.Z_PK = t.destination "
                         + "WHERE d.\(columns.key) IS NOT k.destination",
                     guardSQL: nil,
-                    writes: "\(targetPlan.destinationTable).\(columns.key) of \(target) from src.\(targetPlan.sourceTable).\(sInverseColumn) to \(prepared.index)"))
+                    writes: "\(targetPlan.destinationTable).\(columns.key) of \(target) from src.\(targetPlan.sourceTable).\(sInverseColumn) to \(prepared.index)",
+                    prelink: Prelink(holder: target, keysOf: prepared.index, column: columns.key, entity: columns.entity,
+                                     entityNumber: plan.destinationEntityNumber, sourceColumn: sInverseColumn),
+                    countBeforeAnyLinkSQL: "SELECT count(DISTINCT k.destination) FROM \(them) AS t JOIN src.\(targetPlan.sourceTable) AS s ON s.Z_PK = t.source "
+                        + "JOIN \(me) AS k ON k.source = s.\(sInverseColumn)"))
             }
         }
         return links
