@@ -160,7 +160,8 @@ struct SQLTranslator {
         case .date:
             return SQLTerm(sql: "CAST(\(c) AS REAL)", kind: .date, isNullable: true)
         case .string, .uri:
-            return SQLTerm(sql: "remodel_text(\(c))", kind: .text, isNullable: true)
+            // remodel_text's value, without copying text that is already well-formed.
+            return SQLTerm(sql: "(CASE WHEN remodel_wellformed(\(c)) THEN \(c) ELSE remodel_text(\(c)) END)", kind: .text, isNullable: true)
         case .binary, .transformable:
             guard !attribute.storesExternalEncoding else {
                 throw Refusal("\(name) allows external storage: its column holds Core Data's encoding, which reading decodes")

@@ -29,6 +29,9 @@ extension Database {
     ///   `String(decoding:as:)` does.
     /// - `remodel_float(x)`: a number rounded to a 32-bit float and widened again, as a
     ///   Float attribute stores it; NULL stays NULL.
+    /// - `remodel_wellformed(x)`: 1 when `x` is NULL or text of well-formed UTF-8, which
+    ///   `remodel_text` returns as it is: `CASE WHEN remodel_wellformed(x) THEN x ELSE
+    ///   remodel_text(x) END` gives the same values without copying the common ones.
     /// - `remodel_plain(x)`: 1 when `x` is NULL or text of plain ASCII (no NUL, no CR,
     ///   nothing above 0x7F), on which SQL's string functions give what Foundation's do;
     ///   0 for other text and other values.
@@ -50,6 +53,21 @@ extension Database {
             repaired.withUTF8 { utf8 in
                 let start = utf8.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) } ?? Statement.emptyText
                 sqlite3_result_text(context, start, Int32(utf8.count), Statement.transient)
+            }
+        }, nil, nil, nil)
+        guard rc == SQLITE_OK else { throw error(rc) }
+        rc = sqlite3_create_function_v2(handle, "remodel_wellformed", 1, flags, nil, { context, _, arguments in
+            guard let context, let value = arguments?[0] else { return }
+            switch sqlite3_value_type(value) {
+            case SQLITE_NULL:
+                sqlite3_result_int(context, 1)
+            case SQLITE_TEXT:
+                let text = sqlite3_value_text(value)
+                let count = Int(sqlite3_value_bytes(value))
+                let wellFormed = text.map { UTF8Sequence.isWellFormed(UnsafeBufferPointer(start: $0, count: count)) } ?? true
+                sqlite3_result_int(context, wellFormed ? 1 : 0)
+            default:
+                sqlite3_result_int(context, 0)
             }
         }, nil, nil, nil)
         guard rc == SQLITE_OK else { throw error(rc) }
