@@ -14,6 +14,9 @@ struct SQLTerm {
     var kind: Kind
     /// Whether the value may be nil (a NULL that is not a NaN of arithmetic).
     var isNullable: Bool
+    /// SQL that is NULL exactly when the value is: the column an attribute is read from
+    /// (a CAST keeps NULL, and only NULL, NULL).
+    var nullness: String? = nil
 }
 
 /// A condition on a source row under which SQL would not do what the interpreter does
@@ -152,13 +155,13 @@ struct SQLTranslator {
         // the column stores (sqlite3VdbeMemCast calls the same sqlite3VdbeIntValue and
         // sqlite3VdbeRealValue), and keeps NULL.
         case .int16, .int32, .int64:
-            return SQLTerm(sql: "CAST(\(c) AS INTEGER)", kind: .integer, isNullable: true)
+            return SQLTerm(sql: "CAST(\(c) AS INTEGER)", kind: .integer, isNullable: true, nullness: c)
         case .boolean:
-            return SQLTerm(sql: "(CAST(\(c) AS INTEGER) != 0)", kind: .bool, isNullable: true)
+            return SQLTerm(sql: "(CAST(\(c) AS INTEGER) != 0)", kind: .bool, isNullable: true, nullness: c)
         case .double, .float:
-            return SQLTerm(sql: "CAST(\(c) AS REAL)", kind: .double, isNullable: true)
+            return SQLTerm(sql: "CAST(\(c) AS REAL)", kind: .double, isNullable: true, nullness: c)
         case .date:
-            return SQLTerm(sql: "CAST(\(c) AS REAL)", kind: .date, isNullable: true)
+            return SQLTerm(sql: "CAST(\(c) AS REAL)", kind: .date, isNullable: true, nullness: c)
         case .string, .uri:
             // remodel_text's value, without copying text that is already well-formed.
             return SQLTerm(sql: "(CASE WHEN remodel_wellformed(\(c)) THEN \(c) ELSE remodel_text(\(c)) END)", kind: .text, isNullable: true)
@@ -338,7 +341,7 @@ struct SQLTranslator {
     /// A nil operand is an error in the interpreter: such a row is left to it.
     private mutating func nonNil(_ operand: SQLTerm, _ operation: String) {
         if operand.isNullable {
-            guarding("\(operand.sql) IS NULL", check: "no nil in '\(operation)'", "a nil operand of '\(operation)' (an error)")
+            guarding("\(operand.nullness ?? operand.sql) IS NULL", check: "no nil in '\(operation)'", "a nil operand of '\(operation)' (an error)")
         }
     }
 
