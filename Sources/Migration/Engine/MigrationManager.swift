@@ -48,11 +48,11 @@ public final class MigrationManager: KeyValueCoding {
     private var associations: [AssociationTable] = []
     /// What the links of stage 2 run as SQL have written since the last interpreted
     /// stage 2 that linked objects (``SQLLink/writes``).
-    var sqlLinksWritten: Set<String> = []
+    var sqlLinksWritten: Set<SQLLink.Key> = []
     /// The keys SQL may write in stage 1, by the entity mapping whose rows hold them
-    /// (``SQLLink/Prelink``), and those it wrote.
-    private(set) var prelinks: [Int: [SQLLink.Prelink]] = [:]
-    var prelinked: Set<SQLLink.Prelink> = []
+    /// (``SQLLink/Key``), and those it wrote.
+    private(set) var prelinks: [Int: [SQLLink.Key]] = [:]
+    var prelinked: Set<SQLLink.Key> = []
     private let sourceEntityIndex: [String: UInt16]
     private let destinationEntityIndex: [String: UInt16]
     private let cancellation = Mutex<MigrationError?>(nil)
@@ -311,8 +311,8 @@ public final class MigrationManager: KeyValueCoding {
         if linksBySQL {
             for runner in runners {
                 guard case .success(let links)? = runner.sqlPlan?.links else { continue }
-                for link in links where link.prelink.keysOf < link.prelink.holder && !prelinks[link.prelink.holder, default: []].contains(link.prelink) {
-                    prelinks[link.prelink.holder, default: []].append(link.prelink)
+                for link in links where link.key.keysOf < link.key.holder && !prelinks[link.key.holder, default: []].contains(link.key) {
+                    prelinks[link.key.holder, default: []].append(link.key)
                 }
             }
         }

@@ -72,7 +72,7 @@ extension EntityMappingRunner {
     /// Stage 1's rows from the key `first` on (see ``createInstancesAsSQL(_:progress:)``):
     /// how many, 0 when a guard stopped it (nothing written then).
     private func writeRows(_ plan: SQLMappingPlan, first: Int64, keys: (count: Int, low: Int64, high: Int64), contiguous: Bool,
-                           pairs: KeyPairs, prelinks: [SQLLink.Prelink], progress: (Int, Int?, Double) -> Void) throws -> Int {
+                           pairs: KeyPairs, prelinks: [SQLLink.Key], progress: (Int, Int?, Double) -> Void) throws -> Int {
         let database = manager.destinationContext.store.database
         let (count, low, high) = keys
         let n = Int32(plan.parameters.count)
@@ -120,7 +120,7 @@ extension EntityMappingRunner {
     /// The `INSERT … SELECT` of `plan` over a range of source keys (`?n+1`, `?n+2`), each
     /// row's destination key `key`, the keys of `prelinks` written, its guards checked,
     /// with the plan's parameters bound.
-    private func insertStatement(_ plan: SQLMappingPlan, key: String, prelinks: [SQLLink.Prelink]) throws -> Statement {
+    private func insertStatement(_ plan: SQLMappingPlan, key: String, prelinks: [SQLLink.Key]) throws -> Statement {
         let n = plan.parameters.count
         let checks = plan.guards.enumerated().map { "WHEN \($1.condition) THEN remodel_guard_\(index)(t0.Z_PK, \($0))" }
         var columns = plan.columns, values = plan.values
@@ -269,14 +269,14 @@ extension EntityMappingRunner {
     /// Before the interpreter links this mapping's objects: the keys stage 1 wrote for
     /// links that have not run yet are unset again, as the interpreter expects them.
     private func unlinkWrittenKeys(_ links: [SQLLink], _ plan: SQLMappingPlan) throws {
-        for link in links where link.prelink.holder == index && manager.prelinked.contains(link.prelink)
-            && !manager.sqlLinksWritten.contains(link.writes)
+        for link in links where link.key.holder == index && manager.prelinked.contains(link.key)
+            && !manager.sqlLinksWritten.contains(link.key)
         {
-            let entity = link.prelink.entity.map { ", \($0) = NULL" } ?? ""
+            let entity = link.key.entity.map { ", \($0) = NULL" } ?? ""
             try manager.destinationContext.store.database.execute(
-                "UPDATE main.\(plan.destinationTable) SET \(link.prelink.column) = NULL\(entity) "
+                "UPDATE main.\(plan.destinationTable) SET \(link.key.column) = NULL\(entity) "
                     + "WHERE Z_PK IN (SELECT destination FROM \(SQLLink.keysTable(index)))")
-            manager.prelinked.remove(link.prelink)
+            manager.prelinked.remove(link.key)
         }
     }
 
@@ -322,12 +322,12 @@ extension EntityMappingRunner {
                 for link in links {
                     // A key written in stage 1: as the interpreter finds it, unset until
                     // the first link of the relationship sets it.
-                    let prelinked = manager.prelinked.contains(link.prelink)
-                    let first = !manager.sqlLinksWritten.contains(link.writes)
+                    let prelinked = manager.prelinked.contains(link.key)
+                    let first = !manager.sqlLinksWritten.contains(link.key)
                     let count = try database.prepare(prelinked && first ? link.countBeforeAnyLinkSQL : link.countSQL)
                     if try count.step() { report.relationshipsSet += Int(count.int64(at: 0)) }
                     // Written in stage 1, or by the inverse's link from the other side.
-                    if manager.sqlLinksWritten.insert(link.writes).inserted, !prelinked {
+                    if manager.sqlLinksWritten.insert(link.key).inserted, !prelinked {
                         try database.execute(link.sql)
                     }
                 }

@@ -22,21 +22,18 @@ struct SQLLink {
     /// Checked first, when there is one: a source row whose to-one points to no row (a
     /// damaged store), which the interpreter reports.
     let guardSQL: String?
-    /// What ``sql`` writes: the destination key column, the mapping whose rows hold it,
-    /// the source key column it follows and the mapping whose keys it is set to. A link
-    /// of the inverse relationship from the other side writes the same values: once one
-    /// has run, the other changes nothing.
-    let writes: String
-    /// The same values written in stage 1 instead (``Prelink``), when the mapping that
-    /// holds the key runs after the one whose keys it takes.
-    let prelink: Prelink
+    /// What ``sql`` writes. A link of the inverse relationship from the other side
+    /// writes the same: once one has run, the other changes nothing. The same values may
+    /// be written in stage 1 instead, when the mapping that holds the key runs after the
+    /// one whose keys it takes.
+    let key: Key
     /// ``countSQL`` as it counts before any link of the relationship has run: when its key
     /// was written in stage 1, the interpreter would still have found it unset.
     let countBeforeAnyLinkSQL: String
 
-    /// A link's key written by the `INSERT` of stage 1, from the key table of a mapping
-    /// that ran before: what the link's `UPDATE` would write in stage 2.
-    struct Prelink: Hashable {
+    /// The key a link writes, from the key table of another mapping: by its `UPDATE` in
+    /// stage 2, or by the `INSERT` of stage 1 (``value``).
+    struct Key: Hashable {
         /// The entity mapping whose rows hold the key, and the one whose keys it takes.
         let holder: Int
         let keysOf: Int
@@ -137,8 +134,7 @@ struct SQLLink {
                     countSQL: "SELECT count(*) FROM \(me)",
                     guardSQL: "SELECT s.Z_PK FROM \(me) AS k JOIN src.\(plan.sourceTable) AS s ON s.Z_PK = k.source "
                         + "WHERE s.\(sColumn) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM src.\(sTargetLayout.table) WHERE Z_PK = s.\(sColumn)) LIMIT 1",
-                    writes: "\(plan.destinationTable).\(columns.key) of \(prepared.index) from src.\(plan.sourceTable).\(sColumn) to \(target)",
-                    prelink: Prelink(holder: prepared.index, keysOf: target, column: columns.key, entity: columns.entity,
+                    key: Key(holder: prepared.index, keysOf: target, column: columns.key, entity: columns.entity,
                                      entityNumber: targetPlan.destinationEntityNumber, sourceColumn: sColumn),
                     countBeforeAnyLinkSQL: "SELECT count(*) FROM \(me)"))
             } else {
@@ -157,8 +153,7 @@ struct SQLLink {
                         + "JOIN \(me) AS k ON k.source = s.\(sInverseColumn) JOIN main.\(targetPlan.destinationTable) AS d ON d.Z_PK = t.destination "
                         + "WHERE d.\(columns.key) IS NOT k.destination",
                     guardSQL: nil,
-                    writes: "\(targetPlan.destinationTable).\(columns.key) of \(target) from src.\(targetPlan.sourceTable).\(sInverseColumn) to \(prepared.index)",
-                    prelink: Prelink(holder: target, keysOf: prepared.index, column: columns.key, entity: columns.entity,
+                    key: Key(holder: target, keysOf: prepared.index, column: columns.key, entity: columns.entity,
                                      entityNumber: plan.destinationEntityNumber, sourceColumn: sInverseColumn),
                     countBeforeAnyLinkSQL: "SELECT count(DISTINCT k.destination) FROM \(them) AS t JOIN src.\(targetPlan.sourceTable) AS s ON s.Z_PK = t.source "
                         + "JOIN \(me) AS k ON k.source = s.\(sInverseColumn)"))

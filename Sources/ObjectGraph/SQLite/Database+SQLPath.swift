@@ -57,40 +57,11 @@ extension Database {
         }, nil, nil, nil)
         guard rc == SQLITE_OK else { throw error(rc) }
         rc = sqlite3_create_function_v2(handle, "remodel_wellformed", 1, flags, nil, { context, _, arguments in
-            guard let context, let value = arguments?[0] else { return }
-            switch sqlite3_value_type(value) {
-            case SQLITE_NULL:
-                sqlite3_result_int(context, 1)
-            case SQLITE_TEXT:
-                let text = sqlite3_value_text(value)
-                let count = Int(sqlite3_value_bytes(value))
-                let wellFormed = text.map { UTF8Sequence.isWellFormed(UnsafeBufferPointer(start: $0, count: count)) } ?? true
-                sqlite3_result_int(context, wellFormed ? 1 : 0)
-            default:
-                sqlite3_result_int(context, 0)
-            }
+            Database.testText(context, arguments?[0]) { UTF8Sequence.isWellFormed($0) }
         }, nil, nil, nil)
         guard rc == SQLITE_OK else { throw error(rc) }
         rc = sqlite3_create_function_v2(handle, "remodel_plain", 1, flags, nil, { context, _, arguments in
-            guard let context, let value = arguments?[0] else { return }
-            switch sqlite3_value_type(value) {
-            case SQLITE_NULL:
-                sqlite3_result_int(context, 1)
-            case SQLITE_TEXT:
-                // The text first, then its length, as SQLite asks.
-                let text = sqlite3_value_text(value)
-                let count = Int(sqlite3_value_bytes(value))
-                var plain: Int32 = 1
-                if let text {
-                    for i in 0..<count where text[i] == 0 || text[i] == 0x0D || text[i] >= 0x80 {
-                        plain = 0
-                        break
-                    }
-                }
-                sqlite3_result_int(context, plain)
-            default:
-                sqlite3_result_int(context, 0)
-            }
+            Database.testText(context, arguments?[0]) { bytes in !bytes.contains { $0 == 0 || $0 == 0x0D || $0 >= 0x80 } }
         }, nil, nil, nil)
         guard rc == SQLITE_OK else { throw error(rc) }
         rc = sqlite3_create_function_v2(handle, "remodel_float", 1, flags, nil, { context, _, arguments in
@@ -102,6 +73,24 @@ extension Database {
             }
         }, nil, nil, nil)
         guard rc == SQLITE_OK else { throw error(rc) }
+    }
+
+    /// The result of a test of text: 1 for NULL, for text whose bytes `accepts` accepts;
+    /// 0 for other text and other values.
+    private static func testText(_ context: OpaquePointer?, _ value: OpaquePointer?,
+                                 _ accepts: (UnsafeBufferPointer<UInt8>) -> Bool) {
+        guard let context, let value else { return }
+        switch sqlite3_value_type(value) {
+        case SQLITE_NULL:
+            sqlite3_result_int(context, 1)
+        case SQLITE_TEXT:
+            // The text first, then its length, as SQLite asks.
+            let text = sqlite3_value_text(value)
+            let count = Int(sqlite3_value_bytes(value))
+            sqlite3_result_int(context, text.map { accepts(UnsafeBufferPointer(start: $0, count: count)) } ?? true ? 1 : 0)
+        default:
+            sqlite3_result_int(context, 0)
+        }
     }
 
     /// `file:<path>?<query>`, the path escaped as ``immutableURI(_:)`` escapes it.
