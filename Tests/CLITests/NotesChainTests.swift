@@ -201,7 +201,9 @@ import Testing
             done: \(scratch.store) is at Notes4 after 3 steps (
             """))
         // Standard error is not a terminal here: plain progress lines, one per entity
-        // mapping and stage with rows, one per validated step.
+        // mapping and stage with rows, one per validated step. (In Notes3 → Notes4 the
+        // notebooks are made first, so that the notes are written with their notebook's
+        // key: docs/pushdown.md, "Relationships".)
         #expect(run.stderr == """
             [1/3] Notes1 → Notes2: IEM_Transform_Folder: create instances: 3 rows, done
             [1/3] Notes1 → Notes2: IEM_Transform_Note: create instances: 6 rows, done
@@ -213,8 +215,8 @@ import Testing
             [2/3] Notes2 → Notes3: NotebookToNotebook: create relationships: 3 rows, done
             [2/3] Notes2 → Notes3: NoteToNote: create relationships: 5 rows, done
             [2/3] Notes2 → Notes3: validated
-            [3/3] Notes3 → Notes4: IEM_Transform_Note: create instances: 5 rows, done
             [3/3] Notes3 → Notes4: IEM_Copy_Notebook: create instances: 3 rows, done
+            [3/3] Notes3 → Notes4: IEM_Transform_Note: create instances: 5 rows, done
             [3/3] Notes3 → Notes4: IEM_Transform_Note: create relationships: 5 rows, done
             [3/3] Notes3 → Notes4: IEM_Copy_Notebook: create relationships: 3 rows, done
             [3/3] Notes3 → Notes4: validated

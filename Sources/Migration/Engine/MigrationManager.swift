@@ -52,6 +52,9 @@ public final class MigrationManager: KeyValueCoding {
     /// The keys SQL may write in stage 1, by the entity mapping whose rows hold them
     /// (``SQLLink/Key``), and those it wrote.
     private(set) var prelinks: [Int: [SQLLink.Key]] = [:]
+    /// The order stage 1 runs the entity mappings in: the mapping model's, but for a
+    /// mapping that cannot fail there, run before the mappings holding keys to its objects.
+    private var stage1Order: [Int] = []
     var prelinked: Set<SQLLink.Key> = []
     private let sourceEntityIndex: [String: UInt16]
     private let destinationEntityIndex: [String: UInt16]
@@ -226,7 +229,7 @@ public final class MigrationManager: KeyValueCoding {
         let steps = Double(max(1, runners.count * 3))
         var done = 0.0
         // Stage 1: create destination instances.
-        for runner in runners {
+        for runner in stage1Order.map({ runners[$0] }) {
             currentEntityMapping = runner.mapping
             try runner.stage { () throws(MigrationError) in
                 try runner.createInstances { rows, total, rate in
@@ -296,11 +299,15 @@ public final class MigrationManager: KeyValueCoding {
             if case .success(let plan)? = plans[runner.index] { runner.sqlPlan = plan }
             runner.execution = Self.execution(of: plans[runner.index])
         }
+        stage1Order = Array(runners.indices)
         guard runners.contains(where: { $0.sqlPlan != nil }) else { return }
         // Keys written in stage 1 rather than linked in stage 2: when every mapping uses
         // the default policy (no hook could see a key before its link would set it) and
         // links by SQL alone, for the keys taken from a mapping that runs before the one
-        // holding them.
+        // holding them. A mapping whose stage 1 cannot fail (SQL, nothing evaluated, no
+        // guard: no error could come first that the file's order would not give) and
+        // whose table the mappings it passes do not write runs before the first mapping
+        // holding keys to its objects.
         prelinks = [:]
         let linksBySQL = runners.allSatisfy { runner in
             guard runner.policy is DefaultMigrationPolicy else { return false }
@@ -309,11 +316,23 @@ public final class MigrationManager: KeyValueCoding {
             return false
         }
         if linksBySQL {
-            for runner in runners {
-                guard case .success(let links)? = runner.sqlPlan?.links else { continue }
-                for link in links where link.key.keysOf < link.key.holder && !prelinks[link.key.holder, default: []].contains(link.key) {
-                    prelinks[link.key.holder, default: []].append(link.key)
+            let keys = runners.flatMap { runner -> [SQLLink.Key] in
+                guard case .success(let links)? = runner.sqlPlan?.links else { return [] }
+                return links.map(\.key)
+            }
+            for holder in runners.indices {
+                for key in keys where key.holder == holder {
+                    guard let from = stage1Order.firstIndex(of: key.keysOf), let to = stage1Order.firstIndex(of: holder), from > to,
+                        let plan = runners[key.keysOf].sqlPlan, plan.evaluated.isEmpty, plan.predicateAttributes == nil, plan.guards.isEmpty,
+                        !stage1Order[to..<from].contains(where: { destinationTable(of: runners[$0], in: destination.layout) == plan.destinationTable })
+                    else { continue }
+                    stage1Order.insert(stage1Order.remove(at: from), at: to)
                 }
+            }
+            for key in keys where stage1Order.firstIndex(of: key.keysOf)! < stage1Order.firstIndex(of: key.holder)!
+                && !prelinks[key.holder, default: []].contains(key)
+            {
+                prelinks[key.holder, default: []].append(key)
             }
         }
         do {
@@ -359,6 +378,10 @@ public final class MigrationManager: KeyValueCoding {
             throw MigrationError(.destinationStore, "cannot write the keys of \(runner.mapping.name) for SQL: \(error)")
         }
         runner.keysFromAssociations = .success(())
+    }
+
+    private func destinationTable(of runner: EntityMappingRunner, in layout: StoreLayout) -> String? {
+        runner.prepared.destinationEntity.flatMap { layout.entities[$0.name]?.table }
     }
 
     /// Detaches the source and drops the association tables, once everything is saved.
