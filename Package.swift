@@ -66,6 +66,7 @@ let package = Package(
                 "Remodel",
                 "CEditLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "OrderedCollections", package: "swift-collections"),
             ]
         ),
         .executableTarget(name: "mapping-eval", dependencies: ["RemodelCLI"]),

@@ -300,6 +300,10 @@ import Testing
         #expect(steps.map { $0["destination"]?.stringValue ?? "" } == ["Notes2", "Notes3", "Notes4"])
         #expect(steps[1]["entityMappings"]?.arrayValue?.map { [$0["name"], $0["read"], $0["created"], $0["relationshipsSet"]] }
             == [["NotebookToNotebook", 3, 3, 2], ["NoteToNote", 5, 5, 5]])
+        // How each ran: both stages as SQL; the attachments' mapping, which has no
+        // source, interpreted.
+        #expect(steps[1]["entityMappings"]?.arrayValue?.map { [$0["instancesAsSQL"], $0["relationshipsAsSQL"]] } == [[true, true], [true, true]])
+        #expect(steps[2]["entityMappings"]?.arrayValue?.first?["instancesReason"] == "the mapping has no source entity")
         #expect(try Self.dump(scratch.store, version: "Notes4") == Self.notes4)
 
         // A dry run's steps carry the entities after them, with samples.

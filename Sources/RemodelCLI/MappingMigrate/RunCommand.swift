@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import OrderedCollections
 import Remodel
 
 /// `run`: migrates a store to a later version, or with `--dry-run` shows what that would
@@ -253,9 +254,20 @@ struct RunCommand: ParsableCommand {
             "mapping": .string(step.isInferred ? "inferred" : step.mapping.file ?? "mapping"),
             "seconds": .double(ProgressDisplay.rounded(report.seconds, 4)),
             "entityMappings": .array(report.entityMappings.map { mapping in
-                ["name": .string(mapping.name), "read": .integer(Int64(mapping.sourceInstances)),
-                 "created": .integer(Int64(mapping.destinationInstances)), "relationshipsSet": .integer(Int64(mapping.relationshipsSet)),
-                 "seconds": .double(ProgressDisplay.rounded(mapping.seconds, 4))]
+                var object: OrderedDictionary<String, JSON> = [
+                    "name": .string(mapping.name), "read": .integer(Int64(mapping.sourceInstances)),
+                    "created": .integer(Int64(mapping.destinationInstances)), "relationshipsSet": .integer(Int64(mapping.relationshipsSet)),
+                    "seconds": .double(ProgressDisplay.rounded(mapping.seconds, 4)),
+                ]
+                if let execution = mapping.execution {
+                    // How it ran (docs/pushdown.md): SQL or the interpreter, and why.
+                    object["instancesAsSQL"] = .bool(execution.instancesAsSQL)
+                    object["relationshipsAsSQL"] = .bool(execution.relationshipsAsSQL)
+                    if let reason = execution.instancesReason { object["instancesReason"] = .string(reason) }
+                    if let reason = execution.relationshipsReason { object["relationshipsReason"] = .string(reason) }
+                    object["evaluations"] = .integer(Int64(execution.evaluations))
+                }
+                return .object(object)
             }),
         ]
         if let entities, case .object(var members) = object {
