@@ -47,15 +47,16 @@ public final class MigrationManager: KeyValueCoding {
     private var runnersByName: [String: EntityMappingRunner] = [:]
     private var associations: [AssociationTable] = []
     /// What the links of stage 2 run as SQL have written since the last interpreted
-    /// stage 2 that linked objects (``SQLLink/writes``).
+    /// stage 2 that linked objects (``SQLLink/key``).
     var sqlLinksWritten: Set<SQLLink.Key> = []
     /// The keys SQL may write in stage 1, by the entity mapping whose rows hold them
-    /// (``SQLLink/Key``), and those it wrote.
+    /// (``SQLLink/Key``).
     private(set) var prelinks: [Int: [SQLLink.Key]] = [:]
+    /// The keys stage 1 wrote, which their links in stage 2 need not write again.
+    var prelinked: Set<SQLLink.Key> = []
     /// The order stage 1 runs the entity mappings in: the mapping model's, but for a
     /// mapping that cannot fail there, run before the mappings holding keys to its objects.
     private var stage1Order: [Int] = []
-    var prelinked: Set<SQLLink.Key> = []
     private let sourceEntityIndex: [String: UInt16]
     private let destinationEntityIndex: [String: UInt16]
     private let cancellation = Mutex<MigrationError?>(nil)
@@ -352,6 +353,7 @@ public final class MigrationManager: KeyValueCoding {
             let d = runner.prepared.destinationEntity.flatMap({ destinationEntityIndex[$0.name] })
         else { return }
         let table = associations[runner.index]
+        let pairs = EntityMappingRunner.KeyPairs()
         var last = Int64.min
         for position in 0..<table.count {
             let (source, destination) = table[position]
@@ -361,17 +363,11 @@ public final class MigrationManager: KeyValueCoding {
                 return
             }
             last = source.key
+            pairs.append(source: source.key, destination: destination.key)
         }
         do {
             try save()
-            try database.execute("CREATE TEMP TABLE \(SQLLink.keysTable(runner.index)) (source INTEGER PRIMARY KEY, destination INTEGER NOT NULL)")
-            let insert = try database.prepare("INSERT INTO \(SQLLink.keysTable(runner.index)) VALUES (?1, ?2)")
-            for position in 0..<table.count {
-                let (source, destination) = table[position]
-                try insert.bind(source.key, at: 1)
-                try insert.bind(destination.key, at: 2)
-                try insert.run()
-            }
+            try SQLLink.createKeysTable(runner.index, from: pairs, in: database)
         } catch let error as MigrationError {
             throw error
         } catch {

@@ -103,16 +103,7 @@ extension EntityMappingRunner {
             try database.execute("CREATE TEMP VIEW remodel_keys_\(index) AS SELECT Z_PK AS source, Z_PK + \(first - low) AS destination "
                                  + "FROM src.\(plan.sourceTable) WHERE Z_ENT = \(plan.sourceEntityNumber)")
         } else {
-            try database.execute("CREATE TEMP TABLE remodel_keys_\(index) (source INTEGER PRIMARY KEY, destination INTEGER NOT NULL)")
-            let fill = try database.prepare(
-                "WITH RECURSIVE r(k) AS (SELECT ?1 UNION ALL SELECT k + 1 FROM r WHERE k < ?2) "
-                    + "INSERT INTO \(SQLLink.keysTable(index)) SELECT k, k + ?3 FROM r")
-            for run in pairs.runs {
-                try fill.bind(run.source, at: 1)
-                try fill.bind(run.source + Int64(run.count) - 1, at: 2)
-                try fill.bind(run.destination - run.source, at: 3)
-                try fill.run()
-            }
+            try SQLLink.createKeysTable(index, from: pairs, in: database)
         }
         return pairs.count
     }
@@ -170,7 +161,8 @@ extension EntityMappingRunner {
         return true
     }
 
-    /// The association of a stage 1 as SQL, in runs of consecutive keys on both sides.
+    /// An association of source keys with destination keys (a stage 1 as SQL, or the
+    /// interpreter's for a key table), in runs of consecutive keys on both sides.
     final class KeyPairs {
         var runs: [(source: Int64, destination: Int64, count: Int)] = []
         var count = 0
@@ -189,13 +181,18 @@ extension EntityMappingRunner {
         func append(source: Int64) -> Int64 {
             let key = next
             next += 1
+            append(source: source, destination: key)
+            return key
+        }
+
+        /// Records that `source` made `destination`.
+        func append(source: Int64, destination: Int64) {
             count += 1
-            if let last = runs.last, last.source + Int64(last.count) == source, last.destination + Int64(last.count) == key {
+            if let last = runs.last, last.source + Int64(last.count) == source, last.destination + Int64(last.count) == destination {
                 runs[runs.count - 1].count += 1
             } else {
-                runs.append((source, key, 1))
+                runs.append((source, destination, 1))
             }
-            return key
         }
     }
 
@@ -323,11 +320,11 @@ extension EntityMappingRunner {
                     // A key written in stage 1: as the interpreter finds it, unset until
                     // the first link of the relationship sets it.
                     let prelinked = manager.prelinked.contains(link.key)
-                    let first = !manager.sqlLinksWritten.contains(link.key)
+                    let first = manager.sqlLinksWritten.insert(link.key).inserted
                     let count = try database.prepare(prelinked && first ? link.countBeforeAnyLinkSQL : link.countSQL)
                     if try count.step() { report.relationshipsSet += Int(count.int64(at: 0)) }
-                    // Written in stage 1, or by the inverse's link from the other side.
-                    if manager.sqlLinksWritten.insert(link.key).inserted, !prelinked {
+                    // Unless written in stage 1, or by the inverse's link from the other side.
+                    if first, !prelinked {
                         try database.execute(link.sql)
                     }
                 }

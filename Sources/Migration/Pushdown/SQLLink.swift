@@ -53,19 +53,26 @@ struct SQLLink {
 
     static func keysTable(_ index: Int) -> String { "temp.remodel_keys_\(index)" }
 
+    /// Creates the key table of the entity mapping at `index` from `pairs`' runs of
+    /// consecutive keys on both sides.
+    static func createKeysTable(_ index: Int, from pairs: EntityMappingRunner.KeyPairs, in database: Database) throws(SQLiteError) {
+        try database.execute("CREATE TEMP TABLE \(keysTable(index)) (source INTEGER PRIMARY KEY, destination INTEGER NOT NULL)")
+        let fill = try database.prepare(
+            "WITH RECURSIVE r(k) AS (SELECT ?1 UNION ALL SELECT k + 1 FROM r WHERE k < ?2) INSERT INTO \(keysTable(index)) SELECT k, k + ?3 FROM r")
+        for run in pairs.runs {
+            try fill.bind(run.source, at: 1)
+            try fill.bind(run.source + Int64(run.count) - 1, at: 2)
+            try fill.bind(run.destination - run.source, at: 3)
+            try fill.run()
+        }
+    }
+
     /// What a link needs of the entity mapping that made the related instances.
     struct Target {
         let sourceTable: String
         let destinationEntity: String
         let destinationTable: String
         let destinationEntityNumber: Int
-
-        init(_ plan: SQLMappingPlan) {
-            sourceTable = plan.sourceTable
-            destinationEntity = plan.destinationEntity
-            destinationTable = plan.destinationTable
-            destinationEntityNumber = plan.destinationEntityNumber
-        }
 
         init?(_ prepared: PreparedEntityMapping, source: StoreLayout, destination: StoreLayout) {
             guard let s = prepared.sourceEntity.flatMap({ source.entities[$0.name] }),
@@ -111,7 +118,7 @@ struct SQLLink {
             // A target mapping that runs interpreted gets its keys table from the
             // interpreter's associations, when they pair one source with one destination
             // (``MigrationManager`` writes it after its stage 1).
-            guard let targetPlan = plans[candidates[0].index].map(Target.init) ?? Target(candidates[0], source: source, destination: destination) else {
+            guard let targetPlan = Target(candidates[0], source: source, destination: destination) else {
                 throw Refusal("'\(name)': \(candidates[0].mapping.name) has no source entity")
             }
             let target = candidates[0].index

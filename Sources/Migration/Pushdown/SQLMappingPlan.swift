@@ -151,6 +151,8 @@ struct SQLMappingPlan {
             guard let attribute = attributes.first(where: { $0.name == property.mapping.name }),
                 let column = destinationLayout.attributeColumns[attribute.name]
             else { throw Refusal("'\(property.mapping.name)' is not a stored attribute of \(destinationEntity.name)") }
+            // A refused translation leaves nothing behind (parameters, guards).
+            let saved = translator
             do throws(Refusal) {
                 if let name = Self.nonNilOrDefault(property.expression.expression) {
                     values.append(try Self.nonNilOrDefault(name, attribute, &translator, source: source.model.allAttributes(of: sourceEntity),
@@ -159,27 +161,22 @@ struct SQLMappingPlan {
                     mapped.insert(attribute.name)
                     continue
                 }
-                let saved = translator
-                do throws(Refusal) {
-                    translator.beginMapping()
-                    let term = try translator.term(property.expression.expression)
-                    // A constant goes through the coercion a row's value goes through: its
-                    // type error is the interpreter's to report.
-                    if case .constant(let value) = property.expression.expression.kind, (try? attribute.columnValue(value)) == nil {
-                        throw Refusal("the constant is not a \(attribute.type.rawValue) (an error)")
-                    }
-                    let written = try translator.written(term, to: attribute)
-                    // Rows SQL cannot decide a condition on get the interpreter's value.
-                    if let undecided = translator.endMapping() {
-                        values.append("CASE WHEN \(undecided) THEN \(try evaluatedColumn(i, attribute, Refusal("undecided"), undecidedOnly: true)) ELSE \(written) END")
-                    } else {
-                        values.append(written)
-                    }
-                } catch {
-                    translator = saved
-                    throw error
+                translator.beginMapping()
+                let term = try translator.term(property.expression.expression)
+                // A constant goes through the coercion a row's value goes through: its
+                // type error is the interpreter's to report.
+                if case .constant(let value) = property.expression.expression.kind, (try? attribute.columnValue(value)) == nil {
+                    throw Refusal("the constant is not a \(attribute.type.rawValue) (an error)")
+                }
+                let written = try translator.written(term, to: attribute)
+                // Rows SQL cannot decide a condition on get the interpreter's value.
+                if let undecided = translator.endMapping() {
+                    values.append("CASE WHEN \(undecided) THEN \(try evaluatedColumn(i, attribute, Refusal("undecided"), undecidedOnly: true)) ELSE \(written) END")
+                } else {
+                    values.append(written)
                 }
             } catch {
+                translator = saved
                 guard !attribute.storesExternalEncoding else { throw Refusal("'\(property.mapping.name)': \(error.reason)") }
                 values.append(try evaluatedColumn(i, attribute, error))
             }
