@@ -44,8 +44,8 @@ public final class ManagedObject: KeyValueCoding {
     @exclusivity(unchecked) var isRegistered = false
     @exclusivity(unchecked) var isInserted = false
     @exclusivity(unchecked) var isDeleted = false
-    /// Slots changed since the last save: attributes, then to-ones after `values.count`.
-    @exclusivity(unchecked) var changedSlots: Set<Int> = []
+    /// Slots changed since the last save.
+    @exclusivity(unchecked) var changedSlots = ChangedSlots()
     /// Unsaved positions in ordered to-many relationships, by to-one slot: where this object
     /// stands among its destination's (the `Z_FOK_` column of that slot).
     @exclusivity(unchecked) var positions: [Int: Int64] = [:]

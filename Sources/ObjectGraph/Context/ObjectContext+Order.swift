@@ -50,7 +50,7 @@ extension ObjectContext {
                 let group = OrderGroup(table: object.objectID.table, keyColumn: columns.key, orderColumn: orderColumn, owner: owner.primaryKey)
                 if let position = object.positions[slot] {
                     highest[group] = max(highest[group] ?? 0, position)
-                } else if object.isInserted || object.changedSlots.contains(object.values.count + slot) {
+                } else if object.isInserted || object.changedSlots.contains(toOne: slot) {
                     members[group, default: []].append((object, slot))
                 }
             }
