@@ -150,7 +150,7 @@ enum GrammarFile {
 /// The rules that the doc comments of Sources/ExpressionLanguage/Parsing/ state:
 /// `/// name := …`, continued on following `///` lines indented by two or more spaces.
 enum ParserDocComments {
-    static let files = ["FormatParser.swift", "Lexer.swift", "Token.swift"]
+    static let files = ["FormatParser.swift", "FormatParser+Predicates.swift", "FormatParser+Expressions.swift", "Lexer.swift", "Token.swift"]
 
     static let rules: [GrammarRule] = files.flatMap { file in
         rules(in: read("Sources/ExpressionLanguage/Parsing/" + file), file: file)

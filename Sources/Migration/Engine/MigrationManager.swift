@@ -37,32 +37,32 @@ public final class MigrationManager: KeyValueCoding {
     /// The destination store's context, during a run.
     public var destinationContext: ObjectContext { contexts!.destination }
     /// The entity mapping being run.
-    public private(set) var currentEntityMapping: EntityMapping?
+    public internal(set) var currentEntityMapping: EntityMapping?
     /// Of the run so far, 0…1.
-    public private(set) var migrationProgress = 0.0
+    public internal(set) var migrationProgress = 0.0
 
     let prepared: PreparedMapping
-    private var contexts: (source: ObjectContext, destination: ObjectContext)?
-    private var runners: [EntityMappingRunner] = []
-    private var runnersByName: [String: EntityMappingRunner] = [:]
-    private var associations: [AssociationTable] = []
+    var contexts: (source: ObjectContext, destination: ObjectContext)?
+    var runners: [EntityMappingRunner] = []
+    var runnersByName: [String: EntityMappingRunner] = [:]
+    var associations: [AssociationTable] = []
     /// What the links of stage 2 run as SQL have written since the last interpreted
     /// stage 2 that linked objects (``SQLLink/key``).
     var sqlLinksWritten: Set<SQLLink.Key> = []
     /// The keys SQL may write in stage 1, by the entity mapping whose rows hold them
     /// (``SQLLink/Key``).
-    private(set) var prelinks: [Int: [SQLLink.Key]] = [:]
+    var prelinks: [Int: [SQLLink.Key]] = [:]
     /// The keys stage 1 wrote, which their links in stage 2 need not write again.
     var prelinked: Set<SQLLink.Key> = []
     /// The order stage 1 runs the entity mappings in: the mapping model's, but for a
     /// mapping that cannot fail there, run before the mappings holding keys to its objects.
-    private var stage1Order: [Int] = []
-    private let sourceEntityIndex: [String: UInt16]
-    private let destinationEntityIndex: [String: UInt16]
-    private let cancellation = Mutex<MigrationError?>(nil)
-    private let isCancelled = Atomic<Bool>(false)
-    private var progressHandler: ((MigrationProgress) -> Void)?
-    private var lastProgress = ContinuousClock.now
+    var stage1Order: [Int] = []
+    let sourceEntityIndex: [String: UInt16]
+    let destinationEntityIndex: [String: UInt16]
+    let cancellation = Mutex<MigrationError?>(nil)
+    let isCancelled = Atomic<Bool>(false)
+    var progressHandler: ((MigrationProgress) -> Void)?
+    var lastProgress = ContinuousClock.now
 
     /// Checks `mapping` against the models and the policies and compiles it.
     /// Throws every problem found (see ``check(_:source:destination:policies:)``).
@@ -207,7 +207,7 @@ public final class MigrationManager: KeyValueCoding {
         if let error = cancellation.withLock({ $0 }) { throw error }
     }
 
-    private func run(source: Store, destination: Store) throws(MigrationError) {
+    func run(source: Store, destination: Store) throws(MigrationError) {
         let sourceContext = ObjectContext(store: source, functions: policies.functions)
         let destinationContext = ObjectContext(store: destination, functions: policies.functions)
         destinationContext.validatesOnSave = false
@@ -289,123 +289,22 @@ public final class MigrationManager: KeyValueCoding {
         }
     }
 
-    /// Decides which entity mappings run as SQL (docs/pushdown.md) and, if any does,
-    /// attaches the source to the destination's connection as `src`.
-    private func planSQL(source: Store, destination: Store) throws(MigrationError) {
-        let plans = options.pushdown
-            ? SQLMappingPlan.plans(prepared.entityMappings, usesDefaultPolicy: { self.runners[$0.index].policy is DefaultMigrationPolicy },
-                                   source: source.layout, destination: destination.layout)
-            : [:]
-        for runner in runners {
-            if case .success(let plan)? = plans[runner.index] { runner.sqlPlan = plan }
-            runner.execution = Self.execution(of: plans[runner.index])
-        }
-        stage1Order = Array(runners.indices)
-        guard runners.contains(where: { $0.sqlPlan != nil }) else { return }
-        // Keys written in stage 1 rather than linked in stage 2: when every mapping uses
-        // the default policy (no hook could see a key before its link would set it) and
-        // links by SQL alone, for the keys taken from a mapping that runs before the one
-        // holding them. A mapping whose stage 1 cannot fail (SQL, nothing evaluated, no
-        // guard: no error could come first that the file's order would not give) and
-        // whose table the mappings it passes do not write runs before the first mapping
-        // holding keys to its objects.
-        prelinks = [:]
-        let linksBySQL = runners.allSatisfy { runner in
-            guard runner.policy is DefaultMigrationPolicy else { return false }
-            if runner.prepared.relationships.isEmpty { return true }
-            if case .success? = runner.sqlPlan?.links { return true }
-            return false
-        }
-        if linksBySQL {
-            let keys = runners.flatMap { runner -> [SQLLink.Key] in
-                guard case .success(let links)? = runner.sqlPlan?.links else { return [] }
-                return links.map(\.key)
-            }
-            for holder in runners.indices {
-                for key in keys where key.holder == holder {
-                    guard let from = stage1Order.firstIndex(of: key.keysOf), let to = stage1Order.firstIndex(of: holder), from > to,
-                        let plan = runners[key.keysOf].sqlPlan, plan.evaluated.isEmpty, plan.predicateAttributes == nil, plan.guards.isEmpty,
-                        !stage1Order[to..<from].contains(where: { destinationTable(of: runners[$0], in: destination.layout) == plan.destinationTable })
-                    else { continue }
-                    stage1Order.insert(stage1Order.remove(at: from), at: to)
-                }
-            }
-            for key in keys where stage1Order.firstIndex(of: key.keysOf)! < stage1Order.firstIndex(of: key.holder)!
-                && !prelinks[key.holder, default: []].contains(key)
-            {
-                prelinks[key.holder, default: []].append(key)
-            }
-        }
-        do {
-            try destination.database.attachReadOnly(source.database.path, as: "src")
-            try destination.database.registerValueFunctions()
-        } catch {
-            throw MigrationError(.sourceStore, "cannot attach the source store for SQL: \(error)")
-        }
-    }
-
-    /// Writes the keys table of `runner`, whose stage 1 ran interpreted, from its
-    /// associations, for the links of mappings that run as SQL; when each association pairs
-    /// one source instance of its source entity with one of its destination entity (a
-    /// custom policy may make several, none or others; then the links are interpreted).
-    private func writeKeys(of runner: EntityMappingRunner, in database: Database) throws(MigrationError) {
-        guard let s = runner.prepared.sourceEntity.flatMap({ sourceEntityIndex[$0.name] }),
-            let d = runner.prepared.destinationEntity.flatMap({ destinationEntityIndex[$0.name] })
-        else { return }
-        let table = associations[runner.index]
-        let pairs = EntityMappingRunner.KeyPairs()
-        var last = Int64.min
-        for position in 0..<table.count {
-            let (source, destination) = table[position]
-            guard source.entity == s, destination.entity == d, source.key > last else {
-                let entities = (sourceModel.entities[Int(s)].name, destinationModel.entities[Int(d)].name)
-                runner.keysFromAssociations = .failure(SQLTranslator.Refusal("did not make one \(entities.1) per \(entities.0)"))
-                return
-            }
-            last = source.key
-            pairs.append(source: source.key, destination: destination.key)
-        }
-        do {
-            try save()
-            try SQLLink.createKeysTable(runner.index, from: pairs, in: database)
-        } catch let error as MigrationError {
-            throw error
-        } catch {
-            throw MigrationError(.destinationStore, "cannot write the keys of \(runner.mapping.name) for SQL: \(error)")
-        }
-        runner.keysFromAssociations = .success(())
-    }
-
-    private func destinationTable(of runner: EntityMappingRunner, in layout: StoreLayout) -> String? {
-        runner.prepared.destinationEntity.flatMap { layout.entities[$0.name]?.table }
-    }
-
-    /// Detaches the source and drops the association tables, once everything is saved.
-    private func detachSource(from destination: Store) {
-        guard runners.contains(where: { $0.sqlPlan != nil }) else { return }
-        for runner in runners where runner.hasKeysTable {
-            try? destination.database.execute("DROP VIEW IF EXISTS \(SQLLink.keysTable(runner.index))")
-            try? destination.database.execute("DROP TABLE IF EXISTS \(SQLLink.keysTable(runner.index))")
-        }
-        try? destination.database.detach("src")
-    }
-
     func runner(at index: Int) -> EntityMappingRunner { runners[index] }
 
-    private func fraction(_ rows: Int, _ total: Int?) -> Double {
+    func fraction(_ rows: Int, _ total: Int?) -> Double {
         guard let total, total > 0 else { return 0 }
         return min(1, Double(rows) / Double(total))
     }
 
-    private func tableIndex(_ layout: StoreLayout, _ entity: String) -> UInt16 {
+    func tableIndex(_ layout: StoreLayout, _ entity: String) -> UInt16 {
         let tables = layout.tables.keys.sorted()
         return UInt16(tables.firstIndex(of: layout.entities[entity]!.table)!)
     }
 
-    private func associationCount(_ runner: EntityMappingRunner) -> Int { associations[runner.index].count }
+    func associationCount(_ runner: EntityMappingRunner) -> Int { associations[runner.index].count }
 
     /// The entity mapping that created the destination object described as `Entity/pk`.
-    private func entityMapping(producing object: String?) -> String? {
+    func entityMapping(producing object: String?) -> String? {
         guard let object, let slash = object.firstIndex(of: "/"), let key = Int64(object[object.index(after: slash)...]),
             let entity = destinationEntityIndex[String(object[..<slash])]
         else { return nil }
@@ -415,7 +314,7 @@ public final class MigrationManager: KeyValueCoding {
         return nil
     }
 
-    private func report(_ stage: MigrationProgress.Stage, _ runner: EntityMappingRunner, _ fraction: Double,
+    func report(_ stage: MigrationProgress.Stage, _ runner: EntityMappingRunner, _ fraction: Double,
                         _ rows: Int, _ total: Int?, _ rate: Double, force: Bool = false) {
         migrationProgress = fraction
         guard let progressHandler else { return }
@@ -454,144 +353,6 @@ public final class MigrationManager: KeyValueCoding {
         for suffix in ["", "-journal", "-wal", "-shm"] {
             try? FileManager.default.removeItem(atPath: path + suffix)
         }
-    }
-
-    // MARK: - Associations
-
-    /// Records that `destination` was made from `source` by `mapping`.
-    public func associate(sourceInstance source: ManagedObject, withDestinationInstance destination: ManagedObject,
-                          for mapping: EntityMapping) throws(MigrationError) {
-        let runner = try runner(for: mapping)
-        guard let s = sourceEntityIndex[source.entity.name], let d = destinationEntityIndex[destination.entity.name] else {
-            throw MigrationError(.policy, "associate needs a source object (\(source.objectID)) and a destination object (\(destination.objectID))",
-                                 entityMapping: mapping.name)
-        }
-        associations[runner.index].associate(source: (s, source.objectID.primaryKey), destination: (d, destination.objectID.primaryKey))
-        runner.report.destinationInstances += 1
-    }
-
-    /// Records an association for a destination written as a row (the default policy's
-    /// fast path), by its ID.
-    func associate(_ source: ManagedObject, _ destination: ObjectID, runner: EntityMappingRunner) {
-        guard let s = sourceEntityIndex[source.entity.name], let d = destinationEntityIndex[destination.entityName] else { return }
-        associations[runner.index].associate(source: (s, source.objectID.primaryKey), destination: (d, destination.primaryKey))
-        runner.report.destinationInstances += 1
-    }
-
-    /// The indexes of a source and a destination entity in the association tables.
-    func associationEntities(source: String, destination: String) -> (source: UInt16, destination: UInt16)? {
-        guard let s = sourceEntityIndex[source], let d = destinationEntityIndex[destination] else { return nil }
-        return (s, d)
-    }
-
-    /// Records `count` associations at once, for the row-copy path: sources with keys
-    /// from `source.key` on made destinations with keys from `destination.key` on.
-    func associate(source: (entity: UInt16, key: Int64), destination: (entity: UInt16, key: Int64), count: Int,
-                   runner: EntityMappingRunner) {
-        associations[runner.index].associate(source: source, destination: destination, count: count)
-        runner.report.destinationInstances += count
-    }
-
-    /// How many more rows a row inserter may write before ``saveIfNeeded()`` saves, if
-    /// nothing else changes in the destination context meanwhile.
-    func rowsBeforeSave() -> Int {
-        let context = destinationContext
-        if context.pendingValueBytes >= options.chunkBytes { return 0 }
-        return max(0, options.chunkSize - context.pendingObjectCount - context.rowsWritten)
-    }
-
-    /// The destination instances made from `sourceInstances` by the entity mapping named
-    /// `name` (every mapping when nil), in order, without duplicates.
-    public func destinationInstances(forEntityMappingNamed name: String?, sourceInstances: [ManagedObject]) throws -> [ManagedObject] {
-        let tables = try associationTables(named: name)
-        var seen = Set<ObjectID>()
-        var result: [ManagedObject] = []
-        for object in sourceInstances {
-            guard let entity = sourceEntityIndex[object.entity.name] else { continue }
-            for t in tables {
-                for d in associations[t].destinations(ofSource: entity, key: object.objectID.primaryKey) {
-                    let id = try destinationContext.objectID(entityName: destinationModel.entities[Int(d.entity)].name, primaryKey: d.key)
-                    if seen.insert(id).inserted { result.append(try destinationContext.object(with: id)) }
-                }
-            }
-        }
-        return result
-    }
-
-    /// The source instances the entity mapping named `name` (every mapping when nil) made
-    /// `destinationInstances` from, in order, without duplicates.
-    public func sourceInstances(forEntityMappingNamed name: String?, destinationInstances: [ManagedObject]) throws -> [ManagedObject] {
-        let tables = try associationTables(named: name)
-        var seen = Set<ObjectID>()
-        var result: [ManagedObject] = []
-        for object in destinationInstances {
-            guard let entity = destinationEntityIndex[object.entity.name] else { continue }
-            for t in tables {
-                for s in associations[t].sources(ofDestination: entity, key: object.objectID.primaryKey) {
-                    let id = try sourceContext.objectID(entityName: sourceModel.entities[Int(s.entity)].name, primaryKey: s.key)
-                    if seen.insert(id).inserted { result.append(try sourceContext.object(with: id)) }
-                }
-            }
-        }
-        return result
-    }
-
-    /// For the relationship mapping being evaluated: the destinations of `sourceInstances`
-    /// (objects of the source relationship `name`'s destination) made by every entity
-    /// mapping from that entity (or a sub-entity) to the destination relationship's entity
-    /// (or a sub-entity) — what inferred mappings use.
-    public func destinationInstances(forSourceRelationshipNamed name: String, sourceInstances: [ManagedObject]) throws -> [ManagedObject] {
-        guard let runner = runners.first(where: { $0.mapping.name == currentEntityMapping?.name }),
-            let sourceEntity = runner.prepared.sourceEntity, let destinationEntity = runner.prepared.destinationEntity,
-            let propertyName = runner.currentProperty?.name
-        else {
-            throw MigrationError(.policy, "destinationInstancesForSourceRelationshipNamed:sourceInstances: is only available in relationship mappings")
-        }
-        guard let sourceRelationship = sourceModel.allRelationships(of: sourceEntity).first(where: { $0.name == name }),
-            let sourceTarget = sourceModel.entity(named: sourceRelationship.destination)
-        else {
-            throw MigrationError(.policy, "\(sourceEntity.name) has no relationship '\(name)' in \(sourceModel.version)")
-        }
-        guard let destinationRelationship = destinationModel.allRelationships(of: destinationEntity).first(where: { $0.name == propertyName }),
-            let destinationTarget = destinationModel.entity(named: destinationRelationship.destination)
-        else {
-            throw MigrationError(.policy, "\(destinationEntity.name) has no relationship '\(propertyName)' in \(destinationModel.version)")
-        }
-        let sourceKinds = Set(sourceModel.descendants(of: sourceTarget).map(\.name))
-        let destinationKinds = Set(destinationModel.descendants(of: destinationTarget).map(\.name))
-        var result: [ManagedObject] = []
-        var seen = Set<ObjectID>()
-        for candidate in runners {
-            guard let s = candidate.prepared.sourceEntity, let d = candidate.prepared.destinationEntity,
-                sourceKinds.contains(s.name), destinationKinds.contains(d.name)
-            else { continue }
-            for object in try destinationInstances(forEntityMappingNamed: candidate.mapping.name, sourceInstances: sourceInstances)
-            where seen.insert(object.objectID).inserted {
-                result.append(object)
-            }
-        }
-        return result
-    }
-
-    private func associationTables(named name: String?) throws(MigrationError) -> [Int] {
-        guard let name else { return runners.map(\.index) }
-        guard let runner = runnersByName[name] else {
-            let hint = Suggestion.closest(to: name, among: runnersByName.keys).map { "; did you mean '\($0)'?" } ?? ""
-            throw MigrationError(.invalidMapping, "no entity mapping is named '\(name)'\(hint)")
-        }
-        return [runner.index]
-    }
-
-    /// A fetch request for `entityName`'s instances in the source (sub-entities excluded,
-    /// as Core Data's is) that `predicateString` accepts.
-    public func fetchRequest(forSourceEntityNamed entityName: String, predicateString: String,
-                             includesSubentities: Bool = false) throws -> FetchRequest {
-        guard sourceModel.entity(named: entityName) != nil else {
-            throw MigrationError(.invalidMapping, "Can't find entity named \(entityName) in source model \(sourceModel.version)")
-        }
-        var request = try FetchRequest(entityName: entityName, predicate: predicateString)
-        request.includesSubentities = includesSubentities
-        return request
     }
 
     // MARK: - Key-value coding

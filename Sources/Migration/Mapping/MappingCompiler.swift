@@ -80,18 +80,18 @@ struct MappingCompiler {
 
     /// The file problems are reported in: the entity mapping's own one in a step of
     /// several files (``EntityMapping/origin``), else the mapping's.
-    private var file: String?
+    var file: String?
 
-    private mutating func fail(_ path: String, _ message: String) {
+    mutating func fail(_ path: String, _ message: String) {
         errors.append(MappingError(file: file ?? mapping.file, path: path, message: message))
     }
 
-    private mutating func fail(_ path: String, _ error: ExpressionError) {
+    mutating func fail(_ path: String, _ error: ExpressionError) {
         errors.append(MappingError(file: file ?? mapping.file, path: path, expressionError: error))
     }
 
     /// The index an entity mapping's problems name: its place in its own file.
-    private func shownIndex(_ index: Int) -> Int { mapping.entityMappings[index].origin?.index ?? index }
+    func shownIndex(_ index: Int) -> Int { mapping.entityMappings[index].origin?.index ?? index }
 
     mutating func prepare() -> PreparedMapping {
         if mapping.sourceModel == destination.version, mapping.destinationModel == source.version, source.version != destination.version {
@@ -119,7 +119,7 @@ struct MappingCompiler {
 
     /// Sorts the errors found since `start`, all at or under `base`, by where the key
     /// that follows `base` in their path stands in the file.
-    private mutating func inFileOrder(since start: Int, base: String, _ order: FileKeyOrder, canonical: [String]) {
+    mutating func inFileOrder(since start: Int, base: String, _ order: FileKeyOrder, canonical: [String]) {
         guard errors.count - start > 1 else { return }
         func rank(_ error: MappingError) -> Int {
             guard error.path.hasPrefix(base) else { return -1 }
@@ -132,7 +132,7 @@ struct MappingCompiler {
         errors.replaceSubrange(start..., with: ranked.map(\.error))
     }
 
-    private mutating func entity(_ name: String?, in model: ObjectModel, _ path: String, _ side: String) -> EntityDescription? {
+    mutating func entity(_ name: String?, in model: ObjectModel, _ path: String, _ side: String) -> EntityDescription? {
         guard let name else { return nil }
         if let entity = model.entity(named: name) { return entity }
         let hint = Suggestion.closest(to: name, among: model.entities.map(\.name)).map { "; did you mean '\($0)'?" }
@@ -142,11 +142,11 @@ struct MappingCompiler {
     }
 
     /// The concrete entities at or below `entity`, for "map to one of these" hints.
-    private static func concreteNames(below entity: EntityDescription, in model: ObjectModel) -> String {
+    static func concreteNames(below entity: EntityDescription, in model: ObjectModel) -> String {
         model.descendants(of: entity, includingSelf: false).filter { !$0.isAbstract }.map(\.name).joined(separator: ", ")
     }
 
-    private mutating func prepare(_ original: EntityMapping, _ index: Int) -> PreparedEntityMapping? {
+    mutating func prepare(_ original: EntityMapping, _ index: Int) -> PreparedEntityMapping? {
         let path = MappingPath.entityMapping(shownIndex(index), original.name)
         let errorsBefore = errors.count
         let sourceEntity = entity(original.sourceEntity, in: source, "\(path) .sourceEntity", "source")
@@ -259,14 +259,14 @@ struct MappingCompiler {
                                      attributes: attributes, relationships: relationships, source: plan)
     }
 
-    private func hint(_ name: String, _ candidates: [String]) -> String {
+    func hint(_ name: String, _ candidates: [String]) -> String {
         if let s = Suggestion.closest(to: name, among: candidates) { return "; did you mean '\(s)'?" }
         return candidates.isEmpty ? "" : "; it has \(candidates.joined(separator: ", "))"
     }
 
     /// "add … such as": for a required attribute nothing maps, the source attribute it was
     /// probably renamed from, when exactly one of that kind is left unused.
-    private func renameHint(for attribute: AttributeDescription, in mapping: EntityMapping, sourceEntity: EntityDescription) -> String {
+    func renameHint(for attribute: AttributeDescription, in mapping: EntityMapping, sourceEntity: EntityDescription) -> String {
         let destinationNames = Set(destination.allAttributes(of: destination.entity(named: mapping.destinationEntity ?? "") ?? sourceEntity).map(\.name))
         let texts = (mapping.attributeMappings + mapping.relationshipMappings).compactMap(\.valueExpression)
         let unused = source.allAttributes(of: sourceEntity).filter { candidate in
@@ -311,7 +311,7 @@ struct MappingCompiler {
     }
 
     /// The lookup that fills `relationship`, for messages.
-    private func lookupExample(for relationship: RelationshipDescription, sourceEntity: EntityDescription?) -> String {
+    func lookupExample(for relationship: RelationshipDescription, sourceEntity: EntityDescription?) -> String {
         let makers = mappingsMaking(relationship.destination)
         let name = makers.count == 1 ? makers[0].name : "<the entity mapping that makes \(relationship.destination) instances>"
         let hasSame = sourceEntity.map { source.allRelationships(of: $0).contains { $0.name == relationship.name } } ?? false
@@ -320,7 +320,7 @@ struct MappingCompiler {
     }
 
     /// The entity mappings that make instances of `entityName` or of one of its sub-entities.
-    private func mappingsMaking(_ entityName: String) -> [EntityMapping] {
+    func mappingsMaking(_ entityName: String) -> [EntityMapping] {
         mapping.entityMappings.filter { m in
             guard m.type != .remove, let d = m.destinationEntity.flatMap({ destination.entity(named: $0) }) else { return false }
             return d.name == entityName || destination.ancestors(of: d).contains { $0.name == entityName }
@@ -329,7 +329,7 @@ struct MappingCompiler {
 
     /// Copy and transform mappings copy same-named attributes and re-link same-named
     /// relationships that exactly one entity mapping maps, unless the file says otherwise.
-    private func withImplicitMappings(_ original: EntityMapping, _ sourceEntity: EntityDescription?, _ destinationEntity: EntityDescription?) -> EntityMapping {
+    func withImplicitMappings(_ original: EntityMapping, _ sourceEntity: EntityDescription?, _ destinationEntity: EntityDescription?) -> EntityMapping {
         guard original.type == .copy || original.type == .transform, let sourceEntity, let destinationEntity else { return original }
         var mapping = original
         let sourceAttributes = Set(source.allAttributes(of: sourceEntity).filter { !$0.isTransient }.map(\.name))
@@ -358,7 +358,7 @@ struct MappingCompiler {
     /// column; nil when it has any.
     /// - Parameter stageOneOf: for an expression that runs while the entity mapping at
     ///   this index creates its instances (an attribute mapping), the index.
-    private mutating func compile(_ text: String, _ place: String, _ compiler: ExpressionCompiler, variables: [String],
+    mutating func compile(_ text: String, _ place: String, _ compiler: ExpressionCompiler, variables: [String],
                                   sourceEntity: EntityDescription?, destinationEntity: EntityDescription?,
                                   relationship: RelationshipDescription?, stageOneOf: Int? = nil) -> CompiledExpression? {
         if text.allSatisfy(\.isWhitespace) {
@@ -388,14 +388,14 @@ struct MappingCompiler {
     }
 
     /// Reports the problems of one expression by column.
-    private mutating func report(_ found: [ExpressionError], at place: String) {
+    mutating func report(_ found: [ExpressionError], at place: String) {
         let ordered = found.enumerated().sorted { a, b in
             (a.element.range?.lowerBound ?? -1, a.offset) < (b.element.range?.lowerBound ?? -1, b.offset)
         }
         for (_, error) in ordered { fail(place, error) }
     }
 
-    private func variableProblems(_ expression: FormatExpression, _ text: String, allowed: [String]) -> [ExpressionError] {
+    func variableProblems(_ expression: FormatExpression, _ text: String, allowed: [String]) -> [ExpressionError] {
         let local = ExpressionWalk.localVariables(expression)
         let isSourceExpression = allowed.count < Self.variables.count
         let what = isSourceExpression ? "a sourceExpression" : "a property mapping"
@@ -423,7 +423,7 @@ struct MappingCompiler {
     }
 
     /// FUNCTION selectors that nothing registered, with the nearest registered one.
-    private func selectorProblems(_ expression: FormatExpression, _ text: String) -> [ExpressionError] {
+    func selectorProblems(_ expression: FormatExpression, _ text: String) -> [ExpressionError] {
         var found: [ExpressionError] = []
         ExpressionWalk.visit(expression) { e in
             guard case .functionCall(_, let selectorExpression, _) = e.kind, let selector = ExpressionWalk.constantString(selectorExpression),
@@ -443,7 +443,7 @@ struct MappingCompiler {
 
     /// `$source.a.b` and `$destination.a` must name properties of the entities, through
     /// relationships; the caret goes under the key that is wrong.
-    private func keyPathProblems(_ expression: FormatExpression, _ text: String,
+    func keyPathProblems(_ expression: FormatExpression, _ text: String,
                                  sourceEntity: EntityDescription?, destinationEntity: EntityDescription?) -> [ExpressionError] {
         var found: [ExpressionError] = []
         ExpressionWalk.visit(expression) { e in
@@ -507,7 +507,7 @@ struct MappingCompiler {
     /// relationship must be filled from a mapping that makes instances of its destination;
     /// and an expression of stage 1 (an attribute mapping, evaluated as its entity mapping
     /// creates instances) can only look up the mappings before its own, which have made theirs.
-    private func mappingNameProblems(_ expression: FormatExpression, _ text: String, relationship: RelationshipDescription?,
+    func mappingNameProblems(_ expression: FormatExpression, _ text: String, relationship: RelationshipDescription?,
                                      stageOneOf current: Int?) -> [ExpressionError] {
         var found: [ExpressionError] = []
         let names = mapping.entityMappings.map(\.name)
@@ -540,261 +540,5 @@ struct MappingCompiler {
                                          source: text, range: first.range))
         }
         return found
-    }
-
-    // MARK: - Source expressions
-
-    private mutating func sourcePlan(_ mapping: EntityMapping, _ path: String, _ compiler: ExpressionCompiler, _ sourceEntity: EntityDescription?) -> SourcePlan {
-        let place = "\(path) .sourceExpression"
-        // Add and remove mappings have no source instances (the file reader says so of a
-        // sourceExpression they are given).
-        guard mapping.type != .add, mapping.type != .remove else { return .none }
-        guard let text = mapping.sourceExpression else {
-            guard let sourceEntity else { return .none }
-            var request = FetchRequest(entityName: sourceEntity.name)
-            request.includesSubentities = false
-            return .fetch(request)
-        }
-        if text.allSatisfy(\.isWhitespace) {
-            fail(place, "the sourceExpression is empty; leave it out to fetch every instance of the source entity")
-            return .none
-        }
-        let parsed: FormatExpression
-        do {
-            parsed = try FormatExpression(parsing: text)
-        } catch {
-            fail(place, error)
-            return .none
-        }
-        var found = variableProblems(parsed, text, allowed: Self.sourceExpressionVariables)
-        found += selectorProblems(parsed, text)
-        let compiled: CompiledExpression
-        do {
-            compiled = try compiler.compile(parsed, source: text)
-        } catch {
-            if !found.contains(where: { $0.range == error.range }) { found.append(error) }
-            report(found, at: place)
-            return .none
-        }
-        // The standard form streams: FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "E", "P"), …, NO),
-        // and so does its variant with a constant includesSubentities: argument.
-        guard case .fetch(let request, _, let countOnly) = parsed.kind,
-            case .constant(let countValue) = countOnly.kind, countValue == .bool(false) || countValue == .integer(0),
-            case .functionCall(let target, let selector, let arguments) = request.kind,
-            case .variable("manager") = target.kind,
-            let selectorName = ExpressionWalk.constantString(selector),
-            (selectorName == Self.fetchSelector && arguments.count == 2) || (selectorName == Self.fetchWithSubentitiesSelector && arguments.count == 3),
-            let entityName = ExpressionWalk.constantString(arguments[0]),
-            let predicateText = ExpressionWalk.constantString(arguments[1]),
-            let includesSubentities = arguments.count == 2 ? false : Self.constantFlag(arguments[2])
-        else {
-            report(found, at: place)
-            return found.isEmpty ? .expression(compiled) : .none
-        }
-        guard let entity = source.entity(named: entityName) else {
-            let hint = Suggestion.closest(to: entityName, among: source.entities.map(\.name)).map { "; did you mean '\($0)'?" } ?? ""
-            found.append(ExpressionError(.host, "the source model \(source.version) has no entity '\(entityName)'\(hint)", source: text, range: arguments[0].range))
-            report(found, at: place)
-            return .none
-        }
-        if let sourceEntity, entity.name != sourceEntity.name, !source.ancestors(of: entity).contains(where: { $0.name == sourceEntity.name }) {
-            found.append(ExpressionError(.type, "the mapping's sourceEntity is \(sourceEntity.name), but this fetches \(entityName) instances; fetch \(sourceEntity.name) (or one of its sub-entities), or change the sourceEntity",
-                                         source: text, range: arguments[0].range))
-        } else if entity.isAbstract, !includesSubentities {
-            found.append(ExpressionError(.type, "'\(entityName)' is abstract, and this fetch leaves out sub-entities, so it would find no instances; map each sub-entity (\(Self.concreteNames(below: entity, in: source))) with a mapping of its own",
-                                         source: text, range: arguments[0].range))
-        }
-        var fetch = FetchRequest(entityName: entityName)
-        fetch.includesSubentities = includesSubentities
-        // Places in the predicate are places inside its string literal in the expression.
-        let literal = arguments[1].range
-        let offsets = literal.map { Self.literalOffsets(Array(text.utf8)[($0.lowerBound + 1)..<max($0.lowerBound + 1, $0.upperBound - 1)]) }
-        func inExpression(_ range: SourceRange?) -> SourceRange? {
-            guard let literal, let offsets else { return nil }
-            guard let range else { return literal }
-            func map(_ offset: Int) -> Int { literal.lowerBound + 1 + offsets[max(0, min(offset, offsets.count - 1))] }
-            return SourceRange(map(range.lowerBound), map(range.upperBound))
-        }
-        func located(_ error: ExpressionError) -> ExpressionError {
-            var located = error
-            located.message = "in the fetch predicate: " + error.message
-            located.source = text
-            located.range = inExpression(error.range)
-            located.related = error.related.flatMap(inExpression)
-            return located
-        }
-        do {
-            let predicate = try FormatPredicate(parsing: predicateText)
-            fetch.predicate = predicate
-            fetch.predicateSource = predicateText
-            ExpressionWalk.visit(predicate) { e in
-                guard case .keyPath(nil, let keys) = e.kind,
-                    let (message, keyIndex) = Self.keyPathProblem(keys, from: entity, in: source, described: "the fetched entity \(entity.name)", prefix: "")
-                else { return }
-                let range = Self.keyRange(keyIndex, of: keys, in: predicateText, node: e.range, from: nil)
-                found.append(ExpressionError(.unknownKey, message, source: text, range: inExpression(range)))
-            }
-            do {
-                _ = try compiler.compile(predicate, source: predicateText)
-            } catch {
-                found.append(located(error))
-            }
-        } catch {
-            found.append(located(error))
-        }
-        report(found, at: place)
-        return found.isEmpty ? .fetch(fetch) : .none
-    }
-
-    /// The truth of a constant boolean (`YES`, `NO`) or number (`1`, `0`).
-    static func constantFlag(_ expression: FormatExpression) -> Bool? {
-        guard case .constant(let value) = expression.kind else { return nil }
-        switch value {
-        case .bool(let b): return b
-        case .integer(let i): return i != 0
-        default: return nil
-        }
-    }
-
-    /// For each UTF-8 offset into the decoded text of a string literal, the offset of the
-    /// text that wrote it in `raw` (the literal's bytes between its quotes); one more
-    /// entry for the end. Escapes (`\"`, `\n`, `\u00e9`, `\101`) write fewer bytes than
-    /// they take.
-    static func literalOffsets(_ raw: ArraySlice<UInt8>) -> [Int] {
-        let bytes = Array(raw)
-        var offsets: [Int] = []
-        var i = 0
-        func scalarLength(_ value: UInt32) -> Int { value < 0x80 ? 1 : value < 0x800 ? 2 : value < 0x10000 ? 3 : 4 }
-        func leadLength(_ b: UInt8) -> Int { b < 0x80 ? 1 : b >> 5 == 0b110 ? 2 : b >> 4 == 0b1110 ? 3 : 4 }
-        func hex(_ from: Int, _ count: Int) -> UInt32 {
-            guard from + count <= bytes.count else { return 0 }
-            return UInt32(String(decoding: bytes[from..<(from + count)], as: UTF8.self), radix: 16) ?? 0
-        }
-        while i < bytes.count {
-            guard bytes[i] == UInt8(ascii: "\\"), i + 1 < bytes.count else {
-                offsets.append(i)
-                i += 1
-                continue
-            }
-            let e = bytes[i + 1]
-            var taken = 2
-            var written = 1
-            switch e {
-            case UInt8(ascii: "x"), UInt8(ascii: "X"):
-                taken = 4
-                written = scalarLength(hex(i + 2, 2))
-            case UInt8(ascii: "u"), UInt8(ascii: "U"):
-                taken = 6
-                var value = hex(i + 2, 4)
-                if (0xD800...0xDBFF).contains(value), i + 7 < bytes.count, bytes[i + 6] == UInt8(ascii: "\\"), bytes[i + 7] | 0x20 == UInt8(ascii: "u"),
-                    (0xDC00...0xDFFF).contains(hex(i + 8, 4))
-                {
-                    taken = 12
-                    value = 0x10000
-                }
-                written = scalarLength(value)
-            case UInt8(ascii: "0")...UInt8(ascii: "7"):
-                taken = 4
-                written = UInt32(String(decoding: bytes[(i + 1)..<min(bytes.count, i + 4)], as: UTF8.self), radix: 8).map(scalarLength) ?? 1
-            case UInt8(ascii: "a"), UInt8(ascii: "b"), UInt8(ascii: "f"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"), UInt8(ascii: "v"):
-                break
-            default:
-                written = leadLength(e)
-                taken = 1 + written
-            }
-            offsets += Array(repeating: i, count: written)
-            i += taken
-        }
-        offsets.append(bytes.count)
-        return offsets
-    }
-}
-
-/// What an expression is known to give before it runs, where that is knowable.
-enum StaticKind: Equatable {
-    case number, string, bool, date, data, null, object, collection
-
-    var name: String {
-        switch self {
-        case .number: "a number"
-        case .string: "a string"
-        case .bool: "a boolean"
-        case .date: "a date"
-        case .data: "data"
-        case .null: "nil"
-        case .object: "an object"
-        case .collection: "a collection"
-        }
-    }
-
-    var isScalar: Bool { [.number, .string, .bool, .date, .data].contains(self) }
-
-    static func of(_ expression: FormatExpression, source: ObjectModel, sourceEntity: EntityDescription?) -> StaticKind? {
-        switch expression.kind {
-        case .constant(let value):
-            switch value {
-            case .null: return .null
-            case .bool: return .bool
-            case .integer, .double, .decimal: return .number
-            case .string: return .string
-            case .date: return .date
-            case .data: return .data
-            case .array, .set, .dictionary: return .collection
-            case .object: return .object
-            }
-        case .arithmetic(_, let a, let b):
-            let ka = of(a, source: source, sourceEntity: sourceEntity), kb = of(b, source: source, sourceEntity: sourceEntity)
-            return ka == .number && kb == .number ? .number : nil
-        case .negate(let a):
-            return of(a, source: source, sourceEntity: sourceEntity) == .number ? .number : nil
-        case .keyPath(let operand?, let path):
-            guard case .variable("source") = operand.kind, var entity = sourceEntity else { return nil }
-            var kind: StaticKind? = nil
-            for (i, key) in path.enumerated() {
-                if key.hasPrefix("@") { return key == "@count" && i == path.count - 1 ? .number : nil }
-                if let attribute = source.allAttributes(of: entity).first(where: { $0.name == key }) {
-                    guard i == path.count - 1 else { return nil }
-                    return attribute.type.staticKind
-                }
-                guard let relationship = source.allRelationships(of: entity).first(where: { $0.name == key }),
-                    let next = source.entity(named: relationship.destination)
-                else { return nil }
-                if relationship.isToMany { return i == path.count - 1 ? .collection : nil }
-                kind = .object
-                entity = next
-            }
-            return kind
-        default:
-            return nil
-        }
-    }
-
-    /// Why a value of this kind cannot go into `attribute`; nil when it can.
-    func misfit(_ attribute: AttributeDescription) -> String? {
-        let accepted: [StaticKind]
-        switch attribute.type {
-        case .int16, .int32, .int64, .decimal, .double, .float: accepted = [.number, .bool]
-        case .boolean: accepted = [.bool, .number]
-        case .string, .uri, .uuid: accepted = [.string]
-        case .date: accepted = [.date]
-        case .binary, .transformable: accepted = [.data]
-        // Transient only: never mapped, any value would do.
-        case .undefined, .objectID, .composite: return nil
-        }
-        if self == .null || accepted.contains(self) { return nil }
-        return "'\(attribute.name)' is \(MappingCompiler.article(attribute.type.rawValue)) attribute, but the expression gives \(name)"
-    }
-}
-
-extension AttributeType {
-    var staticKind: StaticKind {
-        switch self {
-        case .int16, .int32, .int64, .decimal, .double, .float: .number
-        case .boolean: .bool
-        case .string, .uri, .uuid: .string
-        case .date: .date
-        case .binary, .transformable: .data
-        case .undefined, .objectID, .composite: .object
-        }
     }
 }

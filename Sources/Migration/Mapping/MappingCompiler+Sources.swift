@@ -1,0 +1,171 @@
+import ExpressionLanguage
+import ObjectGraph
+
+// Source expressions: the FETCH a mapping reads its rows with, narrowed by SQL where the
+// filter predicate allows, and the literals' offsets that errors point into.
+extension MappingCompiler {
+    mutating func sourcePlan(_ mapping: EntityMapping, _ path: String, _ compiler: ExpressionCompiler, _ sourceEntity: EntityDescription?) -> SourcePlan {
+        let place = "\(path) .sourceExpression"
+        // Add and remove mappings have no source instances (the file reader says so of a
+        // sourceExpression they are given).
+        guard mapping.type != .add, mapping.type != .remove else { return .none }
+        guard let text = mapping.sourceExpression else {
+            guard let sourceEntity else { return .none }
+            var request = FetchRequest(entityName: sourceEntity.name)
+            request.includesSubentities = false
+            return .fetch(request)
+        }
+        if text.allSatisfy(\.isWhitespace) {
+            fail(place, "the sourceExpression is empty; leave it out to fetch every instance of the source entity")
+            return .none
+        }
+        let parsed: FormatExpression
+        do {
+            parsed = try FormatExpression(parsing: text)
+        } catch {
+            fail(place, error)
+            return .none
+        }
+        var found = variableProblems(parsed, text, allowed: Self.sourceExpressionVariables)
+        found += selectorProblems(parsed, text)
+        let compiled: CompiledExpression
+        do {
+            compiled = try compiler.compile(parsed, source: text)
+        } catch {
+            if !found.contains(where: { $0.range == error.range }) { found.append(error) }
+            report(found, at: place)
+            return .none
+        }
+        // The standard form streams: FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "E", "P"), …, NO),
+        // and so does its variant with a constant includesSubentities: argument.
+        guard case .fetch(let request, _, let countOnly) = parsed.kind,
+            case .constant(let countValue) = countOnly.kind, countValue == .bool(false) || countValue == .integer(0),
+            case .functionCall(let target, let selector, let arguments) = request.kind,
+            case .variable("manager") = target.kind,
+            let selectorName = ExpressionWalk.constantString(selector),
+            (selectorName == Self.fetchSelector && arguments.count == 2) || (selectorName == Self.fetchWithSubentitiesSelector && arguments.count == 3),
+            let entityName = ExpressionWalk.constantString(arguments[0]),
+            let predicateText = ExpressionWalk.constantString(arguments[1]),
+            let includesSubentities = arguments.count == 2 ? false : Self.constantFlag(arguments[2])
+        else {
+            report(found, at: place)
+            return found.isEmpty ? .expression(compiled) : .none
+        }
+        guard let entity = source.entity(named: entityName) else {
+            let hint = Suggestion.closest(to: entityName, among: source.entities.map(\.name)).map { "; did you mean '\($0)'?" } ?? ""
+            found.append(ExpressionError(.host, "the source model \(source.version) has no entity '\(entityName)'\(hint)", source: text, range: arguments[0].range))
+            report(found, at: place)
+            return .none
+        }
+        if let sourceEntity, entity.name != sourceEntity.name, !source.ancestors(of: entity).contains(where: { $0.name == sourceEntity.name }) {
+            found.append(ExpressionError(.type, "the mapping's sourceEntity is \(sourceEntity.name), but this fetches \(entityName) instances; fetch \(sourceEntity.name) (or one of its sub-entities), or change the sourceEntity",
+                                         source: text, range: arguments[0].range))
+        } else if entity.isAbstract, !includesSubentities {
+            found.append(ExpressionError(.type, "'\(entityName)' is abstract, and this fetch leaves out sub-entities, so it would find no instances; map each sub-entity (\(Self.concreteNames(below: entity, in: source))) with a mapping of its own",
+                                         source: text, range: arguments[0].range))
+        }
+        var fetch = FetchRequest(entityName: entityName)
+        fetch.includesSubentities = includesSubentities
+        // Places in the predicate are places inside its string literal in the expression.
+        let literal = arguments[1].range
+        let offsets = literal.map { Self.literalOffsets(Array(text.utf8)[($0.lowerBound + 1)..<max($0.lowerBound + 1, $0.upperBound - 1)]) }
+        func inExpression(_ range: SourceRange?) -> SourceRange? {
+            guard let literal, let offsets else { return nil }
+            guard let range else { return literal }
+            func map(_ offset: Int) -> Int { literal.lowerBound + 1 + offsets[max(0, min(offset, offsets.count - 1))] }
+            return SourceRange(map(range.lowerBound), map(range.upperBound))
+        }
+        func located(_ error: ExpressionError) -> ExpressionError {
+            var located = error
+            located.message = "in the fetch predicate: " + error.message
+            located.source = text
+            located.range = inExpression(error.range)
+            located.related = error.related.flatMap(inExpression)
+            return located
+        }
+        do {
+            let predicate = try FormatPredicate(parsing: predicateText)
+            fetch.predicate = predicate
+            fetch.predicateSource = predicateText
+            ExpressionWalk.visit(predicate) { e in
+                guard case .keyPath(nil, let keys) = e.kind,
+                    let (message, keyIndex) = Self.keyPathProblem(keys, from: entity, in: source, described: "the fetched entity \(entity.name)", prefix: "")
+                else { return }
+                let range = Self.keyRange(keyIndex, of: keys, in: predicateText, node: e.range, from: nil)
+                found.append(ExpressionError(.unknownKey, message, source: text, range: inExpression(range)))
+            }
+            do {
+                _ = try compiler.compile(predicate, source: predicateText)
+            } catch {
+                found.append(located(error))
+            }
+        } catch {
+            found.append(located(error))
+        }
+        report(found, at: place)
+        return found.isEmpty ? .fetch(fetch) : .none
+    }
+
+    /// The truth of a constant boolean (`YES`, `NO`) or number (`1`, `0`).
+    static func constantFlag(_ expression: FormatExpression) -> Bool? {
+        guard case .constant(let value) = expression.kind else { return nil }
+        switch value {
+        case .bool(let b): return b
+        case .integer(let i): return i != 0
+        default: return nil
+        }
+    }
+
+    /// For each UTF-8 offset into the decoded text of a string literal, the offset of the
+    /// text that wrote it in `raw` (the literal's bytes between its quotes); one more
+    /// entry for the end. Escapes (`\"`, `\n`, `\u00e9`, `\101`) write fewer bytes than
+    /// they take.
+    static func literalOffsets(_ raw: ArraySlice<UInt8>) -> [Int] {
+        let bytes = Array(raw)
+        var offsets: [Int] = []
+        var i = 0
+        func scalarLength(_ value: UInt32) -> Int { value < 0x80 ? 1 : value < 0x800 ? 2 : value < 0x10000 ? 3 : 4 }
+        func leadLength(_ b: UInt8) -> Int { b < 0x80 ? 1 : b >> 5 == 0b110 ? 2 : b >> 4 == 0b1110 ? 3 : 4 }
+        func hex(_ from: Int, _ count: Int) -> UInt32 {
+            guard from + count <= bytes.count else { return 0 }
+            return UInt32(String(decoding: bytes[from..<(from + count)], as: UTF8.self), radix: 16) ?? 0
+        }
+        while i < bytes.count {
+            guard bytes[i] == UInt8(ascii: "\\"), i + 1 < bytes.count else {
+                offsets.append(i)
+                i += 1
+                continue
+            }
+            let e = bytes[i + 1]
+            var taken = 2
+            var written = 1
+            switch e {
+            case UInt8(ascii: "x"), UInt8(ascii: "X"):
+                taken = 4
+                written = scalarLength(hex(i + 2, 2))
+            case UInt8(ascii: "u"), UInt8(ascii: "U"):
+                taken = 6
+                var value = hex(i + 2, 4)
+                if (0xD800...0xDBFF).contains(value), i + 7 < bytes.count, bytes[i + 6] == UInt8(ascii: "\\"), bytes[i + 7] | 0x20 == UInt8(ascii: "u"),
+                    (0xDC00...0xDFFF).contains(hex(i + 8, 4))
+                {
+                    taken = 12
+                    value = 0x10000
+                }
+                written = scalarLength(value)
+            case UInt8(ascii: "0")...UInt8(ascii: "7"):
+                taken = 4
+                written = UInt32(String(decoding: bytes[(i + 1)..<min(bytes.count, i + 4)], as: UTF8.self), radix: 8).map(scalarLength) ?? 1
+            case UInt8(ascii: "a"), UInt8(ascii: "b"), UInt8(ascii: "f"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"), UInt8(ascii: "v"):
+                break
+            default:
+                written = leadLength(e)
+                taken = 1 + written
+            }
+            offsets += Array(repeating: i, count: written)
+            i += taken
+        }
+        offsets.append(bytes.count)
+        return offsets
+    }
+}

@@ -1,0 +1,108 @@
+import ExpressionLanguage
+import Foundation
+import ObjectGraph
+
+// The engine's side of SQL pushdown (docs/pushdown.md): which mappings run as SQL, the
+// source attached to the destination's connection, and the key tables SQL links join.
+extension MigrationManager {
+    /// Decides which entity mappings run as SQL (docs/pushdown.md) and, if any does,
+    /// attaches the source to the destination's connection as `src`.
+    func planSQL(source: Store, destination: Store) throws(MigrationError) {
+        let plans = options.pushdown
+            ? SQLMappingPlan.plans(prepared.entityMappings, usesDefaultPolicy: { self.runners[$0.index].policy is DefaultMigrationPolicy },
+                                   source: source.layout, destination: destination.layout)
+            : [:]
+        for runner in runners {
+            if case .success(let plan)? = plans[runner.index] { runner.sqlPlan = plan }
+            runner.execution = Self.execution(of: plans[runner.index])
+        }
+        stage1Order = Array(runners.indices)
+        guard runners.contains(where: { $0.sqlPlan != nil }) else { return }
+        // Keys written in stage 1 rather than linked in stage 2: when every mapping uses
+        // the default policy (no hook could see a key before its link would set it) and
+        // links by SQL alone, for the keys taken from a mapping that runs before the one
+        // holding them. A mapping whose stage 1 cannot fail (SQL, nothing evaluated, no
+        // guard: no error could come first that the file's order would not give) and
+        // whose table the mappings it passes do not write runs before the first mapping
+        // holding keys to its objects.
+        prelinks = [:]
+        let linksBySQL = runners.allSatisfy { runner in
+            guard runner.policy is DefaultMigrationPolicy else { return false }
+            if runner.prepared.relationships.isEmpty { return true }
+            if case .success? = runner.sqlPlan?.links { return true }
+            return false
+        }
+        if linksBySQL {
+            let keys = runners.flatMap { runner -> [SQLLink.Key] in
+                guard case .success(let links)? = runner.sqlPlan?.links else { return [] }
+                return links.map(\.key)
+            }
+            for holder in runners.indices {
+                for key in keys where key.holder == holder {
+                    guard let from = stage1Order.firstIndex(of: key.keysOf), let to = stage1Order.firstIndex(of: holder), from > to,
+                        let plan = runners[key.keysOf].sqlPlan, plan.evaluated.isEmpty, plan.predicateAttributes == nil, plan.guards.isEmpty,
+                        !stage1Order[to..<from].contains(where: { destinationTable(of: runners[$0], in: destination.layout) == plan.destinationTable })
+                    else { continue }
+                    stage1Order.insert(stage1Order.remove(at: from), at: to)
+                }
+            }
+            for key in keys where stage1Order.firstIndex(of: key.keysOf)! < stage1Order.firstIndex(of: key.holder)!
+                && !prelinks[key.holder, default: []].contains(key)
+            {
+                prelinks[key.holder, default: []].append(key)
+            }
+        }
+        do {
+            try destination.database.attachReadOnly(source.database.path, as: "src")
+            try destination.database.registerValueFunctions()
+        } catch {
+            throw MigrationError(.sourceStore, "cannot attach the source store for SQL: \(error)")
+        }
+    }
+
+    /// Writes the keys table of `runner`, whose stage 1 ran interpreted, from its
+    /// associations, for the links of mappings that run as SQL; when each association pairs
+    /// one source instance of its source entity with one of its destination entity (a
+    /// custom policy may make several, none or others; then the links are interpreted).
+    func writeKeys(of runner: EntityMappingRunner, in database: Database) throws(MigrationError) {
+        guard let s = runner.prepared.sourceEntity.flatMap({ sourceEntityIndex[$0.name] }),
+            let d = runner.prepared.destinationEntity.flatMap({ destinationEntityIndex[$0.name] })
+        else { return }
+        let table = associations[runner.index]
+        let pairs = EntityMappingRunner.KeyPairs()
+        var last = Int64.min
+        for position in 0..<table.count {
+            let (source, destination) = table[position]
+            guard source.entity == s, destination.entity == d, source.key > last else {
+                let entities = (sourceModel.entities[Int(s)].name, destinationModel.entities[Int(d)].name)
+                runner.keysFromAssociations = .failure(SQLTranslator.Refusal("did not make one \(entities.1) per \(entities.0)"))
+                return
+            }
+            last = source.key
+            pairs.append(source: source.key, destination: destination.key)
+        }
+        do {
+            try save()
+            try SQLLink.createKeysTable(runner.index, from: pairs, in: database)
+        } catch let error as MigrationError {
+            throw error
+        } catch {
+            throw MigrationError(.destinationStore, "cannot write the keys of \(runner.mapping.name) for SQL: \(error)")
+        }
+        runner.keysFromAssociations = .success(())
+    }
+
+    func destinationTable(of runner: EntityMappingRunner, in layout: StoreLayout) -> String? {
+        runner.prepared.destinationEntity.flatMap { layout.entities[$0.name]?.table }
+    }
+
+    /// Detaches the source and drops the association tables, once everything is saved.
+    func detachSource(from destination: Store) {
+        guard runners.contains(where: { $0.sqlPlan != nil }) else { return }
+        for runner in runners where runner.hasKeysTable {
+            try? destination.database.execute("DROP VIEW IF EXISTS \(SQLLink.keysTable(runner.index))")
+            try? destination.database.execute("DROP TABLE IF EXISTS \(SQLLink.keysTable(runner.index))")
+        }
+        try? destination.database.detach("src")
+    }
+}
