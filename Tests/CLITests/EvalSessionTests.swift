@@ -50,7 +50,7 @@ import Testing
         let result = example().execute(input)
         #expect(result.output == output)
         #expect(result.diagnostics == "")
-        #expect(result.status == 0)
+        #expect(result.status == .success)
     }
 
     @Test func valuesOfEveryKind() {
@@ -74,7 +74,7 @@ import Testing
                  ^
 
             """)
-        #expect(result.status == 2)
+        #expect(result.status == .badInput)
     }
 
     @Test func theParseThatGotFurtherIsReported() {
@@ -119,7 +119,7 @@ import Testing
               ^~~
 
             """)
-        #expect(result.status == 1)
+        #expect(result.status == .failed)
         #expect(EvalSession().execute("$nothing").diagnostics == """
             error: 1:1: $nothing has no value; bind it before evaluating
               $nothing
@@ -139,7 +139,7 @@ import Testing
                 """),
             EvalOutput.Line(.output, "true  (boolean)"),
         ])
-        #expect(result.status == 0)
+        #expect(result.status == .success)
     }
 
     @Test func assignmentsPersist() {
@@ -225,7 +225,7 @@ import Testing
     @Test func quit() {
         #expect(EvalSession().execute(":quit") == EvalOutput(quit: true))
         #expect(EvalSession().execute(":q") == EvalOutput(quit: true))
-        #expect(EvalSession().execute(":q now") == EvalOutput(lines: [.init(.diagnostics, "error: :q takes no argument")], status: 2))
+        #expect(EvalSession().execute(":q now") == EvalOutput(lines: [.init(.diagnostics, "error: :q takes no argument")], status: .badInput))
     }
 
     @Test func exampleCommand() {
@@ -266,7 +266,7 @@ import Testing
             """)
         #expect(run(session, ":load \(bad) as 2x").diagnostics
             == "error: '2x' is not a variable name (letters, digits and _, not starting with a digit)\n")
-        #expect(run(session, ":load \(bad)").status == 2)
+        #expect(run(session, ":load \(bad)").status == .badInput)
         #expect(session.object == .null)
     }
 
@@ -335,7 +335,7 @@ import Testing
         #expect(unset.lines == [
             .init(.output, "$a unbound"), .init(.output, "$b unbound"), .init(.diagnostics, "error: $c is not bound"),
         ])
-        #expect(unset.status == 2)
+        #expect(unset.status == .badInput)
         #expect(run(session, ":unset SELF").output == "SELF unbound\n")
         #expect(run(session, ":unset SELF").diagnostics == "error: SELF is not bound\n")
         #expect(run(session, ":unset").diagnostics == "error: usage: :unset NAME...\n")
@@ -434,7 +434,7 @@ import Testing
         let session = example()
         #expect(run(session, ":type birthday").output == "date\n")
         #expect(run(session, ":type age > 1").output == "boolean\n")
-        #expect(run(session, ":type 1/0").status == 1)
+        #expect(run(session, ":type 1/0").status == .failed)
         #expect(run(session, ":type").diagnostics == "error: usage: :type EXPR\n")
     }
 
@@ -451,8 +451,8 @@ import Testing
               1/0
               ^~~
             """)])
-        #expect(run(session, ":time 1/0").status == 1)
-        #expect(run(session, ":time 1 +").status == 2)
+        #expect(run(session, ":time 1/0").status == .failed)
+        #expect(run(session, ":time 1 +").status == .badInput)
     }
 
     @Test func unknownCommands() {
@@ -460,7 +460,7 @@ import Testing
         #expect(EvalSession().execute(":lod x").diagnostics
             == "error: unknown command ':lod' (did you mean :load?); :help lists the commands\n")
         #expect(EvalSession().execute(":").diagnostics == "error: unknown command ':'; :help lists the commands\n")
-        #expect(EvalSession().execute(":foo").status == 2)
+        #expect(EvalSession().execute(":foo").status == .badInput)
     }
 
     // MARK: - Completion

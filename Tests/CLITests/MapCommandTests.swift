@@ -20,9 +20,9 @@ import Testing
         let mappingPath = folder.appendingPathComponent(mappingFile)
 
         let session = EvalSession()
-        #expect(session.execute(":open \(fixture) --models \(folder.path)").status == 0)
+        #expect(session.execute(":open \(fixture) --models \(folder.path)").status == .success)
         let loaded = session.execute(":mapping \(mappingPath.path)")
-        #expect(loaded.status == 0, "\(loaded.diagnostics)")
+        #expect(loaded.status == .success, "\(loaded.diagnostics)")
         #expect(loaded.output.contains(": \(version) → "))
 
         // The real run, into a copy.

@@ -101,7 +101,7 @@ import Testing
               User  3 objects
 
             """)
-        #expect(opened.status == 0)
+        #expect(opened.status == .success)
         #expect(run(session, ":open").output == opened.output)
 
         let source = run(session, ":source Book 9")
@@ -167,7 +167,7 @@ import Testing
             let result = run(session, input)
             #expect(result.diagnostics == message + "\n", "\(input)")
             #expect(result.output == "", "\(input)")
-            #expect(result.status != 0, "\(input)")
+            #expect(result.status != .success, "\(input)")
         }
         run(session, ":source Book/9")
         #expect(run(session, "$source.titel").diagnostics == """
@@ -215,7 +215,7 @@ import Testing
             let result = run(session, input)
             if let message {
                 #expect(result.diagnostics == message + "\n", "\(input)")
-                #expect(result.status == 2, "\(input)")
+                #expect(result.status == .badInput, "\(input)")
             } else {
                 #expect(result.diagnostics == "", "\(input)")
             }

@@ -85,7 +85,7 @@ public struct EvalCommand: ParsableCommand {
             try bindings.bind(session)
         } catch {
             writeError("error: " + error.message)
-            throw ExitCode(2)
+            throw ExitStatus.badInput.code
         }
         if jsonl {
             var variables = session.variables
@@ -119,7 +119,7 @@ public struct EvalCommand: ParsableCommand {
         }
         if !expressions.isEmpty {
             let status = evaluateAll(in: session)
-            if status != 0 { throw ExitCode(status) }
+            if status != .success { throw status.code }
             return
         }
         let editor = LineEditor()
@@ -131,17 +131,17 @@ public struct EvalCommand: ParsableCommand {
             LineEditor.writeToTerminal(banner)
         }
         let status = EvalREPL(session: session, editor: editor).run()
-        if status != 0 { throw ExitCode(status) }
+        if status != .success { throw status.code }
     }
 
     /// Evaluates each -e in order; stops at the first failure and returns its status.
-    func evaluateAll(in session: EvalSession) -> Int32 {
+    func evaluateAll(in session: EvalSession) -> ExitStatus {
         for expression in expressions {
             if expression.trimmingWhitespace.hasPrefix(":") {
                 // A REPL command (:print, :ast, …): print what it prints.
                 let output = session.execute(expression)
                 for line in output.lines { EvalREPL.writeToStandardStreams(line) }
-                if output.status != 0 { return output.status }
+                if output.status != .success { return output.status }
                 continue
             }
             do {
@@ -155,7 +155,7 @@ public struct EvalCommand: ParsableCommand {
                 return EvalFormat.status(error)
             }
         }
-        return 0
+        return .success
     }
 
     private func writeError(_ text: String) {
@@ -169,22 +169,18 @@ public struct EvalCommand: ParsableCommand {
         do {
             var command = try parseAsRoot(arguments)
             try command.run()
-            terminate(0)
+            Foundation.exit(ExitStatus.success.rawValue)
         } catch let code as ExitCode {
-            terminate(code.rawValue)
+            Foundation.exit(code.rawValue)
         } catch {
             let message = fullMessage(for: error)
             if exitCode(for: error) == .success {
                 FileHandle.standardOutput.write(Data((message + "\n").utf8))
-                terminate(0)
+                Foundation.exit(ExitStatus.success.rawValue)
             }
             FileHandle.standardError.write(Data((message + "\n").utf8))
-            terminate(2)
+            Foundation.exit(ExitStatus.badInput.rawValue)
         }
-    }
-
-    private static func terminate(_ status: Int32) -> Never {
-        Foundation.exit(status)
     }
 }
 
@@ -254,7 +250,7 @@ public struct EvalBindingOptions: ParsableArguments {
         if let store, let models { try session.open(store, models: models, version: from) }
         if let mapping {
             let loaded = session.execute(":mapping \(mapping)")
-            if loaded.status != 0 { throw InputError(loaded.diagnostics.trimmingWhitespace.replacingOccurrences(of: "error: ", with: "--mapping: ")) }
+            if loaded.status != .success { throw InputError(loaded.diagnostics.trimmingWhitespace.replacingOccurrences(of: "error: ", with: "--mapping: ")) }
         }
         if example { session.bindObject(ExampleObject.value) }
         if let objectFile { session.bindObject(try session.jsonValue(fromFile: objectFile)) }

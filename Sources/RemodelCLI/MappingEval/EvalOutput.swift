@@ -21,13 +21,13 @@ public struct EvalOutput: Hashable, Sendable {
     }
 
     public var lines: [Line] = []
-    /// 0 on success, 1 when evaluating failed, 2 for invalid input (a parse error, a bad
-    /// command, bad JSON); the exit statuses of `mapping-eval`.
-    public var status: Int32 = 0
+    /// ``ExitStatus/failed`` when evaluating failed, ``ExitStatus/badInput`` for invalid
+    /// input (a parse error, a bad command, bad JSON): the exit statuses of `mapping-eval`.
+    public var status = ExitStatus.success
     /// True after `:quit`.
     public var quit = false
 
-    public init(lines: [Line] = [], status: Int32 = 0, quit: Bool = false) {
+    public init(lines: [Line] = [], status: ExitStatus = .success, quit: Bool = false) {
         self.lines = lines
         self.status = status
         self.quit = quit
@@ -44,12 +44,15 @@ public struct EvalOutput: Hashable, Sendable {
 
     mutating func print(_ text: String) { lines.append(Line(.output, text)) }
 
-    mutating func fail(_ text: String, status: Int32) {
+    mutating func fail(_ text: String, status: ExitStatus) {
         lines.append(Line(.diagnostics, text))
         self.status = max(self.status, status)
     }
 
-    static func failure(_ text: String, status: Int32 = 2) -> EvalOutput {
+    /// A diagnostic that leaves the status as it is (a warning).
+    mutating func warn(_ text: String) { lines.append(Line(.diagnostics, text)) }
+
+    static func failure(_ text: String, status: ExitStatus = .badInput) -> EvalOutput {
         var output = EvalOutput()
         output.fail(text, status: status)
         return output
@@ -83,8 +86,9 @@ public enum EvalFormat {
             .rendered(label: "warning", caret: true)
     }
 
-    /// The exit status for a failure: 2 for parse and compile errors, 1 for evaluation.
-    static func status(_ failure: InputEvaluator.Failure) -> Int32 {
-        failure.phase == .parse ? 2 : 1
+    /// The exit status for a failure: bad input for parse and compile errors, failed for
+    /// evaluation.
+    static func status(_ failure: InputEvaluator.Failure) -> ExitStatus {
+        failure.phase == .parse ? .badInput : .failed
     }
 }

@@ -22,9 +22,9 @@ public struct EvalREPL {
     /// Runs until `:quit` or the end of input. Returns the exit status: interactively 0;
     /// reading a pipe or a file, the worst status of its inputs (1 when one failed to
     /// evaluate, 2 when one was invalid), so that scripts notice.
-    public func run() -> Int32 {
+    public func run() -> ExitStatus {
         var input = InputAccumulator()
-        var status: Int32 = 0
+        var status = ExitStatus.success
         while true {
             let inputs: [InputAccumulator.Input]
             switch editor.readLine(prompt: input.isEmpty ? Self.prompt : Self.continuationPrompt) {
@@ -38,7 +38,7 @@ public struct EvalREPL {
                     // Ctrl-D leaves on a fresh line; at the continuation prompt it drops the
                     // half-typed input and returns to the main prompt.
                     LineEditor.writeToTerminal("")
-                    if input.isEmpty { return 0 }
+                    if input.isEmpty { return .success }
                     input.discard()
                     continue
                 }
@@ -51,7 +51,7 @@ public struct EvalREPL {
                 let output = session.execute(complete.text)
                 for line in output.lines { write(line) }
                 status = max(status, output.status)
-                if output.quit { return editor.isInteractive ? 0 : status }
+                if output.quit { return editor.isInteractive ? .success : status }
             }
         }
     }

@@ -323,17 +323,17 @@ extension EvalSession {
         var output = EvalOutput()
         for word in names {
             if word == "SELF" {
-                if object.isNull { output.fail("error: SELF is not bound", status: 2); continue }
+                if object.isNull { output.fail("error: SELF is not bound", status: .badInput); continue }
                 bindObject(.null)
                 output.print("SELF unbound")
                 continue
             }
             let name: String
-            do { name = try Self.variableName(word) } catch { output.fail("error: " + error.message, status: 2); continue }
+            do { name = try Self.variableName(word) } catch { output.fail("error: " + error.message, status: .badInput); continue }
             if unbind(name) {
                 output.print("$\(name) unbound")
             } else {
-                output.fail("error: $\(name) is not bound", status: 2)
+                output.fail("error: $\(name) is not bound", status: .badInput)
             }
         }
         return output
@@ -405,10 +405,10 @@ extension EvalSession {
         let compiled: InputEvaluator.Compiled
         do {
             let parsed = try InputEvaluator.parse(source, arguments: arguments)
-            for warning in parsed.warnings { output.fail(EvalFormat.warning(warning), status: 0) }
+            for warning in parsed.warnings { output.warn(EvalFormat.warning(warning)) }
             compiled = try InputEvaluator.compile(parsed, with: compiler)
         } catch {
-            output.fail(EvalFormat.error(error), status: 2)
+            output.fail(EvalFormat.error(error), status: .badInput)
             return output
         }
         let context = compiled.makeContext(object: object)
@@ -432,7 +432,7 @@ extension EvalSession {
                 batch = max(1, min(batch * 2, fits))
             } while elapsed < timingDuration
         } catch {
-            output.fail(EvalFormat.error(error), status: 1)
+            output.fail(EvalFormat.error(error), status: .failed)
             return output
         }
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18

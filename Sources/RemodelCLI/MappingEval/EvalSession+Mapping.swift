@@ -49,7 +49,7 @@ extension EvalSession {
         let loaded = LoadedMapping(file: argument, model: model, destination: destination, entityMappings: effective)
         mapping = loaded
         var output = EvalOutput(lines: [EvalOutput.Line(.output, Self.describe(loaded))])
-        for error in errors { output.fail("warning: " + error.rendered(), status: 0) }
+        for error in errors { output.warn("warning: " + error.rendered()) }
         return output
     }
 

@@ -162,10 +162,10 @@ public final class EvalSession {
         var output = EvalOutput()
         do {
             let evaluation = try evaluate(source)
-            for warning in evaluation.parsed.warnings { output.fail(EvalFormat.warning(warning), status: 0) }
+            for warning in evaluation.parsed.warnings { output.warn(EvalFormat.warning(warning)) }
             for line in describe(evaluation) { output.print(line) }
         } catch {
-            for warning in error.warnings { output.fail(EvalFormat.warning(warning), status: 0) }
+            for warning in error.warnings { output.warn(EvalFormat.warning(warning)) }
             var failure = error.error
             if failure.kind == .unboundVariable, store == nil, failure.message.hasPrefix("$manager ") {
                 failure.message += "; with a store open (:open STORE --models PATH), $manager reads it as a migration's source"

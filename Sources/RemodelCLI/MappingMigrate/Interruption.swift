@@ -45,7 +45,7 @@ final class Interruption {
                     for suffix in ["", "-journal", "-wal", "-shm"] { unlink(store + ".remodel-new" + suffix) }
                     unlink(store + ".remodel-lock")
                     FileHandle.standardError.write(Data("\(tool): \(name) while stopping: stopped at once; the new file was removed, and the store is at the last completed version\n".utf8))
-                    _exit(1)
+                    _exit(ExitStatus.failed.rawValue)
                 }
             }
             close(input)

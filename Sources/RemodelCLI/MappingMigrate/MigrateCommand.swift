@@ -68,19 +68,19 @@ public struct MigrateCommand: ParsableCommand {
         do {
             var command = try parseAsRoot(arguments)
             try command.run()
-            Foundation.exit(0)
+            Foundation.exit(ExitStatus.success.rawValue)
         } catch let code as ExitCode {
             Foundation.exit(code.rawValue)
         } catch {
             let message = fullMessage(for: error)
             if exitCode(for: error) == .success {
                 FileHandle.standardOutput.write(Data((message + "\n").utf8))
-                Foundation.exit(0)
+                Foundation.exit(ExitStatus.success.rawValue)
             }
             // Usage errors in the tool's own style, `mapping-migrate: <message>`, then the usage.
             let styled = message.hasPrefix("Error: ") ? "\(environment.commandName): " + message.dropFirst("Error: ".count) : message
             FileHandle.standardError.write(Data((styled + "\n").utf8))
-            Foundation.exit(2)
+            Foundation.exit(ExitStatus.badInput.rawValue)
         }
     }
 }
@@ -161,10 +161,10 @@ enum MigrateFailure: Error, CustomStringConvertible {
         }
     }
 
-    var exitCode: ExitCode {
+    var status: ExitStatus {
         switch self {
-        case .badInput: ExitCode(2)
-        case .failed: ExitCode(1)
+        case .badInput: .badInput
+        case .failed: .failed
         }
     }
 }
@@ -176,11 +176,11 @@ extension ParsableCommand {
             try body()
         } catch let failure as MigrateFailure {
             FileHandle.standardError.write(Data("\(MigrateEnvironment.current.commandName): \(failure.description)\n".utf8))
-            throw failure.exitCode
+            throw failure.status.code
         } catch let error as MigrationError {
-            let code: Int32 = error.kind == .invalidMapping ? 2 : 1
+            let status: ExitStatus = error.kind == .invalidMapping ? .badInput : .failed
             FileHandle.standardError.write(Data("\(MigrateEnvironment.current.commandName): \(error.description)\n".utf8))
-            throw ExitCode(code)
+            throw status.code
         }
     }
 }

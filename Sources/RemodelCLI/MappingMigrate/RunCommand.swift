@@ -90,7 +90,7 @@ struct RunCommand: ParsableCommand {
             try reporting { try migrate(result) }
         } catch let code as ExitCode {
             if json {
-                result.status = code.rawValue == 2 ? "bad input" : "failed"
+                result.status = code.rawValue == ExitStatus.badInput.rawValue ? "bad input" : "failed"
                 result.exitCode = code.rawValue
                 emit(result.json)
             }
@@ -109,7 +109,7 @@ struct RunCommand: ParsableCommand {
         } catch let failure as MigrateFailure {
             // A failed migration has put its own kind and code there already.
             if result.error == .null {
-                result.error = ["kind": failure.exitCode.rawValue == 2 ? "badInput" : "failed", "message": .string(failure.description)]
+                result.error = ["kind": failure.status == .badInput ? "badInput" : "failed", "message": .string(failure.description)]
             }
             throw failure
         }
