@@ -358,6 +358,42 @@ import Testing
         #expect(storeBytes(source) == before)
     }
 
+    /// Installs a trigger in the new store that refuses the order coded A2, as a disk or a
+    /// constraint might refuse a row deep inside a run.
+    final class RefusingPolicy: EntityMigrationPolicy {
+        func begin(_ mapping: EntityMapping, manager: MigrationManager) throws {
+            try manager.destinationContext.database.execute(
+                "CREATE TEMP TRIGGER refuse_a2 BEFORE INSERT ON ZORDER WHEN NEW.ZCODE = 'A2' BEGIN SELECT RAISE(ABORT, 'no A2 here'); END")
+        }
+    }
+
+    @Test(arguments: [true, false])
+    func aSQLiteErrorKeepsItsCodeItsSQLTheMappingAndTheRow(pushdown: Bool) throws {
+        let directory = try TemporaryDirectory()
+        var policies = PolicyRegistry()
+        policies.register("Refusing") { RefusingPolicy() }
+        let m = try Self.shopMapping("""
+            [{"name": "TagToTag", "type": "copy", "sourceEntity": "Tag", "destinationEntity": "Tag", "policy": "Refusing"},
+             {"name": "OrderToOrder", "type": "copy", "sourceEntity": "Order", "destinationEntity": "Order"}]
+            """)
+        let source = directory.path("shop.sqlite"), destination = directory.path("shop-2.sqlite")
+        try seededStore(at: source, model: Self.shop1, seed: Self.seed)
+        let manager = try MigrationManager(mapping: m, source: Self.shop1, destination: Self.shop2, policies: policies,
+                                           options: MigrationOptions(pushdown: pushdown))
+        let error = try #require(throws: MigrationError.self) { try manager.migrateStore(from: source, to: destination) }
+        // With pushdown the INSERT … SELECT fails first; the interpreter then runs the
+        // mapping and meets the row.
+        #expect(error.kind == .destinationStore)
+        #expect(error.entityMapping == "OrderToOrder")
+        #expect(error.sourceEntity == "Order" && error.sourceKey == 2)
+        let sqlite = try #require(error.sqlite, "\(error)")
+        #expect(sqlite.code == 19 && sqlite.extendedCode == 1811)  // SQLITE_CONSTRAINT_TRIGGER
+        #expect(sqlite.message == "no A2 here")
+        #expect(sqlite.sql?.hasPrefix("INSERT INTO ZORDER") == true, "\(sqlite.sql ?? "no SQL")")
+        #expect(error.description.contains("no A2 here") && error.description.contains("Z_PK 2"))
+        #expect(!FileManager.default.fileExists(atPath: destination))
+    }
+
     @Test func validationFailuresNameTheObjectAndTheMapping() throws {
         let directory = try TemporaryDirectory()
         let strict = try model("""

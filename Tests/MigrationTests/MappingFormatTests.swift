@@ -1,5 +1,6 @@
 import ExpressionLanguage
 import Foundation
+import ObjectGraph
 import Testing
 
 @testable import Migration
@@ -112,5 +113,61 @@ import Testing
         for variable in MappingCompiler.variables { #expect(guide.contains("`$\(variable)`")) }
         #expect(guide.contains("(schemas/mapping.schema.json)"))
         #expect(guide.contains("(../Tests/MigrationTests/Fixtures/broken/README.md)"))
+    }
+
+    /// Each problem says its kind, so that a program can tell a typo in the file from a
+    /// mapping made for other models.
+    @Test func errorsSayTheirKind() throws {
+        let directory = try TemporaryDirectory()
+        func kinds(ofFile text: String) -> [MappingError.Kind] {
+            let url = directory.url.appendingPathComponent("m.mapping.json")
+            try? Data(text.utf8).write(to: url)
+            do {
+                _ = try MappingModel.load(contentsOf: url)
+                return []
+            } catch {
+                return error.errors.map(\.kind)
+            }
+        }
+        #expect(kinds(ofFile: "{") == [.syntax])
+        #expect(kinds(ofFile: #"{"sourceModel": "Shop1", "destinationModel": "Shop2", "entityMapings": []}"#) == [.format])
+        #expect((try? MappingModel.load(contentsOf: directory.url.appendingPathComponent("none.mapping.json"))) == nil)
+        do {
+            _ = try MappingModel.load(contentsOf: directory.url.appendingPathComponent("none.mapping.json"))
+        } catch {
+            #expect(error.errors.map(\.kind) == [.unreadable])
+        }
+        func kinds(_ mappings: String, sourceModel: String = "Shop1") throws -> [MappingError.Kind] {
+            let m = try mapping(#"{"sourceModel": "\#(sourceModel)", "destinationModel": "Shop2", "entityMappings": \#(mappings)}"#)
+            return MigrationManager.check(m, source: EngineTests.shop1, destination: EngineTests.shop2).map(\.kind)
+        }
+        #expect(try kinds(#"[{"type": "copy", "sourceEntity": "Tag", "destinationEntity": "Tags"}]"#) == [.model])
+        #expect(try kinds(#"[{"type": "transform", "sourceEntity": "Tag", "destinationEntity": "Tag", "attributeMappings": {"label": "$source.label +"}}]"#)
+            == [.expression])
+        #expect(try kinds(#"[{"type": "copy", "sourceEntity": "Tag", "destinationEntity": "Tag", "policy": "Missing"}]"#) == [.policy])
+        #expect(try kinds(#"[{"type": "copy", "sourceEntity": "Tag", "destinationEntity": "Tag"}]"#, sourceModel: "Shop0") == [.step])
+    }
+
+    @Test func modelErrorsSayTheirKind() throws {
+        func kinds(_ text: String) -> [ModelError.Kind] {
+            do {
+                _ = try ObjectModel(json: JSON.parse(text))
+                return []
+            } catch let error as ModelErrors {
+                return error.errors.map(\.kind)
+            } catch {
+                return []
+            }
+        }
+        #expect(kinds(#"{"version": "A", "entities": {"Tag": {"atributes": {}}}}"#) == [.format])
+        let dangling = try ObjectModel(json: JSON.parse(#"{"version": "A", "entities": {"Tag": {"relationships": {"orders": {"destination": "Order"}}}}}"#))
+        #expect(dangling.validationErrors().map(\.kind) == [.invalid])
+        let directory = try TemporaryDirectory()
+        do {
+            _ = try ObjectModel.load(contentsOf: directory.url.appendingPathComponent("none.model.json"))
+            Issue.record("a missing file loaded")
+        } catch {
+            #expect(error.errors.map(\.kind) == [.unreadable])
+        }
     }
 }

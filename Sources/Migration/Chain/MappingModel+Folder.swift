@@ -24,7 +24,7 @@ extension MappingModel {
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
         } catch {
-            throw MappingErrors([MappingError(file: folder.path, path: "", message: "cannot read the mappings folder: \(error.localizedDescription)")])
+            throw MappingErrors([MappingError(.unreadable, file: folder.path, path: "", message: "cannot read the mappings folder: \(error.localizedDescription)")])
         }
         var loaded: [(file: String, mapping: MappingModel)] = []
         var errors: [MappingError] = []
@@ -95,7 +95,7 @@ extension MappingModel {
         do throws(JSONError) {
             json = try JSON.parse(data)
         } catch {
-            throw MappingErrors([MappingError(file: place, path: "", message: "invalid JSON at \(error.line):\(error.column): \(error.message)")])
+            throw MappingErrors([MappingError(.syntax, file: place, path: "", message: "invalid JSON at \(error.line):\(error.column): \(error.message)")])
         }
         guard let list = json.objectValue?["order"]?.arrayValue else {
             throw MappingErrors([MappingError(file: place, path: "", message: "expected {\"order\": [\"<mapping file>\", …]}, the files of a step in the order they run")])

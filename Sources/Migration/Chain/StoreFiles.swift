@@ -136,7 +136,7 @@ enum StoreFiles {
         } catch let error as SQLiteError where error.code == 5 || error.code == 6 {  // SQLITE_BUSY, SQLITE_LOCKED
             throw MigrationError(.sourceStore, openElsewhere(path))
         } catch {
-            throw MigrationError(.sourceStore, "cannot fold the store's WAL into it before migrating: \(error). Nothing was changed")
+            throw MigrationError(.sourceStore, "cannot fold the store's WAL into it before migrating: \(error). Nothing was changed", underlying: error)
         }
         // Closing the last connection in rollback mode removes the WAL and the shared memory.
         unlink(path + "-shm")
@@ -175,7 +175,7 @@ enum StoreFiles {
                 _ = try database.scalar("SELECT count(*) FROM sqlite_master")
                 self.database = database
             } catch {
-                throw MigrationError(.sourceStore, "cannot open the store: \(error)")
+                throw MigrationError(.sourceStore, "cannot open the store: \(error)", underlying: error)
             }
         }
 
@@ -268,7 +268,7 @@ enum StoreFiles {
             try sync(backup, what: "the backup")
         } catch {
             unlink(backup)
-            throw MigrationError(.destinationStore, "cannot keep a backup at \(backup): \(error)")
+            throw MigrationError(.destinationStore, "cannot keep a backup at \(backup): \(error)", underlying: error)
         }
     }
 

@@ -92,7 +92,7 @@ extension StoreMigrator {
                 return EntitySummary(entity: entity.name, count: count, samples: try objects.map(ObjectSample.init))
             }
         } catch {
-            throw MigrationError(.destinationStore, "cannot read back the store of the dry run: \(error)")
+            throw MigrationError(.destinationStore, "cannot read back the store of the dry run: \(error)", underlying: error)
         }
     }
 }

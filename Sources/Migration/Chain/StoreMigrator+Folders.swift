@@ -99,7 +99,7 @@ extension StoreMigrator {
                     + error.errors.map { Self.inInferred($0, step.source.version, step.destination.version).description }.joined(separator: "\n")
                     + "\nwrite a mapping file for the step; `mapping-migrate infer --models <models> --from \(step.source.version) --to \(step.destination.version)` starts one")
             }
-            throw MigrationError(.invalidMapping, "the mapping \(name) has problems:\n\(error.description)")
+            throw MigrationError(.invalidMapping, "the mapping \(name) has problems:\n\(error.description)", underlying: error)
         }
     }
 }

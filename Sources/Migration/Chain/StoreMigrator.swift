@@ -85,7 +85,7 @@ public struct StoreMigrator {
         } catch let error as MigrationError {
             throw error
         } catch {
-            throw MigrationError(.sourceStore, "cannot check the store for damaged rows: \(error)".replacingOccurrences(of: snapshot.path, with: path))
+            throw MigrationError(.sourceStore, "cannot check the store for damaged rows: \(error)".replacingOccurrences(of: snapshot.path, with: path), underlying: error)
         }
     }
 
@@ -99,7 +99,7 @@ public struct StoreMigrator {
         } catch let error as MigrationError {
             throw error
         } catch {
-            throw MigrationError(.sourceStore, "\(error)".replacingOccurrences(of: snapshot.path, with: path))
+            throw MigrationError(.sourceStore, "\(error)".replacingOccurrences(of: snapshot.path, with: path), underlying: error)
         }
     }
 
@@ -133,7 +133,7 @@ public struct StoreMigrator {
         do {
             return try StoreSnapshot(of: path)
         } catch {
-            throw MigrationError(.sourceStore, error.description)
+            throw MigrationError(.sourceStore, error.description, underlying: error)
         }
     }
 
@@ -142,7 +142,7 @@ public struct StoreMigrator {
         do {
             return try StoreMatcher.identification(storeAt: snapshot.path, among: models)
         } catch {
-            throw MigrationError(.sourceStore, snapshot.explaining(error.description))
+            throw MigrationError(.sourceStore, snapshot.explaining(error.description), underlying: error)
         }
     }
 
@@ -212,7 +212,7 @@ public struct StoreMigrator {
         where !mappings.contains(where: { $0.sourceModel == source.version && $0.destinationModel == destination.version }) {
             let inference = MappingInference(from: source, to: destination)
             if !inference.errors.isEmpty {
-                errors.append(MappingError(file: nil, path: "", message: Self.cannotInfer(source.version, destination.version, inference.errors)))
+                errors.append(MappingError(.step, file: nil, path: "", message: Self.cannotInfer(source.version, destination.version, inference.errors)))
             } else {
                 errors += MigrationManager.check(inference.mapping, source: source, destination: destination, policies: policies)
                     .map { Self.inInferred($0, source.version, destination.version) }
@@ -239,7 +239,7 @@ public struct StoreMigrator {
             let source = versions.firstIndex(of: mapping.sourceModel), destination = versions.firstIndex(of: mapping.destinationModel)
             if source == nil {
                 let hint = Suggestion.closest(to: mapping.sourceModel, among: versions).map { "did you mean '\($0)'? " } ?? ""
-                errors.append(MappingError(file: mapping.file, path: "sourceModel", message:
+                errors.append(MappingError(.step, file: mapping.file, path: "sourceModel", message:
                     "no model version '\(mapping.sourceModel)'; \(hint)the versions are \(list)"))
             }
             if destination == nil {

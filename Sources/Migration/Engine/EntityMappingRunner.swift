@@ -125,11 +125,11 @@ final class EntityMappingRunner {
         } catch let error as MigrationError {
             throw error
         } catch let error as ExpressionError {
-            throw MigrationError(.expression, error.description)
+            throw MigrationError(.expression, error.description, underlying: error)
         } catch let error as ContextError {
-            throw MigrationError(.value, error.description)
+            throw MigrationError(.value, error.description, underlying: error)
         } catch {
-            throw MigrationError(.policy, "\(policy.kindName).\(name) failed: \(error)")
+            throw MigrationError(.policy, "\(policy.kindName).\(name) failed: \(error)", underlying: error)
         }
         try manager.checkCancelled()
     }
@@ -157,7 +157,7 @@ final class EntityMappingRunner {
                 total = try manager.sourceContext.count(request)
                 cursor = try manager.sourceContext.makeCursor(request)
             } catch {
-                throw MigrationError(.sourceStore, "cannot read the source instances: \(error)", expression: mapping.sourceExpression)
+                throw MigrationError(.sourceStore, "cannot read the source instances: \(error)", expression: mapping.sourceExpression, underlying: error)
             }
             while true {
                 let next: ManagedObject?
@@ -166,7 +166,7 @@ final class EntityMappingRunner {
                 } catch {
                     // The error names the row it failed on; the last one read is done.
                     currentSource = nil
-                    throw MigrationError(.sourceStore, "cannot read the source instances: \(error)", expression: mapping.sourceExpression)
+                    throw MigrationError(.sourceStore, "cannot read the source instances: \(error)", expression: mapping.sourceExpression, underlying: error)
                 }
                 guard let source = next else { break }
                 try createDestinationInstances(for: source)
@@ -178,7 +178,7 @@ final class EntityMappingRunner {
             do {
                 value = try compiled.evaluate(in: evaluation)
             } catch {
-                throw MigrationError(.expression, error.description, expression: mapping.sourceExpression)
+                throw MigrationError(.expression, error.description, expression: mapping.sourceExpression, underlying: error)
             }
             let elements = value.isNull ? [] : (value.collectionElements ?? [value])
             for element in elements {
@@ -223,7 +223,7 @@ final class EntityMappingRunner {
                 do {
                     try inserter.set(value, for: destinationAttributes[i]!)
                 } catch {
-                    throw failure(.value, (error as? ContextError)?.message ?? "\(error)", property)
+                    throw failure(.value, (error as? ContextError)?.message ?? "\(error)", property, underlying: error)
                 }
             }
         }
@@ -231,7 +231,7 @@ final class EntityMappingRunner {
         do {
             id = try inserter.insert()
         } catch {
-            throw MigrationError(.destinationStore, "cannot write a \(inserter.entityName): \(error)")
+            throw MigrationError(.destinationStore, "cannot write a \(inserter.entityName): \(error)", underlying: error)
         }
         manager.associate(source, id, runner: self)
     }
@@ -251,7 +251,7 @@ final class EntityMappingRunner {
             copier = try RowCopier(from: reader, to: inserter, attributes: plan.copies.map { (try source.attributeKey($0.from, of: plan.entity), $0.to) })
             total = try reader.count()
         } catch {
-            throw MigrationError(.sourceStore, "cannot read the source instances: \(error)", expression: mapping.sourceExpression)
+            throw MigrationError(.sourceStore, "cannot read the source instances: \(error)", expression: mapping.sourceExpression, underlying: error)
         }
         guard let entities = manager.associationEntities(source: plan.entity, destination: inserter.entityName) else { return }
         let started = ContinuousClock.now
@@ -280,7 +280,7 @@ final class EntityMappingRunner {
             do {
                 guard try reader.next() else { break }
             } catch {
-                throw MigrationError(.sourceStore, "cannot read the source instances: \(error)", expression: mapping.sourceExpression)
+                throw MigrationError(.sourceStore, "cannot read the source instances: \(error)", expression: mapping.sourceExpression, underlying: error)
             }
             do {
                 try copyRow(plan, copier)
@@ -324,7 +324,7 @@ final class EntityMappingRunner {
                 do {
                     try copier.copy(index)
                 } catch {
-                    throw failure(.value, error.message, prepared.attributes[i])
+                    throw failure(.value, error.message, prepared.attributes[i], underlying: error)
                 }
             case .evaluate(let i, let readsPropertyMapping):
                 let property = prepared.attributes[i]
@@ -333,7 +333,7 @@ final class EntityMappingRunner {
                 do {
                     try copier.inserter.set(value, for: plan.destinations[i])
                 } catch {
-                    throw failure(.value, error.message, property)
+                    throw failure(.value, error.message, property, underlying: error)
                 }
             }
         }
@@ -343,7 +343,7 @@ final class EntityMappingRunner {
         do {
             return try inserter.insertRow()
         } catch {
-            throw MigrationError(.destinationStore, "cannot write a \(inserter.entityName): \(error)")
+            throw MigrationError(.destinationStore, "cannot write a \(inserter.entityName): \(error)", underlying: error)
         }
     }
 
@@ -362,7 +362,7 @@ final class EntityMappingRunner {
                 do {
                     object = try manager.destinationContext.object(entityName: entity, primaryKey: key)
                 } catch {
-                    throw MigrationError(.destinationStore, "cannot read back \(entity)/\(key): \(error)")
+                    throw MigrationError(.destinationStore, "cannot read back \(entity)/\(key): \(error)", underlying: error)
                 }
                 try hook("createRelationships") { try policy.createRelationships(forDestination: object, in: mapping, manager: manager) }
                 try manager.saveIfNeeded()
@@ -385,7 +385,7 @@ final class EntityMappingRunner {
         do {
             destination = try manager.destinationContext.insert(entity.name)
         } catch {
-            throw MigrationError(.destinationStore, "cannot insert a \(entity.name): \(error)")
+            throw MigrationError(.destinationStore, "cannot insert a \(entity.name): \(error)", underlying: error)
         }
         try bound(source, destination) { () throws(MigrationError) in
             for (i, property) in prepared.attributes.enumerated() {
@@ -398,7 +398,7 @@ final class EntityMappingRunner {
                     }
                 } catch {
                     // The error already names the entity mapping, the source and the property.
-                    throw failure(.value, (error as? ContextError)?.message ?? "\(error)", property)
+                    throw failure(.value, (error as? ContextError)?.message ?? "\(error)", property, underlying: error)
                 }
             }
         }
@@ -413,7 +413,7 @@ final class EntityMappingRunner {
         do {
             sources = try manager.sourceInstances(forEntityMappingNamed: mapping.name, destinationInstances: [destination])
         } catch {
-            throw MigrationError(.policy, "cannot find the source of \(destination.objectID): \(error)")
+            throw MigrationError(.policy, "cannot find the source of \(destination.objectID): \(error)", underlying: error)
         }
         guard sources.count == 1 else {
             throw MigrationError(.policy, sources.isEmpty
@@ -453,7 +453,7 @@ final class EntityMappingRunner {
             do {
                 return try source.value(for: key)
             } catch {
-                throw failure(.expression, "\(error)", property)
+                throw failure(.expression, "\(error)", property, underlying: error)
             }
         }
         evaluation[slot: propertySlot] = attributeObjects[i]
@@ -464,12 +464,12 @@ final class EntityMappingRunner {
         do {
             return try property.expression.evaluate(in: evaluation)
         } catch {
-            throw failure(.expression, error.description, property)
+            throw failure(.expression, error.description, property, underlying: error)
         }
     }
 
-    func failure(_ kind: MigrationError.Kind, _ message: String, _ property: PreparedProperty) -> MigrationError {
-        MigrationError(kind, message, property: property.mapping.name, expression: property.mapping.valueExpression)
+    func failure(_ kind: MigrationError.Kind, _ message: String, _ property: PreparedProperty, underlying: (any Error)? = nil) -> MigrationError {
+        MigrationError(kind, message, property: property.mapping.name, expression: property.mapping.valueExpression, underlying: underlying)
     }
 
     /// Core Data's coercions: a to-one takes nil, an object, or a collection of at most one;
@@ -513,7 +513,7 @@ final class EntityMappingRunner {
         } catch let error as MigrationError {
             throw error
         } catch {
-            throw failure(.value, "\(error)", property)
+            throw failure(.value, "\(error)", property, underlying: error)
         }
     }
 }

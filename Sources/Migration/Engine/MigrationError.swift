@@ -33,9 +33,12 @@ public struct MigrationError: Error, Hashable, Sendable, CustomStringConvertible
     public var sourceKey: Int64?
     public var property: String?
     public var expression: String?
+    /// The error this one was made from (SQLite's, the object context's, an expression's),
+    /// kept whole: ``sqlite`` finds SQLite's code and SQL beneath the message.
+    public var underlying: UnderlyingError?
 
     public init(_ kind: Kind, _ message: String, entityMapping: String? = nil, sourceEntity: String? = nil,
-                sourceKey: Int64? = nil, property: String? = nil, expression: String? = nil) {
+                sourceKey: Int64? = nil, property: String? = nil, expression: String? = nil, underlying: (any Error)? = nil) {
         self.kind = kind
         self.message = message
         self.entityMapping = entityMapping
@@ -43,7 +46,11 @@ public struct MigrationError: Error, Hashable, Sendable, CustomStringConvertible
         self.sourceKey = sourceKey
         self.property = property
         self.expression = expression
+        self.underlying = underlying.flatMap(UnderlyingError.init)
     }
+
+    /// The SQLite error the failure began with, if it began in SQLite.
+    public var sqlite: SQLiteError? { underlying?.sqlite }
 
     /// Core Data's error code for the same failure (NSCocoaErrorDomain).
     public var code: Int {

@@ -158,13 +158,13 @@ public final class MigrationManager: KeyValueCoding {
             // first read takes the shared lock; the connection's close ends it.
             try source.database.execute("BEGIN")
         } catch {
-            throw MigrationError(.sourceStore, "cannot open the source store: \(error)")
+            throw MigrationError(.sourceStore, "cannot open the source store: \(error)", underlying: error)
         }
         let destination: Store
         do {
             destination = try Store.create(at: destinationPath, model: destinationModel)
         } catch {
-            throw MigrationError(.destinationStore, "cannot create the destination store: \(error)")
+            throw MigrationError(.destinationStore, "cannot create the destination store: \(error)", underlying: error)
         }
         do {
             // The destination is a new file that is thrown away on failure: no journal,
@@ -187,7 +187,7 @@ public final class MigrationManager: KeyValueCoding {
             runnersByName = [:]
             Self.removeStoreFiles(at: destinationPath)
             if let error = error as? MigrationError { throw error }
-            throw MigrationError(.destinationStore, "\(error)")
+            throw MigrationError(.destinationStore, "\(error)", underlying: error)
         }
         let report = MigrationReport(entityMappings: runners.map { var r = $0.report; r.execution = $0.execution; return r },
                                      seconds: (ContinuousClock.now - started).seconds)
@@ -263,13 +263,13 @@ public final class MigrationManager: KeyValueCoding {
         do {
             try destinationContext.save()
         } catch {
-            throw MigrationError(.destinationStore, "cannot save the new store: \(error)")
+            throw MigrationError(.destinationStore, "cannot save the new store: \(error)", underlying: error)
         }
         let failures: [ContextError]
         do {
             failures = try StoreValidator(store: destination).failures(limit: 10)
         } catch {
-            throw MigrationError(.destinationStore, "cannot validate the new store: \(error)")
+            throw MigrationError(.destinationStore, "cannot validate the new store: \(error)", underlying: error)
         }
         if let first = failures.first {
             let more = failures.count > 1 ? " (and \(failures.count - 1) more: " + failures.dropFirst().map(\.description).joined(separator: "; ") + ")" : ""
@@ -337,7 +337,7 @@ public final class MigrationManager: KeyValueCoding {
         do {
             try destinationContext.save()
         } catch {
-            throw MigrationError(.destinationStore, "cannot write to the new store: \(error)")
+            throw MigrationError(.destinationStore, "cannot write to the new store: \(error)", underlying: error)
         }
     }
 

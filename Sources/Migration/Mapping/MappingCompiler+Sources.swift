@@ -16,7 +16,7 @@ extension MappingCompiler {
             return .fetch(request)
         }
         if text.allSatisfy(\.isWhitespace) {
-            fail(place, "the sourceExpression is empty; leave it out to fetch every instance of the source entity")
+            fail(place, "the sourceExpression is empty; leave it out to fetch every instance of the source entity", kind: .expression)
             return .none
         }
         let parsed: FormatExpression

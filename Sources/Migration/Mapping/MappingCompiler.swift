@@ -82,8 +82,8 @@ struct MappingCompiler {
     /// several files (``EntityMapping/origin``), else the mapping's.
     var file: String?
 
-    mutating func fail(_ path: String, _ message: String) {
-        errors.append(MappingError(file: file ?? mapping.file, path: path, message: message))
+    mutating func fail(_ path: String, _ message: String, kind: MappingError.Kind = .model) {
+        errors.append(MappingError(kind, file: file ?? mapping.file, path: path, message: message))
     }
 
     mutating func fail(_ path: String, _ error: ExpressionError) {
@@ -95,13 +95,13 @@ struct MappingCompiler {
 
     mutating func prepare() -> PreparedMapping {
         if mapping.sourceModel == destination.version, mapping.destinationModel == source.version, source.version != destination.version {
-            fail("sourceModel", "the mapping goes from '\(mapping.sourceModel)' to '\(mapping.destinationModel)', but this step goes from '\(source.version)' to '\(destination.version)': sourceModel and destinationModel are swapped, or this is the mapping for the way back")
+            fail("sourceModel", "the mapping goes from '\(mapping.sourceModel)' to '\(mapping.destinationModel)', but this step goes from '\(source.version)' to '\(destination.version)': sourceModel and destinationModel are swapped, or this is the mapping for the way back", kind: .step)
         } else {
             if mapping.sourceModel != source.version {
-                fail("sourceModel", "the mapping starts from '\(mapping.sourceModel)', but the source model is '\(source.version)'")
+                fail("sourceModel", "the mapping starts from '\(mapping.sourceModel)', but the source model is '\(source.version)'", kind: .step)
             }
             if mapping.destinationModel != destination.version {
-                fail("destinationModel", "the mapping leads to '\(mapping.destinationModel)', but the destination model is '\(destination.version)'")
+                fail("destinationModel", "the mapping leads to '\(mapping.destinationModel)', but the destination model is '\(destination.version)'", kind: .step)
             }
         }
         var prepared: [PreparedEntityMapping] = []
@@ -251,7 +251,7 @@ struct MappingCompiler {
             let hint = Suggestion.closest(to: unqualified, among: known).map { "; did you mean '\($0)'?" }
                 ?? ((known.isEmpty ? "" : "; the registered policies are \(known.joined(separator: ", "))")
                     + "; register a Swift stand-in for it: `policies.register(\"\(unqualified)\") { MyPolicy() }` (docs/engine.md, \"Custom policies\")")
-            fail("\(path) .policy", "no policy named '\(policy)' is registered\(hint)")
+            fail("\(path) .policy", "no policy named '\(policy)' is registered\(hint)", kind: .policy)
         }
         guard errors.count == errorsBefore else { return nil }
         return PreparedEntityMapping(index: index, mapping: mapping, path: path, sourceEntity: sourceEntity,
@@ -362,7 +362,7 @@ struct MappingCompiler {
                                   sourceEntity: EntityDescription?, destinationEntity: EntityDescription?,
                                   relationship: RelationshipDescription?, stageOneOf: Int? = nil) -> CompiledExpression? {
         if text.allSatisfy(\.isWhitespace) {
-            fail(place, "the expression is empty; write null to map nothing")
+            fail(place, "the expression is empty; write null to map nothing", kind: .expression)
             return nil
         }
         let parsed: FormatExpression

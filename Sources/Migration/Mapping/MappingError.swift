@@ -9,6 +9,27 @@ import ExpressionLanguage
 ///
 ///     Model1_to_Model2.mapping.json: 9:33: invalid JSON: trailing comma before '}'
 public struct MappingError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What kind of problem, for programs that handle some themselves.
+    public enum Kind: String, Hashable, Sendable {
+        /// The file or folder cannot be read.
+        case unreadable
+        /// The text is not JSON, XML or a property list of the expected shape.
+        case syntax
+        /// A key or value the mapping format does not accept.
+        case format
+        /// The mapping does not fit the models: an entity, a property or a type that is not
+        /// there.
+        case model
+        /// An expression does not parse or does not fit the models (``expressionError``).
+        case expression
+        /// The mapping names a policy that is not registered.
+        case policy
+        /// The mapping is not one of the run's steps, or a step has no mapping and none can
+        /// be inferred.
+        case step
+    }
+
+    public var kind: Kind
     public var file: String?
     /// Where in the file: `entityMappings[0] "BookToBook" .attributeMappings.price`.
     public var path: String
@@ -34,13 +55,15 @@ public struct MappingError: Error, Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    public init(file: String?, path: String, message: String) {
+    public init(_ kind: Kind = .format, file: String?, path: String, message: String) {
+        self.kind = kind
         self.file = file
         self.path = path
         self.message = message
     }
 
     public init(file: String?, path: String, expressionError: ExpressionError) {
+        kind = .expression
         self.file = file
         self.path = path
         self.message = expressionError.message
@@ -48,6 +71,7 @@ public struct MappingError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     public init(file: String?, textLocation: TextLocation, message: String) {
+        kind = .syntax
         self.file = file
         self.path = ""
         self.message = message

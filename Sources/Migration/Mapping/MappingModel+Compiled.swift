@@ -13,13 +13,13 @@ extension MappingModel {
     public static func load(compiledMappingModelAt url: URL, models: [ObjectModel]) throws(MappingErrors) -> MappingModel {
         let file = url.relativePath
         guard let data = FileManager.default.contents(atPath: url.path) else {
-            throw MappingErrors([MappingError(file: file, path: "", message: "cannot read the file: no such file, or it is not readable")])
+            throw MappingErrors([MappingError(.unreadable, file: file, path: "", message: "cannot read the file: no such file, or it is not readable")])
         }
         let mapping: XcodeMapping
         do throws(ArchiveError) {
             mapping = try XcodeMapping(compiled: try KeyedArchive(data: data).topObject())
         } catch {
-            throw MappingErrors([MappingError(file: file, path: "", message: error.message)])
+            throw MappingErrors([MappingError(.syntax, file: file, path: "", message: error.message)])
         }
         return try mapping.compiled(file: file, models: models)
     }

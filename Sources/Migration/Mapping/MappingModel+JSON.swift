@@ -15,7 +15,7 @@ extension MappingModel {
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw MappingErrors([MappingError(file: file, path: "", message: "cannot read the file: \(error.localizedDescription)")])
+            throw MappingErrors([MappingError(.unreadable, file: file, path: "", message: "cannot read the file: \(error.localizedDescription)")])
         }
         let json: JSON
         do throws(JSONError) {

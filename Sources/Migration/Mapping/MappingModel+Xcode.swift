@@ -19,13 +19,13 @@ extension MappingModel {
         let file = url.relativePath
         let xml = url.pathExtension == "xcmappingmodel" ? url.appendingPathComponent("xcmapping.xml") : url
         guard let data = FileManager.default.contents(atPath: xml.path) else {
-            throw MappingErrors([MappingError(file: file, path: "", message: "cannot read \(xml.lastPathComponent): no such file, or it is not readable")])
+            throw MappingErrors([MappingError(.unreadable, file: file, path: "", message: "cannot read \(xml.lastPathComponent): no such file, or it is not readable")])
         }
         let document: XcodeMappingDocument
         do throws(MappingDocumentError) {
             document = try XcodeMappingDocument(data: data)
         } catch {
-            throw MappingErrors([MappingError(file: file, path: "", message: error.message)])
+            throw MappingErrors([MappingError(.syntax, file: file, path: "", message: error.message)])
         }
         var reader = XcodeMappingReader(file: file)
         let raw = reader.read(document)
@@ -166,7 +166,7 @@ struct XcodeMapping {
             let source = models.first { $0.version == sourceVersion }, destination = models.first { $0.version == destinationVersion }
             guard let source, let destination else {
                 let missing = [source == nil ? sourceVersion : nil, destination == nil ? destinationVersion : nil].compactMap { $0 }
-                throw MappingErrors([MappingError(file: file, path: "", message:
+                throw MappingErrors([MappingError(.step, file: file, path: "", message:
                     "the mapping model maps \(sourceVersion) → \(destinationVersion), but the models have no version named \(missing.joined(separator: " or ")) (the versions are \(all)); pass the models the mapping was made from")])
             }
             return (source, destination)
@@ -181,7 +181,7 @@ struct XcodeMapping {
             let byHashes = fits.filter { hashDifferences($0.0, $0.1).isEmpty }
             guard !byHashes.isEmpty else {
                 let report = fits.map { "\($0.0.version) → \($0.1.version): \(hashDifferences($0.0, $0.1).joined(separator: "; "))" }
-                throw MappingErrors([MappingError(file: file, path: "", message:
+                throw MappingErrors([MappingError(.step, file: file, path: "", message:
                     "the compiled mapping model was compiled from other versions of the models: its entity version hashes are not those of "
                     + report.joined(separator: ", nor of ")
                     + "; Core Data would not use it either: compile it again from these models, or give the models it was compiled from")])
@@ -191,7 +191,7 @@ struct XcodeMapping {
         guard fits.count == 1 else {
             let which = fits.isEmpty ? "no pair of consecutive versions has all its entities"
                 : "it fits \(fits.map { "\($0.0.version) → \($0.1.version)" }.joined(separator: " and "))"
-            throw MappingErrors([MappingError(file: file, path: "", message:
+            throw MappingErrors([MappingError(.step, file: file, path: "", message:
                 "the mapping model does not say which versions it maps, and \(which) (the versions are \(all))")])
         }
         return fits[0]
@@ -251,7 +251,7 @@ struct XcodeMappingReader {
         var mapping = XcodeMapping()
         let models = document.objects(ofType: "XDDEVMAPPINGMODEL")
         guard let model = models.first else {
-            errors.append(MappingError(file: file, path: "", message: "not an Xcode mapping model: no XDDEVMAPPINGMODEL object"))
+            errors.append(MappingError(.syntax, file: file, path: "", message: "not an Xcode mapping model: no XDDEVMAPPINGMODEL object"))
             return mapping
         }
         func version(_ attribute: String) -> String? {

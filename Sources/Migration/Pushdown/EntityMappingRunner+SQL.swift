@@ -48,12 +48,18 @@ extension EntityMappingRunner {
         } catch let error as MigrationError {
             throw error
         } catch {
-            throw evaluationFailure ?? MigrationError(.destinationStore, "cannot write the \(plan.destinationEntity) rows with SQL: \(error)")
+            throw evaluationFailure ?? MigrationError(.destinationStore, "cannot write the \(plan.destinationEntity) rows with SQL: \(error)", underlying: error)
         }
         if let guarded = pairs.guarded {
             execution.instancesAsSQL = false
             execution.evaluations = 0
             execution.instancesReason = "source row \(plan.sourceTable) \(guarded.key): \(guarded.reason)"
+            return false
+        }
+        if let failure = pairs.sqlFailure {
+            execution.instancesAsSQL = false
+            execution.evaluations = 0
+            execution.instancesReason = "SQLite refused the statement (\(failure))"
             return false
         }
         if let entities = manager.associationEntities(source: prepared.sourceEntity!.name, destination: plan.destinationEntity) {
@@ -149,7 +155,12 @@ extension EntityMappingRunner {
                 try insert.run()
             } catch {
                 if pairs.guarded != nil { return false }
-                throw error
+                if evaluationFailure != nil || error is MigrationError { throw error }
+                // SQLite refused a row (a constraint, a trigger): the interpreter runs the
+                // mapping instead, and its error names the row (or it succeeds, and the
+                // plan says why the mapping did not run as SQL).
+                pairs.sqlFailure = error
+                return false
             }
             done += database.changes
             try manager.checkCancelled()
@@ -170,6 +181,8 @@ extension EntityMappingRunner {
         var next: Int64 = 0
         /// The row that met a guard, and the guard's reason.
         var guarded: (key: Int64, reason: String)?
+        /// What SQLite said when it refused the statement (not a guard, not an evaluation).
+        var sqlFailure: (any Error)?
 
         func reset(next: Int64) {
             runs = []
@@ -221,13 +234,13 @@ extension EntityMappingRunner {
                 do {
                     value = try property.expression.evaluate(in: evaluation)
                 } catch {
-                    throw keep(failure(.expression, (error as? ExpressionError)?.description ?? "\(error)", property), row)
+                    throw keep(failure(.expression, (error as? ExpressionError)?.description ?? "\(error)", property, underlying: error), row)
                 }
                 let written: SQLiteValue
                 do {
                     written = try item.attribute.columnValue(value)
                 } catch {
-                    throw keep(failure(.value, (error as? ContextError)?.message ?? "\(error)", property), row)
+                    throw keep(failure(.value, (error as? ContextError)?.message ?? "\(error)", property, underlying: error), row)
                 }
                 // Cancelled (by a function the expression called, say): the run stops at
                 // this row, as the interpreter's does.
@@ -330,7 +343,7 @@ extension EntityMappingRunner {
                 }
             }
         } catch {
-            throw MigrationError(.destinationStore, "cannot link the \(plan.destinationEntity) rows with SQL: \(error)")
+            throw MigrationError(.destinationStore, "cannot link the \(plan.destinationEntity) rows with SQL: \(error)", underlying: error)
         }
         execution.relationshipsAsSQL = true
         execution.relationshipsReason = nil

@@ -56,7 +56,7 @@ extension MigrationManager {
             try destination.database.attachReadOnly(source.database.path, as: "src")
             try destination.database.registerValueFunctions()
         } catch {
-            throw MigrationError(.sourceStore, "cannot attach the source store for SQL: \(error)")
+            throw MigrationError(.sourceStore, "cannot attach the source store for SQL: \(error)", underlying: error)
         }
     }
 
@@ -87,7 +87,7 @@ extension MigrationManager {
         } catch let error as MigrationError {
             throw error
         } catch {
-            throw MigrationError(.destinationStore, "cannot write the keys of \(runner.mapping.name) for SQL: \(error)")
+            throw MigrationError(.destinationStore, "cannot write the keys of \(runner.mapping.name) for SQL: \(error)", underlying: error)
         }
         runner.keysFromAssociations = .success(())
     }

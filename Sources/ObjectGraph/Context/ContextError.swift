@@ -14,12 +14,15 @@ public struct ContextError: Error, Hashable, Sendable, CustomStringConvertible {
     /// `Book/9`, when an object is involved.
     public var object: String?
     public var key: String?
+    /// The error this one was made from (SQLite's, or a predicate's), kept whole.
+    public var underlying: UnderlyingError?
 
-    public init(_ kind: Kind, _ message: String, object: String? = nil, key: String? = nil) {
+    public init(_ kind: Kind, _ message: String, object: String? = nil, key: String? = nil, underlying: (any Error)? = nil) {
         self.kind = kind
         self.message = message
         self.object = object
         self.key = key
+        self.underlying = underlying.flatMap(UnderlyingError.init)
     }
 
     /// `Book/9 .price: message`.
@@ -31,7 +34,8 @@ public struct ContextError: Error, Hashable, Sendable, CustomStringConvertible {
 }
 
 extension ContextError {
-    init(_ error: SQLiteError) {
-        self.init(.sqlite, error.description)
+    /// A failure of SQLite's, kept as the underlying error.
+    public init(_ error: SQLiteError) {
+        self.init(.sqlite, error.description, underlying: error)
     }
 }

@@ -36,7 +36,7 @@ struct FetchPlan {
                 predicate = compiled
                 evaluation = compiled.makeContext()
             } catch {
-                throw ContextError(.predicate, "the fetch predicate does not compile: \(error.description)")
+                throw ContextError(.predicate, "the fetch predicate does not compile: \(error.description)", underlying: error)
             }
         } else {
             predicate = nil
@@ -47,7 +47,7 @@ struct FetchPlan {
             do {
                 keys.append((try compiler.compileExpression(descriptor.keyPath), descriptor.ascending))
             } catch {
-                throw ContextError(.predicate, "the sort key '\(descriptor.keyPath)' does not compile: \(error.description)")
+                throw ContextError(.predicate, "the sort key '\(descriptor.keyPath)' does not compile: \(error.description)", underlying: error)
             }
         }
         sortKeys = keys
@@ -131,7 +131,7 @@ struct FetchPlan {
             return try predicate.evaluate(in: evaluation)
         } catch {
             throw ContextError(.predicate, "the fetch predicate failed on \(object.objectID): \(error.description)",
-                               object: object.objectID.description)
+                               object: object.objectID.description, underlying: error)
         }
     }
 }

@@ -125,7 +125,7 @@ extension ObjectContext {
                     let order = try Value.sortOrder(a.1[i], b.1[i])
                     if order != .orderedSame { return key.1 ? order == .orderedAscending : order == .orderedDescending }
                 } catch {
-                    failure = failure ?? ContextError(.predicate, "cannot sort: \(error.message)")
+                    failure = failure ?? ContextError(.predicate, "cannot sort: \(error.message)", underlying: error)
                 }
             }
             return a.0.objectID.primaryKey < b.0.objectID.primaryKey

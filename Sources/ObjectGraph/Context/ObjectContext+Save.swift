@@ -50,7 +50,7 @@ extension ObjectContext {
         } catch let error as ContextError {
             throw error
         } catch {
-            throw ContextError(.sqlite, "\(error)")
+            throw ContextError(.sqlite, "\(error)", underlying: error)
         }
         // The array holds the context's only reference to each saved object, so that a new
         // object nobody else holds can be let go instead of registered.

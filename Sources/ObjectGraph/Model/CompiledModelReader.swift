@@ -26,7 +26,7 @@ public enum CompiledModelReader {
     public static func importModel(at url: URL) throws(ModelErrors) -> ObjectModel {
         let file = url.lastPathComponent
         guard let data = FileManager.default.contents(atPath: url.path) else {
-            throw ModelErrors([ModelError(file: url.path, path: "", message: "cannot read the compiled model: no such file, or it is not readable")])
+            throw ModelErrors([ModelError(.unreadable, file: url.path, path: "", message: "cannot read the compiled model: no such file, or it is not readable")])
         }
         let model = try parse(data, version: url.deletingPathExtension().lastPathComponent, file: file)
         try model.validate(file: file)
@@ -40,10 +40,10 @@ public enum CompiledModelReader {
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: url.path).filter { $0.hasSuffix(".mom") }
         } catch {
-            throw ModelErrors([ModelError(file: url.path, path: "", message: "cannot read the folder: \(error.localizedDescription)")])
+            throw ModelErrors([ModelError(.unreadable, file: url.path, path: "", message: "cannot read the folder: \(error.localizedDescription)")])
         }
         guard !names.isEmpty else {
-            throw ModelErrors([ModelError(file: url.lastPathComponent, path: "", message: "no .mom versions inside; is this a compiled model?")])
+            throw ModelErrors([ModelError(.unreadable, file: url.lastPathComponent, path: "", message: "no .mom versions inside; is this a compiled model?")])
         }
         var versions = try ObjectModel.loadInVersionOrder(names, in: url) { (file) throws(ModelErrors) in try importModel(at: file) }
         let info = try versionInfo(ofModelAt: url)
@@ -57,12 +57,12 @@ public enum CompiledModelReader {
         let file = "\(url.lastPathComponent)/VersionInfo.plist"
         guard let data = FileManager.default.contents(atPath: plistURL.path) else { return nil }
         guard let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any] else {
-            throw ModelErrors([ModelError(file: file, path: "", message: "not a property list of version information")])
+            throw ModelErrors([ModelError(.syntax, file: file, path: "", message: "not a property list of version information")])
         }
         var info = VersionInfo(currentVersion: plist["NSManagedObjectModel_CurrentVersionName"] as? String, versionHashes: [:])
         for (version, value) in plist["NSManagedObjectModel_VersionHashes"] as? [String: Any] ?? [:] {
             guard let hashes = value as? [String: Any] else {
-                throw ModelErrors([ModelError(file: file, path: "NSManagedObjectModel_VersionHashes.\(version)", message: "expected a dictionary of entity hashes")])
+                throw ModelErrors([ModelError(.syntax, file: file, path: "NSManagedObjectModel_VersionHashes.\(version)", message: "expected a dictionary of entity hashes")])
             }
             info.versionHashes[version] = hashes.compactMapValues { $0 as? Data }
         }
@@ -99,7 +99,7 @@ public enum CompiledModelReader {
                 model.configurations = result
             }
         } catch {
-            throw ModelErrors([ModelError(file: file, path: "", message: "not a compiled model Remodel can read: \(error.message)")])
+            throw ModelErrors([ModelError(.syntax, file: file, path: "", message: "not a compiled model Remodel can read: \(error.message)")])
         }
         if !reader.errors.isEmpty { throw ModelErrors(reader.errors) }
         return model

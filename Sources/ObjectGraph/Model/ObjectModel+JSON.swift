@@ -11,13 +11,13 @@ extension ObjectModel {
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw ModelErrors([ModelError(file: url.path, path: "", message: "cannot read the file: \(error.localizedDescription)")])
+            throw ModelErrors([ModelError(.unreadable, file: url.path, path: "", message: "cannot read the file: \(error.localizedDescription)")])
         }
         let json: JSON
         do throws(JSONError) {
             json = try JSON.parse(data)
         } catch {
-            throw ModelErrors([ModelError(file: file, path: "", message: "invalid JSON at \(error)")])
+            throw ModelErrors([ModelError(.syntax, file: file, path: "", message: "invalid JSON at \(error)")])
         }
         let model = try ObjectModel(json: json, file: file)
         try model.validate(file: file)

@@ -13,7 +13,7 @@ extension ObjectModel {
     /// identifier) and not reserved.
     public func validationErrors(file: String? = nil) -> [ModelError] {
         var errors: [ModelError] = []
-        func fail(_ path: String, _ message: String) { errors.append(ModelError(file: file, path: path, message: message)) }
+        func fail(_ path: String, _ message: String) { errors.append(ModelError(.invalid, file: file, path: path, message: message)) }
         let names = entities.map(\.name)
         let known = names.sorted().joined(separator: ", ")
         var seenEntities = Set<String>()

@@ -118,11 +118,27 @@ public struct ObjectModel: Hashable, Sendable {
 /// A problem in a model, with where it is: the file and the JSON path
 /// (`entities.Book.relationships.user`).
 public struct ModelError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What kind of problem, for programs that handle some themselves.
+    public enum Kind: String, Hashable, Sendable {
+        /// The file or folder cannot be read (missing, not readable, empty of versions).
+        case unreadable
+        /// The text is not JSON, XML or a property list of the expected shape.
+        case syntax
+        /// A key or value the model format does not accept.
+        case format
+        /// The model breaks a rule of Core Data's (an inverse that does not match, a cycle, …).
+        case invalid
+        /// The versions of a model folder disagree (order, names, the current version).
+        case versions
+    }
+
+    public var kind: Kind
     public var file: String?
     public var path: String
     public var message: String
 
-    public init(file: String? = nil, path: String, message: String) {
+    public init(_ kind: Kind = .format, file: String? = nil, path: String, message: String) {
+        self.kind = kind
         self.file = file
         self.path = path
         self.message = message

@@ -27,7 +27,7 @@ public enum XcodeModelImporter {
         let folder = isFolder ? url : url.deletingLastPathComponent()
         let version = folder.deletingPathExtension().lastPathComponent
         guard let data = FileManager.default.contents(atPath: contents.path) else {
-            throw ModelErrors([ModelError(file: contents.path, path: "", message: "cannot read the model's contents file")])
+            throw ModelErrors([ModelError(.unreadable, file: contents.path, path: "", message: "cannot read the model's contents file")])
         }
         let model = try parse(data, version: version, file: "\(folder.lastPathComponent)/contents")
         try model.validate(file: "\(folder.lastPathComponent)/contents")
@@ -44,10 +44,10 @@ public enum XcodeModelImporter {
             names = try FileManager.default.contentsOfDirectory(atPath: url.path)
                 .filter { $0.hasSuffix(".xcdatamodel") }
         } catch {
-            throw ModelErrors([ModelError(file: url.path, path: "", message: "cannot read the folder: \(error.localizedDescription)")])
+            throw ModelErrors([ModelError(.unreadable, file: url.path, path: "", message: "cannot read the folder: \(error.localizedDescription)")])
         }
         guard !names.isEmpty else {
-            throw ModelErrors([ModelError(file: url.lastPathComponent, path: "", message: "no .xcdatamodel versions inside")])
+            throw ModelErrors([ModelError(.unreadable, file: url.lastPathComponent, path: "", message: "no .xcdatamodel versions inside")])
         }
         let versions = try ObjectModel.loadInVersionOrder(names, in: url) { (file) throws(ModelErrors) in try importModel(at: file) }
         var current = versions.last!.version
@@ -62,16 +62,16 @@ public enum XcodeModelImporter {
 
     /// Parses `contents` XML.
     public static func parse(_ data: Data, version: String, file: String? = nil) throws(ModelErrors) -> ObjectModel {
-        if let problem = XMLInput.problem(in: data) { throw ModelErrors([ModelError(file: file, path: "", message: problem)]) }
+        if let problem = XMLInput.problem(in: data) { throw ModelErrors([ModelError(.syntax, file: file, path: "", message: problem)]) }
         let parser = XMLParser(data: data)
         let delegate = ContentsParser(file: file)
         parser.delegate = delegate
         if !parser.parse() && delegate.errors.isEmpty {
             let message = parser.parserError.map { "\($0.localizedDescription)" } ?? "unknown error"
-            throw ModelErrors([ModelError(file: file, path: "", message: "invalid XML at line \(parser.lineNumber), column \(parser.columnNumber): \(message)")])
+            throw ModelErrors([ModelError(.syntax, file: file, path: "", message: "invalid XML at line \(parser.lineNumber), column \(parser.columnNumber): \(message)")])
         }
         if !delegate.sawModel && delegate.errors.isEmpty {
-            delegate.errors.append(ModelError(file: file, path: "", message: "not a Core Data model: no <model> element"))
+            delegate.errors.append(ModelError(.syntax, file: file, path: "", message: "not a Core Data model: no <model> element"))
         }
         if !delegate.errors.isEmpty { throw ModelErrors(delegate.errors) }
         var model = ObjectModel(version: version, entities: delegate.entities)

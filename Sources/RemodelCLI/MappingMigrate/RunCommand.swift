@@ -212,7 +212,7 @@ struct RunCommand: ParsableCommand {
                         .filter { FileManager.default.fileExists(atPath: $0) }
                 }
             }
-            result.error = ["kind": .string(error.kind.rawValue), "code": .integer(Int64(error.code)), "message": .string(message)]
+            result.error = RunResult.json(of: error, message: message)
             throw error.kind == .invalidMapping ? MigrateFailure.badInput(message) : MigrateFailure.failed(message)
         }
     }
@@ -296,6 +296,18 @@ final class RunResult {
     init(store: String, dryRun: Bool) {
         self.store = store
         self.dryRun = dryRun
+    }
+
+    /// `--json`'s `error` for a failed migration: its kind, Core Data's code, the message,
+    /// and, when the failure began in SQLite, SQLite's codes and statement.
+    static func json(of error: MigrationError, message: String) -> JSON {
+        var members: OrderedDictionary<String, JSON> = ["kind": .string(error.kind.rawValue), "code": .integer(Int64(error.code)),
+                                                       "message": .string(message)]
+        if let sqlite = error.sqlite {
+            members["sqlite"] = ["code": .integer(Int64(sqlite.code)), "extendedCode": .integer(Int64(sqlite.extendedCode)),
+                                 "message": .string(sqlite.message), "sql": sqlite.sql.map(JSON.string) ?? .null]
+        }
+        return .object(members)
     }
 
     var json: JSON {
