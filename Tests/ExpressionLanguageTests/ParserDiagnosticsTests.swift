@@ -407,4 +407,20 @@ private let quickly = 5.0
         #expect(parser.warnings.map(\.description) == ["1:19: warning: " + Self.mixedWarning])
         #expect(parser.warnings.first?.range == SourceRange(18, 35))
     }
+
+    /// A place inside a string's value (a predicate inside FETCH's string) maps back to the
+    /// character or escape in the source that wrote it.
+    @Test func stringValueOffsetsPointAtWhatWroteEachByte() throws {
+        let source = #"x == 'a\u00e9\"b\101\\c\uD83D\uDE00'"#
+        let start = try #require(source.utf8.firstIndex(of: UInt8(ascii: "'")))
+        let open = source.utf8.distance(from: source.utf8.startIndex, to: start)
+        let close = source.utf8.count - 1
+        let offsets = try #require(FormatParser.valueOffsets(ofStringAt: SourceRange(open, close + 1), in: source))
+        // a(1 byte) é(2) "(1) b(1) A(1) \(1) c(1) 😀(4), then the closing quote.
+        let a = open + 1, e = a + 1, quote = e + 6, b = quote + 2, octal = b + 1, backslash = octal + 4, c = backslash + 2
+        let emoji = c + 1
+        #expect(offsets == [a, e, e, quote, b, octal, backslash, c, emoji, emoji, emoji, emoji, close])
+        #expect(FormatParser.valueOffsets(ofStringAt: SourceRange(0, 1), in: source) == nil)
+    }
 }
+

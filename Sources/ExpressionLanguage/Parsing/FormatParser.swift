@@ -172,3 +172,13 @@ public final class FormatParser {
         return (a.range?.lowerBound ?? 0) > (b.range?.lowerBound ?? 0) ? a : b
     }
 }
+
+extension FormatParser {
+    /// For the string literal at `range` of `source` (quotes included): the source offset
+    /// of the character or escape that wrote each UTF-8 byte of its value, then the closing
+    /// quote's offset; nil when no string literal is there. A place found in the value (a
+    /// predicate inside a FETCH's string) maps back into the source through it.
+    public static func valueOffsets(ofStringAt range: SourceRange, in source: String) -> [Int]? {
+        Lexer.valueOffsets(ofStringAt: range, in: source)
+    }
+}

@@ -6,6 +6,9 @@ struct Lexer {
     let source: String
     private let bytes: [UInt8]
     private var position = 0
+    /// While a string literal is read for ``valueOffsets(ofStringAt:in:)``: the source
+    /// offset of what wrote each UTF-8 byte of its value.
+    private var valueOffsets: [Int]?
 
     init(_ source: String) {
         self.source = source
@@ -17,6 +20,17 @@ struct Lexer {
     /// The `.end` after an error stands where the error is; the parser reports the error
     /// when it gets there, so that an earlier syntax error is reported first, as
     /// errors come in the order of the text.
+    /// Where each UTF-8 byte of the value of the string literal at `range` of `source`
+    /// (quotes included) comes from: the source offset of the character or escape that
+    /// wrote it, then the closing quote's offset. Nil when no string literal is there.
+    static func valueOffsets(ofStringAt range: SourceRange, in source: String) -> [Int]? {
+        var lexer = Lexer(source)
+        lexer.position = range.lowerBound
+        lexer.valueOffsets = []
+        guard let token = try? lexer.next(), case .string = token.kind, token.range == range else { return nil }
+        return lexer.valueOffsets
+    }
+
     static func tokenize(_ source: String) -> (tokens: [Token], error: ExpressionError?) {
         var lexer = Lexer(source)
         var tokens: [Token] = []
@@ -326,12 +340,16 @@ struct Lexer {
         var runStart = position
         var result = ""
         func flushRun() {
-            if runStart < position { result += text(runStart, position) }
+            if runStart < position {
+                result += text(runStart, position)
+                valueOffsets? += Array(runStart..<position)
+            }
         }
         while true {
             guard let c = peek() else { throw unterminated() }
             if c == quote {
                 flushRun()
+                valueOffsets?.append(position)
                 position += 1
                 return Token(kind: .string(result), range: SourceRange(start, position))
             }
@@ -341,6 +359,8 @@ struct Lexer {
             }
             flushRun()
             let escapeStart = position
+            let written = result.utf8.count
+            defer { valueOffsets? += Array(repeating: escapeStart, count: result.utf8.count - written) }
             position += 1
             guard let e = peek() else { throw unterminated() }
             position += 1

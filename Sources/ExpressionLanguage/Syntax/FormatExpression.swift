@@ -70,37 +70,4 @@ extension FormatExpression {
     }
     /// A variable: `variable("source")` is `$source`.
     public static func variable(_ name: String) -> FormatExpression { FormatExpression(.variable(name)) }
-
-    /// The variable names the expression reads or assigns, in order of first appearance.
-    public var variableNames: [String] {
-        var names: [String] = []
-        var seen = Set<String>()
-        visitVariables { if seen.insert($0).inserted { names.append($0) } }
-        return names
-    }
-
-    func visitVariables(_ visit: (String) -> Void) {
-        switch kind {
-        case .constant, .evaluatedObject, .anyKey: break
-        case .variable(let name): visit(name)
-        case .keyPath(let operand, _): operand?.visitVariables(visit)
-        case .aggregate(let elements): elements.forEach { $0.visitVariables(visit) }
-        case .arithmetic(_, let a, let b): a.visitVariables(visit); b.visitVariables(visit)
-        case .negate(let a): a.visitVariables(visit)
-        case .function(_, let arguments): arguments.forEach { $0.visitVariables(visit) }
-        case .index(let base, let index):
-            base.visitVariables(visit)
-            if case .expression(let e) = index { e.visitVariables(visit) }
-        case .functionCall(let target, let selector, let arguments):
-            target.visitVariables(visit); selector.visitVariables(visit)
-            arguments.forEach { $0.visitVariables(visit) }
-        case .cast(let a, let b): a.visitVariables(visit); b.visitVariables(visit)
-        case .ternary(let p, let a, let b):
-            p.visitVariables(visit); a.visitVariables(visit); b.visitVariables(visit)
-        case .subquery(let collection, let variable, let predicate):
-            collection.visitVariables(visit); visit(variable); predicate.visitVariables(visit)
-        case .fetch(let a, let b, let c): a.visitVariables(visit); b.visitVariables(visit); c.visitVariables(visit)
-        case .assignment(let variable, let value): visit(variable); value.visitVariables(visit)
-        }
-    }
 }

@@ -27,21 +27,4 @@ public struct FormatPredicate: Hashable, Sendable {
         /// `NOT p`; `NONE p` parses as `NOT ANY p`, as in Apple's parser.
         case not(FormatPredicate)
     }
-
-    func visitVariables(_ visit: (String) -> Void) {
-        switch kind {
-        case .constant: break
-        case .comparison(let c): c.lhs.visitVariables(visit); c.rhs.visitVariables(visit)
-        case .and(let ps), .or(let ps): ps.forEach { $0.visitVariables(visit) }
-        case .not(let p): p.visitVariables(visit)
-        }
-    }
-
-    /// The variable names the predicate reads or assigns, in order of first appearance.
-    public var variableNames: [String] {
-        var names: [String] = []
-        var seen = Set<String>()
-        visitVariables { if seen.insert($0).inserted { names.append($0) } }
-        return names
-    }
 }

@@ -95,8 +95,8 @@ final class EntityMappingRunner {
             guard case .variable("source") = operand.kind else { return nil }
             return path[0]
         case .functionCall(let target, let selector, let arguments) where arguments.count == 1:
-            guard case .variable("source") = target.kind, ExpressionWalk.constantString(selector) == "valueForKey:",
-                let name = ExpressionWalk.constantString(arguments[0]), name != "self"
+            guard case .variable("source") = target.kind, selector.constantString == "valueForKey:",
+                let name = arguments[0].constantString, name != "self"
             else { return nil }
             return name
         default:

@@ -74,14 +74,14 @@ final class RowCopy {
     /// `$source.attribute…` and no other mapping variable than the harmless ones; nil
     /// otherwise.
     static func sourceAttributesRead(by expression: FormatExpression, among attributes: Set<String>) -> [String]? {
-        let locals = ExpressionWalk.localVariables(expression)
+        let locals = expression.localVariables
         // A local named like a mapping variable hides it: leave such expressions alone.
         guard !locals.contains("source") else { return nil }
         for name in expression.variableNames where !locals.contains(name) && name != "source" {
             guard harmlessVariables.contains(name) else { return nil }
         }
         var uses = 0, reads: [String] = []
-        ExpressionWalk.visit(expression) { e in
+        expression.forEachSubexpression { e in
             switch e.kind {
             case .variable("source"):
                 uses += 1

@@ -1,3 +1,5 @@
+import ExpressionLanguage
+
 /// Why a mapping cannot be inferred between two model versions (Core Data's error 134190,
 /// "inferred mapping model error"), with the entity and property it is about.
 ///
@@ -43,13 +45,7 @@ public struct InferenceError: Error, Hashable, Sendable, CustomStringConvertible
 }
 
 /// Every reason a mapping cannot be inferred, in entity mapping order.
-public struct InferenceErrors: Error, Hashable, Sendable, CustomStringConvertible {
-    public var errors: [InferenceError]
-
-    public init(_ errors: [InferenceError]) { self.errors = errors }
-
-    public var description: String { errors.map(\.description).joined(separator: "\n") }
-}
+public typealias InferenceErrors = ErrorList<InferenceError>
 
 /// Something an inferred mapping does that may fail when it runs: a required property
 /// that can be left without a value (Core Data flags these "could fail validation").

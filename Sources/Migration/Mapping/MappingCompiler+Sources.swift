@@ -42,10 +42,10 @@ extension MappingCompiler {
             case .constant(let countValue) = countOnly.kind, countValue == .bool(false) || countValue == .integer(0),
             case .functionCall(let target, let selector, let arguments) = request.kind,
             case .variable("manager") = target.kind,
-            let selectorName = ExpressionWalk.constantString(selector),
+            let selectorName = selector.constantString,
             (selectorName == Self.fetchSelector && arguments.count == 2) || (selectorName == Self.fetchWithSubentitiesSelector && arguments.count == 3),
-            let entityName = ExpressionWalk.constantString(arguments[0]),
-            let predicateText = ExpressionWalk.constantString(arguments[1]),
+            let entityName = arguments[0].constantString,
+            let predicateText = arguments[1].constantString,
             let includesSubentities = arguments.count == 2 ? false : Self.constantFlag(arguments[2])
         else {
             report(found, at: place)
@@ -68,11 +68,11 @@ extension MappingCompiler {
         fetch.includesSubentities = includesSubentities
         // Places in the predicate are places inside its string literal in the expression.
         let literal = arguments[1].range
-        let offsets = literal.map { Self.literalOffsets(Array(text.utf8)[($0.lowerBound + 1)..<max($0.lowerBound + 1, $0.upperBound - 1)]) }
+        let offsets = literal.flatMap { FormatParser.valueOffsets(ofStringAt: $0, in: text) }
         func inExpression(_ range: SourceRange?) -> SourceRange? {
             guard let literal, let offsets else { return nil }
             guard let range else { return literal }
-            func map(_ offset: Int) -> Int { literal.lowerBound + 1 + offsets[max(0, min(offset, offsets.count - 1))] }
+            func map(_ offset: Int) -> Int { offsets[max(0, min(offset, offsets.count - 1))] }
             return SourceRange(map(range.lowerBound), map(range.upperBound))
         }
         func located(_ error: ExpressionError) -> ExpressionError {
@@ -87,7 +87,7 @@ extension MappingCompiler {
             let predicate = try FormatPredicate(parsing: predicateText)
             fetch.predicate = predicate
             fetch.predicateSource = predicateText
-            ExpressionWalk.visit(predicate) { e in
+            predicate.forEachSubexpression { e in
                 guard case .keyPath(nil, let keys) = e.kind,
                     let (message, keyIndex) = Self.keyPathProblem(keys, from: entity, in: source, described: "the fetched entity \(entity.name)", prefix: "")
                 else { return }
@@ -114,58 +114,5 @@ extension MappingCompiler {
         case .integer(let i): return i != 0
         default: return nil
         }
-    }
-
-    /// For each UTF-8 offset into the decoded text of a string literal, the offset of the
-    /// text that wrote it in `raw` (the literal's bytes between its quotes); one more
-    /// entry for the end. Escapes (`\"`, `\n`, `\u00e9`, `\101`) write fewer bytes than
-    /// they take.
-    static func literalOffsets(_ raw: ArraySlice<UInt8>) -> [Int] {
-        let bytes = Array(raw)
-        var offsets: [Int] = []
-        var i = 0
-        func scalarLength(_ value: UInt32) -> Int { value < 0x80 ? 1 : value < 0x800 ? 2 : value < 0x10000 ? 3 : 4 }
-        func leadLength(_ b: UInt8) -> Int { b < 0x80 ? 1 : b >> 5 == 0b110 ? 2 : b >> 4 == 0b1110 ? 3 : 4 }
-        func hex(_ from: Int, _ count: Int) -> UInt32 {
-            guard from + count <= bytes.count else { return 0 }
-            return UInt32(String(decoding: bytes[from..<(from + count)], as: UTF8.self), radix: 16) ?? 0
-        }
-        while i < bytes.count {
-            guard bytes[i] == UInt8(ascii: "\\"), i + 1 < bytes.count else {
-                offsets.append(i)
-                i += 1
-                continue
-            }
-            let e = bytes[i + 1]
-            var taken = 2
-            var written = 1
-            switch e {
-            case UInt8(ascii: "x"), UInt8(ascii: "X"):
-                taken = 4
-                written = scalarLength(hex(i + 2, 2))
-            case UInt8(ascii: "u"), UInt8(ascii: "U"):
-                taken = 6
-                var value = hex(i + 2, 4)
-                if (0xD800...0xDBFF).contains(value), i + 7 < bytes.count, bytes[i + 6] == UInt8(ascii: "\\"), bytes[i + 7] | 0x20 == UInt8(ascii: "u"),
-                    (0xDC00...0xDFFF).contains(hex(i + 8, 4))
-                {
-                    taken = 12
-                    value = 0x10000
-                }
-                written = scalarLength(value)
-            case UInt8(ascii: "0")...UInt8(ascii: "7"):
-                taken = 4
-                written = UInt32(String(decoding: bytes[(i + 1)..<min(bytes.count, i + 4)], as: UTF8.self), radix: 8).map(scalarLength) ?? 1
-            case UInt8(ascii: "a"), UInt8(ascii: "b"), UInt8(ascii: "f"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"), UInt8(ascii: "v"):
-                break
-            default:
-                written = leadLength(e)
-                taken = 1 + written
-            }
-            offsets += Array(repeating: i, count: written)
-            i += taken
-        }
-        offsets.append(bytes.count)
-        return offsets
     }
 }

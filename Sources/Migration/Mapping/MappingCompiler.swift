@@ -120,16 +120,7 @@ struct MappingCompiler {
     /// Sorts the errors found since `start`, all at or under `base`, by where the key
     /// that follows `base` in their path stands in the file.
     mutating func inFileOrder(since start: Int, base: String, _ order: FileKeyOrder, canonical: [String]) {
-        guard errors.count - start > 1 else { return }
-        func rank(_ error: MappingError) -> Int {
-            guard error.path.hasPrefix(base) else { return -1 }
-            let rest = error.path.dropFirst(base.count).drop { $0 == " " || $0 == "." }
-            let key = String(rest.prefix { $0 != " " && $0 != "." && $0 != "[" })
-            return key.isEmpty ? -1 : order.rank(of: key, canonical: canonical)
-        }
-        let ranked = errors[start...].enumerated().map { (rank: rank($1), index: $0, error: $1) }
-            .sorted { ($0.rank, $0.index) < ($1.rank, $1.index) }
-        errors.replaceSubrange(start..., with: ranked.map(\.error))
+        errors.sortByKey(from: start, under: base) { key in key.isEmpty ? -1 : order.rank(of: key, canonical: canonical) }
     }
 
     mutating func entity(_ name: String?, in model: ObjectModel, _ path: String, _ side: String) -> EntityDescription? {
@@ -396,13 +387,13 @@ struct MappingCompiler {
     }
 
     func variableProblems(_ expression: FormatExpression, _ text: String, allowed: [String]) -> [ExpressionError] {
-        let local = ExpressionWalk.localVariables(expression)
+        let local = expression.localVariables
         let isSourceExpression = allowed.count < Self.variables.count
         let what = isSourceExpression ? "a sourceExpression" : "a property mapping"
         let list = Self.list(allowed.map { "$" + $0 })
         var reported = Set<String>()
         var found: [ExpressionError] = []
-        ExpressionWalk.visit(expression) { e in
+        expression.forEachSubexpression { e in
             guard case .variable(let name) = e.kind, !allowed.contains(name), !local.contains(name), reported.insert(name).inserted else { return }
             let message: String
             if isSourceExpression, Self.variables.contains(name) {
@@ -425,8 +416,8 @@ struct MappingCompiler {
     /// FUNCTION selectors that nothing registered, with the nearest registered one.
     func selectorProblems(_ expression: FormatExpression, _ text: String) -> [ExpressionError] {
         var found: [ExpressionError] = []
-        ExpressionWalk.visit(expression) { e in
-            guard case .functionCall(_, let selectorExpression, _) = e.kind, let selector = ExpressionWalk.constantString(selectorExpression),
+        expression.forEachSubexpression { e in
+            guard case .functionCall(_, let selectorExpression, _) = e.kind, let selector = selectorExpression.constantString,
                 policies.functions.implementations(of: selector).isEmpty
             else { return }
             let colons = selector.filter { $0 == ":" }.count
@@ -446,7 +437,7 @@ struct MappingCompiler {
     func keyPathProblems(_ expression: FormatExpression, _ text: String,
                                  sourceEntity: EntityDescription?, destinationEntity: EntityDescription?) -> [ExpressionError] {
         var found: [ExpressionError] = []
-        ExpressionWalk.visit(expression) { e in
+        expression.forEachSubexpression { e in
             guard case .keyPath(let operand?, let path) = e.kind, case .variable(let name) = operand.kind else { return }
             let start: (ObjectModel, EntityDescription, String)?
             switch name {
@@ -511,10 +502,10 @@ struct MappingCompiler {
                                      stageOneOf current: Int?) -> [ExpressionError] {
         var found: [ExpressionError] = []
         let names = mapping.entityMappings.map(\.name)
-        ExpressionWalk.visit(expression) { e in
+        expression.forEachSubexpression { e in
             guard case .functionCall(_, let selector, let arguments) = e.kind,
-                let s = ExpressionWalk.constantString(selector), Self.lookupSelectors.contains(s),
-                let first = arguments.first, let name = ExpressionWalk.constantString(first)
+                let s = selector.constantString, Self.lookupSelectors.contains(s),
+                let first = arguments.first, let name = first.constantString
             else { return }
             guard let named = mapping.entityMapping(named: name) else {
                 let hint = Suggestion.closest(to: name, among: names).map { "; did you mean '\($0)'?" } ?? "; the file has \(names.joined(separator: ", "))"

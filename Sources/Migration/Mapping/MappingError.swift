@@ -107,13 +107,10 @@ public struct MappingError: Error, Hashable, Sendable, CustomStringConvertible {
 }
 
 /// Every problem found in a mapping file (or a set of them), in file order.
-public struct MappingErrors: Error, Hashable, Sendable, CustomStringConvertible {
-    public var errors: [MappingError]
+public typealias MappingErrors = ErrorList<MappingError>
 
-    public init(_ errors: [MappingError]) { self.errors = errors }
-
-    public var description: String { errors.map(\.description).joined(separator: "\n") }
-
+extension ErrorList where Element == MappingError {
+    /// As a terminal shows them: each with its caret line (``MappingError/rendered(caret:)``).
     public func rendered(caret: Bool = true) -> String {
         errors.map { $0.rendered(caret: caret) }.joined(separator: "\n")
     }
@@ -127,5 +124,22 @@ enum MappingPath {
 
     static func property(_ index: Int, _ name: String?, _ group: String, _ property: String) -> String {
         "\(entityMapping(index, name)) .\(group).\(property)"
+    }
+}
+
+extension [MappingError] {
+    /// Sorts the errors from `start` on, keeping their order among equals, by the rank of
+    /// the key that follows `base` in their paths (`""` for errors about the object at
+    /// `base` itself; errors elsewhere rank -1): problems in the order of the file's keys.
+    mutating func sortByKey(from start: Int, under base: String, rank: (String) -> Int) {
+        guard count - start > 1 else { return }
+        func rankOf(_ error: MappingError) -> Int {
+            guard error.path.hasPrefix(base) else { return -1 }
+            let rest = error.path.dropFirst(base.count).drop { $0 == " " || $0 == "." }
+            return rank(String(rest.prefix { $0 != " " && $0 != "." && $0 != "[" }))
+        }
+        let ranked = self[start...].enumerated().map { (rank: rankOf($1), index: $0, error: $1) }
+            .sorted { ($0.rank, $0.index) < ($1.rank, $1.index) }
+        replaceSubrange(start..., with: ranked.map(\.error))
     }
 }

@@ -111,16 +111,7 @@ private struct MappingJSONReader {
     /// about the object as a whole stand at `wholeObjectKey`'s place; errors about keys
     /// it lacks come first.
     mutating func orderByKeys(since start: Int, base: String, keys: [String], wholeObjectKey: String? = nil) {
-        func rank(_ error: MappingError) -> Int {
-            guard error.path.hasPrefix(base) else { return -1 }
-            let rest = error.path.dropFirst(base.count).drop { $0 == " " || $0 == "." }
-            let key = String(rest.prefix { $0 != " " && $0 != "." && $0 != "[" })
-            return keys.firstIndex(of: key.isEmpty ? wholeObjectKey ?? "" : key) ?? -1
-        }
-        guard errors.count - start > 1 else { return }
-        let ranked = errors[start...].enumerated().map { (rank: rank($1), index: $0, error: $1) }
-            .sorted { ($0.rank, $0.index) < ($1.rank, $1.index) }
-        errors.replaceSubrange(start..., with: ranked.map(\.error))
+        errors.sortByKey(from: start, under: base) { key in keys.firstIndex(of: key.isEmpty ? wholeObjectKey ?? "" : key) ?? -1 }
     }
 
     /// The members of an object, after reporting its unknown keys (with the nearest known
@@ -346,36 +337,5 @@ private struct MappingJSONReader {
             }
         }
         return result
-    }
-}
-
-/// The closest of a few names to a misspelt one, for "did you mean" hints.
-enum Suggestion {
-    static func closest(to word: String, among candidates: some Sequence<String>) -> String? {
-        let lowered = word.lowercased()
-        var best: (String, Int)?
-        for candidate in candidates {
-            let distance = editDistance(lowered, candidate.lowercased())
-            if distance <= max(1, min(3, candidate.count / 3)), distance < (best?.1 ?? .max) { best = (candidate, distance) }
-        }
-        return best?.0
-    }
-
-    /// The optimal string alignment distance: insertions, deletions, substitutions and
-    /// swaps of two neighbours (`emial` → `email`) each count one.
-    static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
-        if a.isEmpty { return b.count }
-        if b.isEmpty { return a.count }
-        var d = Array(repeating: Array(repeating: 0, count: b.count + 1), count: a.count + 1)
-        for i in 0...a.count { d[i][0] = i }
-        for j in 0...b.count { d[0][j] = j }
-        for i in 1...a.count {
-            for j in 1...b.count {
-                d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] { d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1) }
-            }
-        }
-        return d[a.count][b.count]
     }
 }

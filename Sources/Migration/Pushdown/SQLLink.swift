@@ -185,9 +185,9 @@ struct SQLLink {
     /// argument also as `FUNCTION($source, "valueForKey:", "<relationship>")`.
     static func lookup(_ expression: FormatExpression) -> (lookup: String, argument: String, relationship: String)? {
         guard case .functionCall(let target, let selector, let arguments) = expression.kind, arguments.count == 2,
-            case .variable("manager") = target.kind, let lookup = ExpressionWalk.constantString(selector),
+            case .variable("manager") = target.kind, let lookup = selector.constantString,
             lookup == "destinationInstancesForEntityMappingNamed:sourceInstances:" || lookup == MappingInference.relationshipLookup,
-            let argument = ExpressionWalk.constantString(arguments[0]),
+            let argument = arguments[0].constantString,
             let relationship = EntityMappingRunner.copiedAttribute(arguments[1])
         else { return nil }
         return (lookup, argument, relationship)

@@ -235,7 +235,7 @@ extension SQLMappingPlan {
     /// otherwise.
     static func attributesRead(by predicate: FormatPredicate, among attributes: Set<String>) -> [String]? {
         var reads: [String] = [], other = false
-        ExpressionWalk.visit(predicate) { e in
+        predicate.forEachSubexpression { e in
             switch e.kind {
             case .keyPath(let operand, let path):
                 switch operand?.kind {
@@ -261,8 +261,8 @@ extension SQLMappingPlan {
     /// the form inferred mappings give an attribute that becomes required.
     static func nonNilOrDefault(_ expression: FormatExpression) -> String? {
         guard case .functionCall(let target, let selector, let arguments) = expression.kind, arguments.count == 3,
-            case .variable("entityPolicy") = target.kind, ExpressionWalk.constantString(selector) == MappingInference.nonNilOrDefault,
-            let name = ExpressionWalk.constantString(arguments[0]),
+            case .variable("entityPolicy") = target.kind, selector.constantString == MappingInference.nonNilOrDefault,
+            let name = arguments[0].constantString,
             case .variable("source") = arguments[1].kind, case .variable("destination") = arguments[2].kind
         else { return nil }
         return name

@@ -247,11 +247,11 @@ struct SQLTranslator {
     private mutating func stringFunction(_ target: FormatExpression, _ selector: FormatExpression, _ arguments: [FormatExpression],
                                          _ expression: FormatExpression) throws(Refusal) -> SQLTerm {
         let refusal = Refusal("\(Self.describe(expression)) is evaluated by the interpreter")
-        guard let name = ExpressionWalk.constantString(selector) else { throw refusal }
+        guard let name = selector.constantString else { throw refusal }
         // count of componentsSeparatedByString: — the separators plus one.
         if name == "count", arguments.isEmpty, case .functionCall(let inner, let split, let splitArguments) = target.kind,
-            ExpressionWalk.constantString(split) == "componentsSeparatedByString:", splitArguments.count == 1,
-            let separator = ExpressionWalk.constantString(splitArguments[0]), !separator.isEmpty,
+            split.constantString == "componentsSeparatedByString:", splitArguments.count == 1,
+            let separator = splitArguments[0].constantString, !separator.isEmpty,
             separator.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F })
         {
             let x = try plainText(inner, refusal)
@@ -384,7 +384,7 @@ struct SQLTranslator {
             return "the key path \(path.joined(separator: "."))"
         case .variable(let name): return "$\(name)"
         case .function(let selector, _): return "the function \(selector)"
-        case .functionCall(_, let selector, _): return "FUNCTION(…, \(ExpressionWalk.constantString(selector).map { "'\($0)'" } ?? "…"))"
+        case .functionCall(_, let selector, _): return "FUNCTION(…, \(selector.constantString.map { "'\($0)'" } ?? "…"))"
         case .ternary: return "TERNARY"
         case .cast: return "CAST"
         case .subquery: return "SUBQUERY"

@@ -151,10 +151,4 @@ public struct ModelError: Error, Hashable, Sendable, CustomStringConvertible {
 }
 
 /// All the problems found in a model, in the order found.
-public struct ModelErrors: Error, Hashable, Sendable, CustomStringConvertible {
-    public var errors: [ModelError]
-
-    public init(_ errors: [ModelError]) { self.errors = errors }
-
-    public var description: String { errors.map(\.description).joined(separator: "\n") }
-}
+public typealias ModelErrors = ErrorList<ModelError>

@@ -166,21 +166,7 @@ public struct EvalCommand: ParsableCommand {
     /// failed, 2 for invalid input, including usage errors (which argument-parser would
     /// end with 64). `--help` prints to standard output and exits 0.
     public static func main(_ arguments: [String]? = nil) -> Never {
-        do {
-            var command = try parseAsRoot(arguments)
-            try command.run()
-            Foundation.exit(ExitStatus.success.rawValue)
-        } catch let code as ExitCode {
-            Foundation.exit(code.rawValue)
-        } catch {
-            let message = fullMessage(for: error)
-            if exitCode(for: error) == .success {
-                FileHandle.standardOutput.write(Data((message + "\n").utf8))
-                Foundation.exit(ExitStatus.success.rawValue)
-            }
-            FileHandle.standardError.write(Data((message + "\n").utf8))
-            Foundation.exit(ExitStatus.badInput.rawValue)
-        }
+        runAndExit(arguments)
     }
 }
 

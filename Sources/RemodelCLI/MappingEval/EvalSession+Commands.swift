@@ -378,23 +378,7 @@ extension EvalSession {
 
     /// The command closest to a misspelt `name`, if one is close.
     static func suggestion(for name: String) -> String? {
-        let candidates = commands.flatMap(\.names).filter { $0.count > 1 }
-        let scored = candidates.map { ($0, editDistance(name, $0)) }.min { $0.1 < $1.1 }
-        guard let (best, distance) = scored, distance <= max(1, best.count / 3) else { return nil }
-        return best
-    }
-
-    private static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
-        var previous = Array(0...b.count)
-        for i in 1...max(1, a.count) where !a.isEmpty {
-            var current = [i] + Array(repeating: 0, count: b.count)
-            for j in 1...max(1, b.count) where !b.isEmpty {
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-            }
-            previous = current
-        }
-        return a.isEmpty ? b.count : previous[b.count]
+        Suggestion.closest(to: name, among: commands.flatMap(\.names).filter { $0.count > 1 })
     }
 
     // MARK: - Timing

@@ -65,22 +65,9 @@ public struct MigrateCommand: ParsableCommand {
     /// errors (which argument-parser would end with 64). `--help` exits 0.
     public static func main(environment: MigrateEnvironment, arguments: [String]? = nil) -> Never {
         MigrateEnvironment.current = environment
-        do {
-            var command = try parseAsRoot(arguments)
-            try command.run()
-            Foundation.exit(ExitStatus.success.rawValue)
-        } catch let code as ExitCode {
-            Foundation.exit(code.rawValue)
-        } catch {
-            let message = fullMessage(for: error)
-            if exitCode(for: error) == .success {
-                FileHandle.standardOutput.write(Data((message + "\n").utf8))
-                Foundation.exit(ExitStatus.success.rawValue)
-            }
-            // Usage errors in the tool's own style, `mapping-migrate: <message>`, then the usage.
-            let styled = message.hasPrefix("Error: ") ? "\(environment.commandName): " + message.dropFirst("Error: ".count) : message
-            FileHandle.standardError.write(Data((styled + "\n").utf8))
-            Foundation.exit(ExitStatus.badInput.rawValue)
+        // Usage errors in the tool's own style, `mapping-migrate: <message>`, then the usage.
+        runAndExit(arguments) { message in
+            message.hasPrefix("Error: ") ? "\(environment.commandName): " + message.dropFirst("Error: ".count) : message
         }
     }
 }
