@@ -170,4 +170,26 @@ import Testing
             #expect(error.errors.map(\.kind) == [.unreadable])
         }
     }
+
+    /// Invalid JSON on a long line (a minified file) is quoted in a window around the
+    /// column, as long expressions are: one caret renderer for every error.
+    @Test func invalidJSONOnALongLineIsQuotedInAWindow() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.url.appendingPathComponent("long.mapping.json")
+        let padding = String(repeating: " ", count: 5_000)
+        try Data(#"{"sourceModel": "A",\#(padding) "destinationModel": "B",, "entityMappings": []}"#.utf8).write(to: url)
+        do {
+            _ = try MappingModel.load(contentsOf: url)
+            Issue.record("invalid JSON loaded")
+        } catch {
+            let lines = error.rendered().split(separator: "\n", omittingEmptySubsequences: false)
+            #expect(lines.count == 3)
+            #expect(lines[1].count < 200 && lines[1].contains(#""destinationModel": "B",,"#) && lines[1].hasPrefix("  …"))
+            let caret = try #require(lines[2].firstIndex(of: "^"))
+            let quoted = lines[1]
+            let comma = try #require(quoted.range(of: ",,")?.upperBound)
+            #expect(lines[2].distance(from: lines[2].startIndex, to: caret) == quoted.distance(from: quoted.startIndex, to: comma) - 1)
+        }
+    }
 }
+

@@ -103,21 +103,28 @@ public struct ExpressionError: Error, Hashable, Sendable, CustomStringConvertibl
         let lineStartOffset = lines[..<(location.line - 1)].reduce(0) { $0 + $1.count + 1 }
         let width = max(1, min(range.upperBound, lineStartOffset + line.utf8.count) - range.lowerBound)
         let underlined = String(decoding: line.utf8.dropFirst(range.lowerBound - lineStartOffset).prefix(width), as: UTF8.self)
-        var marks = max(1, underlined.count)
-        // A long line is quoted in a window around the column, marked with … where cut.
+        return text + Self.caretLines(line, column: location.column, marks: underlined.count)
+    }
+
+    /// The two lines that every error pointing into text ends with: `line` (in a window
+    /// around the column when it is long, marked with … where cut) and a caret under the
+    /// 1-based character `column`, with `~` under the rest of the `marks` characters.
+    ///
+    ///     "\n  $source.pricee * 1.03\n          ^~~~~~"
+    public static func caretLines(_ line: String, column: Int, marks: Int = 1) -> String {
+        var marks = max(1, marks)
         let characters = Array(line)
-        let caretAt = min(location.column - 1, characters.count)
+        let caretAt = max(0, min(column - 1, characters.count))
         var start = 0, end = characters.count
-        if characters.count > Self.quotedLineLimit {
-            start = max(0, min(caretAt - Self.quotedWindow / 2, characters.count - Self.quotedWindow))
-            end = min(characters.count, start + Self.quotedWindow)
+        if characters.count > quotedLineLimit {
+            start = max(0, min(caretAt - quotedWindow / 2, characters.count - quotedWindow))
+            end = min(characters.count, start + quotedWindow)
             marks = min(marks, max(1, end - caretAt))
         }
         let shown = (start > 0 ? "…" : "") + String(characters[start..<end]) + (end < characters.count ? "…" : "")
         // Tabs before the caret stay tabs, so that the caret lines up with the text.
         let indent = (start > 0 ? " " : "") + String(characters[start..<caretAt].map { $0 == "\t" ? Character("\t") : Character(" ") })
-        text += "\n  " + shown + "\n  " + indent + "^" + String(repeating: "~", count: marks - 1)
-        return text
+        return "\n  " + shown + "\n  " + indent + "^" + String(repeating: "~", count: marks - 1)
     }
 
     /// The longest line ``rendered(label:caret:)`` quotes whole; a longer one is quoted in

@@ -98,8 +98,7 @@ public struct MappingError: Error, Hashable, Sendable, CustomStringConvertible {
     /// the file) with a caret under the offending text.
     public func rendered(caret: Bool = true) -> String {
         if caret, let textLocation {
-            let indent = String(textLocation.lineText.prefix(textLocation.column - 1).map { $0 == "\t" ? Character("\t") : Character(" ") })
-            return description + "\n  " + textLocation.lineText + "\n  " + indent + "^"
+            return description + ExpressionError.caretLines(textLocation.lineText, column: textLocation.column)
         }
         guard let expressionError, caret, expressionError.range != nil else { return description }
         return expressionError.rendered(label: label.isEmpty ? nil : label, caret: true)
