@@ -304,6 +304,8 @@ import Testing
         // source, interpreted.
         #expect(steps[1]["entityMappings"]?.arrayValue?.map { [$0["instancesAsSQL"], $0["relationshipsAsSQL"]] } == [[true, true], [true, true]])
         #expect(steps[2]["entityMappings"]?.arrayValue?.first?["instancesReason"] == "the mapping has no source entity")
+        #expect(steps[2]["entityMappings"]?.arrayValue?.first?["interpretedAs"] == "rows (the mapping has no source rows to read)")
+        #expect(steps[1]["entityMappings"]?.arrayValue?.first?["interpretedAs"] == nil)
         #expect(try Self.dump(scratch.store, version: "Notes4") == Self.notes4)
 
         // A dry run's steps carry the entities after them, with samples.

@@ -284,6 +284,30 @@ import Testing
         }
     }
 
+    /// How an interpreted stage 1 runs, chosen once per entity mapping, with why not faster.
+    @Test func eachMappingSaysHowItsStageOneRan() throws {
+        let directory = try TemporaryDirectory()
+        var policies = PolicyRegistry()
+        policies.register("Recording") { RecordingPolicy(Log()) }
+        let m = try Self.shopMapping("""
+            [{"name": "CustomerToCustomer", "type": "transform", "sourceEntity": "Customer", "destinationEntity": "Customer",
+              "attributeMappings": {"fullName": "$source.name"}},
+             {"name": "TagToTag", "type": "copy", "sourceEntity": "Tag", "destinationEntity": "Tag", "policy": "Recording"},
+             {"name": "OrderToOrder", "type": "transform", "sourceEntity": "Order", "destinationEntity": "Order",
+              "attributeMappings": {"total": "FUNCTION($manager, 'destinationInstancesForEntityMappingNamed:sourceInstances:', 'CustomerToCustomer', $source.customer).@count"}}]
+            """)
+        let source = directory.path("shop.sqlite"), destination = directory.path("shop-2.sqlite")
+        try seededStore(at: source, model: Self.shop1, seed: Self.seed)
+        let manager = try MigrationManager(mapping: m, source: Self.shop1, destination: Self.shop2, policies: policies,
+                                           options: MigrationOptions(pushdown: false))
+        let report = try manager.migrateStore(from: source, to: destination)
+        #expect(report.entityMappings.map { $0.execution?.interpretedAs } == [
+            "row copy",
+            "objects (the policy Recording has its own hooks)",
+            "rows (the source expression or an attribute mapping needs source objects)",
+        ])
+    }
+
     @Test func hooksRunInCoreDatasOrder() throws {
         let directory = try TemporaryDirectory()
         let log = Log()

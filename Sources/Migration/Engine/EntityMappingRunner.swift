@@ -24,11 +24,9 @@ final class EntityMappingRunner {
     /// Per attribute mapping: the destination attribute.
     private let destinationAttributes: [AttributeKey?]
     private let relationshipObjects: [Value]
-    /// The default policy's fast path, when it applies (see ``createRow(for:with:)``).
-    private let rows: RowInserter?
-    /// Its faster form, reading source rows without objects, when that applies too (see
-    /// ``RowCopy``).
-    private let rowCopy: RowCopy?
+    /// How an interpreted stage 1 makes the instances, and why not faster.
+    private let strategy: InstanceStrategy
+    let strategyReason: String?
     /// The source instance being worked on, for errors.
     var currentSource: ObjectID?
     /// The mapping as SQL, when it can run so (``MigrationManager`` plans it before stage 1).
@@ -75,17 +73,13 @@ final class EntityMappingRunner {
             prepared.destinationEntity.flatMap { try? destination.attributeKey(property.mapping.name, of: $0.name) }
         }
         relationshipObjects = prepared.relationships.map { .object(ObjectReference(PropertyMappingObject($0.mapping))) }
-        let readsDestination = prepared.attributes.contains { $0.expression.expression.variableNames.contains("destination") }
-        if policy is DefaultMigrationPolicy, !readsDestination, let entity = prepared.destinationEntity,
-            !destinationAttributes.contains(where: { $0 == nil })
-        {
-            rows = try? destination.makeRowInserter(for: entity.name)
-        } else {
-            rows = nil
-        }
-        rowCopy = rows == nil ? nil : RowCopy(prepared, copiedAttributes: copiedAttributes.map { $0?.name },
-                                              destinationAttributes: destinationAttributes.map { $0! }, source: source)
+        (strategy, strategyReason) = InstanceStrategy.choose(prepared, policy: policy, copiedAttributes: copiedAttributes,
+                                                             destinationAttributes: destinationAttributes, source: source,
+                                                             destination: destination)
     }
+
+    /// How an interpreted stage 1 runs: `row copy`, `rows` or `objects`, and why not faster.
+    var interpretedAs: String { strategy.name + (strategyReason.map { " (\($0))" } ?? "") }
 
     /// The attribute an expression copies when it is nothing but `$source.name` or
     /// `FUNCTION($source, "valueForKey:", "name")`.
@@ -148,8 +142,9 @@ final class EntityMappingRunner {
         switch prepared.source {
         case .none:
             break
-        case .fetch where rowCopy != nil && self.rows != nil && !manager.sourceContext.hasChanges:
-            try copyRows(rowCopy!, with: self.rows!, progress: progress)
+        case .fetch where strategy.rowCopy != nil && !manager.sourceContext.hasChanges:
+            let (copy, inserter) = strategy.rowCopy!
+            try copyRows(copy, with: inserter, progress: progress)
         case .fetch(let request):
             let total: Int
             let cursor: FetchCursor
@@ -201,8 +196,8 @@ final class EntityMappingRunner {
     private func createDestinationInstances(for source: ManagedObject) throws(MigrationError) {
         currentSource = source.objectID
         report.sourceInstances += 1
-        if let rows {
-            try createRow(for: source, with: rows)
+        if let inserter = strategy.inserter {
+            try createRow(for: source, with: inserter)
             try manager.checkCancelled()
         } else {
             try hook("createDestinationInstances") {
@@ -351,7 +346,7 @@ final class EntityMappingRunner {
     func createAllRelationships(associations count: Int, destination: (Int) -> (entity: String, key: Int64),
                                 progress: (Int, Int?, Double) -> Void) throws(MigrationError) {
         // The default policy without relationship mappings does nothing per instance.
-        let trivial = policy is DefaultMigrationPolicy && prepared.relationships.isEmpty
+        let trivial = policy.isDefault && prepared.relationships.isEmpty
         if !trivial, try !createRelationshipsAsSQL() {
             // Objects linked here may change what a link written by SQL wrote.
             if count > 0 { manager.sqlLinksWritten.removeAll() }

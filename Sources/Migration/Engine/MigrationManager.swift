@@ -101,7 +101,7 @@ public final class MigrationManager: KeyValueCoding {
         let prepared = compiler.prepare().entityMappings
         let plans = options.pushdown
             ? SQLMappingPlan.plans(prepared, usesDefaultPolicy: { p in
-                (p.mapping.policy.flatMap { policies.makePolicy($0) } ?? DefaultMigrationPolicy()) is DefaultMigrationPolicy
+                (p.mapping.policy.flatMap { policies.makePolicy($0) } ?? DefaultMigrationPolicy()).isDefault
             }, source: StoreLayout(model: source), destination: StoreLayout(model: destination))
             : [:]
         let byName = Dictionary(prepared.map { ($0.mapping.name, $0) }, uniquingKeysWith: { a, _ in a })
@@ -152,11 +152,7 @@ public final class MigrationManager: KeyValueCoding {
         let source: Store
         do {
             source = try Store.open(at: sourcePath, model: sourceModel, mode: .readOnly)
-            // Every read of the source in one read transaction: the run sees one snapshot
-            // of it, and SQLite does not take and drop its lock (fcntl and fstat calls)
-            // around each of stage 2's lookups, a fifth of a chain's time. Deferred: the
-            // first read takes the shared lock; the connection's close ends it.
-            try source.database.execute("BEGIN")
+            try source.beginReadSnapshot()
         } catch {
             throw MigrationError(.sourceStore, "cannot open the source store: \(error)", underlying: error)
         }
@@ -167,20 +163,13 @@ public final class MigrationManager: KeyValueCoding {
             throw MigrationError(.destinationStore, "cannot create the destination store: \(error)", underlying: error)
         }
         do {
-            // The destination is a new file that is thrown away on failure: no journal,
-            // no syncing until the end.
-            try destination.database.execute("PRAGMA journal_mode = OFF")
-            try destination.database.execute("PRAGMA synchronous = OFF")
-            try destination.database.execute("PRAGMA cache_size = -16384")
-            // Nobody else has the new file: keep its lock instead of taking and dropping
-            // it around every read of stage 2 (fcntl and fstat calls each time).
-            try destination.database.execute("PRAGMA locking_mode = EXCLUSIVE")
+            // The destination is a new file that is thrown away on failure.
+            try destination.beginScratchWrites()
             try run(source: source, destination: destination)
             // What Core Data writes for the new version, and what the source store kept:
             // its UUID and its other entries (an app's own keys).
             try destination.setMetadata(StoreMetadata(model: destinationModel, carrying: source.metadata))
-            try destination.database.execute("PRAGMA journal_mode = DELETE")
-            try destination.database.execute("PRAGMA synchronous = FULL")
+            try destination.endScratchWrites()
         } catch {
             contexts = nil
             runners = []

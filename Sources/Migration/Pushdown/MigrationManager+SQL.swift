@@ -9,12 +9,13 @@ extension MigrationManager {
     /// attaches the source to the destination's connection as `src`.
     func planSQL(source: Store, destination: Store) throws(MigrationError) {
         let plans = options.pushdown
-            ? SQLMappingPlan.plans(prepared.entityMappings, usesDefaultPolicy: { self.runners[$0.index].policy is DefaultMigrationPolicy },
+            ? SQLMappingPlan.plans(prepared.entityMappings, usesDefaultPolicy: { self.runners[$0.index].policy.isDefault },
                                    source: source.layout, destination: destination.layout)
             : [:]
         for runner in runners {
             if case .success(let plan)? = plans[runner.index] { runner.sqlPlan = plan }
             runner.execution = Self.execution(of: plans[runner.index])
+            runner.execution.interpretedAs = runner.interpretedAs
         }
         stage1Order = Array(runners.indices)
         guard runners.contains(where: { $0.sqlPlan != nil }) else { return }
@@ -27,7 +28,7 @@ extension MigrationManager {
         // holding keys to its objects.
         prelinks = [:]
         let linksBySQL = runners.allSatisfy { runner in
-            guard runner.policy is DefaultMigrationPolicy else { return false }
+            guard runner.policy.isDefault else { return false }
             if runner.prepared.relationships.isEmpty { return true }
             if case .success? = runner.sqlPlan?.links { return true }
             return false

@@ -28,6 +28,9 @@ public struct MappingExecution: Sendable, Hashable, CustomStringConvertible {
     /// evaluated attribute mapping and row; a TERNARY SQL decides asks only for the rows
     /// it cannot decide).
     public var evaluations = 0
+    /// After a run whose stage 1 was interpreted: how (`row copy`, `rows` or `objects`),
+    /// and why not faster (docs/engine.md, "How stage 1 runs").
+    public var interpretedAs: String?
 
     public init(instancesAsSQL: Bool, instancesReason: String? = nil, relationshipsAsSQL: Bool,
                 relationshipsReason: String? = nil, checks: [String] = []) {

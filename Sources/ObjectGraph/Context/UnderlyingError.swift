@@ -7,6 +7,7 @@ public indirect enum UnderlyingError: Hashable, Sendable, CustomStringConvertibl
     case sqlite(SQLiteError)
     case expression(ExpressionError)
     case context(ContextError)
+    case store(StoreError)
 
     /// The kinds of error that are kept; nil for others (their text is in the message).
     public init?(_ error: any Error) {
@@ -14,6 +15,7 @@ public indirect enum UnderlyingError: Hashable, Sendable, CustomStringConvertibl
         case let error as SQLiteError: self = .sqlite(error)
         case let error as ExpressionError: self = .expression(error)
         case let error as ContextError: self = .context(error)
+        case let error as StoreError: self = .store(error)
         default: return nil
         }
     }
@@ -23,6 +25,7 @@ public indirect enum UnderlyingError: Hashable, Sendable, CustomStringConvertibl
         switch self {
         case .sqlite(let error): error
         case .context(let error): error.underlying?.sqlite
+        case .store(let error): error.underlying?.sqlite
         case .expression: nil
         }
     }
@@ -32,6 +35,7 @@ public indirect enum UnderlyingError: Hashable, Sendable, CustomStringConvertibl
         case .sqlite(let error): error.description
         case .expression(let error): error.description
         case .context(let error): error.description
+        case .store(let error): error.description
         }
     }
 }

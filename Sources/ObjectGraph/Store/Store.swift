@@ -129,9 +129,10 @@ public final class Store {
         do {
             return try body()
         } catch let error as SQLiteError where error.code == 26 {  // SQLITE_NOTADB
-            throw StoreError(.notAStore, "not a Core Data store: it is not a SQLite database file", path: path)
+            throw StoreError(.notAStore, "not a Core Data store: it is not a SQLite database file", path: path, underlying: error)
         } catch let error as SQLiteError where error.code & 0xFF == 11 {  // SQLITE_CORRUPT
-            throw StoreError(.notAStore, "the file is damaged or truncated: SQLite cannot read it (database disk image is malformed)", path: path)
+            throw StoreError(.notAStore, "the file is damaged or truncated: SQLite cannot read it (database disk image is malformed)", path: path,
+                             underlying: error)
         } catch let error as SQLiteError {
             throw StoreError(error, path: path)
         } catch let error as StoreError {

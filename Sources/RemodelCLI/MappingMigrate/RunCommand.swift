@@ -264,6 +264,7 @@ struct RunCommand: ParsableCommand {
                     object["instancesAsSQL"] = .bool(execution.instancesAsSQL)
                     object["relationshipsAsSQL"] = .bool(execution.relationshipsAsSQL)
                     if let reason = execution.instancesReason { object["instancesReason"] = .string(reason) }
+                    if !execution.instancesAsSQL, let strategy = execution.interpretedAs { object["interpretedAs"] = .string(strategy) }
                     if let reason = execution.relationshipsReason { object["relationshipsReason"] = .string(reason) }
                     object["evaluations"] = .integer(Int64(execution.evaluations))
                 }
