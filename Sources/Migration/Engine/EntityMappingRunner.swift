@@ -123,16 +123,16 @@ final class EntityMappingRunner {
         } catch let error as ContextError {
             throw MigrationError(.value, error.description, underlying: error)
         } catch {
-            throw MigrationError(.policy, "\(policy.kindName).\(name) failed: \(error)", underlying: error)
+            throw MigrationError(.policy, "\(mapping.policy ?? policy.kindName).\(name) failed: \(error)", underlying: error)
         }
         try manager.checkCancelled()
     }
 
     /// Stage 1: begin, one `createDestinationInstances` per source instance, end.
     func createInstances(progress: (Int, Int?, Double) -> Void) throws(MigrationError) {
-        try hook("beginEntityMapping") { try policy.begin(mapping, manager: manager) }
+        try hook("begin(_:manager:)") { try policy.begin(mapping, manager: manager) }
         if let plan = sqlPlan, !manager.sourceContext.hasChanges, try createInstancesAsSQL(plan, progress: progress) {
-            try hook("endInstanceCreation") { try policy.endInstanceCreation(forMapping: mapping, manager: manager) }
+            try hook("endInstanceCreation(forMapping:manager:)") { try policy.endInstanceCreation(forMapping: mapping, manager: manager) }
             try manager.save()
             return
         }
@@ -189,7 +189,7 @@ final class EntityMappingRunner {
             }
         }
         currentSource = nil
-        try hook("endInstanceCreation") { try policy.endInstanceCreation(forMapping: mapping, manager: manager) }
+        try hook("endInstanceCreation(forMapping:manager:)") { try policy.endInstanceCreation(forMapping: mapping, manager: manager) }
         try manager.save()
     }
 
@@ -200,7 +200,7 @@ final class EntityMappingRunner {
             try createRow(for: source, with: inserter)
             try manager.checkCancelled()
         } else {
-            try hook("createDestinationInstances") {
+            try hook("createDestinationInstances(forSource:in:manager:)") {
                 try policy.createDestinationInstances(forSource: source, in: mapping, manager: manager)
             }
         }
@@ -232,10 +232,10 @@ final class EntityMappingRunner {
     }
 
     /// Stage 1 of the default policy when it can read rows instead of objects (see
-    /// ``RowCopy``): each source row's attributes are copied or evaluated with `$source`
+    /// ``RowCopyPlan``): each source row's attributes are copied or evaluated with `$source`
     /// bound to the row, straight into a new row, and associated by key. What it does not
     /// do (no hook, no destination object) nothing can observe.
-    private func copyRows(_ plan: RowCopy, with inserter: RowInserter, progress: (Int, Int?, Double) -> Void) throws(MigrationError) {
+    private func copyRows(_ plan: RowCopyPlan, with inserter: RowInserter, progress: (Int, Int?, Double) -> Void) throws(MigrationError) {
         let manager = self.manager  // one strong reference, not one per use of an unowned one
         let source = manager.sourceContext
         let reader: RowReader
@@ -308,7 +308,7 @@ final class EntityMappingRunner {
         }
     }
 
-    private func copyRow(_ plan: RowCopy, _ copier: RowCopier) throws(MigrationError) {
+    private func copyRow(_ plan: RowCopyPlan, _ copier: RowCopier) throws(MigrationError) {
         // The copies that cannot fail first, in one pass; the rest in the mappings' order,
         // so that the first failing mapping is the one reported.
         let allCopied = copier.copyStoredValues()
@@ -359,7 +359,7 @@ final class EntityMappingRunner {
                 } catch {
                     throw MigrationError(.destinationStore, "cannot read back \(entity)/\(key): \(error)", underlying: error)
                 }
-                try hook("createRelationships") { try policy.createRelationships(forDestination: object, in: mapping, manager: manager) }
+                try hook("createRelationships(forDestination:in:manager:)") { try policy.createRelationships(forDestination: object, in: mapping, manager: manager) }
                 try manager.saveIfNeeded()
                 if (position + 1) & 1023 == 0 {
                     progress(position + 1, count, Double(position + 1) / max(1e-9, (ContinuousClock.now - started).seconds))
@@ -367,7 +367,7 @@ final class EntityMappingRunner {
             }
         }
         currentSource = nil
-        try hook("endRelationshipCreation") { try policy.endRelationshipCreation(forMapping: mapping, manager: manager) }
+        try hook("endRelationshipCreation(forMapping:manager:)") { try policy.endRelationshipCreation(forMapping: mapping, manager: manager) }
         try manager.save()
     }
 

@@ -6,9 +6,9 @@ import ObjectGraph
 /// interpreter uses this.)
 enum InstanceStrategy {
     /// Source rows read without objects, each attribute copied column to column or
-    /// evaluated, destination rows written directly (``RowCopy``): the default policy,
+    /// evaluated, destination rows written directly (``RowCopyPlan``): the default policy,
     /// a plain fetch, expressions that read `$source`'s attributes only.
-    case rowCopy(RowCopy, RowInserter)
+    case rowCopy(RowCopyPlan, RowInserter)
     /// Source objects; destination rows written directly, with no destination objects:
     /// the default policy, and nothing reads `$destination`.
     case rows(RowInserter)
@@ -36,7 +36,7 @@ enum InstanceStrategy {
             return (.objects, "\(entity.name)'s rows cannot be written directly: \(error.message)")
         }
         guard prepared.sourceEntity != nil else { return (.rows(inserter), "the mapping has no source rows to read") }
-        guard let copy = RowCopy(prepared, copiedAttributes: copiedAttributes.map { $0?.name },
+        guard let copy = RowCopyPlan(prepared, copiedAttributes: copiedAttributes.map { $0?.name },
                                  destinationAttributes: destinationAttributes.map { $0! }, source: source)
         else {
             return (.rows(inserter), "the source expression or an attribute mapping needs source objects")
@@ -45,7 +45,7 @@ enum InstanceStrategy {
     }
 
     /// The row copy, when this is one.
-    var rowCopy: (RowCopy, RowInserter)? {
+    var rowCopy: (RowCopyPlan, RowInserter)? {
         if case .rowCopy(let copy, let inserter) = self { return (copy, inserter) }
         return nil
     }

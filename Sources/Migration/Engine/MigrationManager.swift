@@ -268,8 +268,8 @@ public final class MigrationManager: KeyValueCoding {
         for runner in runners {
             currentEntityMapping = runner.mapping
             try runner.stage { () throws(MigrationError) in
-                try runner.hook("performCustomValidation") { try runner.policy.performCustomValidation(forMapping: runner.mapping, manager: self) }
-                try runner.hook("endEntityMapping") { try runner.policy.end(runner.mapping, manager: self) }
+                try runner.hook("performCustomValidation(forMapping:manager:)") { try runner.policy.performCustomValidation(forMapping: runner.mapping, manager: self) }
+                try runner.hook("end(_:manager:)") { try runner.policy.end(runner.mapping, manager: self) }
                 try self.save()
             }
             done += 1

@@ -135,7 +135,7 @@ struct SQLMappingPlan {
         func evaluatedColumn(_ i: Int, _ attribute: AttributeDescription, _ refusal: Refusal,
                              undecidedOnly: Bool = false) throws(Refusal) -> String {
             let expression = prepared.attributes[i].expression.expression
-            guard let reads = RowCopy.sourceAttributesRead(by: expression, among: storedNames) else {
+            guard let reads = RowCopyPlan.sourceAttributesRead(by: expression, among: storedNames) else {
                 throw Refusal("'\(prepared.attributes[i].mapping.name)': \(refusal.reason)")
             }
             var unique: [String] = []

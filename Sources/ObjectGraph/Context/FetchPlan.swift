@@ -9,7 +9,7 @@ struct FetchPlan {
     let entityName: String
     let table: String
     let numbers: Set<Int>
-    let reader: TableReader
+    let reader: TableColumns
     /// What SQL knows of the predicate (``SQLNarrowing/always`` without one).
     let narrowing: SQLNarrowing
     /// The values of the narrowing's `?1`, `?2`, ….
@@ -26,7 +26,7 @@ struct FetchPlan {
         table = binding.layout.table
         let numbers = request.includesSubentities ? binding.layout.numbers : [binding.layout.number]
         self.numbers = Set(numbers)
-        reader = context.readers[table]!
+        reader = context.tableColumns[table]!
         let entityTest = "t0.Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))"
         self.entityTest = entityTest
         let compiler = ExpressionCompiler(functions: context.functions)

@@ -27,7 +27,7 @@ extension ObjectContext {
             if object.isDeleted { throw ContextError(.noSuchObject, "the object was deleted", object: id.description) }
             return object
         }
-        guard let reader = readers[id.table] else { throw ContextError(.noSuchObject, "no such table", object: id.description) }
+        guard let reader = tableColumns[id.table] else { throw ContextError(.noSuchObject, "no such table", object: id.description) }
         let statement: Statement
         let found: Bool
         do throws(SQLiteError) {
@@ -53,7 +53,7 @@ extension ObjectContext {
     /// leaves the attribute values in the row, where the object reads them while the
     /// statement stays on it: the caller must ``ManagedObject/detachFromRow()`` the
     /// object before the statement moves if anyone else may still hold it.
-    func makeObject(_ statement: Statement, _ reader: TableReader, reusing spare: ManagedObject? = nil,
+    func makeObject(_ statement: Statement, _ reader: TableColumns, reusing spare: ManagedObject? = nil,
                             onRow: Bool = false) throws(ContextError) -> ManagedObject {
         let key = statement.int64(at: 0)
         let number = statement.int64(at: 1)
@@ -113,7 +113,7 @@ extension ObjectContext {
     }
 
     /// The destination of the to-one relationship in `slot` in the current row.
-    func toOneDestination(_ statement: Statement, _ reader: TableReader, _ binding: EntityBinding, _ slot: Int) -> ObjectID? {
+    func toOneDestination(_ statement: Statement, _ reader: TableColumns, _ binding: EntityBinding, _ slot: Int) -> ObjectID? {
         let columns = binding.toOneColumns[slot]
         let index = reader.index[columns.key]!
         if statement.isNull(index) { return nil }

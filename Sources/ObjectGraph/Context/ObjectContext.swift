@@ -28,7 +28,7 @@ public final class ObjectContext {
     /// Whether any relationship is ordered (positions to assign at save).
     let hasOrderedRelationships: Bool
     /// What a fetch reads of each table, by table name.
-    let readers: [String: TableReader]
+    let tableColumns: [String: TableColumns]
 
     // The registry and the pending objects are asked about on every row a cursor reads,
     // and the pending objects and their byte count change on every insert and set; a
@@ -60,13 +60,13 @@ public final class ObjectContext {
         for binding in bindings.values { byNumber[binding.layout.number] = binding }
         self.bindingsByNumber = byNumber
         hasOrderedRelationships = store.model.entities.contains { $0.relationships.contains(where: \.isOrdered) }
-        var readers: [String: TableReader] = [:]
+        var tableColumns: [String: TableColumns] = [:]
         for table in store.layout.tables.values {
             let lazy = Set(bindings.values.filter { $0.layout.table == table.name }
                 .flatMap { b in b.lazySlots.map { b.attributeColumns[$0] } })
-            readers[table.name] = TableReader(table: table, lazyColumns: lazy)
+            tableColumns[table.name] = TableColumns(table: table, lazyColumns: lazy)
         }
-        self.readers = readers
+        self.tableColumns = tableColumns
         for binding in bindings.values { binding.context = self }
     }
 

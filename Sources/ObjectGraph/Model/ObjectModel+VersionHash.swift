@@ -3,9 +3,10 @@ import Foundation
 
 extension ObjectModel {
     /// Remodel's own version hash of each entity: SHA-256 of its canonical form
-    /// (``canonicalForm(of:)``). Stores Remodel writes carry these; stores written by Apple
-    /// are matched by schema. Apple's own hashes are ``appleVersionHashes``
-    /// (`ObjectModel+AppleVersionHash.swift`), not yet used to identify stores.
+    /// (``canonicalForm(of:)``). Stores written by earlier versions of Remodel carry these,
+    /// and are still identified by them once Apple's hashes (``appleVersionHashes``,
+    /// `ObjectModel+AppleVersionHash.swift`), which stores are identified and written with
+    /// now, match no version (docs/store-format.md).
     public var entityVersionHashes: [String: Data] {
         // Entities of one name (an invalid model) keep the first's hash, never a crash.
         Dictionary(entities.map { ($0.name, Data(SHA256.hash(data: Data(canonicalForm(of: $0).utf8)))) }) { first, _ in first }

@@ -14,7 +14,7 @@ import ObjectGraph
 /// functions take source objects, and `$source` itself (passed, compared, `self`) is one.
 /// The engine also needs the source context to have no unsaved changes (a reader sees
 /// the store as saved); it checks that when the mapping runs.
-final class RowCopy {
+final class RowCopyPlan {
     enum Step {
         /// Copy `index` of the copier, for attribute mapping `i`.
         case copy(index: Int, Int)

@@ -1,5 +1,5 @@
 /// The columns of one table that a fetch reads, and where each lands in a row.
-struct TableReader {
+struct TableColumns {
     let table: String
     let selectList: String
     let index: [String: Int32]
