@@ -85,19 +85,22 @@ let package = Package(
             path: "mappings/book-authors/book-migration"
         ),
 
+        // What the test targets share (repository paths, shared fixtures, temporary
+        // folders, a seeded generator).
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(
             name: "ExpressionLanguageTests",
-            dependencies: ["ExpressionLanguage"],
+            dependencies: ["ExpressionLanguage", "TestSupport"],
             // Case tables the tests read by path.
             exclude: ["Fixtures"]
         ),
-        .testTarget(name: "ObjectGraphTests", dependencies: ["ObjectGraph"]),
+        .testTarget(name: "ObjectGraphTests", dependencies: ["ObjectGraph", "TestSupport"]),
         .testTarget(
             name: "MigrationTests",
-            dependencies: ["Migration", "RemodelTesting", "BookMigrationPolicies", "PersonNamePolicies", "book-migration"],
+            dependencies: ["Migration", "RemodelTesting", "BookMigrationPolicies", "PersonNamePolicies", "book-migration", "TestSupport"],
             // Broken mapping files the checking tests read by path.
             exclude: ["Fixtures"]
         ),
-        .testTarget(name: "CLITests", dependencies: ["RemodelCLI", "mapping-eval", "mapping-migrate"]),
+        .testTarget(name: "CLITests", dependencies: ["RemodelCLI", "mapping-eval", "mapping-migrate", "TestSupport"]),
     ]
 )

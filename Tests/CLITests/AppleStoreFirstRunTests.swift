@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// What a new user sees pointing `mapping-migrate` at the store written by Apple's Core
 /// Data and its Xcode project (../shared/fixtures/coredata/objcio-bookmigration): the

@@ -1,6 +1,7 @@
 import Foundation
 import Remodel
 import Testing
+import TestSupport
 
 /// Four model versions of a notes store and a store of generated notes, for the
 /// crash-safety tests: what each version of the store must hold is worked out here from
@@ -258,17 +259,4 @@ struct ChainFixture {
                  "wordCount": "FUNCTION(FUNCTION($source.text, 'componentsSeparatedByString:', ' '), 'count')"}}]}
             """#),
     ]
-}
-
-/// A small, seedable generator (SplitMix64), so that a failing trial can be run again.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1334_9C4D
-        return z ^ (z >> 31)
-    }
 }

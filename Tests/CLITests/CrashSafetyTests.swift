@@ -6,6 +6,7 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+import TestSupport
 #endif
 
 /// `mapping-migrate run` killed with SIGKILL at random moments, stopped with SIGINT and

@@ -1,6 +1,7 @@
 import Foundation
 import RemodelCLI
 import Testing
+import TestSupport
 
 /// The examples of docs/mapping-eval.md and of `mapping-eval --help` run, and print what
 /// they show, so that they cannot rot.
@@ -36,7 +37,7 @@ import Testing
 
     /// The examples in the ```console blocks of docs/mapping-eval.md.
     static var guideExamples: [Example] {
-        let url = MappingEvalProcess.repositoryRoot.appendingPathComponent("docs/mapping-eval.md")
+        let url = Repository.root.appendingPathComponent("docs/mapping-eval.md")
         guard let text = try? String(contentsOf: url, encoding: .utf8) else { return [] }
         var blocks: [[Substring]] = []
         var current: [Substring]?
@@ -89,7 +90,7 @@ import Testing
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", command]
-        process.currentDirectoryURL = MappingEvalProcess.repositoryRoot
+        process.currentDirectoryURL = Repository.root
         var environment = ProcessInfo.processInfo.environment
         environment["PATH"] = executable.deletingLastPathComponent().path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
         environment["HOME"] = scratch.path

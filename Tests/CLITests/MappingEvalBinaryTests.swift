@@ -1,6 +1,7 @@
 import Foundation
 import RemodelCLI
 import Testing
+import TestSupport
 
 /// The `mapping-eval` executable end to end: one-shot evaluation and its exit statuses,
 /// piped input, usage errors.
@@ -243,7 +244,7 @@ import Testing
     }
 
     @Test func theExampleFileIsTheBuiltInExample() throws {
-        let file = MappingEvalProcess.repositoryRoot.appendingPathComponent("mappings/examples/person.json")
+        let file = Repository.root.appendingPathComponent("mappings/examples/person.json")
         #expect(try String(contentsOf: file, encoding: .utf8) == ExampleObject.json + "\n")
         #expect(try run("--object", file.path, "-e", "SELF") == run("--example", "-e", "SELF"))
     }

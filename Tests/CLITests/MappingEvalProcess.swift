@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Runs the built `mapping-eval` executable, as a user or a script would.
 struct MappingEvalProcess {
@@ -59,14 +60,4 @@ struct MappingEvalProcess {
             stdout: try String(contentsOf: files[1], encoding: .utf8),
             stderr: try String(contentsOf: files[2], encoding: .utf8))
     }
-
-    /// The repository's root (for mappings/examples).
-    static let repositoryRoot: URL = {
-        var directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        while directory.path != "/" {
-            if FileManager.default.fileExists(atPath: directory.appendingPathComponent("Package.swift").path) { return directory }
-            directory.deleteLastPathComponent()
-        }
-        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    }()
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Remodel
 import Testing
+import TestSupport
 
 /// `mapping-migrate` as a user runs it: the bundled example, exit statuses, messages.
 @Suite struct MappingMigrateBinaryTests {
@@ -10,7 +11,7 @@ import Testing
         var stderr: String
     }
 
-    static let root = MappingEvalProcess.repositoryRoot
+    static let root = Repository.root
 
     static let executable: URL? = MappingEvalProcess.executable.map {
         $0.deletingLastPathComponent().appendingPathComponent("mapping-migrate")

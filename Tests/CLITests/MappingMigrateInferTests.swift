@@ -1,11 +1,12 @@
 import Foundation
 import Remodel
 import Testing
+import TestSupport
 
 /// `mapping-migrate infer`, and steps without a mapping file, as a user runs them.
 @Suite struct MappingMigrateInferTests {
     /// The Library models and seed that the library's inference tests use.
-    static let libraryFolder = MappingEvalProcess.repositoryRoot.appendingPathComponent("Tests/MigrationTests/Fixtures/library")
+    static let libraryFolder = Repository.root.appendingPathComponent("Tests/MigrationTests/Fixtures/library")
     static func library(_ name: String) -> String {
         try! String(contentsOf: libraryFolder.appendingPathComponent(name), encoding: .utf8)
     }

@@ -1,6 +1,7 @@
 import Foundation
 import RemodelCLI
 import Testing
+import TestSupport
 
 /// `mapping-eval` with a store: `:open`, `:source`, `:self`, `{"$object": …}` in JSON, the
 /// `--store` options and `--jsonl`, against the store written by Apple's Core Data and

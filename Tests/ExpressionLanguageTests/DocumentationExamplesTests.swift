@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @testable import ExpressionLanguage
 
@@ -32,9 +33,7 @@ struct DocumentationExample: Sendable, Identifiable, CustomTestStringConvertible
 
     static let documents = ["language.md", "functions.md"]
 
-    static let docsDirectory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("docs")
+    static let docsDirectory = Repository.url("docs")
 
     /// Every example of every document, in order; a line that is not an example, or a
     /// missing document, becomes an example that fails with the reason.

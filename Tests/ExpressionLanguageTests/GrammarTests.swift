@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @testable import ExpressionLanguage
 
@@ -9,9 +10,7 @@ import Testing
 // Grammar/precedence.md and Grammar/tokens.md are checked against the lexer's and the
 // parser's tables.
 
-/// The repository, found from this file: Tests/ExpressionLanguageTests/GrammarTests.swift.
-private let repository = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+private let repository = Repository.root
 
 private func read(_ path: String) -> String {
     (try? String(contentsOf: repository.appendingPathComponent(path), encoding: .utf8)) ?? ""

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @testable import ExpressionLanguage
 
@@ -82,10 +83,10 @@ struct KeyedArchiveTests {
     /// Every prefix and many byte flips of real archives (compiled models and mapping
     /// models written by Xcode) read or fail with an error; none crashes.
     @Test func damagedRealArchivesNeverCrash() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/fixtures")
+        try SharedFixtures.require()
+        let root = SharedFixtures.root
         guard let enumerator = FileManager.default.enumerator(atPath: root.path) else {
-            try Test.cancel("needs ../shared/fixtures beside the repository (present in CI)")
+            try Test.cancel(SharedFixtures.missingMessage)
         }
         let archives = enumerator.compactMap { $0 as? String }.filter { $0.hasSuffix(".cdm") || $0.hasSuffix(".mom") }.sorted()
         try #require(!archives.isEmpty)

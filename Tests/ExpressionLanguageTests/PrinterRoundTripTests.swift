@@ -1,6 +1,7 @@
 import Foundation
 import OrderedCollections
 import Testing
+import TestSupport
 
 @testable import ExpressionLanguage
 

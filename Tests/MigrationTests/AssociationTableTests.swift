@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 
 @testable import Migration
 
@@ -51,16 +52,5 @@ import Testing
             pairs.append(((UInt16(source % 3 == 0 ? 2 : 0), source), (UInt16(i % 2), destination)))
         }
         Self.check(pairs)
-    }
-
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        init(seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 | 1 }
-        mutating func next() -> UInt64 {
-            state ^= state << 13
-            state ^= state >> 7
-            state ^= state << 17
-            return state
-        }
     }
 }

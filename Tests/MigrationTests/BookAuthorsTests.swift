@@ -3,6 +3,7 @@ import ExpressionLanguage
 import Foundation
 import ObjectGraph
 import Testing
+import TestSupport
 
 @testable import Migration
 
@@ -10,7 +11,7 @@ import Testing
 /// migrated Model1 → Model2 → Model3 with the article's policies in Swift.
 @Suite(.enabled(if: SharedFixtures.isAvailable, SharedFixtures.missingMessage))
 struct BookAuthorsTests {
-    static let folder = repositoryRoot.appendingPathComponent("mappings/book-authors")
+    static let folder = Repository.root.appendingPathComponent("mappings/book-authors")
     static let fixtureStore = SharedFixtures.bookMigration.appendingPathComponent("Model1.sqlite")
 
     static func migrator() throws -> StoreMigrator {
@@ -138,7 +139,7 @@ struct BookAuthorsTests {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
-        process.currentDirectoryURL = repositoryRoot
+        process.currentDirectoryURL = Repository.root
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
@@ -150,7 +151,7 @@ struct BookAuthorsTests {
     }
 
     static let executable: URL? = {
-        let candidates = [Bundle.main.executableURL?.deletingLastPathComponent(), repositoryRoot.appendingPathComponent(".build/debug")]
+        let candidates = [Bundle.main.executableURL?.deletingLastPathComponent(), Repository.root.appendingPathComponent(".build/debug")]
         return candidates.compactMap { $0?.appendingPathComponent("book-migration") }
             .first { FileManager.default.isExecutableFile(atPath: $0.path) }
     }()

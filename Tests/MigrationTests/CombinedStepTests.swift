@@ -2,13 +2,14 @@ import ExpressionLanguage
 import Foundation
 import ObjectGraph
 import Testing
+import TestSupport
 
 @testable import Migration
 
 /// A step mapped by several files (Core Data's multiple passes): the files combine in
 /// order, and a problem names the file and the place its entity mapping was written in.
 @Suite struct CombinedStepTests {
-    static let models = repositoryRoot.appendingPathComponent("Tests/MigrationTests/Fixtures/broken/models")
+    static let models = Repository.root.appendingPathComponent("Tests/MigrationTests/Fixtures/broken/models")
 
     static let customers = """
         {"sourceModel": "Shop1", "destinationModel": "Shop2", "entityMappings": [

@@ -2,6 +2,7 @@ import ExpressionLanguage
 import Foundation
 import ObjectGraph
 import Testing
+import TestSupport
 
 @testable import Migration
 

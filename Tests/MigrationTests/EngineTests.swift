@@ -3,6 +3,7 @@ import Foundation
 import ObjectGraph
 import Synchronization
 import Testing
+import TestSupport
 
 @testable import Migration
 
@@ -306,6 +307,22 @@ import Testing
             "objects (the policy Recording has its own hooks)",
             "rows (the source expression or an attribute mapping needs source objects)",
         ])
+    }
+
+    final class FailingPolicy: EntityMigrationPolicy {
+        struct Refusal: Error, CustomStringConvertible { var description: String { "no tags today" } }
+        func endInstanceCreation(forMapping mapping: EntityMapping, manager: MigrationManager) throws { throw Refusal() }
+    }
+
+    /// A hook's failure names the policy and the hook as the protocol declares it.
+    @Test func aFailingHookIsNamedAsDeclared() throws {
+        let directory = try TemporaryDirectory()
+        var policies = PolicyRegistry()
+        policies.register("TagPolicy") { FailingPolicy() }
+        let m = try Self.shopMapping(#"[{"name": "TagToTag", "type": "copy", "sourceEntity": "Tag", "destinationEntity": "Tag", "policy": "TagPolicy"}]"#)
+        let error = try #require(throws: MigrationError.self) { try Self.migrate(m, policies: policies, in: directory) }
+        #expect(error.kind == .policy)
+        #expect(error.description == #"entity mapping "TagToTag": TagPolicy.endInstanceCreation(forMapping:manager:) failed: no tags today"#)
     }
 
     @Test func hooksRunInCoreDatasOrder() throws {

@@ -1,6 +1,7 @@
 import Foundation
 import ObjectGraph
 import Testing
+import TestSupport
 
 @testable import Migration
 

@@ -2,6 +2,7 @@ import ExpressionLanguage
 import Foundation
 import ObjectGraph
 import Testing
+import TestSupport
 
 @testable import Migration
 
@@ -9,7 +10,7 @@ import Testing
 /// model changes, their errors and warnings, and stores migrated through them.
 @Suite struct InferenceTests {
     /// The Library models and seed, files shared with the CLI's inference tests.
-    static let libraryFolder = repositoryRoot.appendingPathComponent("Tests/MigrationTests/Fixtures/library")
+    static let libraryFolder = Repository.root.appendingPathComponent("Tests/MigrationTests/Fixtures/library")
     static let library1 = try! ObjectModel.load(contentsOf: libraryFolder.appendingPathComponent("Library1.model.json"))
     /// Library1 with Author renamed Writer, Book.code renamed sku, Book.author made the
     /// to-many authors, int16s made int64s, rating an int → boolean, isbn required with a

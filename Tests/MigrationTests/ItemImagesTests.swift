@@ -2,12 +2,13 @@ import ExpressionLanguage
 import Foundation
 import ObjectGraph
 import Testing
+import TestSupport
 
 @testable import Migration
 
 /// mappings/item-images: large blobs moved from Item to a new Image entity, in chunks.
 @Suite struct ItemImagesTests {
-    static let folder = repositoryRoot.appendingPathComponent("mappings/item-images")
+    static let folder = Repository.root.appendingPathComponent("mappings/item-images")
 
     static func load() throws -> (ObjectModel, ObjectModel, MappingModel) {
         (try ObjectModel.load(contentsOf: folder.appendingPathComponent("Items1.model.json")),

@@ -2,6 +2,7 @@ import ExpressionLanguage
 import Foundation
 import ObjectGraph
 import Testing
+import TestSupport
 
 @testable import Migration
 
@@ -13,7 +14,7 @@ import Testing
 /// `REMODEL_RECORD_CATALOGUE=1 swift test --filter MappingCatalogueTests` and read the
 /// diff of the `.expected` files as a user would before committing it.
 @Suite struct MappingCatalogueTests {
-    static let folder = repositoryRoot.appendingPathComponent("Tests/MigrationTests/Fixtures/broken")
+    static let folder = Repository.root.appendingPathComponent("Tests/MigrationTests/Fixtures/broken")
     static let models = folder.appendingPathComponent("models")
 
     /// The file names of the cases, in order.

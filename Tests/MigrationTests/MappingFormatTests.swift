@@ -2,14 +2,15 @@ import ExpressionLanguage
 import Foundation
 import ObjectGraph
 import Testing
+import TestSupport
 
 @testable import Migration
 
 /// docs/mapping-format.md and docs/schemas/mapping.schema.json agree with the reader, and
 /// what the guide shows is what the code does.
 @Suite struct MappingFormatTests {
-    static let guideURL = repositoryRoot.appendingPathComponent("docs/mapping-format.md")
-    static let schemaURL = repositoryRoot.appendingPathComponent("docs/schemas/mapping.schema.json")
+    static let guideURL = Repository.root.appendingPathComponent("docs/mapping-format.md")
+    static let schemaURL = Repository.root.appendingPathComponent("docs/schemas/mapping.schema.json")
 
     static func schema() throws -> JSON {
         try JSON.parse(Data(contentsOf: schemaURL))
@@ -96,7 +97,7 @@ import Testing
             // "[`mappings/…`](../mappings/….mapping.json):" introduces a file shown whole.
             if let start = block.before.range(of: "](../mappings/"), block.before.hasSuffix("):") {
                 let path = block.before[start.upperBound...].dropLast(2)
-                let file = try String(contentsOf: repositoryRoot.appendingPathComponent("mappings/" + path), encoding: .utf8)
+                let file = try String(contentsOf: Repository.root.appendingPathComponent("mappings/" + path), encoding: .utf8)
                 #expect(file == block.text, "\(path)")
                 quoted += 1
             }

@@ -1,11 +1,12 @@
 import Foundation
 import RemodelTesting
 import Testing
+import TestSupport
 
 /// The library's one-call migration, its dry run, and `MigrationTestHelper` for users'
 /// own test suites, on the notes-chain example (mappings/notes-chain).
 @Suite struct MigrationTestHelperTests {
-    static let fixtures = repositoryRoot.appendingPathComponent("mappings/notes-chain")
+    static let fixtures = Repository.root.appendingPathComponent("mappings/notes-chain")
     static let fixture = fixtures.appendingPathComponent("Notes1.sqlite")
     static let xcode = fixtures.appendingPathComponent("Notes.xcdatamodeld")
     let fixtures = Self.fixtures
@@ -157,7 +158,7 @@ import Testing
 /// markers above, as it is.
 @Suite struct TestingMigrationsGuideTests {
     @Test func theGuideShowsTheTest() throws {
-        let guide = try String(contentsOf: repositoryRoot.appendingPathComponent("docs/testing-migrations.md"), encoding: .utf8)
+        let guide = try String(contentsOf: Repository.root.appendingPathComponent("docs/testing-migrations.md"), encoding: .utf8)
         let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
         let begin = try #require(source.range(of: "// docs:testing-migrations begin\n"))
         let end = try #require(source.range(of: "    // docs:testing-migrations end"))

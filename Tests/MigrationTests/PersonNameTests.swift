@@ -3,13 +3,14 @@ import Foundation
 import ObjectGraph
 import PersonNamePolicies
 import Testing
+import TestSupport
 
 @testable import Migration
 
 /// mappings/person-name: Person.name split into first and last name, with expressions
 /// only and with a Swift policy.
 @Suite struct PersonNameTests {
-    static let folder = repositoryRoot.appendingPathComponent("mappings/person-name")
+    static let folder = Repository.root.appendingPathComponent("mappings/person-name")
 
     static func migrate(_ variant: String, policies: PolicyRegistry) throws -> [[String: Value]] {
         let v1 = try ObjectModel.load(contentsOf: folder.appendingPathComponent("People1.model.json"))

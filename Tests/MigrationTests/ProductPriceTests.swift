@@ -2,12 +2,13 @@ import ExpressionLanguage
 import Foundation
 import ObjectGraph
 import Testing
+import TestSupport
 
 @testable import Migration
 
 /// mappings/product-price: the simplest heavyweight migration, Product.price × 1.03.
 @Suite struct ProductPriceTests {
-    static let folder = repositoryRoot.appendingPathComponent("mappings/product-price")
+    static let folder = Repository.root.appendingPathComponent("mappings/product-price")
 
     static func load() throws -> (ObjectModel, ObjectModel, MappingModel) {
         let v1 = try ObjectModel.load(contentsOf: folder.appendingPathComponent("Products1.model.json"))

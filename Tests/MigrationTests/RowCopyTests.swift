@@ -2,10 +2,11 @@ import ExpressionLanguage
 import Foundation
 import ObjectGraph
 import Testing
+import TestSupport
 
 @testable import Migration
 
-/// The default policy's row-copy path (RowCopy): taken only where a row cannot be told
+/// The default policy's row-copy path (RowCopyPlan): taken only where a row cannot be told
 /// from an object, and then writing what the object path writes.
 @Suite struct RowCopyTests {
     static let attributes: Set<String> = ["name", "sku", "price", "quantity"]
@@ -29,7 +30,7 @@ import Testing
     ] as [(String, [String]?)])
     func readsOfSourceAttributesOnly(expression: String, reads: [String]?) throws {
         let parsed = try FormatExpression(parsing: expression)
-        #expect(RowCopy.sourceAttributesRead(by: parsed, among: Self.attributes) == reads)
+        #expect(RowCopyPlan.sourceAttributesRead(by: parsed, among: Self.attributes) == reads)
     }
 
     /// A Products1 store of `count` generated products, some with NULLs and text that is
@@ -75,7 +76,7 @@ import Testing
         let destination = ObjectContext(store: try Store.create(at: directory.path("keys.sqlite"), model: v2))
         func takesRows(_ mapping: MappingModel) throws -> Bool {
             let prepared = try MigrationManager(mapping: mapping, source: v1, destination: v2).prepared.entityMappings[0]
-            return RowCopy(prepared, copiedAttributes: prepared.attributes.map { EntityMappingRunner.copiedAttribute($0.expression.expression) },
+            return RowCopyPlan(prepared, copiedAttributes: prepared.attributes.map { EntityMappingRunner.copiedAttribute($0.expression.expression) },
                            destinationAttributes: try prepared.attributes.map { try destination.attributeKey($0.mapping.name, of: "Product") },
                            source: context) != nil
         }

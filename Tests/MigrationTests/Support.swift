@@ -2,25 +2,9 @@ import ExpressionLanguage
 import Foundation
 import ObjectGraph
 import Testing
+import TestSupport
 
 @testable import Migration
-
-/// The repository's root, found from this file's place.
-let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
-/// A folder removed when the test ends.
-final class TemporaryDirectory {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("remodel-\(UUID())")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-}
 
 /// A model from JSON text.
 func model(_ text: String) throws -> ObjectModel {
@@ -68,11 +52,3 @@ extension Value {
     var number: Double? { doubleValue }
 }
 
-/// The shared fixtures written by Apple's tools (`../shared/fixtures` beside the
-/// repository). Tests that need them are skipped, with this message, when they are absent.
-enum SharedFixtures {
-    static let root = repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared/fixtures")
-    static var isAvailable: Bool { FileManager.default.fileExists(atPath: root.path) }
-    static let missingMessage: Comment = "needs ../shared/fixtures beside the repository (present in CI)"
-    static let bookMigration = root.appendingPathComponent("coredata/objcio-bookmigration")
-}

@@ -3,6 +3,7 @@ import ExpressionLanguage
 import Foundation
 import ObjectGraph
 import Testing
+import TestSupport
 
 @testable import Migration
 

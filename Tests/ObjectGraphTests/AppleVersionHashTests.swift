@@ -1,6 +1,7 @@
 import ExpressionLanguage
 import Foundation
 import Testing
+import TestSupport
 @testable import ObjectGraph
 
 /// Apple's version hashes (`ObjectModel+AppleVersionHash.swift`) against what Apple's tools

@@ -1,6 +1,7 @@
 import ExpressionLanguage
 import Foundation
 import Testing
+import TestSupport
 @testable import ObjectGraph
 
 /// Compiled models (`CompiledModelReader`): every `.momd` under ../shared/fixtures read

@@ -1,6 +1,7 @@
 import ExpressionLanguage
 import Foundation
 import Testing
+import TestSupport
 @testable import ObjectGraph
 
 /// Stores in both of SQLite's journal modes that Core Data uses: the rollback journal

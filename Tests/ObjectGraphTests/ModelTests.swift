@@ -1,6 +1,7 @@
 import ExpressionLanguage
 import Foundation
 import Testing
+import TestSupport
 @testable import ObjectGraph
 
 @Suite struct ModelJSONTests {

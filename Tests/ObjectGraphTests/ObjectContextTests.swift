@@ -1,6 +1,7 @@
 import ExpressionLanguage
 import Foundation
 import Testing
+import TestSupport
 @testable import ObjectGraph
 
 /// A store on disk or in memory, removed when the test ends.

@@ -1,6 +1,7 @@
 import ExpressionLanguage
 import Foundation
 import Testing
+import TestSupport
 @testable import ObjectGraph
 
 /// What Xcode accepts and Remodel once refused: each case is a model's entities in Xcode's
