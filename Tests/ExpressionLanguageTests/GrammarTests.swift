@@ -289,7 +289,7 @@ enum ParserDocComments {
         }
     }
 
-    /// Grammar/precedence.md has the numbers of ArithmeticOperator's table.
+    /// Grammar/precedence.md has the numbers of ArithmeticOperator's and BitwiseOperator's tables.
     @Test func precedenceFileIsTheTable() throws {
         struct Row { var kind: String, operators: [String], associativity: String, value: Int? }
         let rows: [Row] = read("Grammar/precedence.md").split(separator: "\n").compactMap { line in
@@ -297,19 +297,26 @@ enum ParserDocComments {
             let cells = line.replacingOccurrences(of: "\\|", with: "¦").split(separator: "|", omittingEmptySubsequences: false)
                 .map { $0.trimmingCharacters(in: .whitespaces) }
             guard cells.count >= 7, Int(cells[1]) != nil else { return nil }
-            let operators = cells[3].split(separator: "`", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
+            let operators = cells[3].split(separator: "`", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }
+                .map { $0.element.replacingOccurrences(of: "¦", with: "|") }
             return Row(kind: cells[2], operators: operators, associativity: cells[4], value: Int(cells[5]))
         }
-        #expect(rows.count == 10)
+        #expect(rows.count == 14)
         var binary: [String] = []
         for row in rows {
             switch row.kind {
             case "binary":
                 for symbol in row.operators {
-                    let op = try #require(ArithmeticOperator(rawValue: symbol), "\(symbol) is not an arithmetic operator")
+                    let table: (precedence: Int, associativity: ArithmeticOperator.Associativity)
+                    if let op = ArithmeticOperator(rawValue: symbol) {
+                        table = (op.precedence, op.associativity)
+                    } else {
+                        let op = try #require(BitwiseOperator(rawValue: symbol), "\(symbol) is not a binary operator")
+                        table = (op.precedence, op.associativity)
+                    }
                     binary.append(symbol)
-                    #expect(row.value == op.precedence, "\(symbol): \(String(describing: row.value)) in the file, \(op.precedence) in the table")
-                    #expect(row.associativity == (op.associativity == .left ? "left" : "right"), "\(symbol) associativity")
+                    #expect(row.value == table.precedence, "\(symbol): \(String(describing: row.value)) in the file, \(table.precedence) in the table")
+                    #expect(row.associativity == (table.associativity == .left ? "left" : "right"), "\(symbol) associativity")
                 }
             case "prefix": #expect(row.value == ArithmeticOperator.unaryPrecedence)
             case "postfix": #expect(row.value == ArithmeticOperator.postfixPrecedence)
@@ -317,7 +324,7 @@ enum ParserDocComments {
             default: #expect(row.value == nil)
             }
         }
-        #expect(binary.sorted() == ArithmeticOperator.allCases.map(\.rawValue).sorted())
+        #expect(binary.sorted() == (ArithmeticOperator.allCases.map(\.rawValue) + BitwiseOperator.allCases.map(\.rawValue)).sorted())
     }
 }
 

@@ -57,13 +57,13 @@ extension BuiltinFunction {
         pure("trunc:") { a throws(ExpressionError) in .double(Foundation.trunc(try Arithmetic.number(a[0], "trunc"))) },
         pure("abs:") { a throws(ExpressionError) in .double(Swift.abs(try Arithmetic.number(a[0], "abs"))) },
 
-        // Bits.
-        pure("bitwiseAnd:with:") { a throws(ExpressionError) in .integer(try int(a[0], "bitwiseAnd") & int(a[1], "bitwiseAnd")) },
-        pure("bitwiseOr:with:") { a throws(ExpressionError) in .integer(try int(a[0], "bitwiseOr") | int(a[1], "bitwiseOr")) },
-        pure("bitwiseXor:with:") { a throws(ExpressionError) in .integer(try int(a[0], "bitwiseXor") ^ int(a[1], "bitwiseXor")) },
-        pure("leftshift:by:") { a throws(ExpressionError) in .integer(try int(a[0], "leftshift") << int(a[1], "leftshift")) },
-        pure("rightshift:by:") { a throws(ExpressionError) in .integer(try int(a[0], "rightshift") >> int(a[1], "rightshift")) },
-        pure("onesComplement:") { a throws(ExpressionError) in .integer(~(try int(a[0], "onesComplement"))) },
+        // Bits (also the operators & | ^ << >>): on NSInteger values, as Apple's are.
+        pure("bitwiseAnd:with:") { a throws(ExpressionError) in .integer(try bits(a[0], "bitwiseAnd") & bits(a[1], "bitwiseAnd")) },
+        pure("bitwiseOr:with:") { a throws(ExpressionError) in .integer(try bits(a[0], "bitwiseOr") | bits(a[1], "bitwiseOr")) },
+        pure("bitwiseXor:with:") { a throws(ExpressionError) in .integer(try bits(a[0], "bitwiseXor") ^ bits(a[1], "bitwiseXor")) },
+        pure("leftshift:by:") { a throws(ExpressionError) in .integer(try bits(a[0], "leftshift") << bits(a[1], "leftshift")) },
+        pure("rightshift:by:") { a throws(ExpressionError) in .integer(try bits(a[0], "rightshift") >> bits(a[1], "rightshift")) },
+        pure("onesComplement:") { a throws(ExpressionError) in .integer(~(try bits(a[0], "onesComplement"))) },
 
         // Strings.
         pure("uppercase:") { a throws(ExpressionError) in .string(try string(a[0], "uppercase").uppercased()) },
@@ -124,6 +124,24 @@ extension BuiltinFunction {
     private static func int(_ value: Value, _ name: String) throws(ExpressionError) -> Int64 {
         guard let i = value.integerValue else {
             throw ExpressionError(.type, "\(name) needs integers, not \(Arithmetic.describe(value))")
+        }
+        return i
+    }
+
+    /// A bit operator's operand: a number as `NSNumber.integerValue` gives it (a double or
+    /// a decimal truncated toward zero); NaN, the infinities and numbers beyond 64 bits,
+    /// where Apple's answer is not defined, and anything that is not a number are errors.
+    private static func bits(_ value: Value, _ name: String) throws(ExpressionError) -> Int64 {
+        if let i = value.integerValue { return i }
+        let number: Double
+        switch value {
+        case .double(let d): number = d
+        case .decimal(let d): number = NSDecimalNumber(decimal: d).doubleValue
+        default:
+            throw ExpressionError(.type, "\(name) needs numbers (bit operators work on integers), not \(Arithmetic.describe(value))")
+        }
+        guard let i = Int64(exactly: number.rounded(.towardZero)) else {
+            throw ExpressionError(.range, "\(name) needs a number within 64-bit integers, not \(number)")
         }
         return i
     }

@@ -3,7 +3,7 @@
 
 extension FormatParser {
     /// expression := assignment
-    /// assignment := variable ":=" expression | additive
+    /// assignment := variable ":=" expression | bitwiseOr
     func expression() throws(ExpressionError) -> FormatExpression {
         if case .variable(let name) = current.kind, isPunctuation(.colonAssign, next) {
             let first = advance()
@@ -17,37 +17,94 @@ extension FormatParser {
         return try binary(minimumPrecedence: 0)
     }
 
-    var arithmeticOperatorAhead: ArithmeticOperator? {
+    /// A binary operator of an expression: arithmetic, or bitwise (which builds the
+    /// built-in function it stands for).
+    enum BinaryOperator: Equatable {
+        case arithmetic(ArithmeticOperator)
+        case bitwise(BitwiseOperator)
+
+        var precedence: Int {
+            switch self {
+            case .arithmetic(let op): op.precedence
+            case .bitwise(let op): op.precedence
+            }
+        }
+
+        var associativity: ArithmeticOperator.Associativity {
+            switch self {
+            case .arithmetic(let op): op.associativity
+            case .bitwise(let op): op.associativity
+            }
+        }
+
+        var isBitwise: Bool {
+            if case .bitwise = self { return true }
+            return false
+        }
+
+        func node(_ lhs: FormatExpression, _ rhs: FormatExpression) -> FormatExpression.Kind {
+            switch self {
+            case .arithmetic(let op): .arithmetic(op, lhs, rhs)
+            case .bitwise(let op): .function(selector: op.selector, arguments: [lhs, rhs])
+            }
+        }
+    }
+
+    var binaryOperatorAhead: BinaryOperator? {
         guard case .punctuation(let p) = current.kind else { return nil }
         switch p {
-        case .plus: return .add
-        case .minus: return .subtract
-        case .star: return .multiply
-        case .slash: return .divide
-        case .power: return .power
+        case .plus: return .arithmetic(.add)
+        case .minus: return .arithmetic(.subtract)
+        case .star: return .arithmetic(.multiply)
+        case .slash: return .arithmetic(.divide)
+        case .power: return .arithmetic(.power)
+        case .ampersand: return .bitwise(.and)
+        case .pipe: return .bitwise(.or)
+        case .caret: return .bitwise(.xor)
+        case .shiftLeft: return .bitwise(.leftShift)
+        case .shiftRight: return .bitwise(.rightShift)
         default: return nil
         }
     }
 
+    /// bitwiseOr := bitwiseXor { "|" bitwiseXor }
+    /// bitwiseXor := bitwiseAnd { "^" bitwiseAnd }
+    /// bitwiseAnd := shift { "&" shift }
+    /// shift := additive { ("<<" | ">>") additive }
     /// additive := multiplicative { ("+" | "-") multiplicative }
     /// multiplicative := power { ("*" | "/") power }
     /// power := unary { "**" unary }
     ///
-    /// One precedence-climbing loop parses the three levels, driven by
-    /// ``ArithmeticOperator/precedence`` and ``ArithmeticOperator/associativity``.
+    /// One precedence-climbing loop parses the seven levels, driven by
+    /// ``ArithmeticOperator/precedence`` and ``BitwiseOperator/precedence``.
     func binary(minimumPrecedence: Int) throws(ExpressionError) -> FormatExpression {
+        try binaryTracked(minimumPrecedence: minimumPrecedence).expression
+    }
+
+    /// ``binary(minimumPrecedence:)``, saying whether the result's outermost operator,
+    /// unparenthesised, is bitwise (true), arithmetic (false), or neither (nil): bitwise
+    /// and arithmetic operators mixed without parentheses get a warning.
+    private func binaryTracked(minimumPrecedence: Int) throws(ExpressionError) -> (expression: FormatExpression, bitwise: Bool?) {
         var lhs = try unary()
+        var lhsBitwise: Bool?
         var levels = 0
         defer { leave(levels) }
-        while let op = arithmeticOperatorAhead, op.precedence >= minimumPrecedence {
-            _ = advance()
+        while let op = binaryOperatorAhead, op.precedence >= minimumPrecedence {
+            let opToken = advance()
             try enter()
             levels += 1
             let nextMinimum = op.associativity == .left ? op.precedence + 1 : op.precedence
-            let rhs = try binary(minimumPrecedence: nextMinimum)
-            lhs = FormatExpression(.arithmetic(op, lhs, rhs), range: Self.span([lhs.range, rhs.range]))
+            let (rhs, rhsBitwise) = try binaryTracked(minimumPrecedence: nextMinimum)
+            if [lhsBitwise, rhsBitwise].contains(where: { $0 != nil && $0 != op.isBitwise }) {
+                warnings.append(ParseWarning(
+                    "bitwise and arithmetic operators are mixed without parentheses; Remodel binds arithmetic tighter "
+                        + "(as C does), but Apple does not document its order: add parentheses to say what you mean",
+                    source: source, range: opToken.range))
+            }
+            lhs = FormatExpression(op.node(lhs, rhs), range: Self.span([lhs.range, rhs.range]))
+            lhsBitwise = op.isBitwise
         }
-        return lhs
+        return (lhs, lhsBitwise)
     }
 
     /// unary := "-" unary | postfix
@@ -71,7 +128,7 @@ extension FormatParser {
         }
     }
 
-    /// postfix := primary { "[" index "]" | "." keyComponent }
+    /// postfix := primary { "[" index "]" | "." keyComponent | "." variable }
     /// index := "FIRST" | "LAST" | "SIZE" | expression
     func postfix() throws(ExpressionError) -> FormatExpression {
         var expression = try primary()
@@ -97,6 +154,15 @@ extension FormatParser {
                 let close = try expectClosing(.rightBracket, opener: open)
                 expression = FormatExpression(.index(expression, specifier),
                                               range: (expression.range ?? open.range).union(close.range))
+            } else if isPunctuation(.dot), case .variable(let name) = next.kind {
+                // A key path held in a variable, as Apple's parser takes it: `$a.$b` is
+                // `$a`'s value for the key path in `$b` (its valueForKeyPath:).
+                _ = advance()
+                let variable = advance()
+                let key = FormatExpression(.variable(name), range: variable.range)
+                let selector = FormatExpression(.constant(.string("valueForKeyPath:")), range: variable.range)
+                expression = FormatExpression(.functionCall(target: expression, selector: selector, arguments: [key]),
+                                              range: (expression.range ?? variable.range).union(variable.range))
             } else if isPunctuation(.dot) {
                 _ = advance()
                 let (components, last) = try keyComponents()

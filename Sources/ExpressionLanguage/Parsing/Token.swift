@@ -37,6 +37,7 @@ struct Token: Sendable {
         case less = "<", lessOrEqual = "<=", lessOrEqualAlt = "=<"
         case greater = ">", greaterOrEqual = ">=", greaterOrEqualAlt = "=>"
         case colonAssign = ":=", bang = "!", ampersands = "&&", pipes = "||"
+        case ampersand = "&", pipe = "|", caret = "^", shiftLeft = "<<", shiftRight = ">>"
     }
 }
 
