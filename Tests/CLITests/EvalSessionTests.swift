@@ -203,7 +203,8 @@ import Testing
               :unset NAME...                 remove the binding of $NAME (or of SELF)
               :vars                          list SELF, the variables and the format arguments
               :args JSON-ARRAY               set the format arguments of %@, %K, %d… (:args [] clears them)
-              :print EXPR                    show the canonical form of an expression or predicate
+              :print EXPR                    show the canonical form of an expression or predicate, or (--apple) the form Apple prints
+              :print --apple EXPR
               :ast EXPR                      show the syntax tree
               :type EXPR                     show only the type of the value
               :time EXPR                     evaluate repeatedly for half a second and show the speed
@@ -354,8 +355,12 @@ import Testing
         let session = EvalSession()
         #expect(run(session, ":print name   BEGINSWITH[cd]   'ad' and age>18").output == "name BEGINSWITH[cd] \"ad\" AND age > 18\n")
         #expect(run(session, ":print (1 + 2) * 3").output == "(1 + 2) * 3\n")
+        // As Apple's Foundation prints the same tree.
+        #expect(run(session, ":print --apple isMale == YES AND score > 10.0").output == "isMale == 1 AND score > 10\n")
+        #expect(run(session, ":print --apple a + b * 2").output == "a + (b * 2)\n")
+        #expect(run(session, ":print --apple").status == .badInput)
         #expect(run(session, ":print $x := 2 ** 3 ** 2").output == "$x := 2 ** 3 ** 2\n")
-        #expect(run(session, ":print").diagnostics == "error: usage: :print EXPR\n")
+        #expect(run(session, ":print").diagnostics == "error: usage: :print EXPR  or  :print --apple EXPR\n")
         #expect(run(session, ":print 1 +").diagnostics == """
             error: 1:4: expected an expression, near end of input
               1 +

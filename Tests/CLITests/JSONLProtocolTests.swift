@@ -39,6 +39,13 @@ import Testing
         (#"{"expression": "%@ + %@", "arguments": [1]}"#, #"{"error":{"kind":"formatArgument","message":"%@ has no argument (1 given); pass one argument per format specifier, near '%@'","line":1,"column":6}}"#),
         (#"{"expression": "9223372036854775807 + 1"}"#, #"{"error":{"kind":"overflow","message":"integer overflow in 9223372036854775807 + 1; use a double operand (such as 9223372036854775807.0) for floating-point arithmetic","line":1,"column":1}}"#),
         (#"{"predicate": "'abc' MATCHES '('"}"#, #"{"error":{"kind":"regex","message":"invalid regular expression '(': missing closing parenthesis at pattern offset 1","line":1,"column":15}}"#),
+        // Printed forms instead of values: canonical, or as Apple's Foundation prints.
+        (#"{"expression": "a + b * 2", "print": "apple"}"#, #"{"printed":"a + (b * 2)"}"#),
+        (#"{"predicate": "isMale == YES", "print": "apple"}"#, #"{"printed":"isMale == 1"}"#),
+        (#"{"predicate": "isMale == YES", "print": "canonical"}"#, #"{"printed":"isMale == TRUE"}"#),
+        (#"{"expression": "%@ * 2", "arguments": [1.0], "print": "apple"}"#, #"{"printed":"1 * 2"}"#),
+        (#"{"expression": "1 +", "print": "apple"}"#, #"{"error":{"kind":"syntax","message":"expected an expression, near end of input","line":1,"column":4}}"#),
+        (#"{"expression": "1", "print": "fancy"}"#, #"{"error":{"kind":"request","message":"\"print\" must be \"canonical\" or \"apple\", not \"fancy\"","line":null,"column":null}}"#),
         // Malformed requests.
         (#"{"expression": "1",}"#, #"{"error":{"kind":"request","message":"invalid JSON: trailing comma before '}'","line":1,"column":19}}"#),
         (#"{"expression": "1""#, #"{"error":{"kind":"request","message":"invalid JSON: expected ',' or '}' to close '{' at 1:1, found end of input","line":1,"column":19}}"#),
@@ -46,7 +53,7 @@ import Testing
         ("[1]", #"{"error":{"kind":"request","message":"a request is a JSON object, such as {\"expression\": \"1 + 2\"}, not an array","line":null,"column":null}}"#),
         ("{}", #"{"error":{"kind":"request","message":"a request needs \"expression\" or \"predicate\"","line":null,"column":null}}"#),
         (#"{"expression": "1", "predicate": "TRUEPREDICATE"}"#, #"{"error":{"kind":"request","message":"a request has \"expression\" or \"predicate\", not both","line":null,"column":null}}"#),
-        (#"{"expresion": "1"}"#, #"{"error":{"kind":"request","message":"unknown member \"expresion\"; a request has \"expression\" or \"predicate\", and may have \"object\", \"variables\" and \"arguments\"","line":null,"column":null}}"#),
+        (#"{"expresion": "1"}"#, #"{"error":{"kind":"request","message":"unknown member \"expresion\"; a request has \"expression\" or \"predicate\", and may have \"object\", \"variables\", \"arguments\" and \"print\"","line":null,"column":null}}"#),
         (#"{"expression": 5}"#, #"{"error":{"kind":"request","message":"\"expression\" must be a string, not an integer","line":null,"column":null}}"#),
         (#"{"predicate": null}"#, #"{"error":{"kind":"request","message":"\"predicate\" must be a string, not null","line":null,"column":null}}"#),
         (#"{"expression": "x", "object": {"$date": 5}}"#, #"{"error":{"kind":"request","message":"\"object\": \"$date\" expects an ISO 8601 date-time string such as \"2001-01-01T00:00:00Z\", not 5","line":null,"column":null}}"#),

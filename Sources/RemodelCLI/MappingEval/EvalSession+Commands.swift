@@ -42,7 +42,8 @@ extension EvalSession {
         Command(
             names: ["args"], usage: [":args JSON-ARRAY"],
             summary: "set the format arguments of %@, %K, %d… (:args [] clears them)"),
-        Command(names: ["print"], usage: [":print EXPR"], summary: "show the canonical form of an expression or predicate"),
+        Command(names: ["print"], usage: [":print EXPR", ":print --apple EXPR"],
+                summary: "show the canonical form of an expression or predicate, or (--apple) the form Apple prints"),
         Command(names: ["ast"], usage: [":ast EXPR"], summary: "show the syntax tree"),
         Command(names: ["type"], usage: [":type EXPR"], summary: "show only the type of the value"),
         Command(names: ["time"], usage: [":time EXPR"], summary: "evaluate repeatedly for half a second and show the speed"),
@@ -100,8 +101,11 @@ extension EvalSession {
             case "vars": try noArgument(argument, name); return printing(bindingsText)
             case "args": return try args(argument)
             case "print":
-                let parsed = try parseOnly(try required(argument, name))
-                return printing(parsed.canonicalForm)
+                var text = try required(argument, name)
+                let apple = text.hasPrefix("--apple") && (text.count == 7 || text.dropFirst(7).first?.isWhitespace == true)
+                if apple { text = try required(String(text.dropFirst(7)).trimmingWhitespace, name) }
+                let parsed = try parseOnly(text)
+                return printing(apple ? parsed.appleForm : parsed.canonicalForm)
             case "ast":
                 let parsed = try parseOnly(try required(argument, name))
                 switch parsed.tree {

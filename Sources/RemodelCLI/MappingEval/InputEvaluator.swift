@@ -38,6 +38,14 @@ public enum InputEvaluator {
             }
         }
 
+        /// What Apple's Foundation prints for the tree (``FormatExpression/appleFormat``).
+        public var appleForm: String {
+            switch tree {
+            case .expression(let e): e.appleFormat
+            case .predicate(let p): p.appleFormat
+            }
+        }
+
         /// The `$name`s that `:=` assigns anywhere in the tree, in order of appearance.
         public var assignedVariables: [String] {
             var names: [String] = []

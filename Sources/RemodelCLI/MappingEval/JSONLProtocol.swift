@@ -14,6 +14,10 @@ import ExpressionLanguage
 /// not valid (not JSON, not an object, a member missing or of the wrong type); `line` and
 /// `column` point into the expression (for `request`, into the request line) and are
 /// null when unknown.
+///
+/// A request with `"print": "canonical"` or `"print": "apple"` is parsed, not evaluated,
+/// and answered with the printed form: `{"printed":"a + (b * 2)"}` (Apple's text for
+/// `a + b * 2`).
 public struct JSONLProtocol {
     /// What a request that does not say otherwise evaluates with (`--object`, `--var`,
     /// `--arg`, `--example`): a request's `"object"` and `"arguments"` replace these, its
@@ -38,7 +42,7 @@ public struct JSONLProtocol {
     }
 
     /// The members a request may have.
-    public static let members = ["expression", "predicate", "object", "variables", "arguments"]
+    public static let members = ["expression", "predicate", "object", "variables", "arguments", "print"]
 
     /// The response to one request line (without its line break), or nil for a blank line.
     public func response<Bytes: Collection<UInt8>>(to line: Bytes) -> String? {
@@ -56,6 +60,16 @@ public struct JSONLProtocol {
             request = try Request(line, defaults: self)
         } catch {
             return Self.errorResponse(kind: "request", message: error.message, line: error.line, column: error.column)
+        }
+        if let style = request.print {
+            do {
+                let parsed = try InputEvaluator.parse(request.source, arguments: request.arguments, mode: request.mode)
+                return ["printed": .string(style == .apple ? parsed.appleForm : parsed.canonicalForm)]
+            } catch {
+                let location = error.location
+                return Self.errorResponse(kind: error.kind.rawValue, message: error.message + (error.near.map { ", near \($0)" } ?? ""),
+                                          line: location?.line, column: location?.column)
+            }
         }
         do {
             let evaluation = try InputEvaluator.evaluate(
@@ -116,6 +130,10 @@ public struct JSONLProtocol {
         var object: Value
         var variables: [String: Value]
         var arguments: [Value]
+        /// `"print"`: answer with the printed form instead of the value.
+        var print: PrintStyle?
+
+        enum PrintStyle: String { case canonical, apple }
 
         struct Invalid: Error {
             var message: String
@@ -136,7 +154,7 @@ public struct JSONLProtocol {
             if let unknown = members.keys.first(where: { !JSONLProtocol.members.contains($0) }) {
                 throw Invalid(
                     message: #"unknown member \#(JSON.string(unknown)); a request has "expression" or "predicate", "#
-                        + #"and may have "object", "variables" and "arguments""#)
+                        + #"and may have "object", "variables", "arguments" and "print""#)
             }
             switch (members["expression"], members["predicate"]) {
             case (let e?, nil): (source, mode) = (try Self.text(e, "expression"), .expression)
@@ -154,6 +172,12 @@ public struct JSONLProtocol {
                 for (name, member) in names {
                     variables[name] = try Self.value(member, "variables", defaults.resolveObject, path: ".\(name)")
                 }
+            }
+            if let json = members["print"] {
+                guard let text = json.stringValue, let style = PrintStyle(rawValue: text) else {
+                    throw Invalid(message: #""print" must be "canonical" or "apple", not \#(json.serialized())"#)
+                }
+                print = style
             }
             arguments = defaults.arguments
             if let json = members["arguments"] {
