@@ -1,80 +1,76 @@
 import Foundation
 import Testing
+import TestSupport
 
 @testable import ExpressionLanguage
 
-/// Apple's printed form (`predicateFormat`): the texts that tests run on Apple's Foundation
-/// assert, then the rules read from Foundation's code, each on an example.
+/// Apple's printed form (`predicateFormat`): every case of Grammar/corpus/apple-printed.txt
+/// (what tests run on Apple's Foundation assert, then the rules read from Foundation's
+/// code), and every example of docs/language.md's "Apple's printed form".
 @Suite struct ApplePrinterTests {
     struct Case: Sendable, CustomTestStringConvertible {
+        var place: String
         var input: String
         var arguments: [Value] = []
         var printed: String
-        var testDescription: String { input }
+        var testDescription: String { place }
     }
 
-    /// Asserted by tests run on Apple's Foundation (docs/language.md, "Apple's printed form").
-    static let observed: [Case] = [
-        Case(input: "isMale == YES", printed: "isMale == 1"),
-        Case(input: "isMale == yes", printed: "isMale == 1"),
-        Case(input: "isMale == TRUE", printed: "isMale == 1"),
-        Case(input: "lastName LIKE 'Smith'", printed: #"lastName LIKE "Smith""#),
-        Case(input: "%@ like %@", arguments: ["firstName", "Adam"], printed: #""firstName" LIKE "Adam""#),
-        Case(input: "%K like %@", arguments: ["firstName", "Adam"], printed: #"firstName LIKE "Adam""#),
-        Case(input: "SELF like[c] 'prefix*suffix'", printed: #"SELF LIKE[c] "prefix*suffix""#),
-        Case(input: #"FUNCTION(a, "pow:", 3) == 8"#, printed: #"FUNCTION(a, "pow:" , 3) == 8"#),
-        Case(input: "FUNCTION('a', 'uppercase') == 'A'", printed: #"FUNCTION("a", "uppercase") == "A""#),
-        Case(input: "a[SIZE] == 3", printed: "a[SIZE] == 3"),
-        Case(input: "a[FIRST] == 1", printed: "a[FIRST] == 1"),
-        Case(input: "a[LAST] == 1", printed: "a[LAST] == 1"),
-        Case(input: "a[1] == 1", printed: "a[1] == 1"),
-        Case(input: "a.@count == 3", printed: "a.@count == 3"),
-        Case(input: "$a == 1", printed: "$a == 1"),
-        Case(input: "%@ + %@ == 2", arguments: [1, 1], printed: "1 + 1 == 2"),
-        Case(input: #"%@ + %@ == "11""#, arguments: ["1", "1"], printed: #""1" + "1" == "11""#),
-        Case(input: "color == 'lightgray' AND name == 'Tinna'", printed: #"color == "lightgray" AND name == "Tinna""#),
-        Case(input: "name == nil", printed: "name == nil"),
-        Case(input: "SUBQUERY(city.branches, $x1, $x1.nr == 52).@count > 0", printed: "SUBQUERY(city.branches, $x1, $x1.nr == 52).@count > 0"),
-        Case(input: "TRUEPREDICATE", printed: "TRUEPREDICATE"),
-        Case(input: "FALSEPREDICATE", printed: "FALSEPREDICATE"),
-    ]
+    /// `input with [arguments]`, the arguments as a JSON array of Remodel's value encoding.
+    static func split(_ text: String) throws -> (String, [Value]) {
+        guard let with = text.range(of: " with [", options: .backwards) else { return (text, []) }
+        let json = try JSON.parse(Array(text[text.index(before: with.upperBound)...].utf8))
+        guard case .array(let arguments) = try Value(json: json) else { throw ExpressionError(.type, "not an array") }
+        return (String(text[..<with.lowerBound]), arguments)
+    }
 
-    /// Read from Foundation's code: numbers as NSNumber describes them, every nested infix
-    /// operation in parentheses, bitwise functions as operators, built-ins by selector,
-    /// `$a.$b` as written, `#` before every reserved word in a key path.
-    static let derived: [Case] = [
-        Case(input: "score > 10.0", printed: "score > 10"),
-        Case(input: "price * 1.5 > 2.25", printed: "price * 1.5 > 2.25"),
-        Case(input: "a + b * 2 == 1", printed: "a + (b * 2) == 1"),
-        Case(input: "(a + b) * 2 == 1", printed: "(a + b) * 2 == 1"),
-        Case(input: "1 - 2 - 3 == 1", printed: "(1 - 2) - 3 == 1"),
-        Case(input: "(key & 1) > 0", printed: "key & 1 > 0"),
-        Case(input: "flags & (1 << 3) != 0", printed: "flags & (1 << 3) != 0"),
-        Case(input: "sqrt(2) + modulus:by:(7, 2) > 1", printed: "sqrt:(2) + modulus:by:(7, 2) > 1"),
-        Case(input: "now() > %@", arguments: [.date(Date(timeIntervalSinceReferenceDate: 10))], printed: #"now() > CAST(10.000000, "NSDate")"#),
-        Case(input: "$a.$b == 'x'", printed: #"$a.$b == "x""#),
-        Case(input: "#first.#last == 1", printed: "#first.#last == 1"),
-        Case(input: "a = 1", printed: "a == 1"),
-        Case(input: "a <> 1", printed: "a != 1"),
-        Case(input: "a == 1 AND (b == 2 OR c == 3)", printed: "a == 1 AND (b == 2 OR c == 3)"),
-        Case(input: "NOT (a == 1 OR b == 2)", printed: "NOT (a == 1 OR b == 2)"),
-        Case(input: "ANY tags.name IN {'a', 'b'}", printed: #"ANY tags.name IN {"a", "b"}"#),
-        Case(input: "name CONTAINS[cd] 'x'", printed: #"name CONTAINS[cd] "x""#),
-        Case(input: "TERNARY(a > 1, 'y', 'n') == 'y'", printed: #"TERNARY(a > 1, "y", "n") == "y""#),
-        Case(input: "CAST('1', 'NSNumber') == 1", printed: #"CAST("1", "NSNumber") == 1"#),
-        Case(input: "x BETWEEN {1, 5}", printed: "x BETWEEN {1, 5}"),
-    ]
+    static let corpus: [Case] = {
+        let file = "Grammar/corpus/apple-printed.txt"
+        guard let text = try? String(contentsOf: Repository.url(file), encoding: .utf8) else { return [] }
+        return text.split(separator: "\n", omittingEmptySubsequences: false).enumerated().compactMap { i, line in
+            guard !line.isEmpty, !line.hasPrefix("#"), let arrow = line.range(of: " ⟶ ") else { return nil }
+            guard let (input, arguments) = try? split(String(line[..<arrow.lowerBound])) else {
+                return Case(place: "\(file):\(i + 1)", input: "<unreadable arguments>", printed: "")
+            }
+            return Case(place: "\(file):\(i + 1)", input: input, arguments: arguments, printed: String(line[arrow.upperBound...]))
+        }
+    }()
 
-    @Test(arguments: observed + derived)
+    @Test(arguments: corpus)
     func printsAsApplesFoundation(_ c: Case) throws {
         let predicate = try FormatParser(c.input, arguments: c.arguments).parsePredicate()
         #expect(predicate.appleFormat == c.printed)
     }
 
+    @Test func theCorpusHasEveryKindOfCase() {
+        #expect(Self.corpus.count >= 40, "the corpus did not load")
+    }
+
+    /// The table of docs/language.md, "Apple's printed form": `| `written` [with `arg`, …] | `printed` |`.
+    @Test func theGuidesExamplesPrintAsShown() throws {
+        let text = try String(contentsOf: Repository.url("docs/language.md"), encoding: .utf8)
+        let section = try #require(text.range(of: "## Apple's printed form"))
+        let end = text.range(of: "\n## ", range: section.upperBound..<text.endIndex)?.lowerBound ?? text.endIndex
+        var checked = 0
+        for line in text[section.upperBound..<end].split(separator: "\n") where line.hasPrefix("| `") {
+            let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count == 2 else { continue }
+            let ticks = cells[0].split(separator: "`", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
+            let input = ticks[0]
+            let arguments = try ticks.dropFirst().map { try Value(json: JSON.parse(Array($0.utf8))) }
+            let printed = String(cells[1].dropFirst().dropLast())
+            // A predicate, or else an expression (`%@ + %@`).
+            let format = try (try? FormatParser(input, arguments: arguments).parsePredicate().appleFormat)
+                ?? FormatParser(input, arguments: arguments).parseExpression().appleFormat
+            #expect(format == printed, "\(line)")
+            checked += 1
+        }
+        #expect(checked >= 6)
+    }
+
     @Test func expressionsPrintTheSameWay() throws {
         #expect(try FormatParser("a + b * 2").parseExpression().appleFormat == "a + (b * 2)")
         #expect(try FormatParser("5 & 3 | 1").parseExpression().appleFormat == "(5 & 3) | 1")
-        #expect(try FormatParser("{1, 2.0, TRUE, 'x'}").parseExpression().appleFormat == #"{1, 2, 1, "x"}"#)
         // The canonical form is unchanged, and it is what parses back.
         #expect(try FormatParser("a + b * 2").parseExpression().description == "a + b * 2")
     }
