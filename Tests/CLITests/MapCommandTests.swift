@@ -4,6 +4,7 @@ import Migration
 import ObjectGraph
 import RemodelCLI
 import Testing
+import TestSupport
 
 /// `:mapping` and `:map` in mapping-eval: what an entity mapping makes of a row is what a
 /// real run writes for it, value for value.
@@ -88,4 +89,82 @@ import Testing
         #expect(rows.first == "ProductToProduct: its first 4 source rows")
         #expect(rows.dropFirst().first?.hasPrefix("  Product/1  price=25.75 name=\"Kettle\"") == true)
     }
+
+    /// A policy that marks the tags it makes, so that the test can see it ran.
+    final class MarkingPolicy: EntityMigrationPolicy {
+        func createDestinationInstances(forSource source: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
+            for tag in try defaultCreateDestinationInstances(forSource: source, in: mapping, manager: manager) {
+                guard case .string(let label) = tag["label"] else { continue }
+                try tag.setValue(.string("*" + label), forKey: "label")
+            }
+        }
+    }
+
+    static func label(_ value: Value) -> String? {
+        guard case .object(let reference) = value, let object = reference.object as? ManagedObject, case .string(let label) = object["label"] else {
+            return nil
+        }
+        return label
+    }
+
+    /// With a mapping loaded, the lookups answer from a dry run of it, with the session's
+    /// registered policies; without one they say to load one. The store is not changed.
+    @Test func lookupsAnswerFromADryRun() throws {
+        let directory = try TemporaryDirectory()
+        let shop1 = """
+            {"version": "Shop1", "entities": {
+              "Order": {"attributes": {"code": "string"}, "relationships": {"tags": {"destination": "Tag", "inverse": "orders", "toMany": true}}},
+              "Tag": {"attributes": {"label": "string"}, "relationships": {"orders": {"destination": "Order", "inverse": "tags", "toMany": true}}}}}
+            """
+        try Data(shop1.utf8).write(to: directory.url.appendingPathComponent("Shop1.model.json"))
+        try Data(shop1.replacingOccurrences(of: "Shop1", with: "Shop2").utf8).write(to: directory.url.appendingPathComponent("Shop2.model.json"))
+        let store = directory.path("shop.sqlite")
+        let created = try Store.create(at: store, model: try ObjectModel(json: JSON.parse(shop1)))
+        let context = ObjectContext(store: created)
+        _ = try context.insertSeed(JSON.parse("""
+            {"Tag": [{"$id": "gift", "label": "gift"}, {"$id": "rush", "label": "rush"}],
+             "Order": [{"code": "A1", "tags": [{"$ref": "gift"}, {"$ref": "rush"}]}, {"code": "B1", "tags": [{"$ref": "rush"}]}]}
+            """))
+        try context.save()
+        let before = try Data(contentsOf: URL(fileURLWithPath: store))
+        let mapping = directory.path("Shop1_to_Shop2.mapping.json")
+        try Data(#"""
+            {"sourceModel": "Shop1", "destinationModel": "Shop2", "entityMappings": [
+              {"name": "TagToTag", "type": "copy", "sourceEntity": "Tag", "destinationEntity": "Tag", "policy": "Marking"},
+              {"name": "OrderToOrder", "type": "transform", "sourceEntity": "Order", "destinationEntity": "Order",
+               "relationshipMappings": {"tags": "FUNCTION($manager, 'destinationInstancesForEntityMappingNamed:sourceInstances:', 'TagToTag', $source.tags)"}}]}
+            """#.utf8).write(to: URL(fileURLWithPath: mapping))
+
+        let session = EvalSession()
+        session.policies.register("Marking") { MarkingPolicy() }
+        #expect(session.execute(":open \(store) --models \(directory.url.path)").status == .success)
+        let lookup = "FUNCTION($manager, 'destinationInstancesForEntityMappingNamed:sourceInstances:', 'TagToTag', $source.tags).label"
+        #expect(session.execute(":source Order/1").status == .success)
+        #expect(session.execute(lookup).diagnostics.contains("answers from a mapping: load one with :mapping FILE"))
+        let loaded = session.execute(":mapping \(mapping)")
+        #expect(loaded.status == .success, "\(loaded.diagnostics)")
+
+        // The relationship mapping's lookup, answered by the dry run (its policy marked the tags).
+        let (_, properties) = try session.mapped("OrderToOrder", source: "Order/1")
+        let result = try #require(properties.first { $0.name == "tags" }?.result)
+        let tags = try result.get()
+        #expect(Set((tags.collectionElements ?? []).compactMap(Self.label)) == ["*gift", "*rush"])
+        // And $manager in the REPL, once a mapping is loaded.
+        let labels = try session.evaluate(lookup).value.collectionElements ?? []
+        #expect(Set(labels.compactMap { if case .string(let s) = $0 { s } else { nil } }) == ["*gift", "*rush"])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
+
+        // A dry run that fails says why, on each lookup.
+        let unregistered = EvalSession()
+        _ = unregistered.execute(":open \(store) --models \(directory.url.path)")
+        _ = unregistered.execute(":mapping \(mapping)")
+        let (_, failed) = try unregistered.mapped("OrderToOrder", source: "Order/1")
+        guard case .failure(let error)? = failed.first(where: { $0.name == "tags" })?.result else {
+            Issue.record("the lookup did not fail")
+            return
+        }
+        #expect(error.message.contains("the lookups answer from a dry run of the mapping, which failed"))
+        #expect(error.message.contains("Marking"))
+    }
 }
+

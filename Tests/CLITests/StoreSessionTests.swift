@@ -83,7 +83,7 @@ import TestSupport
         #expect(run(session, "$manager.destinationContext").diagnostics.hasPrefix(
             "error: 1:1: $manager.destinationContext exists only while a mapping runs"))
         #expect(run(session, #"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "BookToBook", nil)"#)
-            .diagnostics.contains("destinationInstancesForEntityMappingNamed:sourceInstances: exists only while a mapping runs"))
+            .diagnostics.contains("destinationInstancesForEntityMappingNamed:sourceInstances: answers from a mapping: load one with :mapping FILE"))
         // A variable of the user's own name wins.
         run(session, "$manager := 7")
         #expect(run(session, "$manager + 1").output == "8  (integer)\n")

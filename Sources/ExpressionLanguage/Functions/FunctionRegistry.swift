@@ -84,6 +84,11 @@ public struct FunctionRegistry: Sendable {
     /// All registered selectors, sorted.
     public var selectors: [String] { implementations.keys.sorted() }
 
+    /// Calls `selector` on `target` as `FUNCTION(target, 'selector', arguments…)` does.
+    public func call(_ selector: String, on target: Value, arguments: [Value]) throws(ExpressionError) -> Value {
+        try Self.call(selector, on: target, arguments: arguments, among: implementations(of: selector))
+    }
+
     /// The number of arguments a selector takes: one per colon.
     static func arity(of selector: String) -> Int { selector.reduce(0) { $0 + ($1 == ":" ? 1 : 0) } }
 

@@ -142,11 +142,14 @@ public final class MigrationManager: KeyValueCoding {
                              progress: ((MigrationProgress) -> Void)? = nil) throws(MigrationError) -> MigrationReport {
         let started = ContinuousClock.now
         progressHandler = progress
+        var succeeded = false
         defer {
             progressHandler = nil
-            runners = []
-            runnersByName = [:]
-            contexts = nil
+            if !(succeeded && options.keepsResults) {
+                runners = []
+                runnersByName = [:]
+                contexts = nil
+            }
             currentEntityMapping = nil
         }
         let source: Store
@@ -180,6 +183,7 @@ public final class MigrationManager: KeyValueCoding {
         }
         let report = MigrationReport(entityMappings: runners.map { var r = $0.report; r.execution = $0.execution; return r },
                                      seconds: (ContinuousClock.now - started).seconds)
+        succeeded = true
         return report
     }
 

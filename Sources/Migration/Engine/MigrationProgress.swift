@@ -65,10 +65,16 @@ public struct MigrationOptions: Sendable, Hashable {
     /// Whether entity mappings that SQL can run exactly run as SQL (docs/pushdown.md);
     /// false runs every mapping through the interpreter (`--no-pushdown`).
     public var pushdown = true
+    /// Whether the manager keeps the run's contexts and associations after it succeeds, so
+    /// that its lookups (``MigrationManager/destinationInstances(forEntityMappingNamed:sourceInstances:)``
+    /// and the others) answer from the finished run, as `mapping-eval`'s dry run of a
+    /// mapping uses them. They are released with the manager; a failed run keeps nothing.
+    public var keepsResults = false
 
-    public init(chunkSize: Int = 5_000, chunkBytes: Int = 32 << 20, pushdown: Bool = true) {
+    public init(chunkSize: Int = 5_000, chunkBytes: Int = 32 << 20, pushdown: Bool = true, keepsResults: Bool = false) {
         self.chunkSize = max(1, chunkSize)
         self.chunkBytes = max(1, chunkBytes)
         self.pushdown = pushdown
+        self.keepsResults = keepsResults
     }
 }

@@ -90,7 +90,7 @@ public struct EvalCommand: ParsableCommand {
         if jsonl {
             var variables = session.variables
             // $manager reads --store as it does in the REPL.
-            if let store = session.store, variables["manager"] == nil { variables["manager"] = .object(ObjectReference(StoreManager(store))) }
+            if let manager = session.storeManager, variables["manager"] == nil { variables["manager"] = manager }
             var protocolHandler = JSONLProtocol(object: session.object, variables: variables, arguments: session.arguments, functions: session.functions)
             if session.mapping != nil {
                 protocolHandler.map = { name, source throws(InputError) in

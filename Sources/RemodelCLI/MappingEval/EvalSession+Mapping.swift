@@ -11,6 +11,9 @@ public struct LoadedMapping {
     public let destination: ObjectModel
     /// The entity mappings as a run applies them (implied property mappings added).
     public let entityMappings: [EntityMapping]
+    /// The mapping run on the open store into a temporary store, when a lookup first
+    /// needs it (``StoreManager``).
+    let dryRun: MappingDryRun
 }
 
 extension EvalSession {
@@ -42,11 +45,19 @@ extension EvalSession {
         guard let destination = store.versions.first(where: { $0.version == model.destinationModel }) else {
             throw InputError("the mapping leads to \(model.destinationModel), which is not a version of \(store.modelsPath) (\(store.versions.map(\.version).joined(separator: ", ")))")
         }
-        let (entityMappings, errors) = MigrationManager.effectiveEntityMappings(model, source: store.model, destination: destination)
+        let (entityMappings, errors) = MigrationManager.effectiveEntityMappings(model, source: store.model, destination: destination,
+                                                                                policies: policies)
         // A mapping that does not check is still loaded: its other entity mappings can be tried.
         var effective = entityMappings
         for original in model.entityMappings where !effective.contains(where: { $0.name == original.name }) { effective.append(original) }
-        let loaded = LoadedMapping(file: argument, model: model, destination: destination, entityMappings: effective)
+        let policies = self.policies
+        let dryRun = MappingDryRun { destinationPath in
+            let manager = try MigrationManager(mapping: model, source: store.model, destination: destination, policies: policies,
+                                               options: MigrationOptions(keepsResults: true))
+            _ = try manager.migrateStore(from: store.readPath, to: destinationPath)
+            return manager
+        }
+        let loaded = LoadedMapping(file: argument, model: model, destination: destination, entityMappings: effective, dryRun: dryRun)
         mapping = loaded
         var output = EvalOutput(lines: [EvalOutput.Line(.output, Self.describe(loaded))])
         for error in errors { output.warn("warning: " + error.rendered()) }
@@ -89,7 +100,7 @@ extension EvalSession {
         }
         var bound = variables
         bound["source"] = source
-        bound["manager"] = .object(ObjectReference(StoreManager(store)))
+        bound["manager"] = .object(ObjectReference(StoreManager(store, dryRun: loaded.dryRun)))
         let destination = entityMapping.destinationEntity.flatMap { loaded.destination.entity(named: $0) }
         let attributes = destination.map { loaded.destination.allAttributes(of: $0) } ?? []
         var properties: [MappedProperty] = []
@@ -131,7 +142,8 @@ extension EvalSession {
         let rows: Value
         if let text = entityMapping.sourceExpression {
             do {
-                rows = try InputEvaluator.evaluate(text, mode: .expression, variables: ["manager": .object(ObjectReference(StoreManager(store)))],
+                rows = try InputEvaluator.evaluate(text, mode: .expression,
+                                                   variables: ["manager": .object(ObjectReference(StoreManager(store, dryRun: loaded.dryRun)))],
                                                    compiler: compiler).value
             } catch {
                 throw InputError("its source expression fails: \(error.error.description)")

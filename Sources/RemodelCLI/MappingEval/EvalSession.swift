@@ -1,4 +1,5 @@
 import ExpressionLanguage
+import Migration
 import ObjectGraph
 
 /// The state of a `mapping-eval` session and the execution of one input: an expression,
@@ -28,6 +29,15 @@ public final class EvalSession {
     public private(set) var store: OpenedStore?
     /// The mapping `:mapping` loaded against the open store's models, for `:map`.
     public internal(set) var mapping: LoadedMapping?
+    /// The policies a loaded mapping's check and dry run use (a custom `mapping-eval`
+    /// registers its own, as a custom `mapping-migrate` does).
+    public var policies = PolicyRegistry()
+
+    /// `$manager` with a store open: reading it as a migration's source, and answering
+    /// lookups from the loaded mapping's dry run.
+    var storeManager: Value? {
+        store.map { .object(ObjectReference(StoreManager($0, dryRun: mapping?.dryRun))) }
+    }
 
     /// - Parameter functions: the registry FUNCTION calls resolve in; the read-only
     ///   selectors of `$manager` (``StoreManager``) are added to it.
@@ -141,7 +151,7 @@ public final class EvalSession {
     public func evaluate(_ source: String, mode: InputEvaluator.Mode = .automatic) throws(InputEvaluator.Failure) -> InputEvaluator.Evaluation {
         var variables = self.variables
         // With a store open, $manager reads it as a migration's source does (unless bound).
-        if let store, variables["manager"] == nil { variables["manager"] = .object(ObjectReference(StoreManager(store))) }
+        if let manager = storeManager, variables["manager"] == nil { variables["manager"] = manager }
         let evaluation = try InputEvaluator.evaluate(
             source, mode: mode, object: object, variables: variables, arguments: arguments, compiler: compiler)
         for (name, value) in evaluation.assignments { self.variables[name] = value }

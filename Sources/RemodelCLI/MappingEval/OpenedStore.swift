@@ -26,6 +26,9 @@ public final class OpenedStore {
     /// The version the store was opened as.
     public var model: ObjectModel { store.model }
 
+    /// The file that is read (the store, or its snapshot): what a dry run migrates from.
+    var readPath: String { snapshot.path }
+
     private init(path: String, modelsPath: String, versions: [ObjectModel], store: Store, versionWasNamed: Bool, snapshot: StoreSnapshot) {
         self.snapshot = snapshot
         self.path = path

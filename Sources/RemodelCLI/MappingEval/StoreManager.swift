@@ -1,4 +1,6 @@
 import ExpressionLanguage
+import Foundation
+import Migration
 import ObjectGraph
 
 /// `$manager` in `mapping-eval` with a store open: the read-only half of the migration
@@ -8,12 +10,18 @@ import ObjectGraph
 ///     FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Book", "title BEGINSWITH 'The'"),
 ///           $manager.sourceContext, NO).@count
 ///
-/// What needs a running migration (the destination context, the lookups between source
-/// and destination instances) is an error that says so.
+/// With a mapping loaded (`:mapping`), the lookups between source and destination
+/// instances answer from a dry run of that mapping, run when first asked; without one they
+/// say to load one. The destination context is an error that says so.
 final class StoreManager: KeyValueCoding {
     let store: OpenedStore
+    /// The loaded mapping's dry run, if a mapping is loaded.
+    let dryRun: MappingDryRun?
 
-    init(_ store: OpenedStore) { self.store = store }
+    init(_ store: OpenedStore, dryRun: MappingDryRun? = nil) {
+        self.store = store
+        self.dryRun = dryRun
+    }
 
     func value(forKey key: String) throws -> Value {
         switch key {
@@ -45,7 +53,13 @@ final class StoreManager: KeyValueCoding {
         }
         for selector in ["destinationInstancesForEntityMappingNamed:sourceInstances:", "sourceInstancesForEntityMappingNamed:destinationInstances:",
                          "destinationInstancesForSourceRelationshipNamed:sourceInstances:"] {
-            registry.register(selector, for: StoreManager.self) { _, _ in throw needsMigration(selector) }
+            registry.register(selector, for: StoreManager.self) { manager, arguments in
+                guard let dryRun = manager.dryRun else {
+                    throw ExpressionError(.host, "\(selector) answers from a mapping: load one with :mapping FILE (it answers from a dry run of it)")
+                }
+                let migration = try dryRun.manager()
+                return try MigrationManager.standardFunctions.call(selector, on: .object(ObjectReference(migration)), arguments: arguments)
+            }
         }
     }
 
@@ -61,4 +75,34 @@ final class StoreManager: KeyValueCoding {
         fetch.includesSubentities = subentities
         return .object(ObjectReference(FetchRequestObject(fetch)))
     }
+}
+
+/// A dry run of a loaded mapping (`:mapping`), for the lookups `:map` and `$manager` make:
+/// the mapping run on the open store into a new store in a temporary folder, once, when a
+/// lookup first needs it, with the session's registered policies. The store is never
+/// changed; the folder goes with the session's mapping.
+final class MappingDryRun {
+    private let run: (String) throws -> MigrationManager
+    private let folder: URL
+    private var result: Result<MigrationManager, ExpressionError>?
+
+    init(_ run: @escaping (_ destination: String) throws -> MigrationManager) {
+        self.run = run
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("mapping-eval-dry-run-\(UUID())")
+    }
+
+    /// The manager of the completed run, whose lookups answer from its associations.
+    func manager() throws(ExpressionError) -> MigrationManager {
+        if result == nil {
+            do {
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                result = .success(try run(folder.appendingPathComponent("dry-run.sqlite").path))
+            } catch {
+                result = .failure(ExpressionError(.host, "the lookups answer from a dry run of the mapping, which failed: \(error)"))
+            }
+        }
+        return try result!.get()
+    }
+
+    deinit { try? FileManager.default.removeItem(at: folder) }
 }
