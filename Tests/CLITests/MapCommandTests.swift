@@ -152,6 +152,13 @@ import TestSupport
         // And $manager in the REPL, once a mapping is loaded.
         let labels = try session.evaluate(lookup).value.collectionElements ?? []
         #expect(Set(labels.compactMap { if case .string(let s) = $0 { s } else { nil } }) == ["*gift", "*rush"])
+        // An entity mapping with a policy shows what the policy made of the row there.
+        let shown = session.execute(":map TagToTag Tag/1").output.split(separator: "\n").map(String.init)
+        #expect(shown.dropFirst().prefix(3) == [
+            "  its policy Marking made, in the mapping's dry run:",
+            #"    Tag/1  label="*gift""#,
+            "  its expressions, evaluated alone:",
+        ], "\(shown)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
 
         // A dry run that fails says why, on each lookup.

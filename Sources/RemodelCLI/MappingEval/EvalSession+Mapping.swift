@@ -165,6 +165,30 @@ extension EvalSession {
         }
     }
 
+    /// For an entity mapping with a policy of its own: what the policy made of the row in
+    /// the mapping's dry run (its hooks run there, with the session's registered
+    /// policies), or why that cannot be shown.
+    private func policyLines(_ policy: String, _ entityMapping: EntityMapping, source: String) -> [String] {
+        guard let loaded = mapping, case .object(let reference)? = try? storeObject(source),
+            let object = reference.object as? ManagedObject
+        else { return [] }
+        let made: [ManagedObject]
+        do {
+            made = try loaded.dryRun.manager().destinationInstances(forEntityMappingNamed: entityMapping.name, sourceInstances: [object])
+        } catch {
+            return ["  (its policy \(policy) runs in the mapping's dry run, which failed: \(error); the expressions below are evaluated alone)"]
+        }
+        var lines = ["  its policy \(policy) made, in the mapping's dry run:" + (made.isEmpty ? " nothing" : "")]
+        for destination in made {
+            let attributes = loaded.destination.allAttributes(of: destination.entity).map { attribute in
+                "\(attribute.name)=" + ((try? destination.value(forKey: attribute.name)) ?? .null).json.serialized()
+            }
+            lines.append("    \(destination.objectID)  " + attributes.joined(separator: " "))
+        }
+        lines.append("  its expressions, evaluated alone:")
+        return lines
+    }
+
     /// `:map ENTITYMAPPING ENTITY/PK`: ``mapped(_:source:)``, one line a property; with no
     /// row, the first rows the mapping reads, one line each.
     func mapCommand(_ argument: String) throws(InputError) -> EvalOutput {
@@ -189,7 +213,7 @@ extension EvalSession {
         }
         let (entityMapping, properties) = try mapped(words[0], source: words[1])
         var lines = ["\(entityMapping.name) (\(entityMapping.type.rawValue)) on \(words[1]), into \(entityMapping.destinationEntity ?? "nothing"):"]
-        if let policy = entityMapping.policy { lines.append("  (its policy \(policy) is not run here: only the expressions are)") }
+        if let policy = entityMapping.policy { lines += policyLines(policy, entityMapping, source: words[1]) }
         let width = properties.map(\.name.count).max() ?? 0
         for property in properties {
             let name = property.name.padding(toLength: width, withPad: " ", startingAt: 0)
