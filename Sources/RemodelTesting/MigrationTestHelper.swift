@@ -41,27 +41,38 @@ public enum MigrationTestHelper {
     ///   go on to insert and save).
     /// - Throws: ``ModelErrors``, ``MappingErrors`` or ``MigrationError``, as
     ///   ``StoreMigrator/migrateStore(at:models:mappings:to:policies:options:keepsBackup:progress:)`` throws them.
-    public static func migratedCopy(of fixture: URL, models: URL, mappings: URL? = nil, to version: String? = nil,
-                                    policies: PolicyRegistry = PolicyRegistry(), in directory: URL? = nil) throws -> ObjectContext {
+    public static func migratedCopy(
+        of fixture: URL, models: URL, mappings: URL? = nil, to version: String? = nil,
+        policies: PolicyRegistry = PolicyRegistry(), in directory: URL? = nil
+    ) throws -> ObjectContext {
         let migrator = try StoreMigrator(models: models, mappings: mappings, policies: policies)
-        return try migratedCopy(of: fixture, migrator: migrator, to: version ?? StoreMigrator.currentVersion(ofModelsAt: models), in: directory)
+        return try migratedCopy(
+            of: fixture, migrator: migrator, to: version ?? StoreMigrator.currentVersion(ofModelsAt: models),
+            in: directory)
     }
 
     /// Migrates a copy of `fixture` to `version` (default: the newest) through models and
     /// mappings already loaded, and opens it.
-    public static func migratedCopy(of fixture: URL, models: [ObjectModel], mappings: [MappingModel], to version: String? = nil,
-                                    policies: PolicyRegistry = PolicyRegistry(), in directory: URL? = nil) throws -> ObjectContext {
-        try migratedCopy(of: fixture, migrator: StoreMigrator(models: models, mappings: mappings, policies: policies), to: version, in: directory)
+    public static func migratedCopy(
+        of fixture: URL, models: [ObjectModel], mappings: [MappingModel], to version: String? = nil,
+        policies: PolicyRegistry = PolicyRegistry(), in directory: URL? = nil
+    ) throws -> ObjectContext {
+        try migratedCopy(
+            of: fixture, migrator: StoreMigrator(models: models, mappings: mappings, policies: policies), to: version,
+            in: directory)
     }
 
     /// Runs `body` with a context on a migrated copy of `fixture` (see
     /// ``migratedCopy(of:models:mappings:to:policies:in:)``), then removes the copy.
-    public static func withMigratedCopy<T>(of fixture: URL, models: URL, mappings: URL? = nil, to version: String? = nil,
-                                           policies: PolicyRegistry = PolicyRegistry(), in directory: URL? = nil,
-                                           _ body: (ObjectContext) throws -> T) throws -> T {
+    public static func withMigratedCopy<T>(
+        of fixture: URL, models: URL, mappings: URL? = nil, to version: String? = nil,
+        policies: PolicyRegistry = PolicyRegistry(), in directory: URL? = nil,
+        _ body: (ObjectContext) throws -> T
+    ) throws -> T {
         let folder = try makeFolder(in: directory)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let context = try migratedCopy(of: fixture, models: models, mappings: mappings, to: version, policies: policies, in: folder)
+        let context = try migratedCopy(
+            of: fixture, models: models, mappings: mappings, to: version, policies: policies, in: folder)
         return try body(context)
     }
 
@@ -80,20 +91,28 @@ public enum MigrationTestHelper {
         return copy
     }
 
-    private static func migratedCopy(of fixture: URL, migrator: StoreMigrator, to version: String?, in directory: URL?) throws -> ObjectContext {
+    private static func migratedCopy(of fixture: URL, migrator: StoreMigrator, to version: String?, in directory: URL?)
+        throws -> ObjectContext
+    {
         var migrator = migrator
         migrator.keepsBackup = false
         let copy = try copy(of: fixture, in: directory)
         let target = version ?? migrator.models.last!.version
         try migrator.migrate(storeAt: copy.path, to: target)
         guard let model = migrator.models.first(where: { $0.version == target }) else {
-            throw MigrationError(.invalidMapping, "no model version '\(target)'; the versions are \(migrator.models.map(\.version).joined(separator: ", "))")
+            throw MigrationError(
+                .invalidMapping,
+                "no model version '\(target)'; the versions are \(migrator.models.map(\.version).joined(separator: ", "))"
+            )
         }
-        return ObjectContext(store: try Store.open(at: copy.path, model: model, mode: .readWrite), functions: migrator.policies.functions)
+        return ObjectContext(
+            store: try Store.open(at: copy.path, model: model, mode: .readWrite), functions: migrator.policies.functions
+        )
     }
 
     private static func makeFolder(in directory: URL?) throws -> URL {
-        let folder = (directory ?? FileManager.default.temporaryDirectory).appendingPathComponent("remodel-migrated-\(UUID().uuidString)")
+        let folder = (directory ?? FileManager.default.temporaryDirectory).appendingPathComponent(
+            "remodel-migrated-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         return folder
     }

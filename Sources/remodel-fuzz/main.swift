@@ -7,26 +7,27 @@ import Migration
 import ObjectGraph
 
 #if FUZZING
-/// What libFuzzer calls with each input.
-@_cdecl("LLVMFuzzerTestOneInput")
-public func remodelFuzzOneInput(_ bytes: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
-    FuzzTarget.current.run(bytes.map { Data(bytes: $0, count: count) } ?? Data())
-    return 0
-}
+    /// What libFuzzer calls with each input.
+    @_cdecl("LLVMFuzzerTestOneInput")
+    public func remodelFuzzOneInput(_ bytes: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+        FuzzTarget.current.run(bytes.map { Data(bytes: $0, count: count) } ?? Data())
+        return 0
+    }
 
-/// libFuzzer's driver, for a program with a `main` of its own, as SwiftPM gives every
-/// executable.
-@_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(
-    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
-    _ test: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
-) -> CInt
+    /// libFuzzer's driver, for a program with a `main` of its own, as SwiftPM gives every
+    /// executable.
+    @_silgen_name("LLVMFuzzerRunDriver")
+    func LLVMFuzzerRunDriver(
+        _ argc: UnsafeMutablePointer<CInt>,
+        _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+        _ test: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
+    ) -> CInt
 
-var argc = CommandLine.argc
-var argv = CommandLine.unsafeArgv
-exit(LLVMFuzzerRunDriver(&argc, &argv, remodelFuzzOneInput))
+    var argc = CommandLine.argc
+    var argv = CommandLine.unsafeArgv
+    exit(LLVMFuzzerRunDriver(&argc, &argv, remodelFuzzOneInput))
 #else
-print("remodel-fuzz: built without the fuzzer; run scripts/fuzz")
+    print("remodel-fuzz: built without the fuzzer; run scripts/fuzz")
 #endif
 
 /// Each reader of outside input, fed arbitrary bytes: anything it returns or throws is
@@ -54,15 +55,20 @@ enum FuzzTarget: String, CaseIterable {
     }()
 
     static let models: [ObjectModel] = {
-        let one = #"{"version": "V1", "entities": {"Item": {"attributes": {"name": "string", "price": "double", "count": "int32", "photo": "binary"}, "relationships": {"tags": {"destination": "Tag", "inverse": "items", "toMany": true}}}, "Tag": {"attributes": {"label": "string"}, "relationships": {"items": {"destination": "Item", "inverse": "tags", "toMany": true}}}}}"#
-        let two = #"{"version": "V2", "entities": {"Item": {"attributes": {"title": {"type": "string", "renamingIdentifier": "name"}, "price": "decimal", "count": "int64"}, "relationships": {"tags": {"destination": "Tag", "inverse": "items", "toMany": true, "ordered": true}}}, "Tag": {"attributes": {"label": "string"}, "relationships": {"items": {"destination": "Item", "inverse": "tags", "toMany": true}}}}}"#
+        let one =
+            #"{"version": "V1", "entities": {"Item": {"attributes": {"name": "string", "price": "double", "count": "int32", "photo": "binary"}, "relationships": {"tags": {"destination": "Tag", "inverse": "items", "toMany": true}}}, "Tag": {"attributes": {"label": "string"}, "relationships": {"items": {"destination": "Item", "inverse": "tags", "toMany": true}}}}}"#
+        let two =
+            #"{"version": "V2", "entities": {"Item": {"attributes": {"title": {"type": "string", "renamingIdentifier": "name"}, "price": "decimal", "count": "int64"}, "relationships": {"tags": {"destination": "Tag", "inverse": "items", "toMany": true, "ordered": true}}}, "Tag": {"attributes": {"label": "string"}, "relationships": {"items": {"destination": "Item", "inverse": "tags", "toMany": true}}}}}"#
         return [one, two].map { try! ObjectModel(json: try! JSON.parse($0)) }
     }()
 
     static let object: Value = .dictionary([
         "name": .string("Dune"), "price": .double(9.5), "count": .integer(3),
         "tags": .array([.string("sf"), .string("classic")]),
-        "books": .array([.dictionary(["title": .string("A"), "price": .integer(2)]), .dictionary(["title": .string("B"), "price": .double(3.5)])]),
+        "books": .array([
+            .dictionary(["title": .string("A"), "price": .integer(2)]),
+            .dictionary(["title": .string("B"), "price": .double(3.5)])
+        ])
     ])
 
     func run(_ data: Data) {
@@ -70,7 +76,9 @@ enum FuzzTarget: String, CaseIterable {
         case .expression:
             let text = String(decoding: data, as: UTF8.self)
             let compiler = ExpressionCompiler()
-            if let parsed = try? FormatExpression(parsing: text), let compiled = try? compiler.compile(parsed, source: text) {
+            if let parsed = try? FormatExpression(parsing: text),
+                let compiled = try? compiler.compile(parsed, source: text)
+            {
                 _ = try? compiled.evaluate(with: Self.object, variables: ["x": .integer(2), "s": .string("é")])
                 _ = parsed.description
             }
@@ -79,10 +87,13 @@ enum FuzzTarget: String, CaseIterable {
                 _ = try? compiler.compilePredicate(text).evaluate(with: Self.object)
             }
         case .mapping:
-            guard let json = try? JSON.parse(data), let mapping = try? MappingModel(json: json, file: "fuzz.mapping.json") else { return }
+            guard let json = try? JSON.parse(data),
+                let mapping = try? MappingModel(json: json, file: "fuzz.mapping.json")
+            else { return }
             _ = MigrationManager.check(mapping, source: Self.models[0], destination: Self.models[1])
         case .model:
-            guard let json = try? JSON.parse(data), let model = try? ObjectModel(json: json, file: "fuzz.model.json") else { return }
+            guard let json = try? JSON.parse(data), let model = try? ObjectModel(json: json, file: "fuzz.model.json")
+            else { return }
             _ = model.warnings()
             guard (try? model.validate()) != nil else { return }
             _ = StoreLayout(model: model).createStatements
@@ -96,7 +107,9 @@ enum FuzzTarget: String, CaseIterable {
             _ = try? FormatExpression(archived: root).description
             _ = try? FormatPredicate(archived: root).description
             _ = try? root.foundationValue()
-            if let model = try? CompiledModelReader.parse(data, version: "V", file: "V.mom") { _ = model.appleVersionHashes }
+            if let model = try? CompiledModelReader.parse(data, version: "V", file: "V.mom") {
+                _ = model.appleVersionHashes
+            }
         case .metadata:
             guard let metadata = try? StoreMetadata(propertyList: data, uuid: nil) else { return }
             _ = try? metadata.propertyList()

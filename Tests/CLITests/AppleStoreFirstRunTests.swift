@@ -15,7 +15,8 @@ import TestSupport
         var store: String { url.appendingPathComponent("Books.sqlite").path }
         var empty: String { url.appendingPathComponent("empty").path }
         init() throws {
-            try FileManager.default.createDirectory(atPath: url.appendingPathComponent("empty").path, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: url.appendingPathComponent("empty").path, withIntermediateDirectories: true)
             try FileManager.default.copyItem(atPath: SharedFixtures.bookStore, toPath: store)
         }
         deinit { try? FileManager.default.removeItem(at: url) }
@@ -27,69 +28,81 @@ import TestSupport
         let folder = SharedFixtures.bookMigration.path
         let plan = try cli.run("plan", scratch.store, "--models", SharedFixtures.bookModels)
         #expect(plan.status == 0, "\(plan.stderr)")
-        #expect(plan.stdout == """
-            \(scratch.store) is at Model1
-            Model1 → Model2: \(folder)/Model1_to_Model2.xcmappingmodel (3 entity mappings)
-              UserToUser: SQL
-                relationships interpreted: 'books': no single entity mapping makes its targets
-                checks: userId in range
-              Author: interpreted: the mapping has no source entity
-              BookToBook: does not check: no policy named 'MHWBookToBookPolicy' is registered; register a Swift stand-in for it: `policies.register("MHWBookToBookPolicy") { MyPolicy() }` (docs/engine.md, "Custom policies")
-            Model2 → Model3: \(folder)/Model2_to_Model3_User.xcmappingmodel + \(folder)/Model2_to_Model3.xcmappingmodel (4 entity mappings)
-              note: File of \(folder)/Model2_to_Model3.xcmappingmodel replaces the entity mapping of that name before it
-              note: UserToUser of \(folder)/Model2_to_Model3.xcmappingmodel replaces the entity mapping of that name before it
-              note: BookToBook of \(folder)/Model2_to_Model3.xcmappingmodel replaces the entity mapping of that name before it
-              note: AuthorToAuthor of \(folder)/Model2_to_Model3.xcmappingmodel replaces the entity mapping of that name before it
-              UserToUser: does not check: no policy named 'MHWUserToUserPolicy' is registered; register a Swift stand-in for it: `policies.register("MHWUserToUserPolicy") { MyPolicy() }` (docs/engine.md, "Custom policies")
-              BookToBook: does not check: no policy named 'MHWBookToBookPolicy' is registered; register a Swift stand-in for it: `policies.register("MHWBookToBookPolicy") { MyPolicy() }` (docs/engine.md, "Custom policies")
-              File: interpreted: the mapping has no source entity
-              AuthorToAuthor: SQL
-                relationships interpreted: 'books': no single entity mapping makes its targets
+        #expect(
+            plan.stdout == """
+                \(scratch.store) is at Model1
+                Model1 → Model2: \(folder)/Model1_to_Model2.xcmappingmodel (3 entity mappings)
+                  UserToUser: SQL
+                    relationships interpreted: 'books': no single entity mapping makes its targets
+                    checks: userId in range
+                  Author: interpreted: the mapping has no source entity
+                  BookToBook: does not check: no policy named 'MHWBookToBookPolicy' is registered; register a Swift stand-in for it: `policies.register("MHWBookToBookPolicy") { MyPolicy() }` (docs/engine.md, "Custom policies")
+                Model2 → Model3: \(folder)/Model2_to_Model3_User.xcmappingmodel + \(folder)/Model2_to_Model3.xcmappingmodel (4 entity mappings)
+                  note: File of \(folder)/Model2_to_Model3.xcmappingmodel replaces the entity mapping of that name before it
+                  note: UserToUser of \(folder)/Model2_to_Model3.xcmappingmodel replaces the entity mapping of that name before it
+                  note: BookToBook of \(folder)/Model2_to_Model3.xcmappingmodel replaces the entity mapping of that name before it
+                  note: AuthorToAuthor of \(folder)/Model2_to_Model3.xcmappingmodel replaces the entity mapping of that name before it
+                  UserToUser: does not check: no policy named 'MHWUserToUserPolicy' is registered; register a Swift stand-in for it: `policies.register("MHWUserToUserPolicy") { MyPolicy() }` (docs/engine.md, "Custom policies")
+                  BookToBook: does not check: no policy named 'MHWBookToBookPolicy' is registered; register a Swift stand-in for it: `policies.register("MHWBookToBookPolicy") { MyPolicy() }` (docs/engine.md, "Custom policies")
+                  File: interpreted: the mapping has no source entity
+                  AuthorToAuthor: SQL
+                    relationships interpreted: 'books': no single entity mapping makes its targets
 
-            """)
+                """)
         // The article's policies are Objective-C: without Swift stand-ins the run stops
         // before touching the store, naming each class and how to register one.
         let before = try Data(contentsOf: URL(fileURLWithPath: scratch.store))
         let run = try cli.run("run", scratch.store, "--models", SharedFixtures.bookModels)
         #expect(run.status == 2)
-        #expect(run.stderr.contains("\(folder)/Model1_to_Model2.xcmappingmodel: entityMappings[2] \"BookToBook\" .policy: no policy named 'MHWBookToBookPolicy' is registered; register a Swift stand-in for it: `policies.register(\"MHWBookToBookPolicy\") { MyPolicy() }`"), "\(run.stderr)")
+        #expect(
+            run.stderr.contains(
+                "\(folder)/Model1_to_Model2.xcmappingmodel: entityMappings[2] \"BookToBook\" .policy: no policy named 'MHWBookToBookPolicy' is registered; register a Swift stand-in for it: `policies.register(\"MHWBookToBookPolicy\") { MyPolicy() }`"
+            ), "\(run.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: scratch.store)) == before)
         // inspect needs no mapping files.
         let inspect = try cli.run("inspect", scratch.store, "--models", SharedFixtures.bookModels)
-        #expect(inspect.stdout == "\(scratch.store): model version Model1 (by its version hashes)\n  Book: 4\n  User: 3\n", "\(inspect.stderr)")
+        #expect(
+            inspect.stdout == "\(scratch.store): model version Model1 (by its version hashes)\n  Book: 4\n  User: 3\n",
+            "\(inspect.stderr)")
     }
 
     @Test func inferredStepsSayWhatTheyDoNotCarryOver() throws {
         try SharedFixtures.require()
         let scratch = try Scratch()
-        let plan = try cli.run("plan", scratch.store, "--models", SharedFixtures.bookModels, "--mappings", scratch.empty)
+        let plan = try cli.run(
+            "plan", scratch.store, "--models", SharedFixtures.bookModels, "--mappings", scratch.empty)
         #expect(plan.status == 0, "\(plan.stderr)")
         // Book.user (to-one) became Book.users (to-many) with no renaming identifier, but its
         // inverse User.books is carried over, so the links are kept.
-        #expect(plan.stdout == """
-            \(scratch.store) is at Model1
-            Model1 → Model2: inferred (3 entity mappings)
-              note: does not carry over Book.authorName: nothing in Model2 has its name or renaming identifier; if the data must be kept, give what replaces it the old name as renaming identifier, or write a mapping file for the step
-              IEM_Add_Author: interpreted: the mapping has no source entity
-              IEM_Transform_Book: SQL
-              IEM_Transform_User: SQL
-                relationships interpreted: 'books' uses a join table
-                checks: userId in range
-            Model2 → Model3: inferred (4 entity mappings)
-              note: does not carry over Book.fileURL, Book.users, User.books: nothing in Model3 has their name or renaming identifier; if the data must be kept, give what replaces them the old name as renaming identifier, or write a mapping file for the step
-              IEM_Copy_Author: SQL
-                relationships interpreted: 'books' uses a join table
-              IEM_Transform_Book: SQL
-                relationships interpreted: 'authors' uses a join table
-              IEM_Add_File: interpreted: the mapping has no source entity
-              IEM_Transform_User: SQL
-                checks: userId in range
+        #expect(
+            plan.stdout == """
+                \(scratch.store) is at Model1
+                Model1 → Model2: inferred (3 entity mappings)
+                  note: does not carry over Book.authorName: nothing in Model2 has its name or renaming identifier; if the data must be kept, give what replaces it the old name as renaming identifier, or write a mapping file for the step
+                  IEM_Add_Author: interpreted: the mapping has no source entity
+                  IEM_Transform_Book: SQL
+                  IEM_Transform_User: SQL
+                    relationships interpreted: 'books' uses a join table
+                    checks: userId in range
+                Model2 → Model3: inferred (4 entity mappings)
+                  note: does not carry over Book.fileURL, Book.users, User.books: nothing in Model3 has their name or renaming identifier; if the data must be kept, give what replaces them the old name as renaming identifier, or write a mapping file for the step
+                  IEM_Copy_Author: SQL
+                    relationships interpreted: 'books' uses a join table
+                  IEM_Transform_Book: SQL
+                    relationships interpreted: 'authors' uses a join table
+                  IEM_Add_File: interpreted: the mapping has no source entity
+                  IEM_Transform_User: SQL
+                    checks: userId in range
 
-            """)
+                """)
         let before = try Data(contentsOf: URL(fileURLWithPath: scratch.store))
-        let dry = try cli.run("run", scratch.store, "--models", SharedFixtures.bookModels, "--mappings", scratch.empty, "--dry-run", "--quiet")
+        let dry = try cli.run(
+            "run", scratch.store, "--models", SharedFixtures.bookModels, "--mappings", scratch.empty, "--dry-run",
+            "--quiet")
         #expect(dry.status == 0, "\(dry.stderr)")
-        #expect(dry.stderr.hasPrefix("mapping-migrate: note: inferred Model1 → Model2: does not carry over Book.authorName: "))
+        #expect(
+            dry.stderr.hasPrefix(
+                "mapping-migrate: note: inferred Model1 → Model2: does not carry over Book.authorName: "))
         #expect(dry.stdout.contains("    Book/1 fileURL=<152 bytes> title=\"The Trial\" authors=[] users=[User/3]\n"))
         #expect(try Data(contentsOf: URL(fileURLWithPath: scratch.store)) == before)
     }
@@ -99,14 +112,25 @@ import TestSupport
     @Test func compiledModelsAreCheckedWithTheirWarnings() throws {
         try SharedFixtures.require()
         let scratch = try Scratch()
-        let momd = SharedFixtures.root.appendingPathComponent("realworld/alemar11+CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel.momd").path
+        let momd = SharedFixtures.root.appendingPathComponent(
+            "realworld/alemar11+CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel.momd"
+        ).path
         let check = try cli.run("check", "--models", momd, "--mappings", scratch.empty)
         #expect(check.status == 0, "\(check.stderr)")
         let lines = check.stdout.split(separator: "\n").map(String.init)
-        #expect(lines.contains("warning: SampleModel2: entities.Car.uniquenessConstraints: (numberPlate) carried, not enforced: Remodel neither refuses nor merges duplicates, so a migration that makes duplicates keeps them"))
-        #expect(lines.contains("warning: SampleModel2: entities.Car.fetchIndexes.byMakerAndNumberPlate: skipped: stores Remodel writes have no index on (maker, numberPlate); an index speeds up Core Data's fetches and holds no data"))
+        #expect(
+            lines.contains(
+                "warning: SampleModel2: entities.Car.uniquenessConstraints: (numberPlate) carried, not enforced: Remodel neither refuses nor merges duplicates, so a migration that makes duplicates keeps them"
+            ))
+        #expect(
+            lines.contains(
+                "warning: SampleModel2: entities.Car.fetchIndexes.byMakerAndNumberPlate: skipped: stores Remodel writes have no index on (maker, numberPlate); an index speeds up Core Data's fetches and holds no data"
+            ))
         let warnings = lines.filter { $0.hasPrefix("warning: ") }.count
-        #expect(lines.last == "3 model versions (SampleModel, SampleModel2, SampleModel3), 0 mapping files: no problems (\(warnings) warnings above)")
+        #expect(
+            lines.last
+                == "3 model versions (SampleModel, SampleModel2, SampleModel3), 0 mapping files: no problems (\(warnings) warnings above)"
+        )
     }
 
     /// A model that is not quite the one the app shipped (one attribute required that was
@@ -116,14 +140,21 @@ import TestSupport
         try SharedFixtures.require()
         let scratch = try Scratch()
         var model = try String(contentsOfFile: "mappings/book-authors/Model1.model.json", encoding: .utf8)
-        model = model.replacingOccurrences(of: #""title": "string""#, with: #""title": {"type": "string", "optional": false}"#)
+        model = model.replacingOccurrences(
+            of: #""title": "string""#, with: #""title": {"type": "string", "optional": false}"#)
         let file = scratch.url.appendingPathComponent("Model1.model.json").path
         try model.write(toFile: file, atomically: true, encoding: .utf8)
         let inspect = try cli.run("inspect", scratch.store, "--models", file, "--hashes")
         #expect(inspect.status == 0, "\(inspect.stderr)")
         let lines = inspect.stdout.split(separator: "\n").map(String.init)
-        #expect(lines.first == "\(scratch.store): model version Model1 (by its tables and columns: its version hashes are not Model1's, so Core Data would not open it with Model1 without a migration)")
-        #expect(lines.contains("  note: the store's version hashes match no version (closest: Model1, where Book differ); identified by its tables and columns, which only Model1 has"))
+        #expect(
+            lines.first
+                == "\(scratch.store): model version Model1 (by its tables and columns: its version hashes are not Model1's, so Core Data would not open it with Model1 without a migration)"
+        )
+        #expect(
+            lines.contains(
+                "  note: the store's version hashes match no version (closest: Model1, where Book differ); identified by its tables and columns, which only Model1 has"
+            ))
         #expect(lines.contains { $0.hasPrefix("    Book  4008f8b64ae3c074  ") && $0.hasSuffix("  differs") })
         #expect(lines.contains("    User  fa27e5eecb39eedc  fa27e5eecb39eedc  same"))
     }
@@ -132,9 +163,11 @@ import TestSupport
         try SharedFixtures.require()
         let check = try cli.run("check", "--models", SharedFixtures.bookModels, "--mappings", "mappings/book-authors")
         #expect(check.status == 2)
-        #expect(check.stderr.hasSuffix("""
-            BookToBookPolicy is a policy written in Swift, which mapping-migrate does not have: run these mapping files with a tool built with it registered (MigrateCommand.main(environment:), docs/mapping-migrate.md; mappings/book-authors/book-migration is one)
+        #expect(
+            check.stderr.hasSuffix(
+                """
+                BookToBookPolicy is a policy written in Swift, which mapping-migrate does not have: run these mapping files with a tool built with it registered (MigrateCommand.main(environment:), docs/mapping-migrate.md; mappings/book-authors/book-migration is one)
 
-            """))
+                """))
     }
 }

@@ -62,8 +62,9 @@ struct ChainFixture {
         var noteList: [String] = []
         for j in 0..<notes {
             let title = j % 7 == 0 ? "null" : #""Note \#(j)""#
-            noteList.append(#"{"title": \#(title), "body": "\#(Self.body(j))", "created": {"$date": "\#(Self.created(j))"}, "#
-                + #""priority": \#(j % 3), "trashed": \#(j % 5 == 0), "folder": {"$ref": "f\#(j % folders)"}}"#)
+            noteList.append(
+                #"{"title": \#(title), "body": "\#(Self.body(j))", "created": {"$date": "\#(Self.created(j))"}, "#
+                    + #""priority": \#(j % 3), "trashed": \#(j % 5 == 0), "folder": {"$ref": "f\#(j % folders)"}}"#)
         }
         return #"{"Folder": [\#(folderList.joined(separator: ","))], "Note": [\#(noteList.joined(separator: ",\n"))]}"#
     }
@@ -77,7 +78,9 @@ struct ChainFixture {
         try context.save()
     }
 
-    static func body(_ j: Int) -> String { Array(repeating: "word", count: j % 11 + 1).joined(separator: " ") + " \(j)" }
+    static func body(_ j: Int) -> String {
+        Array(repeating: "word", count: j % 11 + 1).joined(separator: " ") + " \(j)"
+    }
 
     static let base = Date(timeIntervalSinceReferenceDate: 700_000_000)
 
@@ -101,7 +104,8 @@ struct ChainFixture {
             default:
                 if j % 5 == 0 { continue }
                 let priority = ["low", "normal", "high"][j % 3]
-                var line = "note|\(j % 7 == 0 ? "Untitled" : title)|\(Self.body(j))|\(created)|\(priority)|\(j % 11 + 2)|\(folder)"
+                var line =
+                    "note|\(j % 7 == 0 ? "Untitled" : title)|\(Self.body(j))|\(created)|\(priority)|\(j % 11 + 2)|\(folder)"
                 if index == 3 { line += "|0|\(Self.summary)" }
                 lines.append(line)
             }
@@ -121,11 +125,14 @@ struct ChainFixture {
             "n.ZTITLE, n.ZBODY, n.ZCREATED, n.ZPRIORITY, n.ZTRASHED",
             "n.ZTITLE, n.ZTEXT, n.ZCREATED, n.ZPRIORITY, n.ZTRASHED",
             "n.ZTITLE, n.ZTEXT, n.ZCREATED, n.ZPRIORITY, n.ZWORDCOUNT",
-            "n.ZTITLE, n.ZTEXT, n.ZCREATED, n.ZPRIORITY, n.ZWORDCOUNT",
+            "n.ZTITLE, n.ZTEXT, n.ZCREATED, n.ZPRIORITY, n.ZWORDCOUNT"
         ][index]
         var queries = [
             ("folder", "SELECT ZNAME FROM \(folder)"),
-            ("note", "SELECT \(columns), f.ZNAME\(index == 3 ? ", n.ZARCHIVED, n.ZSUMMARY" : "") FROM ZNOTE n LEFT JOIN \(folder) f ON f.Z_PK = n.\(link)"),
+            (
+                "note",
+                "SELECT \(columns), f.ZNAME\(index == 3 ? ", n.ZARCHIVED, n.ZSUMMARY" : "") FROM ZNOTE n LEFT JOIN \(folder) f ON f.Z_PK = n.\(link)"
+            )
         ]
         if index == 3 { queries.append(("attachments", "SELECT count(*) FROM ZATTACHMENT")) }
         var lines: [String] = []
@@ -171,8 +178,11 @@ struct ChainFixture {
         do {
             let rows = try Self.dump(path, version: version), expected = expected(version)
             if rows != expected {
-                let missing = expected.filter { !rows.contains($0) }.prefix(3), extra = rows.filter { !expected.contains($0) }.prefix(3)
-                problems.append("\(version): \(rows.count) rows, \(expected.count) expected; missing \(Array(missing)), unexpected \(Array(extra))")
+                let missing = expected.filter { !rows.contains($0) }.prefix(3),
+                    extra = rows.filter { !expected.contains($0) }.prefix(3)
+                problems.append(
+                    "\(version): \(rows.count) rows, \(expected.count) expected; missing \(Array(missing)), unexpected \(Array(extra))"
+                )
             }
         } catch {
             problems.append("cannot read the rows of \(version): \(error)")
@@ -192,7 +202,8 @@ struct ChainFixture {
             all += problems.map { "backup: \($0)" }
             if at != version { all.append("\(backup) is at \(at ?? "no version")") }
         }
-        for suffix in [".remodel-new", ".remodel-new-journal", ".remodel-lock"] where FileManager.default.fileExists(atPath: path + suffix) {
+        for suffix in [".remodel-new", ".remodel-new-journal", ".remodel-lock"]
+        where FileManager.default.fileExists(atPath: path + suffix) {
             all.append("\(path + suffix) is left")
         }
         return all
@@ -200,13 +211,16 @@ struct ChainFixture {
 
     /// The names in the folder of `path`, sorted.
     static func files(besides path: String) -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: (path as NSString).deletingLastPathComponent)) ?? []).sorted()
+        ((try? FileManager.default.contentsOfDirectory(atPath: (path as NSString).deletingLastPathComponent)) ?? [])
+            .sorted()
     }
 
     // MARK: - Model and mapping files
 
     static let files: [(String, String)] = [
-        ("Chain1.model.json", """
+        (
+            "Chain1.model.json",
+            """
             {"version": "Chain1", "entities": {
               "Folder": {"attributes": {"name": {"type": "string", "optional": false}},
                          "relationships": {"notes": {"destination": "Note", "inverse": "folder", "toMany": true}}},
@@ -214,8 +228,11 @@ struct ChainFixture {
                                       "priority": {"type": "int16", "optional": false, "default": 0, "min": 0, "max": 2},
                                       "trashed": {"type": "boolean", "optional": false, "default": false}},
                        "relationships": {"folder": {"destination": "Folder", "inverse": "notes"}}}}}
-            """),
-        ("Chain2.model.json", """
+            """
+        ),
+        (
+            "Chain2.model.json",
+            """
             {"version": "Chain2", "entities": {
               "Notebook": {"renamingIdentifier": "Folder", "attributes": {"name": {"type": "string", "optional": false}},
                            "relationships": {"notes": {"destination": "Note", "inverse": "notebook", "toMany": true}}},
@@ -224,8 +241,11 @@ struct ChainFixture {
                                       "priority": {"type": "int16", "optional": false, "default": 0, "min": 0, "max": 2},
                                       "trashed": {"type": "boolean", "optional": false, "default": false}},
                        "relationships": {"notebook": {"destination": "Notebook", "inverse": "notes", "renamingIdentifier": "folder"}}}}}
-            """),
-        ("Chain3.model.json", """
+            """
+        ),
+        (
+            "Chain3.model.json",
+            """
             {"version": "Chain3", "entities": {
               "Notebook": {"attributes": {"name": {"type": "string", "optional": false}},
                            "relationships": {"notes": {"destination": "Note", "inverse": "notebook", "toMany": true}}},
@@ -233,8 +253,11 @@ struct ChainFixture {
                                       "created": {"type": "date", "optional": false},
                                       "priority": {"type": "string", "optional": false, "default": "normal"}, "wordCount": "int32"},
                        "relationships": {"notebook": {"destination": "Notebook", "inverse": "notes"}}}}}
-            """),
-        ("Chain4.model.json", """
+            """
+        ),
+        (
+            "Chain4.model.json",
+            """
             {"version": "Chain4", "entities": {
               "Attachment": {"attributes": {"fileName": {"type": "string", "optional": false}},
                              "relationships": {"note": {"destination": "Note", "inverse": "attachments"}}},
@@ -247,8 +270,11 @@ struct ChainFixture {
                                       "summary": {"type": "string", "optional": false, "default": "\(ChainFixture.summary)"}},
                        "relationships": {"notebook": {"destination": "Notebook", "inverse": "notes"},
                                          "attachments": {"destination": "Attachment", "inverse": "note", "toMany": true, "deleteRule": "cascade"}}}}}
-            """),
-        ("Chain2_to_Chain3.mapping.json", #"""
+            """
+        ),
+        (
+            "Chain2_to_Chain3.mapping.json",
+            #"""
             {"sourceModel": "Chain2", "destinationModel": "Chain3", "entityMappings": [
               {"name": "NotebookToNotebook", "type": "copy", "sourceEntity": "Notebook", "destinationEntity": "Notebook"},
               {"name": "NoteToNote", "type": "transform", "sourceEntity": "Note", "destinationEntity": "Note",
@@ -257,6 +283,7 @@ struct ChainFixture {
                  "title": "TERNARY($source.title == nil OR $source.title == '', 'Untitled', FUNCTION($source.title, 'stringByTrimmingWhitespace'))",
                  "priority": "TERNARY($source.priority >= 2, 'high', TERNARY($source.priority == 1, 'normal', 'low'))",
                  "wordCount": "FUNCTION(FUNCTION($source.text, 'componentsSeparatedByString:', ' '), 'count')"}}]}
-            """#),
+            """#
+        )
     ]
 }

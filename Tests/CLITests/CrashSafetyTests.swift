@@ -5,8 +5,8 @@ import Testing
 @testable import Migration
 
 #if canImport(Glibc)
-import Glibc
-import TestSupport
+    import Glibc
+    import TestSupport
 #endif
 
 /// `mapping-migrate run` killed with SIGKILL at random moments, stopped with SIGINT and
@@ -31,7 +31,8 @@ import TestSupport
     /// Starts `mapping-migrate arguments…`, through `wrapper` (a command line that ends
     /// with the executable's path) when given; standard error goes to `stderr`.
     static func start(_ arguments: [String], wrapper: [String] = [], stderr: URL) throws -> Process {
-        let executable = try #require(Self.executable, "mapping-migrate was not built; run `swift build --product mapping-migrate`")
+        let executable = try #require(
+            Self.executable, "mapping-migrate was not built; run `swift build --product mapping-migrate`")
         let process = Process()
         let command = wrapper + [executable.path] + arguments
         process.executableURL = URL(fileURLWithPath: command[0])
@@ -45,8 +46,9 @@ import TestSupport
 
     static func finish(_ process: Process, stderr: URL) -> Result {
         process.waitUntilExit()
-        return Result(status: process.terminationStatus, signalled: process.terminationReason == .uncaughtSignal,
-                      stderr: (try? String(contentsOf: stderr, encoding: .utf8)) ?? "")
+        return Result(
+            status: process.terminationStatus, signalled: process.terminationReason == .uncaughtSignal,
+            stderr: (try? String(contentsOf: stderr, encoding: .utf8)) ?? "")
     }
 
     static func run(_ arguments: [String], wrapper: [String] = [], in folder: URL) throws -> Result {
@@ -99,18 +101,26 @@ import TestSupport
             let (version, problems) = fixture.check(store)
             let label = "trial \(trial) (seed \(seed), killed after \(String(format: "%.3f", delay)) s)"
             reached[killed.signalled ? version ?? "no version" : "completed before the kill", default: 0] += 1
-            if !killed.signalled && killed.status != 0 { failures.append("\(label): status \(killed.status): \(killed.stderr)") }
+            if !killed.signalled && killed.status != 0 {
+                failures.append("\(label): status \(killed.status): \(killed.stderr)")
+            }
             failures += problems.map { "\(label): \($0)" }
             // The second run goes on to the end.
             let again = try Self.run(["run", store] + models, in: folder)
-            if again.status != 0 { failures.append("\(label), then a second run: status \(again.status): \(again.stderr)") }
+            if again.status != 0 {
+                failures.append("\(label), then a second run: status \(again.status): \(again.stderr)")
+            }
             failures += fixture.checkCompleted(store).map { "\(label), then a second run: \($0)" }
             if failures.isEmpty { try? FileManager.default.removeItem(at: folder) }
         }
         keep = !failures.isEmpty
-        let counts = (ChainFixture.versions + ["completed before the kill"]).compactMap { key in reached[key].map { "\(key) \($0)" } }
-        print("crash-safety: \(trials) kills (seed \(seed), \(notes) notes, an uninterrupted run \(String(format: "%.2f", duration)) s): "
-            + "\(counts.joined(separator: ", ")); \(failures.count) failures\(keep ? " (kept in \(fixture.directory.path))" : "")")
+        let counts = (ChainFixture.versions + ["completed before the kill"]).compactMap { key in
+            reached[key].map { "\(key) \($0)" }
+        }
+        print(
+            "crash-safety: \(trials) kills (seed \(seed), \(notes) notes, an uninterrupted run \(String(format: "%.2f", duration)) s): "
+                + "\(counts.joined(separator: ", ")); \(failures.count) failures\(keep ? " (kept in \(fixture.directory.path))" : "")"
+        )
         for failure in failures { print("crash-safety failure: \(failure)") }
         #expect(failures == [])
     }
@@ -138,10 +148,15 @@ import TestSupport
         if signals.count == 1 {
             let at = version ?? "?"
             #expect(result.stderr.contains("mapping-migrate: interrupted by \(name): \(at) → "), "\(result.stderr)")
-            #expect(result.stderr.contains(" was stopped and its new file removed; \(store) is at \(at)"), "\(result.stderr)")
+            #expect(
+                result.stderr.contains(" was stopped and its new file removed; \(store) is at \(at)"),
+                "\(result.stderr)")
         } else {
             // The kernel hands over the two in either order.
-            #expect(result.stderr.contains(" while stopping: stopped at once; the new file was removed, and the store is at the last completed version\n"), "\(result.stderr)")
+            #expect(
+                result.stderr.contains(
+                    " while stopping: stopped at once; the new file was removed, and the store is at the last completed version\n"
+                ), "\(result.stderr)")
         }
         #expect(!ChainFixture.files(besides: store).contains { $0.contains(".remodel-") })
 
@@ -159,10 +174,17 @@ import TestSupport
             let folder = try fixture.folder(backups ? "kept" : "declined")
             let store = folder.appendingPathComponent("Chain.sqlite").path
             try fixture.makeStore(at: store)
-            let result = try Self.run(["run", store, "--models", fixture.models.path] + (backups ? [] : ["--no-backup"]), in: folder)
+            let result = try Self.run(
+                ["run", store, "--models", fixture.models.path] + (backups ? [] : ["--no-backup"]), in: folder)
             #expect(result.status == 0, "\(result.stderr)")
             #expect(fixture.checkCompleted(store, backups: backups) == [])
-            #expect(ChainFixture.files(besides: store) == (backups ? ["Chain.sqlite", "Chain.sqlite.Chain1.bak", "Chain.sqlite.Chain2.bak", "Chain.sqlite.Chain3.bak"] : ["Chain.sqlite"]))
+            #expect(
+                ChainFixture.files(besides: store)
+                    == (backups
+                        ? [
+                            "Chain.sqlite", "Chain.sqlite.Chain1.bak", "Chain.sqlite.Chain2.bak",
+                            "Chain.sqlite.Chain3.bak"
+                        ] : ["Chain.sqlite"]))
         }
     }
 
@@ -196,9 +218,12 @@ import TestSupport
         let store = folder.appendingPathComponent("Chain.sqlite").path
         try fixture.makeStore(at: store)
         let before = StoreMigratorSafetyTests.snapshot(folder)
-        let refused = try Self.run(["run", store, "--models", fixture.models.path], wrapper: limited(sizes[0] / 2048), in: folder)
+        let refused = try Self.run(
+            ["run", store, "--models", fixture.models.path], wrapper: limited(sizes[0] / 2048), in: folder)
         #expect(refused.status == 1)
-        #expect(refused.stderr.hasPrefix("mapping-migrate: this process may not write files larger than "), "\(refused.stderr)")
+        #expect(
+            refused.stderr.hasPrefix("mapping-migrate: this process may not write files larger than "),
+            "\(refused.stderr)")
         #expect(refused.stderr.hasSuffix("(the size of the store). Nothing was changed\n"), "\(refused.stderr)")
         #expect(StoreMigratorSafetyTests.snapshot(folder) == before)
 
@@ -207,11 +232,16 @@ import TestSupport
         let failed = try Self.run(["run", store, "--models", fixture.models.path], wrapper: limited(limit), in: folder)
         #expect(failed.status == 1)
         #expect(failed.stderr.contains("cannot write to the new store"), "\(failed.stderr)")
-        #expect(failed.stderr.contains("this process may not write files larger than \(StoreFiles.bytes(limit * 1024)) (ulimit -f). The new file was removed; the store is as it was"), "\(failed.stderr)")
+        #expect(
+            failed.stderr.contains(
+                "this process may not write files larger than \(StoreFiles.bytes(limit * 1024)) (ulimit -f). The new file was removed; the store is as it was"
+            ), "\(failed.stderr)")
         let (version, problems) = fixture.check(store)
         #expect(version == "Chain3")
         #expect(problems == [])
-        #expect(ChainFixture.files(besides: store) == ["Chain.sqlite", "Chain.sqlite.Chain1.bak", "Chain.sqlite.Chain2.bak"])
+        #expect(
+            ChainFixture.files(besides: store) == ["Chain.sqlite", "Chain.sqlite.Chain1.bak", "Chain.sqlite.Chain2.bak"]
+        )
 
         let again = try Self.run(["run", store, "--models", fixture.models.path], in: folder)
         #expect(again.status == 0, "\(again.stderr)")
@@ -223,15 +253,24 @@ import TestSupport
     /// and no partial file; with room, a second run goes on to the end.
     @Test func aFullDisk() throws {
         let unshare = "/usr/bin/unshare"
-        let probeMount = FileManager.default.temporaryDirectory.appendingPathComponent("remodel-probe-\(UUID().uuidString)")
+        let probeMount = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "remodel-probe-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: probeMount, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: probeMount) }
-        let probe = FileManager.default.isExecutableFile(atPath: unshare)
-            ? try Self.run(["--help"], wrapper: [unshare, "-r", "-m", "/bin/sh", "-c", "mount -t tmpfs -o size=64k none \"\(probeMount.path)\" && exec \"$0\" \"$@\""],
-                           in: probeMount.deletingLastPathComponent())
+        let probe =
+            FileManager.default.isExecutableFile(atPath: unshare)
+            ? try Self.run(
+                ["--help"],
+                wrapper: [
+                    unshare, "-r", "-m", "/bin/sh", "-c",
+                    "mount -t tmpfs -o size=64k none \"\(probeMount.path)\" && exec \"$0\" \"$@\""
+                ],
+                in: probeMount.deletingLastPathComponent())
             : Result(status: -1, signalled: false, stderr: "no \(unshare)")
         guard probe.status == 0 else {
-            try Test.cancel("skipped: needs `unshare -r -m` to mount a small tmpfs, which is not allowed here (\(probe.stderr.prefix(200)))")
+            try Test.cancel(
+                "skipped: needs `unshare -r -m` to mount a small tmpfs, which is not allowed here (\(probe.stderr.prefix(200)))"
+            )
         }
         let fixture = try ChainFixture(notes: 600)
         defer { fixture.remove() }
@@ -240,7 +279,8 @@ import TestSupport
         // before a step asks for the store's size.
         let needed = max(sizes[0] + sizes[1], sizes[1] + sizes[2], 2 * sizes[2]) + 96 * 1024
         try #require(sizes[2] + sizes[3] > needed + 64 * 1024, "the last step makes the store larger: \(sizes)")
-        let mount = try fixture.folder("mount"), first = try fixture.folder("first"), second = try fixture.folder("second")
+        let mount = try fixture.folder("mount"), first = try fixture.folder("first"),
+            second = try fixture.folder("second")
         let tool = try #require(Self.executable).path
         let script = """
             set -e
@@ -287,7 +327,8 @@ import TestSupport
         if getuid() == 0 {
             let setpriv = "/usr/bin/setpriv"
             guard FileManager.default.isExecutableFile(atPath: setpriv) else {
-                try Test.cancel("skipped: as root every folder is writable, and \(setpriv) is not there to run the tool as nobody")
+                try Test.cancel(
+                    "skipped: as root every folder is writable, and \(setpriv) is not there to run the tool as nobody")
             }
             wrapper = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
             // nobody reads the store and the models, and cannot write in the folder.
@@ -300,10 +341,14 @@ import TestSupport
             chmod(folder.path, 0o555)
         }
         let before = StoreMigratorSafetyTests.snapshot(folder)
-        let refused = try Self.run(["run", store, "--models", fixture.models.path], wrapper: wrapper, in: fixture.directory)
+        let refused = try Self.run(
+            ["run", store, "--models", fixture.models.path], wrapper: wrapper, in: fixture.directory)
         chmod(folder.path, 0o755)
         #expect(refused.status == 1)
-        #expect(refused.stderr == "mapping-migrate: cannot migrate \(store): its folder \(folder.path) is not writable (Permission denied); each step writes the new store beside the old one. Nothing was changed\n")
+        #expect(
+            refused.stderr
+                == "mapping-migrate: cannot migrate \(store): its folder \(folder.path) is not writable (Permission denied); each step writes the new store beside the old one. Nothing was changed\n"
+        )
         #expect(StoreMigratorSafetyTests.snapshot(folder) == before)
 
         let again = try Self.run(["run", store, "--models", fixture.models.path], in: fixture.directory)
@@ -318,14 +363,19 @@ import TestSupport
         let fixture = try ChainFixture(notes: 60)
         defer { fixture.remove() }
         let store = fixture.path("Chain.sqlite")
-        var open: ObjectContext? = ObjectContext(store: try Store.create(at: store, model: try #require(try fixture.loadModels().first), journalMode: .wal))
+        var open: ObjectContext? = ObjectContext(
+            store: try Store.create(at: store, model: try #require(try fixture.loadModels().first), journalMode: .wal))
         try open?.insertSeed(JSON.parse(fixture.seed))
         try open?.save()
         #expect(FileManager.default.fileExists(atPath: store + "-wal"))
         let refused = try Self.run(["run", store, "--models", fixture.models.path], in: fixture.directory)
         #expect(refused.status == 1)
-        #expect(refused.stderr == "mapping-migrate: \(store) is open in another process (SQLite: database is locked); close the app or tool using it and run again. Nothing was changed\n")
-        #expect(ChainFixture.files(besides: store) == ["Chain.sqlite", "Chain.sqlite-shm", "Chain.sqlite-wal", "models"])
+        #expect(
+            refused.stderr
+                == "mapping-migrate: \(store) is open in another process (SQLite: database is locked); close the app or tool using it and run again. Nothing was changed\n"
+        )
+        #expect(
+            ChainFixture.files(besides: store) == ["Chain.sqlite", "Chain.sqlite-shm", "Chain.sqlite-wal", "models"])
 
         open = nil
         let again = try Self.run(["run", store, "--models", fixture.models.path], in: fixture.directory)

@@ -92,7 +92,8 @@ import TestSupport
         process.arguments = ["-c", command]
         process.currentDirectoryURL = Repository.root
         var environment = ProcessInfo.processInfo.environment
-        environment["PATH"] = executable.deletingLastPathComponent().path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+        environment["PATH"] =
+            executable.deletingLastPathComponent().path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
         environment["HOME"] = scratch.path
         environment["REMODEL_HISTORY"] = ""
         process.environment = environment

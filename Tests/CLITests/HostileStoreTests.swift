@@ -14,14 +14,16 @@ import Testing
         ("truncated", "the file is damaged or truncated: SQLite cannot read it (database disk image is malformed)"),
         ("text", "not a Core Data store: it is not a SQLite database file"),
         ("plain SQLite", "not a Core Data store: it has no Z_METADATA and Z_PRIMARYKEY tables"),
-        ("folder", "is a folder, not a store file; give the .sqlite file inside it"),
+        ("folder", "is a folder, not a store file; give the .sqlite file inside it")
     ]
 
     static func make(_ name: String, at path: String) throws {
         switch name {
         case "empty": FileManager.default.createFile(atPath: path, contents: Data())
         case "truncated":
-            let store = try Data(contentsOf: MappingMigrateBinaryTests.root.appendingPathComponent("mappings/product-price/Products1.sqlite"))
+            let store = try Data(
+                contentsOf: MappingMigrateBinaryTests.root.appendingPathComponent(
+                    "mappings/product-price/Products1.sqlite"))
             try store.prefix(5000).write(to: URL(fileURLWithPath: path))
         case "text": try Data("hello\n".utf8).write(to: URL(fileURLWithPath: path))
         case "plain SQLite": try Database(path: path, mode: .create).execute("CREATE TABLE t (x)")
@@ -57,7 +59,8 @@ import Testing
         #expect(run.status == 0, "\(run.stderr)")
         let permissions = try FileManager.default.attributesOfItem(atPath: store)[.posixPermissions] as? Int
         #expect(permissions == 0o440)
-        let backup = try FileManager.default.attributesOfItem(atPath: store + ".Products1.bak")[.posixPermissions] as? Int
+        let backup =
+            try FileManager.default.attributesOfItem(atPath: store + ".Products1.bak")[.posixPermissions] as? Int
         #expect(backup == 0o440)
     }
 }
@@ -68,10 +71,14 @@ import Testing
     let cli = MappingMigrateBinaryTests()
 
     @Test(arguments: [
-        ("INSERT INTO ZPRODUCT (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (99, 7, 1, 'ghost')",
-         "ZPRODUCT row 99: its Z_ENT, 7, is no entity of ZPRODUCT in Products1 (1); no command reads the row"),
-        ("UPDATE ZPRODUCT SET ZQUANTITY = 'many' WHERE Z_PK = 2",
-         "Product/2: 'quantity' holds text where int32 values are stored; it reads converted, as SQLite converts it"),
+        (
+            "INSERT INTO ZPRODUCT (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (99, 7, 1, 'ghost')",
+            "ZPRODUCT row 99: its Z_ENT, 7, is no entity of ZPRODUCT in Products1 (1); no command reads the row"
+        ),
+        (
+            "UPDATE ZPRODUCT SET ZQUANTITY = 'many' WHERE Z_PK = 2",
+            "Product/2: 'quantity' holds text where int32 values are stored; it reads converted, as SQLite converts it"
+        )
     ])
     func damagedRowsAreListedWarnedOrRefused(damage sql: String, message: String) throws {
         let (directory, store) = try cli.temporaryCopy(of: "mappings/product-price/Products1.sqlite")
@@ -79,14 +86,20 @@ import Testing
         try Database(path: store, mode: .readWrite).execute(sql)
         let inspect = try cli.run("inspect", store, "--models", HostileStoreTests.models)
         #expect(inspect.status == 0)
-        #expect(inspect.stdout == "\(store): model version Products1 (by its version hashes)\n  damaged row: \(message)\n  Product: 4\n")
+        #expect(
+            inspect.stdout
+                == "\(store): model version Products1 (by its version hashes)\n  damaged row: \(message)\n  Product: 4\n"
+        )
         let before = try Data(contentsOf: URL(fileURLWithPath: store))
         for arguments in [["run", store, "--strict"], ["run", store, "--strict", "--dry-run"]] {
             let strict = try cli.run(arguments + ["--models", HostileStoreTests.models])
             #expect(strict.status == 1, "\(arguments)")
             // (A dry run adds that it is one.)
-            #expect(strict.stderr.hasPrefix("mapping-migrate: \(store) has damaged rows, and damaged rows are refused:\n  \(message)\n"
-                    + "repair them or run without refusing them (they are then read converted, or not read). Nothing was changed\n"), "\(arguments)")
+            #expect(
+                strict.stderr.hasPrefix(
+                    "mapping-migrate: \(store) has damaged rows, and damaged rows are refused:\n  \(message)\n"
+                        + "repair them or run without refusing them (they are then read converted, or not read). Nothing was changed\n"
+                ), "\(arguments)")
             #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
         }
         let run = try cli.run("run", store, "--models", HostileStoreTests.models, "--quiet")
@@ -103,13 +116,18 @@ import Testing
         let (directory, store) = try cli.temporaryCopy(of: "mappings/product-price/Products1.sqlite")
         defer { try? FileManager.default.removeItem(at: directory) }
         let database = try Database(path: store, mode: .readWrite)
-        try database.execute("CREATE TABLE ATRANSACTION ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZTIMESTAMP FLOAT )")
-        try database.execute("CREATE TABLE ACHANGE ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZCHANGETYPE INTEGER )")
+        try database.execute(
+            "CREATE TABLE ATRANSACTION ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZTIMESTAMP FLOAT )")
+        try database.execute(
+            "CREATE TABLE ACHANGE ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZCHANGETYPE INTEGER )")
         try database.execute("INSERT INTO ATRANSACTION VALUES (1, 16001, 1, 7.0)")
         try database.execute("INSERT INTO ACHANGE VALUES (1, 16002, 1, 0), (2, 16002, 1, 1)")
-        let note = "the store has tables its model does not describe: ACHANGE (2 rows), ATRANSACTION (1 row) (Core Data's persistent history); a migration writes a new store without them"
+        let note =
+            "the store has tables its model does not describe: ACHANGE (2 rows), ATRANSACTION (1 row) (Core Data's persistent history); a migration writes a new store without them"
         let inspect = try cli.run("inspect", store, "--models", HostileStoreTests.models)
-        #expect(inspect.stdout == "\(store): model version Products1 (by its version hashes)\n  note: \(note)\n  Product: 4\n")
+        #expect(
+            inspect.stdout
+                == "\(store): model version Products1 (by its version hashes)\n  note: \(note)\n  Product: 4\n")
         let run = try cli.run("run", store, "--models", HostileStoreTests.models, "--quiet")
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stderr == "mapping-migrate: note: \(note)\n")

@@ -27,8 +27,9 @@ import Testing
     }
 
     @Test func openBracketsContinue() {
-        #expect(feed(["SUBQUERY(books, $b,", "  $b.price > 10)"]).inputs
-            == [input("SUBQUERY(books, $b,\n  $b.price > 10)", "SUBQUERY(books, $b, $b.price > 10)")])
+        #expect(
+            feed(["SUBQUERY(books, $b,", "  $b.price > 10)"]).inputs
+                == [input("SUBQUERY(books, $b,\n  $b.price > 10)", "SUBQUERY(books, $b, $b.price > 10)")])
         #expect(feed(["{1,", "[2", "]}"]).inputs == [input("{1,\n[2\n]}", "{1, [2 ]}")])
         #expect(feed(["(1 +", "2"]).pending)
         // More closers than openers is complete: the parser reports it.

@@ -33,7 +33,8 @@ struct MappingEvalProcess {
     static func run(_ arguments: [String], stdin: String = "", directory: URL? = nil) throws -> Result {
         let executable = try #require(
             executable,
-            "mapping-eval was not found beside the test bundle or in .build/debug; build it with `swift build --product mapping-eval`")
+            "mapping-eval was not found beside the test bundle or in .build/debug; build it with `swift build --product mapping-eval`"
+        )
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("mapping-eval-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }

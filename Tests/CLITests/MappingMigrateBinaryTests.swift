@@ -20,7 +20,8 @@ import TestSupport
     func run(_ arguments: String...) throws -> Result { try run(arguments) }
 
     func run(_ arguments: [String]) throws -> Result {
-        let executable = try #require(Self.executable, "mapping-migrate was not built; run `swift build --product mapping-migrate`")
+        let executable = try #require(
+            Self.executable, "mapping-migrate was not built; run `swift build --product mapping-migrate`")
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -41,7 +42,9 @@ import TestSupport
         let models = directory.appendingPathComponent("models")
         try FileManager.default.createDirectory(at: models, withIntermediateDirectories: true)
         for name in ["Products1.model.json", "Products2.model.json"] {
-            try FileManager.default.copyItem(at: root.appendingPathComponent("mappings/product-price/\(name)"), to: models.appendingPathComponent(name))
+            try FileManager.default.copyItem(
+                at: root.appendingPathComponent("mappings/product-price/\(name)"),
+                to: models.appendingPathComponent(name))
         }
         return models
     }
@@ -80,28 +83,39 @@ import TestSupport
         let noModels = try run("check")
         #expect(noModels.status == 2)
         #expect(noModels.stderr.contains("give the model versions with --models PATH"))
-        let unknownVersion = try run("plan", "mappings/product-price/Products1.sqlite", "--models", "mappings/product-price", "--to", "Products9")
+        let unknownVersion = try run(
+            "plan", "mappings/product-price/Products1.sqlite", "--models", "mappings/product-price", "--to", "Products9"
+        )
         #expect(unknownVersion.status == 2)
-        #expect(unknownVersion.stderr == "mapping-migrate: no model version 'Products9'; the versions are Products1, Products2\n")
+        #expect(
+            unknownVersion.stderr
+                == "mapping-migrate: no model version 'Products9'; the versions are Products1, Products2\n")
         let usage = try run("run")
         #expect(usage.status == 2)
         #expect(usage.stderr.hasPrefix("mapping-migrate: Missing expected argument '<store>'\n"), "\(usage.stderr)")
-        #expect(noModels.stderr.hasPrefix("mapping-migrate: give the model versions with --models PATH"), "\(noModels.stderr)")
+        #expect(
+            noModels.stderr.hasPrefix("mapping-migrate: give the model versions with --models PATH"),
+            "\(noModels.stderr)")
     }
 
     @Test func aFailedStepLeavesTheStoreAsItWas() throws {
         let (directory, store) = try temporaryCopy(of: "mappings/product-price/Products1.sqlite")
         defer { try? FileManager.default.removeItem(at: directory) }
         let models = try Self.productModels(in: directory)
-        try Data("""
+        try Data(
+            """
             {"sourceModel": "Products1", "destinationModel": "Products2", "entityMappings": [
               {"name": "ProductToProduct", "sourceEntity": "Product", "destinationEntity": "Product",
                "attributeMappings": {"price": "100 / $source.quantity"}}]}
-            """.utf8).write(to: models.appendingPathComponent("step.mapping.json"))
+            """.utf8
+        ).write(to: models.appendingPathComponent("step.mapping.json"))
         let before = try Data(contentsOf: URL(fileURLWithPath: store))
         let result = try run("run", store, "--models", models.path)
         #expect(result.status == 1)
-        #expect(result.stderr == "mapping-migrate: entity mapping \"ProductToProduct\", source Product Z_PK 4, 'price' = \"100 / $source.quantity\": 1:1: integer division by zero (100 / 0); divide by a double (100 / 0.0) for IEEE infinity\n")
+        #expect(
+            result.stderr
+                == "mapping-migrate: entity mapping \"ProductToProduct\", source Product Z_PK 4, 'price' = \"100 / $source.quantity\": 1:1: integer division by zero (100 / 0); divide by a double (100 / 0.0) for IEEE infinity\n"
+        )
         #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
         let left = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
         #expect(left == ["Products.sqlite", "models"])
@@ -111,26 +125,35 @@ import TestSupport
     /// consecutive) is an error in every command that plans, never skipped for an inferred
     /// step: what it says would not happen.
     @Test(arguments: [
-        (#""sourceModel": "Product1", "destinationModel": "Products2""#,
-         "sourceModel: no model version 'Product1'; did you mean 'Products1'? the versions are Products1, Products2"),
-        (#""sourceModel": "Products2", "destinationModel": "Products1""#,
-         "maps Products2 → Products1, which is not a step of the chain (Products1 → Products2): it goes backwards; a mapping file maps one version to the next"),
+        (
+            #""sourceModel": "Product1", "destinationModel": "Products2""#,
+            "sourceModel: no model version 'Product1'; did you mean 'Products1'? the versions are Products1, Products2"
+        ),
+        (
+            #""sourceModel": "Products2", "destinationModel": "Products1""#,
+            "maps Products2 → Products1, which is not a step of the chain (Products1 → Products2): it goes backwards; a mapping file maps one version to the next"
+        )
     ])
     func aMappingFileThatMapsNoStepIsAnError(models header: String, message: String) throws {
         let (directory, store) = try temporaryCopy(of: "mappings/product-price/Products1.sqlite")
         defer { try? FileManager.default.removeItem(at: directory) }
         let models = try Self.productModels(in: directory)
         let file = models.appendingPathComponent("step.mapping.json")
-        try Data("""
+        try Data(
+            """
             {\(header), "entityMappings": [
               {"name": "ProductToProduct", "sourceEntity": "Product", "destinationEntity": "Product",
                "attributeMappings": {"price": "$source.price * 1.03"}}]}
-            """.utf8).write(to: file)
+            """.utf8
+        ).write(to: file)
         let before = try Data(contentsOf: URL(fileURLWithPath: store))
         for command in ["run", "plan"] {
             let result = try run(command, store, "--models", models.path)
             #expect(result.status == 2, "\(command)")
-            #expect(result.stderr == "mapping-migrate: a mapping file maps no step of the chain, so it would not be used:\n  \(file.path): \(message)\n", "\(command)")
+            #expect(
+                result.stderr
+                    == "mapping-migrate: a mapping file maps no step of the chain, so it would not be used:\n  \(file.path): \(message)\n",
+                "\(command)")
         }
         let check = try run("check", "--models", models.path)
         #expect(check.status == 2)
@@ -146,14 +169,18 @@ import TestSupport
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let fresh = directory.appendingPathComponent("fresh.sqlite").path
-        let seeded = try run("seed", fresh, "--models", folder.path, "--version", version, "--seed", folder.appendingPathComponent("\(version).seed.json").path)
+        let seeded = try run(
+            "seed", fresh, "--models", folder.path, "--version", version, "--seed",
+            folder.appendingPathComponent("\(version).seed.json").path)
         #expect(seeded.status == 0, "\(seeded.stderr)")
         let model = try #require(try ObjectModel.loadVersions(at: folder).first { $0.version == version })
         func dump(_ path: String) throws -> [String] {
             let context = ObjectContext(store: try Store.open(at: path, model: model, mode: .readOnly))
             return try model.entities.flatMap { entity in
                 try context.fetch(FetchRequest(entityName: entity.name)).map { object in
-                    "\(object.objectID) " + entity.attributes.map { "\($0.name)=\(object[$0.name].formatDescription)" }.joined(separator: " ")
+                    "\(object.objectID) "
+                        + entity.attributes.map { "\($0.name)=\(object[$0.name].formatDescription)" }.joined(
+                            separator: " ")
                 }
             }
         }

@@ -67,7 +67,8 @@ import Testing
             process.arguments = ["-c", command]
             process.currentDirectoryURL = directory
             var environment = ProcessInfo.processInfo.environment
-            environment["PATH"] = executable.deletingLastPathComponent().path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+            environment["PATH"] =
+                executable.deletingLastPathComponent().path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
             process.environment = environment
             let out = Pipe(), err = Pipe()
             process.standardOutput = out

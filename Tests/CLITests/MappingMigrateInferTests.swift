@@ -50,7 +50,8 @@ import TestSupport
                     let value = try object.value(forKey: relationship.name)
                     let elements: [Value] = value.collectionElements ?? (value.isNull ? [] : [value])
                     let targets: [String] = elements.compactMap { element -> String? in
-                        guard case .object(let reference) = element, let target = reference.object as? ManagedObject else { return nil }
+                        guard case .object(let reference) = element, let target = reference.object as? ManagedObject
+                        else { return nil }
                         return target.objectID.description
                     }
                     fields.append("\(relationship.name)=[\(targets.sorted().joined(separator: ","))]")
@@ -68,53 +69,69 @@ import TestSupport
         #expect(inferred.status == 0, "\(inferred.stderr)")
         #expect(inferred.stderr == "")
         let versions = try ObjectModel.loadVersions(at: URL(fileURLWithPath: models))
-        #expect(inferred.stdout == MappingInference(from: versions[0], to: versions[1]).mappingFile()!.serialized(pretty: true) + "\n")
-        #expect(inferred.stdout.hasPrefix("""
-            {
-              "comment": "Inferred from Library1 to Library2 by Core Data's lightweight rules (docs/engine.md, \\"Inferred mappings\\"); edit it as you need.",
-              "sourceModel": "Library1",
-              "destinationModel": "Library2",
-              "entityMappings": [
+        #expect(
+            inferred.stdout == MappingInference(from: versions[0], to: versions[1]).mappingFile()!.serialized(
+                pretty: true) + "\n")
+        #expect(
+            inferred.stdout.hasPrefix(
+                """
                 {
-                  "name": "IEM_Transform_Author",
-            """))
+                  "comment": "Inferred from Library1 to Library2 by Core Data's lightweight rules (docs/engine.md, \\"Inferred mappings\\"); edit it as you need.",
+                  "sourceModel": "Library1",
+                  "destinationModel": "Library2",
+                  "entityMappings": [
+                    {
+                      "name": "IEM_Transform_Author",
+                """))
         // --to defaults to the next version.
         #expect(try cli.run("infer", "--models", models, "--from", "Library1").stdout == inferred.stdout)
 
         // A store migrated through the inferred step…
         let store = folder.path("Inferred.sqlite"), other = folder.path("File.sqlite")
-        #expect(try cli.run("seed", store, "--models", models, "--version", "Library1", "--seed", "\(models)/Library1.seed.json").status == 0)
+        #expect(
+            try cli.run(
+                "seed", store, "--models", models, "--version", "Library1", "--seed", "\(models)/Library1.seed.json"
+            ).status == 0)
         try FileManager.default.copyItem(atPath: store, toPath: other)
         let plan = try cli.run("plan", store, "--models", models)
-        #expect(plan.stdout == "\(store) is at Library1\nLibrary1 → Library2: inferred (5 entity mappings)\n"
-            + "  note: does not carry over Book.obsolete, Shelf (the whole entity): nothing in Library2 has their name or renaming identifier; "
-            + "if the data must be kept, give what replaces them the old name as renaming identifier, or write a mapping file for the step\n"
-            + "  IEM_Transform_Author: SQL\n"
-            + "    relationships interpreted: 'books' uses a join table\n"
-            + "  IEM_Transform_Book: SQL\n"
-            + "    relationships interpreted: 'authors' uses a join table\n"
-            + "    checks: rating 0 or 1\n"
-            + "  IEM_Add_Review: interpreted: the mapping has no source entity\n"
-            + "  IEM_Remove_Shelf: interpreted: the mapping makes no destination instances\n"
-            + "  IEM_Copy_Tag: SQL\n")
+        #expect(
+            plan.stdout == "\(store) is at Library1\nLibrary1 → Library2: inferred (5 entity mappings)\n"
+                + "  note: does not carry over Book.obsolete, Shelf (the whole entity): nothing in Library2 has their name or renaming identifier; "
+                + "if the data must be kept, give what replaces them the old name as renaming identifier, or write a mapping file for the step\n"
+                + "  IEM_Transform_Author: SQL\n"
+                + "    relationships interpreted: 'books' uses a join table\n"
+                + "  IEM_Transform_Book: SQL\n"
+                + "    relationships interpreted: 'authors' uses a join table\n"
+                + "    checks: rating 0 or 1\n"
+                + "  IEM_Add_Review: interpreted: the mapping has no source entity\n"
+                + "  IEM_Remove_Shelf: interpreted: the mapping makes no destination instances\n"
+                + "  IEM_Copy_Tag: SQL\n")
         let run = try cli.run("run", store, "--models", models, "--no-backup")
         #expect(run.status == 0, "\(run.stderr)")
 
         // …and one through the printed file saved in the mappings folder.
-        let withFile = try folder.folder("with-file", Self.models.merging(["Library1_to_Library2.mapping.json": inferred.stdout]) { a, _ in a })
+        let withFile = try folder.folder(
+            "with-file", Self.models.merging(["Library1_to_Library2.mapping.json": inferred.stdout]) { a, _ in a })
         let check = try cli.run("check", "--models", withFile)
-        #expect(check.stdout == "2 model versions (Library1, Library2), 1 mapping files: no problems\n", "\(check.stderr)")
-        #expect(try cli.run("plan", other, "--models", withFile).stdout.hasPrefix("\(other) is at Library1\nLibrary1 → Library2: \(withFile)/Library1_to_Library2.mapping.json (5 entity mappings)\n  IEM_Transform_Author: SQL\n    relationships interpreted: 'books' uses a join table\n"))
+        #expect(
+            check.stdout == "2 model versions (Library1, Library2), 1 mapping files: no problems\n", "\(check.stderr)")
+        #expect(
+            try cli.run("plan", other, "--models", withFile).stdout.hasPrefix(
+                "\(other) is at Library1\nLibrary1 → Library2: \(withFile)/Library1_to_Library2.mapping.json (5 entity mappings)\n  IEM_Transform_Author: SQL\n    relationships interpreted: 'books' uses a join table\n"
+            ))
         let runWithFile = try cli.run("run", other, "--models", withFile, "--no-backup")
         #expect(runWithFile.status == 0, "\(runWithFile.stderr)")
-        func mappingLines(_ output: String) -> [String] { output.split(separator: "\n").filter { $0.hasPrefix("  ") }.map(String.init) }
-        #expect(mappingLines(run.stdout) == [
-            "  IEM_Transform_Author: 2 read, 2 created, 2 relationships set (SQL, relationships interpreted)",
-            "  IEM_Transform_Book: 3 read, 3 created, 0 relationships set (SQL, relationships interpreted)",
-            "  IEM_Add_Review: 0 read, 0 created, 0 relationships set (interpreted)",
-            "  IEM_Remove_Shelf: 0 read, 0 created, 0 relationships set (interpreted)",
-            "  IEM_Copy_Tag: 1 read, 1 created, 0 relationships set (SQL)",
-        ])
+        func mappingLines(_ output: String) -> [String] {
+            output.split(separator: "\n").filter { $0.hasPrefix("  ") }.map(String.init)
+        }
+        #expect(
+            mappingLines(run.stdout) == [
+                "  IEM_Transform_Author: 2 read, 2 created, 2 relationships set (SQL, relationships interpreted)",
+                "  IEM_Transform_Book: 3 read, 3 created, 0 relationships set (SQL, relationships interpreted)",
+                "  IEM_Add_Review: 0 read, 0 created, 0 relationships set (interpreted)",
+                "  IEM_Remove_Shelf: 0 read, 0 created, 0 relationships set (interpreted)",
+                "  IEM_Copy_Tag: 1 read, 1 created, 0 relationships set (SQL)"
+            ])
         #expect(mappingLines(runWithFile.stdout) == mappingLines(run.stdout))
         let migrated = try Self.dump(store, models: models)
         #expect(migrated.count == 6)
@@ -132,14 +149,20 @@ import TestSupport
         #expect(try String(contentsOfFile: file, encoding: .utf8) == printed.stdout)
         let again = try cli.run("infer", "--models", models, "--from", "Library1", "--output", file)
         #expect(again.status == 2)
-        #expect(again.stderr == "mapping-migrate: \(file) exists; remove it or choose another --output (infer does not overwrite a mapping file)\n")
+        #expect(
+            again.stderr
+                == "mapping-migrate: \(file) exists; remove it or choose another --output (infer does not overwrite a mapping file)\n"
+        )
     }
 
     static let priceModels = [
-        "V1.model.json": #"{"version": "V1", "entities": {"E": {"attributes": {"price": "string", "title": "string"}}}}"#,
-        "V2.model.json": #"{"version": "V2", "entities": {"E": {"attributes": {"price": "double", "title": {"type": "string", "optional": false}}}}}"#,
+        "V1.model.json":
+            #"{"version": "V1", "entities": {"E": {"attributes": {"price": "string", "title": "string"}}}}"#,
+        "V2.model.json":
+            #"{"version": "V2", "entities": {"E": {"attributes": {"price": "double", "title": {"type": "string", "optional": false}}}}}"#
     ]
-    static let priceProblem = #"E.price: it is a string attribute in V1 and a double attribute in V2, and an inferred mapping converts only between numbers and booleans (int16, int32, int64, decimal, double, float, boolean) (Core Data: "Source and destination attribute types are incompatible"); map it in a mapping file, such as "price": "CAST($source.price, 'NSNumber')""#
+    static let priceProblem =
+        #"E.price: it is a string attribute in V1 and a double attribute in V2, and an inferred mapping converts only between numbers and booleans (int16, int32, int64, decimal, double, float, boolean) (Core Data: "Source and destination attribute types are incompatible"); map it in a mapping file, such as "price": "CAST($source.price, 'NSNumber')""#
 
     @Test func whatCannotBeInferredExitsWithTwoOrMakesADraft() throws {
         let folder = try Folder()
@@ -147,74 +170,92 @@ import TestSupport
         let failed = try cli.run("infer", "--models", models, "--from", "V1", "--to", "V2")
         #expect(failed.status == 2)
         #expect(failed.stdout == "")
-        #expect(failed.stderr == """
-            mapping-migrate: a mapping cannot be inferred for V1 → V2:
-              \(Self.priceProblem)
-            write a mapping file for the step; --draft prints what can be inferred, with a comment at each part left to finish
+        #expect(
+            failed.stderr == """
+                mapping-migrate: a mapping cannot be inferred for V1 → V2:
+                  \(Self.priceProblem)
+                write a mapping file for the step; --draft prints what can be inferred, with a comment at each part left to finish
 
-            """)
+                """)
 
         let draft = try cli.run("infer", "--models", models, "--from", "V1", "--draft")
         #expect(draft.status == 0)
-        #expect(draft.stderr == """
-            mapping-migrate: a draft: 1 thing could not be inferred for V1 → V2:
-              \(Self.priceProblem)
-            mapping-migrate: warning: E.title: optional in V1 and required in V2 without a default value, so the migration fails validation if any E has no 'title'; give it a default value, or map it in a mapping file
+        #expect(
+            draft.stderr == """
+                mapping-migrate: a draft: 1 thing could not be inferred for V1 → V2:
+                  \(Self.priceProblem)
+                mapping-migrate: warning: E.title: optional in V1 and required in V2 without a default value, so the migration fails validation if any E has no 'title'; give it a default value, or map it in a mapping file
 
-            """)
+                """)
         #expect(draft.stdout.contains(#""valueExpression": "$source.price""#))
         // Saved, the draft is found and checked: the conversion is what is left to write.
-        try Data(draft.stdout.utf8).write(to: URL(fileURLWithPath: models).appendingPathComponent("V1_to_V2.mapping.json"))
+        try Data(draft.stdout.utf8).write(
+            to: URL(fileURLWithPath: models).appendingPathComponent("V1_to_V2.mapping.json"))
         let check = try cli.run("check", "--models", models)
         #expect(check.status == 2)
-        #expect(check.stderr == """
-            mapping-migrate: 1 problem in the mapping files:
-            \(models)/V1_to_V2.mapping.json: entityMappings[0] "IEM_Transform_E" .attributeMappings.price: 1:1: 'price' is a double attribute, but the expression gives a string; convert it with CAST(…, 'NSNumber')
-              $source.price
-              ^~~~~~~~~~~~~
+        #expect(
+            check.stderr == """
+                mapping-migrate: 1 problem in the mapping files:
+                \(models)/V1_to_V2.mapping.json: entityMappings[0] "IEM_Transform_E" .attributeMappings.price: 1:1: 'price' is a double attribute, but the expression gives a string; convert it with CAST(…, 'NSNumber')
+                  $source.price
+                  ^~~~~~~~~~~~~
 
-            """)
+                """)
     }
 
     @Test func aStepThatCannotBeInferredStopsRunAndPlanWithTwo() throws {
         let folder = try Folder()
         let models = try folder.folder("models", Self.priceModels)
         let store = folder.path("E.sqlite")
-        #expect(try cli.run("seed", store, "--models", models, "--version", "V1", "--seed", try folder.folder("seed", ["s.json": #"{"E": [{"price": "1", "title": "a"}]}"#]) + "/s.json").status == 0)
+        #expect(
+            try cli.run(
+                "seed", store, "--models", models, "--version", "V1", "--seed",
+                try folder.folder("seed", ["s.json": #"{"E": [{"price": "1", "title": "a"}]}"#]) + "/s.json"
+            ).status == 0)
         let before = try Data(contentsOf: URL(fileURLWithPath: store))
         for command in ["plan", "run"] {
             let result = try cli.run(command, store, "--models", models)
             #expect(result.status == 2)
-            #expect(result.stderr == """
-                mapping-migrate: no mapping file maps V1 → V2, and a mapping cannot be inferred:
-                  \(Self.priceProblem)
-                write a mapping file for the step ("sourceModel": "V1", "destinationModel": "V2") in the mappings folder; `mapping-migrate infer --models <models> --from V1 --to V2 --draft` starts one with what can be inferred
+            #expect(
+                result.stderr == """
+                    mapping-migrate: no mapping file maps V1 → V2, and a mapping cannot be inferred:
+                      \(Self.priceProblem)
+                    write a mapping file for the step ("sourceModel": "V1", "destinationModel": "V2") in the mappings folder; `mapping-migrate infer --models <models> --from V1 --to V2 --draft` starts one with what can be inferred
 
-                """)
+                    """)
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
         let check = try cli.run("check", "--models", models)
         #expect(check.status == 2)
-        #expect(check.stderr.hasPrefix("mapping-migrate: 1 problem in the mapping files:\nno mapping file maps V1 → V2, and a mapping cannot be inferred:\n"))
+        #expect(
+            check.stderr.hasPrefix(
+                "mapping-migrate: 1 problem in the mapping files:\nno mapping file maps V1 → V2, and a mapping cannot be inferred:\n"
+            ))
     }
 
     /// docs/mapping-migrate.md shows what `infer` prints for the library and what a step
     /// that cannot be inferred says.
     @Test func theGuideShowsWhatInferPrints() throws {
-        let guide = try String(contentsOf: MappingMigrateBinaryTests.root.appendingPathComponent("docs/mapping-migrate.md"), encoding: .utf8)
+        let guide = try String(
+            contentsOf: MappingMigrateBinaryTests.root.appendingPathComponent("docs/mapping-migrate.md"),
+            encoding: .utf8)
         let section = try #require(guide.range(of: "### `infer`")).upperBound
         let start = try #require(guide.range(of: "```json\n", range: section..<guide.endIndex)).upperBound
         let end = try #require(guide.range(of: "\n```", range: start..<guide.endIndex)).lowerBound
         let shown = try JSON.parse(String(guide[start..<end]))
         let folder = try Folder()
-        let printed = try JSON.parse(try cli.run("infer", "--models", try folder.folder("models", Self.models), "--from", "Library1").stdout)
+        let printed = try JSON.parse(
+            try cli.run("infer", "--models", try folder.folder("models", Self.models), "--from", "Library1").stdout)
         for key in ["comment", "sourceModel", "destinationModel"] { #expect(shown[key] == printed[key], "\(key)") }
         let all = try #require(printed["entityMappings"]?.arrayValue)
         let excerpt = try #require(shown["entityMappings"]?.arrayValue)
         #expect(excerpt.count == 2)
         for mapping in excerpt { #expect(all.contains(mapping), "\(mapping.serialized())") }
         #expect(guide.contains(Self.priceProblem))
-        #expect(guide.contains("'price' is a double attribute, but the expression gives a string; convert it with CAST(…, 'NSNumber')\n    $source.price\n    ^~~~~~~~~~~~~\n"))
+        #expect(
+            guide.contains(
+                "'price' is a double attribute, but the expression gives a string; convert it with CAST(…, 'NSNumber')\n    $source.price\n    ^~~~~~~~~~~~~\n"
+            ))
         let plan: String = """
             Library1 → Library2: inferred (5 entity mappings)
               note: does not carry over Book.obsolete, Shelf (the whole entity): nothing in Library2 has their name or renaming identifier; \
@@ -234,20 +275,32 @@ import TestSupport
 
     @Test func planAndRunPrintTheWarningsOfAnInferredStep() throws {
         let folder = try Folder()
-        let models = try folder.folder("models", [
-            "V1.model.json": #"{"version": "V1", "entities": {"E": {"attributes": {"title": "string"}}}}"#,
-            "V2.model.json": #"{"version": "V2", "entities": {"E": {"attributes": {"title": {"type": "string", "optional": false}}}}}"#,
-            "seed.json": #"{"E": [{"title": "a"}]}"#,
-        ])
+        let models = try folder.folder(
+            "models",
+            [
+                "V1.model.json": #"{"version": "V1", "entities": {"E": {"attributes": {"title": "string"}}}}"#,
+                "V2.model.json":
+                    #"{"version": "V2", "entities": {"E": {"attributes": {"title": {"type": "string", "optional": false}}}}}"#,
+                "seed.json": #"{"E": [{"title": "a"}]}"#
+            ])
         let store = folder.path("E.sqlite")
-        #expect(try cli.run("seed", store, "--models", models, "--version", "V1", "--seed", "\(models)/seed.json").status == 0)
-        let warning = "E.title: optional in V1 and required in V2 without a default value, so the migration fails validation if any E has no 'title'; give it a default value, or map it in a mapping file"
+        #expect(
+            try cli.run("seed", store, "--models", models, "--version", "V1", "--seed", "\(models)/seed.json").status
+                == 0)
+        let warning =
+            "E.title: optional in V1 and required in V2 without a default value, so the migration fails validation if any E has no 'title'; give it a default value, or map it in a mapping file"
         let plan = try cli.run("plan", store, "--models", models)
-        #expect(plan.stdout.hasPrefix("\(store) is at V1\nV1 → V2: inferred (1 entity mappings)\n  warning: \(warning)\n  IEM_Transform_E: SQL"))
+        #expect(
+            plan.stdout.hasPrefix(
+                "\(store) is at V1\nV1 → V2: inferred (1 entity mappings)\n  warning: \(warning)\n  IEM_Transform_E: SQL"
+            ))
         let run = try cli.run("run", store, "--models", models, "--no-backup", "--quiet")
         #expect(run.status == 0)
         #expect(run.stderr == "mapping-migrate: warning: inferred V1 → V2: \(warning)\n")
-        #expect(run.stdout.contains("\n  IEM_Transform_E: 1 read, 1 created, 0 relationships set (SQL)\ndone: \(store) is at V2 after 1 step ("))
+        #expect(
+            run.stdout.contains(
+                "\n  IEM_Transform_E: 1 read, 1 created, 0 relationships set (SQL)\ndone: \(store) is at V2 after 1 step ("
+            ))
     }
 
     @Test func badVersionsExitWithTwo() throws {
@@ -258,9 +311,14 @@ import TestSupport
         #expect(unknown.stderr == "mapping-migrate: no model version 'Library9'; the versions are Library1, Library2\n")
         let newest = try cli.run("infer", "--models", models, "--from", "Library2")
         #expect(newest.status == 2)
-        #expect(newest.stderr == "mapping-migrate: Library2 is the newest version; name the version to infer a mapping to with --to\n")
+        #expect(
+            newest.stderr
+                == "mapping-migrate: Library2 is the newest version; name the version to infer a mapping to with --to\n"
+        )
         let same = try cli.run("infer", "--models", models, "--from", "Library1", "--to", "Library1")
-        #expect(same.stderr == "mapping-migrate: --from and --to are both Library1; a mapping goes from one version to another\n")
+        #expect(
+            same.stderr
+                == "mapping-migrate: --from and --to are both Library1; a mapping goes from one version to another\n")
         let missing = try cli.run("infer", "--models", models)
         #expect(missing.status == 2)
     }

@@ -59,7 +59,7 @@ import Testing
         #"Note/3 body="Call the plumber about the sink" created={"$date":"2024-09-04T08:00:00Z"} folder=[Folder/2] priority=1 title=null trashed=false"#,
         #"Note/4 body="Something nobody needs" created={"$date":"2023-01-15T10:00:00Z"} folder=[Folder/1] priority=0 title="Old idea" trashed=true"#,
         #"Note/5 body=null created={"$date":"2024-09-05T12:00:00Z"} folder=[] priority=1 title="" trashed=false"#,
-        #"Note/6 body="Book a venue for twelve" created={"$date":"2024-09-06T14:45:00Z"} folder=[Folder/1] priority=2 title="  Team offsite  " trashed=false"#,
+        #"Note/6 body="Book a venue for twelve" created={"$date":"2024-09-06T14:45:00Z"} folder=[Folder/1] priority=2 title="  Team offsite  " trashed=false"#
     ]
 
     /// Inferred: Folder is Notebook, body is text, folder is notebook; nothing else changes.
@@ -72,7 +72,7 @@ import Testing
         #"Note/6 created={"$date":"2024-09-06T14:45:00Z"} notebook=[Notebook/1] priority=2 text="Book a venue for twelve" title="  Team offsite  " trashed=false"#,
         #"Notebook/1 name="Work" notes=[Note/1,Note/4,Note/6]"#,
         #"Notebook/2 name="Home" notes=[Note/2,Note/3]"#,
-        #"Notebook/3 name="Someday" notes=[]"#,
+        #"Notebook/3 name="Someday" notes=[]"#
     ]
 
     /// The mapping file: the trashed note is gone (the others are numbered anew, in order),
@@ -85,7 +85,7 @@ import Testing
         #"Note/5 created={"$date":"2024-09-06T14:45:00Z"} notebook=[Notebook/1] priority="high" text="Book a venue for twelve" title="Team offsite" wordCount=5"#,
         #"Notebook/1 name="Work" notes=[Note/1,Note/5]"#,
         #"Notebook/2 name="Home" notes=[Note/2,Note/3]"#,
-        #"Notebook/3 name="Someday" notes=[]"#,
+        #"Notebook/3 name="Someday" notes=[]"#
     ]
 
     /// Inferred: every note gets archived = NO (the new required attribute's default);
@@ -98,7 +98,7 @@ import Testing
         #"Note/5 archived=false attachments=[] created={"$date":"2024-09-06T14:45:00Z"} notebook=[Notebook/1] priority="high" text="Book a venue for twelve" title="Team offsite" wordCount=5"#,
         #"Notebook/1 name="Work" notes=[Note/1,Note/5]"#,
         #"Notebook/2 name="Home" notes=[Note/2,Note/3]"#,
-        #"Notebook/3 name="Someday" notes=[]"#,
+        #"Notebook/3 name="Someday" notes=[]"#
     ]
 
     static let expected = ["Notes1": notes1, "Notes2": notes2, "Notes3": notes3, "Notes4": notes4]
@@ -129,51 +129,63 @@ import Testing
     @Test func theFixtureIsAtNotes1() throws {
         #expect(try Self.dump(Self.fixture, version: "Notes1") == Self.notes1)
         let inspect = try cli.run("inspect", Self.fixture, "--models", Self.xcode)
-        #expect(inspect.stdout == "\(Self.fixture): model version Notes1 (by its version hashes)\n  Folder: 3\n  Note: 6\n")
+        #expect(
+            inspect.stdout == "\(Self.fixture): model version Notes1 (by its version hashes)\n  Folder: 3\n  Note: 6\n")
     }
 
     @Test func checkAndPlan() throws {
         for models in Self.modelPaths {
             let check = try cli.run("check", "--models", models)
-            #expect(check.stdout == "4 model versions (Notes1, Notes2, Notes3, Notes4), 1 mapping files: no problems\n", "\(check.stderr)")
+            #expect(
+                check.stdout == "4 model versions (Notes1, Notes2, Notes3, Notes4), 1 mapping files: no problems\n",
+                "\(check.stderr)")
             let plan = try cli.run("plan", Self.fixture, "--models", models)
-            #expect(plan.stdout == """
-                \(Self.fixture) is at Notes1
-                Notes1 → Notes2: inferred (2 entity mappings)
-                  IEM_Transform_Folder: SQL
-                  IEM_Transform_Note: SQL
-                    checks: priority in range
-                Notes2 → Notes3: \(Self.example.path)/Notes2_to_Notes3.mapping.json (2 entity mappings)
-                  NotebookToNotebook: SQL
-                  NoteToNote: SQL
-                    evaluated where SQL cannot decide: title, priority, wordCount, the source predicate
-                    checks: wordCount in range
-                Notes3 → Notes4: inferred (3 entity mappings)
-                  IEM_Add_Attachment: interpreted: the mapping has no source entity
-                  IEM_Transform_Note: SQL
-                    checks: wordCount in range
-                  IEM_Copy_Notebook: SQL
+            #expect(
+                plan.stdout == """
+                    \(Self.fixture) is at Notes1
+                    Notes1 → Notes2: inferred (2 entity mappings)
+                      IEM_Transform_Folder: SQL
+                      IEM_Transform_Note: SQL
+                        checks: priority in range
+                    Notes2 → Notes3: \(Self.example.path)/Notes2_to_Notes3.mapping.json (2 entity mappings)
+                      NotebookToNotebook: SQL
+                      NoteToNote: SQL
+                        evaluated where SQL cannot decide: title, priority, wordCount, the source predicate
+                        checks: wordCount in range
+                    Notes3 → Notes4: inferred (3 entity mappings)
+                      IEM_Add_Attachment: interpreted: the mapping has no source entity
+                      IEM_Transform_Note: SQL
+                        checks: wordCount in range
+                      IEM_Copy_Notebook: SQL
 
-                """, "\(plan.stderr)")
+                    """, "\(plan.stderr)")
         }
     }
 
     /// One step at a time, from each kind of models: every store on the way is checked.
     @Test(arguments: modelPaths) func stepByStep(models: String) throws {
         let scratch = try Scratch()
-        let counts = ["Notes2": "  Note: 6\n  Notebook: 3\n", "Notes3": "  Note: 5\n  Notebook: 3\n",
-                      "Notes4": "  Attachment: 0\n  Note: 5\n  Notebook: 3\n"]
+        let counts = [
+            "Notes2": "  Note: 6\n  Notebook: 3\n", "Notes3": "  Note: 5\n  Notebook: 3\n",
+            "Notes4": "  Attachment: 0\n  Note: 5\n  Notebook: 3\n"
+        ]
         for (from, to) in [("Notes1", "Notes2"), ("Notes2", "Notes3"), ("Notes3", "Notes4")] {
             let run = try cli.run("run", scratch.store, "--models", models, "--to", to)
             #expect(run.status == 0, "\(run.stderr)")
             #expect(run.stdout.contains("\ndone: \(scratch.store) is at \(to) after 1 step ("))
-            #expect(run.stdout.hasSuffix(" s)\nthe store before the step is kept: \(scratch.store).\(from).bak (remove it when no longer needed)\n"))
+            #expect(
+                run.stdout.hasSuffix(
+                    " s)\nthe store before the step is kept: \(scratch.store).\(from).bak (remove it when no longer needed)\n"
+                ))
             #expect(try Self.dump(scratch.store, version: to) == Self.expected[to]!, "\(to)")
             #expect(try Self.dump(scratch.store + ".\(from).bak", version: from) == Self.expected[from]!, "\(from).bak")
             let inspect = try cli.run("inspect", scratch.store, "--models", models)
             #expect(inspect.stdout == "\(scratch.store): model version \(to) (by its version hashes)\n" + counts[to]!)
         }
-        #expect(scratch.files == ["Notes.sqlite", "Notes.sqlite.Notes1.bak", "Notes.sqlite.Notes2.bak", "Notes.sqlite.Notes3.bak"])
+        #expect(
+            scratch.files == [
+                "Notes.sqlite", "Notes.sqlite.Notes1.bak", "Notes.sqlite.Notes2.bak", "Notes.sqlite.Notes3.bak"
+            ])
     }
 
     /// The whole chain in one run, as the README shows it.
@@ -181,47 +193,56 @@ import Testing
         let scratch = try Scratch()
         let run = try cli.run("run", scratch.store, "--models", models, "--no-backup")
         #expect(run.status == 0, "\(run.stderr)")
-        #expect(run.stdout.contains("""
-            Notes1 → Notes2 (inferred): 
-            """))
-        #expect(run.stdout.contains("""
-              IEM_Transform_Folder: 3 read, 3 created, 2 relationships set (SQL)
-              IEM_Transform_Note: 6 read, 6 created, 6 relationships set (SQL)
-            Notes2 → Notes3 (Notes2_to_Notes3.mapping.json): 
-            """))
-        #expect(run.stdout.contains("""
-              NotebookToNotebook: 3 read, 3 created, 2 relationships set (SQL)
-              NoteToNote: 5 read, 5 created, 5 relationships set (SQL)
-            Notes3 → Notes4 (inferred): 
-            """))
-        #expect(run.stdout.contains("""
-              IEM_Add_Attachment: 0 read, 0 created, 0 relationships set (interpreted)
-              IEM_Transform_Note: 5 read, 5 created, 5 relationships set (SQL)
-              IEM_Copy_Notebook: 3 read, 3 created, 0 relationships set (SQL)
-            done: \(scratch.store) is at Notes4 after 3 steps (
-            """))
+        #expect(
+            run.stdout.contains(
+                """
+                Notes1 → Notes2 (inferred): 
+                """))
+        #expect(
+            run.stdout.contains(
+                """
+                  IEM_Transform_Folder: 3 read, 3 created, 2 relationships set (SQL)
+                  IEM_Transform_Note: 6 read, 6 created, 6 relationships set (SQL)
+                Notes2 → Notes3 (Notes2_to_Notes3.mapping.json): 
+                """))
+        #expect(
+            run.stdout.contains(
+                """
+                  NotebookToNotebook: 3 read, 3 created, 2 relationships set (SQL)
+                  NoteToNote: 5 read, 5 created, 5 relationships set (SQL)
+                Notes3 → Notes4 (inferred): 
+                """))
+        #expect(
+            run.stdout.contains(
+                """
+                  IEM_Add_Attachment: 0 read, 0 created, 0 relationships set (interpreted)
+                  IEM_Transform_Note: 5 read, 5 created, 5 relationships set (SQL)
+                  IEM_Copy_Notebook: 3 read, 3 created, 0 relationships set (SQL)
+                done: \(scratch.store) is at Notes4 after 3 steps (
+                """))
         // Standard error is not a terminal here: plain progress lines, one per entity
         // mapping and stage with rows, one per validated step. (In Notes3 → Notes4 the
         // notebooks are made first, so that the notes are written with their notebook's
         // key: docs/pushdown.md, "Relationships".)
-        #expect(run.stderr == """
-            [1/3] Notes1 → Notes2: IEM_Transform_Folder: create instances: 3 rows, done
-            [1/3] Notes1 → Notes2: IEM_Transform_Note: create instances: 6 rows, done
-            [1/3] Notes1 → Notes2: IEM_Transform_Folder: create relationships: 3 rows, done
-            [1/3] Notes1 → Notes2: IEM_Transform_Note: create relationships: 6 rows, done
-            [1/3] Notes1 → Notes2: validated
-            [2/3] Notes2 → Notes3: NotebookToNotebook: create instances: 3 rows, done
-            [2/3] Notes2 → Notes3: NoteToNote: create instances: 5 rows, done
-            [2/3] Notes2 → Notes3: NotebookToNotebook: create relationships: 3 rows, done
-            [2/3] Notes2 → Notes3: NoteToNote: create relationships: 5 rows, done
-            [2/3] Notes2 → Notes3: validated
-            [3/3] Notes3 → Notes4: IEM_Copy_Notebook: create instances: 3 rows, done
-            [3/3] Notes3 → Notes4: IEM_Transform_Note: create instances: 5 rows, done
-            [3/3] Notes3 → Notes4: IEM_Transform_Note: create relationships: 5 rows, done
-            [3/3] Notes3 → Notes4: IEM_Copy_Notebook: create relationships: 3 rows, done
-            [3/3] Notes3 → Notes4: validated
+        #expect(
+            run.stderr == """
+                [1/3] Notes1 → Notes2: IEM_Transform_Folder: create instances: 3 rows, done
+                [1/3] Notes1 → Notes2: IEM_Transform_Note: create instances: 6 rows, done
+                [1/3] Notes1 → Notes2: IEM_Transform_Folder: create relationships: 3 rows, done
+                [1/3] Notes1 → Notes2: IEM_Transform_Note: create relationships: 6 rows, done
+                [1/3] Notes1 → Notes2: validated
+                [2/3] Notes2 → Notes3: NotebookToNotebook: create instances: 3 rows, done
+                [2/3] Notes2 → Notes3: NoteToNote: create instances: 5 rows, done
+                [2/3] Notes2 → Notes3: NotebookToNotebook: create relationships: 3 rows, done
+                [2/3] Notes2 → Notes3: NoteToNote: create relationships: 5 rows, done
+                [2/3] Notes2 → Notes3: validated
+                [3/3] Notes3 → Notes4: IEM_Copy_Notebook: create instances: 3 rows, done
+                [3/3] Notes3 → Notes4: IEM_Transform_Note: create instances: 5 rows, done
+                [3/3] Notes3 → Notes4: IEM_Transform_Note: create relationships: 5 rows, done
+                [3/3] Notes3 → Notes4: IEM_Copy_Notebook: create relationships: 3 rows, done
+                [3/3] Notes3 → Notes4: validated
 
-            """)
+                """)
         #expect(try Self.dump(scratch.store, version: "Notes4") == Self.notes4)
         #expect(scratch.files == ["Notes.sqlite"])
         let again = try cli.run("run", scratch.store, "--models", models, "--quiet")
@@ -237,31 +258,43 @@ import Testing
         #expect(run.stderr == "")
         #expect(try Data(contentsOf: URL(fileURLWithPath: scratch.store)) == before)
         #expect(scratch.files == ["Notes.sqlite"])
-        #expect(run.stdout.hasPrefix("dry run: \(scratch.store) is at Notes1; the 3 steps run into temporary files, and the store is not changed\nNotes1 → Notes2 (inferred): "))
+        #expect(
+            run.stdout.hasPrefix(
+                "dry run: \(scratch.store) is at Notes1; the 3 steps run into temporary files, and the store is not changed\nNotes1 → Notes2 (inferred): "
+            ))
         // The JSON models list Note's attributes in the order of Notes*.model.json.
-        #expect(run.stdout.contains("""
-              IEM_Transform_Note: 6 read, 6 created, 6 relationships set (SQL)
-              Note: 6 objects
-                Note/1 title="Quarterly report" text="Draft the numbers for Q3" created=2024-09-02T09:00:00Z priority=2 trashed=NO notebook=Notebook/1
-                Note/2 title="Groceries" text="milk eggs bread" created=2024-09-03T18:30:00Z priority=0 trashed=NO notebook=Notebook/2
-                Note/3 title=nil text="Call the plumber about the sink" created=2024-09-04T08:00:00Z priority=1 trashed=NO notebook=Notebook/2
-              Notebook: 3 objects
-                Notebook/1 name="Work" notes=[Note/1, Note/4, Note/6]
-                Notebook/2 name="Home" notes=[Note/2, Note/3]
-                Notebook/3 name="Someday" notes=[]
-            Notes2 → Notes3 (Notes2_to_Notes3.mapping.json): 
-            """))
-        #expect(run.stdout.contains("""
-              Note: 5 objects
-                Note/1 title="Quarterly report" text="Draft the numbers for Q3" created=2024-09-02T09:00:00Z priority="high" wordCount=5 archived=NO notebook=Notebook/1 attachments=[]
-            """))
-        #expect(run.stdout.contains("\ndry run done: a run would take \(scratch.store) from Notes1 to Notes4 in 3 steps ("))
+        #expect(
+            run.stdout.contains(
+                """
+                  IEM_Transform_Note: 6 read, 6 created, 6 relationships set (SQL)
+                  Note: 6 objects
+                    Note/1 title="Quarterly report" text="Draft the numbers for Q3" created=2024-09-02T09:00:00Z priority=2 trashed=NO notebook=Notebook/1
+                    Note/2 title="Groceries" text="milk eggs bread" created=2024-09-03T18:30:00Z priority=0 trashed=NO notebook=Notebook/2
+                    Note/3 title=nil text="Call the plumber about the sink" created=2024-09-04T08:00:00Z priority=1 trashed=NO notebook=Notebook/2
+                  Notebook: 3 objects
+                    Notebook/1 name="Work" notes=[Note/1, Note/4, Note/6]
+                    Notebook/2 name="Home" notes=[Note/2, Note/3]
+                    Notebook/3 name="Someday" notes=[]
+                Notes2 → Notes3 (Notes2_to_Notes3.mapping.json): 
+                """))
+        #expect(
+            run.stdout.contains(
+                """
+                  Note: 5 objects
+                    Note/1 title="Quarterly report" text="Draft the numbers for Q3" created=2024-09-02T09:00:00Z priority="high" wordCount=5 archived=NO notebook=Notebook/1 attachments=[]
+                """))
+        #expect(
+            run.stdout.contains("\ndry run done: a run would take \(scratch.store) from Notes1 to Notes4 in 3 steps ("))
         #expect(run.stdout.hasSuffix(" s here); nothing was changed\n"))
 
         // Up to Notes2 only, with one sample.
-        let short = try cli.run("run", scratch.store, "--models", Self.xcode, "--dry-run", "--to", "Notes2", "--samples", "1", "--quiet")
+        let short = try cli.run(
+            "run", scratch.store, "--models", Self.xcode, "--dry-run", "--to", "Notes2", "--samples", "1", "--quiet")
         #expect(short.status == 0)
-        #expect(short.stdout.contains("  Note: 6 objects\n    Note/1 created=2024-09-02T09:00:00Z priority=2 text=\"Draft the numbers for Q3\" title=\"Quarterly report\" trashed=NO notebook=Notebook/1\n  Notebook: 3 objects\n    Notebook/1 name=\"Work\" notes=[Note/1, Note/4, Note/6]\ndry run done: "))
+        #expect(
+            short.stdout.contains(
+                "  Note: 6 objects\n    Note/1 created=2024-09-02T09:00:00Z priority=2 text=\"Draft the numbers for Q3\" title=\"Quarterly report\" trashed=NO notebook=Notebook/1\n  Notebook: 3 objects\n    Notebook/1 name=\"Work\" notes=[Note/1, Note/4, Note/6]\ndry run done: "
+            ))
         #expect(try Data(contentsOf: URL(fileURLWithPath: scratch.store)) == before)
         #expect(scratch.files == ["Notes.sqlite"])
     }
@@ -274,8 +307,9 @@ import Testing
         #expect(run.stderr == "")
         let events = try run.stdout.split(separator: "\n").map { try JSON.parse(Data($0.utf8)) }
         #expect(events.first?["event"] == "plan")
-        #expect(events.first?["steps"]?.arrayValue?.map { $0["mapping"]?.stringValue ?? "" }
-            == ["inferred", "\(Self.example.path)/Notes2_to_Notes3.mapping.json", "inferred"])
+        #expect(
+            events.first?["steps"]?.arrayValue?.map { $0["mapping"]?.stringValue ?? "" }
+                == ["inferred", "\(Self.example.path)/Notes2_to_Notes3.mapping.json", "inferred"])
         let progress = events.dropFirst().dropLast()
         // One at the end of each stage of each entity mapping (Notes3 → Notes4's add
         // mapping included), one per validated step.
@@ -283,8 +317,11 @@ import Testing
         for event in progress {
             #expect(event["event"] == "progress")
             let keys = event.objectValue.map { Array($0.keys) }
-            #expect(keys == ["event", "step", "steps", "source", "destination", "entityMapping", "stage", "rows", "totalRows",
-                             "rowsPerSecond", "etaSeconds", "fraction", "overallFraction", "done"])
+            #expect(
+                keys == [
+                    "event", "step", "steps", "source", "destination", "entityMapping", "stage", "rows", "totalRows",
+                    "rowsPerSecond", "etaSeconds", "fraction", "overallFraction", "done"
+                ])
         }
         #expect(progress.last?["overallFraction"] == 1.0)
         let result = try #require(events.last)
@@ -295,41 +332,60 @@ import Testing
         #expect(result["to"] == "Notes4")
         #expect(result["at"] == "Notes4")
         #expect(result["error"] == .null)
-        #expect(result["backups"] == .array(["Notes1", "Notes2", "Notes3"].map { .string("\(scratch.store).\($0).bak") }))
+        #expect(
+            result["backups"] == .array(["Notes1", "Notes2", "Notes3"].map { .string("\(scratch.store).\($0).bak") }))
         let steps = try #require(result["steps"]?.arrayValue)
         #expect(steps.map { $0["destination"]?.stringValue ?? "" } == ["Notes2", "Notes3", "Notes4"])
-        #expect(steps[1]["entityMappings"]?.arrayValue?.map { [$0["name"], $0["read"], $0["created"], $0["relationshipsSet"]] }
-            == [["NotebookToNotebook", 3, 3, 2], ["NoteToNote", 5, 5, 5]])
+        #expect(
+            steps[1]["entityMappings"]?.arrayValue?.map {
+                [$0["name"], $0["read"], $0["created"], $0["relationshipsSet"]]
+            }
+                == [["NotebookToNotebook", 3, 3, 2], ["NoteToNote", 5, 5, 5]])
         // How each ran: both stages as SQL; the attachments' mapping, which has no
         // source, interpreted.
-        #expect(steps[1]["entityMappings"]?.arrayValue?.map { [$0["instancesAsSQL"], $0["relationshipsAsSQL"]] } == [[true, true], [true, true]])
+        #expect(
+            steps[1]["entityMappings"]?.arrayValue?.map { [$0["instancesAsSQL"], $0["relationshipsAsSQL"]] } == [
+                [true, true], [true, true]
+            ])
         #expect(steps[2]["entityMappings"]?.arrayValue?.first?["instancesReason"] == "the mapping has no source entity")
-        #expect(steps[2]["entityMappings"]?.arrayValue?.first?["interpretedAs"] == "rows (the mapping has no source rows to read)")
+        #expect(
+            steps[2]["entityMappings"]?.arrayValue?.first?["interpretedAs"]
+                == "rows (the mapping has no source rows to read)")
         #expect(steps[1]["entityMappings"]?.arrayValue?.first?["interpretedAs"] == nil)
         #expect(try Self.dump(scratch.store, version: "Notes4") == Self.notes4)
 
         // A dry run's steps carry the entities after them, with samples.
-        let dry = try cli.run("run", scratch.store + ".Notes1.bak", "--models", Self.xcode, "--json", "--dry-run", "--to", "Notes3")
+        let dry = try cli.run(
+            "run", scratch.store + ".Notes1.bak", "--models", Self.xcode, "--json", "--dry-run", "--to", "Notes3")
         let last = try JSON.parse(Data(try #require(dry.stdout.split(separator: "\n").last).utf8))
         #expect(last["status"] == "dry run")
         #expect(last["at"] == "Notes1")
         let entities = try #require(last["steps"]?.arrayValue?.last?["entities"]?.arrayValue)
         #expect(entities.map { $0["entity"]?.stringValue ?? "" } == ["Note", "Notebook"])
         #expect(entities[0]["count"] == 5)
-        #expect(entities[0]["samples"]?.arrayValue?.first == [
-            "object": "Note/1",
-            "attributes": ["created": ["$date": "2024-09-02T09:00:00Z"], "priority": "high", "text": "Draft the numbers for Q3",
-                           "title": "Quarterly report", "wordCount": 5],
-            "relationships": ["notebook": "Notebook/1"],
-        ])
-        #expect(entities[1]["samples"]?.arrayValue?.first?["relationships"] == ["notes": ["count": 2, "first": ["Note/1", "Note/5"]]])
+        #expect(
+            entities[0]["samples"]?.arrayValue?.first == [
+                "object": "Note/1",
+                "attributes": [
+                    "created": ["$date": "2024-09-02T09:00:00Z"], "priority": "high",
+                    "text": "Draft the numbers for Q3",
+                    "title": "Quarterly report", "wordCount": 5
+                ],
+                "relationships": ["notebook": "Notebook/1"]
+            ])
+        #expect(
+            entities[1]["samples"]?.arrayValue?.first?["relationships"] == [
+                "notes": ["count": 2, "first": ["Note/1", "Note/5"]]
+            ])
     }
 
     @Test func samplesGoWithADryRun() throws {
         let scratch = try Scratch()
         let run = try cli.run("run", scratch.store, "--models", Self.xcode, "--samples", "1")
         #expect(run.status == 2)
-        #expect(run.stderr.hasPrefix("mapping-migrate: --samples goes with --dry-run: a run shows no samples\n"), "\(run.stderr)")
+        #expect(
+            run.stderr.hasPrefix("mapping-migrate: --samples goes with --dry-run: a run shows no samples\n"),
+            "\(run.stderr)")
         #expect(scratch.files == ["Notes.sqlite"])
     }
 
@@ -337,13 +393,20 @@ import Testing
         let scratch = try Scratch()
         let run = try cli.run("run", scratch.store, "--models", Self.xcode, "--json", "--to", "Notes9")
         #expect(run.status == 2)
-        #expect(run.stderr == "mapping-migrate: no model version 'Notes9'; the versions are Notes1, Notes2, Notes3, Notes4\n")
+        #expect(
+            run.stderr
+                == "mapping-migrate: no model version 'Notes9'; the versions are Notes1, Notes2, Notes3, Notes4\n")
         let result = try JSON.parse(Data(run.stdout.utf8))
-        #expect(result == [
-            "event": "result", "status": "bad input", "exitCode": 2, "store": .string(scratch.store), "dryRun": false,
-            "from": "Notes1", "to": "Notes9", "at": .null, "steps": [], "backups": [],
-            "error": ["kind": "badInput", "message": "no model version 'Notes9'; the versions are Notes1, Notes2, Notes3, Notes4"],
-        ])
+        #expect(
+            result == [
+                "event": "result", "status": "bad input", "exitCode": 2, "store": .string(scratch.store),
+                "dryRun": false,
+                "from": "Notes1", "to": "Notes9", "at": .null, "steps": [], "backups": [],
+                "error": [
+                    "kind": "badInput",
+                    "message": "no model version 'Notes9'; the versions are Notes1, Notes2, Notes3, Notes4"
+                ]
+            ])
     }
 
     /// A step that fails after another completed: the store is at the completed step's
@@ -353,23 +416,27 @@ import Testing
         let models = scratch.url.appendingPathComponent("models")
         try FileManager.default.createDirectory(at: models, withIntermediateDirectories: true)
         for version in 1...4 {
-            try FileManager.default.copyItem(at: Self.example.appendingPathComponent("Notes\(version).model.json"),
-                                             to: models.appendingPathComponent("Notes\(version).model.json"))
+            try FileManager.default.copyItem(
+                at: Self.example.appendingPathComponent("Notes\(version).model.json"),
+                to: models.appendingPathComponent("Notes\(version).model.json"))
         }
         // Integer division by zero on the notes of priority 1.
-        try Data("""
+        try Data(
+            """
             {"sourceModel": "Notes2", "destinationModel": "Notes3", "entityMappings": [
               {"name": "NotebookToNotebook", "sourceEntity": "Notebook", "destinationEntity": "Notebook"},
               {"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note",
                "attributeMappings": {"title": "'t'", "priority": "'low'", "wordCount": "10 / ($source.priority - 1)"}}]}
-            """.utf8).write(to: models.appendingPathComponent("Notes2_to_Notes3.mapping.json"))
+            """.utf8
+        ).write(to: models.appendingPathComponent("Notes2_to_Notes3.mapping.json"))
         let run = try cli.run("run", scratch.store, "--models", models.path, "--quiet")
         #expect(run.status == 1)
-        #expect(run.stderr == """
-            mapping-migrate: entity mapping "NoteToNote", source Note Z_PK 3, 'wordCount' = "10 / ($source.priority - 1)": 1:1: integer division by zero (10 / 0); divide by a double (10 / 0.0) for IEEE infinity
-            \(scratch.store) is at Notes2: the steps before the failed one were completed; run again to continue from there
+        #expect(
+            run.stderr == """
+                mapping-migrate: entity mapping "NoteToNote", source Note Z_PK 3, 'wordCount' = "10 / ($source.priority - 1)": 1:1: integer division by zero (10 / 0); divide by a double (10 / 0.0) for IEEE infinity
+                \(scratch.store) is at Notes2: the steps before the failed one were completed; run again to continue from there
 
-            """)
+                """)
         #expect(try Self.dump(scratch.store, version: "Notes2") == Self.notes2)
         #expect(scratch.files == ["Notes.sqlite", "Notes.sqlite.Notes1.bak", "models"])
 
@@ -386,6 +453,9 @@ import Testing
         #expect(result["backups"] == [.string(other + ".Notes1.bak")])
         #expect(result["error"]?["kind"] == "expression")
         #expect(result["error"]?["code"] == 134110)
-        #expect(result["error"]?["message"]?.stringValue?.hasSuffix("\n\(other) is at Notes2: the steps before the failed one were completed; run again to continue from there") == true)
+        #expect(
+            result["error"]?["message"]?.stringValue?.hasSuffix(
+                "\n\(other) is at Notes2: the steps before the failed one were completed; run again to continue from there"
+            ) == true)
     }
 }

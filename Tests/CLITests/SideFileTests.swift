@@ -24,7 +24,9 @@ import Testing
         let other = directory.appendingPathComponent("other.sqlite").path
         let database = try Database(path: other, mode: .create)
         try database.execute("CREATE TABLE t (x)")
-        try database.execute("WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 50) INSERT INTO t SELECT randomblob(3000) FROM c")
+        try database.execute(
+            "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 50) INSERT INTO t SELECT randomblob(3000) FROM c"
+        )
         if suffix == "-wal" {
             try database.execute("PRAGMA journal_mode = WAL")
             try database.execute("PRAGMA wal_autocheckpoint = 0")
@@ -56,7 +58,8 @@ import Testing
         let (directory, store) = try folder(wal: suffix == "-wal")
         defer { try? FileManager.default.removeItem(at: directory) }
         let foreign = try Self.foreignSideFile(suffix, in: directory)
-        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) where name.hasPrefix("other.sqlite") {
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        where name.hasPrefix("other.sqlite") {
             try FileManager.default.removeItem(at: directory.appendingPathComponent(name))
         }
         try foreign.write(to: URL(fileURLWithPath: store + suffix))
@@ -64,8 +67,11 @@ import Testing
         for arguments in [["inspect", store], ["plan", store], ["run", store, "--dry-run"], ["run", store]] {
             let result = try cli.run(arguments + ["--models", Self.models])
             #expect(result.status == 2, "\(arguments[0]): \(result.stdout)")
-            #expect(result.stderr.contains("(read with its Products.sqlite\(suffix) folded in; if Products.sqlite\(suffix) is not this store's, it may be what does not fit: move it away and try again. Nothing was changed)"),
-                    "\(arguments): \(result.stderr)")
+            #expect(
+                result.stderr.contains(
+                    "(read with its Products.sqlite\(suffix) folded in; if Products.sqlite\(suffix) is not this store's, it may be what does not fit: move it away and try again. Nothing was changed)"
+                ),
+                "\(arguments): \(result.stderr)")
             #expect(try Self.files(directory) == before, "\(arguments) changed the folder")
         }
     }
@@ -76,7 +82,8 @@ import Testing
         let (directory, store) = try folder(wal: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let foreign = try Self.foreignSideFile("-wal", in: directory)
-        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) where name.hasPrefix("other.sqlite") {
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        where name.hasPrefix("other.sqlite") {
             try FileManager.default.removeItem(at: directory.appendingPathComponent(name))
         }
         try foreign.write(to: URL(fileURLWithPath: store + "-wal"))
@@ -84,7 +91,10 @@ import Testing
         let session = EvalSession()
         let models = MappingMigrateBinaryTests.root.appendingPathComponent(Self.models).path
         let opened = session.execute(":open \(store) --models \(models)")
-        #expect(opened.diagnostics.contains("(read with its Products.sqlite-wal folded in; if Products.sqlite-wal is not this store's"), "\(opened.diagnostics)")
+        #expect(
+            opened.diagnostics.contains(
+                "(read with its Products.sqlite-wal folded in; if Products.sqlite-wal is not this store's"),
+            "\(opened.diagnostics)")
         #expect(try Self.files(directory) == before)
     }
 
@@ -101,7 +111,8 @@ import Testing
             try database.execute("UPDATE ZPRODUCT SET ZNAME = 'Changed in the WAL' WHERE Z_PK = 1")
             // The store and its WAL as the app left them (copied while it is open).
             for suffix in ["", "-wal"] {
-                try FileManager.default.copyItem(atPath: store + suffix, toPath: copy.appendingPathComponent("Products.sqlite" + suffix).path)
+                try FileManager.default.copyItem(
+                    atPath: store + suffix, toPath: copy.appendingPathComponent("Products.sqlite" + suffix).path)
             }
         }
         let copied = copy.appendingPathComponent("Products.sqlite").path

@@ -39,17 +39,22 @@ import Testing
         migrator.stepObserver = { step, moment in snapshots.append((step, moment, Self.snapshot(folder))) }
         #expect(try migrator.migrate(storeAt: store).count == 3)
         #expect(fixture.checkCompleted(store) == [])
-        #expect(snapshots.map { "\($0.step.source.version) \($0.moment)" } == ChainFixture.versions.dropLast().flatMap { version in
-            StoreFiles.Moment.allCases.map { "\(version) \($0)" }
-        })
+        #expect(
+            snapshots.map { "\($0.step.source.version) \($0.moment)" }
+                == ChainFixture.versions.dropLast().flatMap { version in
+                    StoreFiles.Moment.allCases.map { "\(version) \($0)" }
+                })
 
         for (index, snapshot) in snapshots.enumerated() {
             let crashed = try fixture.folder("crash-\(index)")
             try Self.restore(snapshot.files, into: crashed)
             let path = crashed.appendingPathComponent("Chain.sqlite").path
             let (version, problems) = fixture.check(path)
-            let expected = [.renamed, .finished].contains(snapshot.moment) ? snapshot.step.destination.version : snapshot.step.source.version
-            let label = "a crash when \(snapshot.step.source.version) → \(snapshot.step.destination.version) is \(snapshot.moment)"
+            let expected =
+                [.renamed, .finished].contains(snapshot.moment)
+                ? snapshot.step.destination.version : snapshot.step.source.version
+            let label =
+                "a crash when \(snapshot.step.source.version) → \(snapshot.step.destination.version) is \(snapshot.moment)"
             #expect(problems == [], "\(label)")
             #expect(version == expected, "\(label)")
             _ = try fixture.migrator().migrate(storeAt: path)
@@ -96,7 +101,9 @@ import Testing
         // The main file alone holds no note.
         let alone = try fixture.folder("alone").appendingPathComponent("Chain.sqlite").path
         try FileManager.default.copyItem(atPath: store, toPath: alone)
-        #expect(try Database(path: alone, mode: .readOnly).scalar("SELECT count(*) FROM sqlite_master WHERE name = 'ZNOTE'") == .integer(0))
+        #expect(
+            try Database(path: alone, mode: .readOnly).scalar("SELECT count(*) FROM sqlite_master WHERE name = 'ZNOTE'")
+                == .integer(0))
         #expect(FileManager.default.fileExists(atPath: store + "-wal"))
 
         _ = try fixture.migrator().migrate(storeAt: store)
@@ -150,11 +157,13 @@ import Testing
     @Test func aBrokenLaterMappingFailsBeforeAnythingIsWritten() throws {
         let fixture = try ChainFixture(notes: 30, folders: 3)
         defer { fixture.remove() }
-        try Data(#"""
+        try Data(
+            #"""
             {"sourceModel": "Chain3", "destinationModel": "Chain4", "entityMappings": [
               {"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note",
                "attributeMappings": {"summary": "$source.nosuch"}}]}
-            """#.utf8).write(to: fixture.models.appendingPathComponent("Chain3_to_Chain4.mapping.json"))
+            """#.utf8
+        ).write(to: fixture.models.appendingPathComponent("Chain3_to_Chain4.mapping.json"))
         let folder = try fixture.folder("run")
         let store = folder.appendingPathComponent("Chain.sqlite").path
         try fixture.makeStore(at: store)
@@ -180,7 +189,10 @@ import Testing
             }
         }
         #expect(error.kind == .cancelled)
-        #expect(error.description == "stopped by the test: Chain2 → Chain3 was stopped and its new file removed; \(store) is at Chain2 (Chain1 → Chain2 done). Run again to continue")
+        #expect(
+            error.description
+                == "stopped by the test: Chain2 → Chain3 was stopped and its new file removed; \(store) is at Chain2 (Chain1 → Chain2 done). Run again to continue"
+        )
         #expect(fixture.check(store).version == "Chain2")
         #expect(fixture.check(store).problems == [])
         #expect(ChainFixture.files(besides: store) == ["Chain.sqlite", "Chain.sqlite.Chain1.bak", "models"])
@@ -218,7 +230,10 @@ import Testing
         try fixture.makeStore(at: store)
         let lock = try StoreFiles.Lock(storeAt: store)
         let error = try #require(throws: MigrationError.self) { try fixture.migrator().migrate(storeAt: store) }
-        #expect(error.description == "another migration of \(store) is running (it holds \(store).remodel-lock); wait for it to end. Nothing was changed")
+        #expect(
+            error.description
+                == "another migration of \(store) is running (it holds \(store).remodel-lock); wait for it to end. Nothing was changed"
+        )
         #expect(fixture.check(store).version == "Chain1")
         lock.release()
         _ = try fixture.migrator().migrate(storeAt: store)

@@ -32,7 +32,9 @@ import TestSupport
             guard let (input, arguments) = try? split(String(line[..<arrow.lowerBound])) else {
                 return Case(place: "\(file):\(i + 1)", input: "<unreadable arguments>", printed: "")
             }
-            return Case(place: "\(file):\(i + 1)", input: input, arguments: arguments, printed: String(line[arrow.upperBound...]))
+            return Case(
+                place: "\(file):\(i + 1)", input: input, arguments: arguments,
+                printed: String(line[arrow.upperBound...]))
         }
     }()
 
@@ -55,12 +57,15 @@ import TestSupport
         for line in text[section.upperBound..<end].split(separator: "\n") where line.hasPrefix("| `") {
             let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
             guard cells.count == 2 else { continue }
-            let ticks = cells[0].split(separator: "`", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
+            let ticks = cells[0].split(separator: "`", omittingEmptySubsequences: false).enumerated().filter {
+                $0.offset % 2 == 1
+            }.map { String($0.element) }
             let input = ticks[0]
             let arguments = try ticks.dropFirst().map { try Value(json: JSON.parse(Array($0.utf8))) }
             let printed = String(cells[1].dropFirst().dropLast())
             // A predicate, or else an expression (`%@ + %@`).
-            let format = try (try? FormatParser(input, arguments: arguments).parsePredicate().appleFormat)
+            let format =
+                try (try? FormatParser(input, arguments: arguments).parsePredicate().appleFormat)
                 ?? FormatParser(input, arguments: arguments).parseExpression().appleFormat
             #expect(format == printed, "\(line)")
             checked += 1

@@ -30,7 +30,7 @@ import Testing
         ("TERNARY(1 < 2, 'yes', $never)", "\"yes\""),
         ("noindex(7)", "7"),
         ("modulus:by:(7, 2)", "1"),
-        ("'text'", "\"text\""),
+        ("'text'", "\"text\"")
     ])
     func foldsPureConstantSubtrees(source: String, expected: String) throws {
         let compiled = try ExpressionCompiler().compileExpression(source)
@@ -60,7 +60,7 @@ import Testing
         "SUBQUERY({1, 2}, $x, $x > 1)",
         "$x := 1",
         "FUNCTION('a', 'uppercaseString')",
-        "TERNARY(random() < 2, 1, 2)",
+        "TERNARY(random() < 2, 1, 2)"
     ])
     func doesNotFoldWhatCanChange(source: String) throws {
         let compiled = try ExpressionCompiler().compileExpression(source)
@@ -92,7 +92,7 @@ import Testing
         ("min({})", .range, 1),
         ("distanceToLocation:fromLocation:(1, 2)", .unsupported, 1),
         ("CAST('x', 'NSNumber')", .type, 1),
-        ("-'a'", .type, 1),
+        ("-'a'", .type, 1)
     ])
     func errorsAreNotFoldedAway(source: String, kind: ExpressionError.Kind, column: Int) throws {
         let compiled = try ExpressionCompiler().compileExpression(source)
@@ -113,7 +113,7 @@ import Testing
         ("1 / 0 == 1", nil),
         ("now() > CAST(0, 'NSDate')", nil),
         ("'a' MATCHES '('", nil),
-        ("'x' UTI-EQUALS 'x'", nil),
+        ("'x' UTI-EQUALS 'x'", nil)
     ])
     func foldsConstantPredicates(source: String, expected: Bool?) throws {
         let compiled = try ExpressionCompiler().compilePredicate(source)
@@ -245,7 +245,8 @@ import Testing
         #expect(try older.evaluate(variables: ["p": ada]) == true)
         #expect(try older.evaluate(variables: ["p": brian]) == false)
         // Key paths and selectors mix.
-        let friends = try compiler.compileExpression("SUBQUERY(friends, $f, FUNCTION($f, 'isOlderThan:', 20) == YES).name")
+        let friends = try compiler.compileExpression(
+            "SUBQUERY(friends, $f, FUNCTION($f, 'isOlderThan:', 20) == YES).name")
         #expect(try friends.evaluate(with: ada) == ["Chloé"])
         // A selector known only at evaluation is resolved in the same registry.
         let dynamic = try compiler.compileExpression("FUNCTION(SELF, $selector)")
@@ -272,31 +273,41 @@ import Testing
             try ExpressionCompiler().compileExpression("FUNCTION(SELF, 'greeting')")
         }
         #expect(unknown?.kind == .unknownSelector)
-        #expect(unknown?.message == "unknown selector 'greeting'; FUNCTION calls only registered selectors (docs/functions.md lists them; embedders register more)")
+        #expect(
+            unknown?.message
+                == "unknown selector 'greeting'; FUNCTION calls only registered selectors (docs/functions.md lists them; embedders register more)"
+        )
         #expect(unknown?.location?.column == 16)
 
         // Registered for people, called on a constant string: known at compile time.
         let wrongKind = #expect(throws: ExpressionError.self) {
             try custom.compileExpression("FUNCTION('x', 'greeting')")
         }
-        #expect(wrongKind?.message == "'greeting' is not registered for a string (\"x\"); it is registered for SamplePerson")
+        #expect(
+            wrongKind?.message == "'greeting' is not registered for a string (\"x\"); it is registered for SamplePerson"
+        )
 
         // … and on a value only known at evaluation.
         let dynamic = try custom.compileExpression("FUNCTION($p, 'greeting')")
         let wrongValue = #expect(throws: ExpressionError.self) { try dynamic.evaluate(variables: ["p": 5]) }
-        #expect(wrongValue?.message == "'greeting' is not registered for an integer (5); it is registered for SamplePerson")
+        #expect(
+            wrongValue?.message == "'greeting' is not registered for an integer (5); it is registered for SamplePerson")
         #expect(wrongValue?.location?.column == 1)
 
         // An ExpressionError from the host comes through as it is, placed at the call.
         let typed = try custom.compileExpression("1 + FUNCTION(SELF, 'isOlderThan:', 'x')")
-        let hostType = #expect(throws: ExpressionError.self) { try typed.evaluate(with: SampleObjects.resolve("Person/1")) }
+        let hostType = #expect(throws: ExpressionError.self) {
+            try typed.evaluate(with: SampleObjects.resolve("Person/1"))
+        }
         #expect(hostType?.kind == .type)
         #expect(hostType?.message == "isOlderThan: needs an integer")
         #expect(hostType?.location?.column == 5)
 
         // Any other error becomes a host error naming the selector.
         let explode = try custom.compileExpression("FUNCTION(SELF, 'explode')")
-        let host = #expect(throws: ExpressionError.self) { try explode.evaluate(with: SampleObjects.resolve("Person/2")) }
+        let host = #expect(throws: ExpressionError.self) {
+            try explode.evaluate(with: SampleObjects.resolve("Person/2"))
+        }
         #expect(host?.kind == .host)
         #expect(host?.message == "'explode' failed: refused by the host")
     }
@@ -307,7 +318,7 @@ import Testing
         ("1 +\n  2 / 0", 2, 3),
         ("{\n  1,\n\t$nope\n}", 3, 2),
         ("SUBQUERY(xs, $x,\n    $x.y > 1)", 2, 5),
-        ("TERNARY(TRUEPREDICATE,\n  'é' + 1,\n  0)", 2, 3),
+        ("TERNARY(TRUEPREDICATE,\n  'é' + 1,\n  0)", 2, 3)
     ])
     func evaluationErrorsCarryLineAndColumn(source: String, line: Int, column: Int) throws {
         let compiled = try ExpressionCompiler().compileExpression(source)
@@ -335,28 +346,35 @@ import Testing
     @Test func renderedErrorShowsTheLineAndACaret() throws {
         let compiled = try ExpressionCompiler().compileExpression("1 +\n  2 / 0")
         let error = #expect(throws: ExpressionError.self) { try compiled.evaluate() }
-        #expect(error?.rendered(label: "price") == """
-            price: 2:3: integer division by zero (2 / 0); divide by a double (2 / 0.0) for IEEE infinity
-                2 / 0
-                ^~~~~
-            """)
+        #expect(
+            error?.rendered(label: "price") == """
+                price: 2:3: integer division by zero (2 / 0); divide by a double (2 / 0.0) for IEEE infinity
+                    2 / 0
+                    ^~~~~
+                """)
     }
 
     /// A long line is quoted in a window around the column, never whole: an error in a
     /// 40,000-character expression prints a few lines, not the expression.
     @Test func aLongLineIsQuotedAroundTheColumn() throws {
-        let source = "'" + String(repeating: "a", count: 20_000) + "' + 2 / 0 + '" + String(repeating: "b", count: 20_000) + "'"
+        let source =
+            "'" + String(repeating: "a", count: 20_000) + "' + 2 / 0 + '" + String(repeating: "b", count: 20_000) + "'"
         let compiled = try ExpressionCompiler().compileExpression(source)
         let error = try #require(#expect(throws: ExpressionError.self) { try compiled.evaluate() })
         let lines = error.rendered().split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         #expect(lines.count == 3)
         #expect(lines[0] == "1:20006: integer division by zero (2 / 0); divide by a double (2 / 0.0) for IEEE infinity")
-        #expect(lines[1] == "  …" + String(repeating: "a", count: 76) + "' + 2 / 0 + '" + String(repeating: "b", count: 71) + "…")
+        #expect(
+            lines[1] == "  …" + String(repeating: "a", count: 76) + "' + 2 / 0 + '" + String(repeating: "b", count: 71)
+                + "…")
         #expect(lines[2] == "   " + String(repeating: " ", count: 80) + "^~~~~")
         // A short line is still quoted whole.
         let short = try ExpressionCompiler().compileExpression("1 + 2 / 0")
         let shortError = try #require(#expect(throws: ExpressionError.self) { try short.evaluate() })
-        #expect(shortError.rendered() == "1:5: integer division by zero (2 / 0); divide by a double (2 / 0.0) for IEEE infinity\n  1 + 2 / 0\n      ^~~~~")
+        #expect(
+            shortError.rendered()
+                == "1:5: integer division by zero (2 / 0); divide by a double (2 / 0.0) for IEEE infinity\n  1 + 2 / 0\n      ^~~~~"
+        )
     }
 
     /// Trees built in code (no source text) compile and evaluate; their errors have no place.
@@ -364,7 +382,8 @@ import Testing
         let tree = FormatExpression(.arithmetic(.multiply, .keyPath("price"), .constant(2)))
         let compiled = try ExpressionCompiler().compile(tree)
         #expect(try compiled.evaluate(with: ["price": 21]) == .integer(42))
-        let failing = try ExpressionCompiler().compile(FormatExpression(.arithmetic(.divide, .constant(1), .variable("zero"))))
+        let failing = try ExpressionCompiler().compile(
+            FormatExpression(.arithmetic(.divide, .constant(1), .variable("zero"))))
         let error = #expect(throws: ExpressionError.self) { try failing.evaluate(variables: ["zero": 0]) }
         #expect(error?.kind == .divisionByZero)
         #expect(error?.location == nil)

@@ -39,7 +39,10 @@ struct DocumentationExample: Sendable, Identifiable, CustomTestStringConvertible
     /// missing document, becomes an example that fails with the reason.
     static let all: [DocumentationExample] = documents.flatMap { name -> [DocumentationExample] in
         guard let text = try? String(contentsOf: docsDirectory.appendingPathComponent(name), encoding: .utf8) else {
-            return [DocumentationExample(id: name, source: "", bindings: nil, expected: "", malformed: "docs/\(name) is missing")]
+            return [
+                DocumentationExample(
+                    id: name, source: "", bindings: nil, expected: "", malformed: "docs/\(name) is missing")
+            ]
         }
         return examples(in: text, named: name)
     }
@@ -70,13 +73,16 @@ struct DocumentationExample: Sendable, Identifiable, CustomTestStringConvertible
             if trimmed.hasPrefix("# ") { continue }
             let id = "\(name):\(index + 1)"
             guard let arrow = line.range(of: " ⟹ ") else {
-                examples.append(DocumentationExample(id: id, source: line, bindings: nil, expected: "",
-                                                     malformed: "not an example: no ' ⟹ ' in the line"))
+                examples.append(
+                    DocumentationExample(
+                        id: id, source: line, bindings: nil, expected: "",
+                        malformed: "not an example: no ' ⟹ ' in the line"))
                 continue
             }
-            examples.append(DocumentationExample(
-                id: id, source: String(line[..<arrow.lowerBound]), bindings: bindings,
-                expected: String(line[arrow.upperBound...]).trimmingCharacters(in: .whitespaces)))
+            examples.append(
+                DocumentationExample(
+                    id: id, source: String(line[..<arrow.lowerBound]), bindings: bindings,
+                    expected: String(line[arrow.upperBound...]).trimmingCharacters(in: .whitespaces)))
         }
         return examples
     }
@@ -103,12 +109,19 @@ struct DocumentationExample: Sendable, Identifiable, CustomTestStringConvertible
                 }
                 variables = d
             }
-            if let a = json["arguments"]?.arrayValue { arguments = try a.map { item throws in try SampleObjects.value(item) } }
+            if let a = json["arguments"]?.arrayValue {
+                arguments = try a.map { item throws in try SampleObjects.value(item) }
+            }
         }
-        let input = ExampleInput(source: source, isPredicate: ExampleRunner.isPredicate(source, arguments: arguments),
-                                 object: object, variables: variables, arguments: arguments)
+        let input = ExampleInput(
+            source: source, isPredicate: ExampleRunner.isPredicate(source, arguments: arguments),
+            object: object, variables: variables, arguments: arguments)
         if expected.hasPrefix("error: ") {
-            return (input, .error(kind: nil, message: String(expected.dropFirst("error: ".count)), line: nil, column: nil, phase: nil))
+            return (
+                input,
+                .error(
+                    kind: nil, message: String(expected.dropFirst("error: ".count)), line: nil, column: nil, phase: nil)
+            )
         }
         guard expected.hasSuffix(")"), let open = expected.range(of: " (", options: .backwards) else {
             throw Malformed(description: "expected 'JSON (type)' or 'error: message' after ⟹, not \(expected)")
@@ -130,8 +143,10 @@ struct DocumentationExample: Sendable, Identifiable, CustomTestStringConvertible
         case .value(let v): actual = "\(v.json.serialized()) (\(v.kind.rawValue))"
         case .error(let e, _): actual = "error: \(e.message)"
         }
-        #expect(problems.isEmpty,
-                "\(example.id): \(example.source)\n  \(problems.joined(separator: "\n  "))\n  actual: \(example.source) ⟹ \(actual)")
+        #expect(
+            problems.isEmpty,
+            "\(example.id): \(example.source)\n  \(problems.joined(separator: "\n  "))\n  actual: \(example.source) ⟹ \(actual)"
+        )
     }
 
     @Test func documentsHaveExamples() {
@@ -165,20 +180,26 @@ struct DocumentationExample: Sendable, Identifiable, CustomTestStringConvertible
     /// docs/functions.md's tables list each selector with the kinds of target it is
     /// registered for, in rows `| \`selector\`, \`selector\` | kind, kind | …`.
     @Test func functionsTableListsEveryImplementation() throws {
-        let text = try String(contentsOf: DocumentationExample.docsDirectory.appendingPathComponent("functions.md"), encoding: .utf8)
+        let text = try String(
+            contentsOf: DocumentationExample.docsDirectory.appendingPathComponent("functions.md"), encoding: .utf8)
         var documented: [String: Set<String>] = [:]
         for line in text.split(separator: "\n") where line.hasPrefix("| `") {
-            let cells = line.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
             guard cells.count > 2 else { continue }
             let kinds = cells[2].split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
             for selector in cells[1].split(separator: ",") {
-                documented[selector.trimmingCharacters(in: CharacterSet(charactersIn: "` ")), default: []].formUnion(kinds)
+                documented[selector.trimmingCharacters(in: CharacterSet(charactersIn: "` ")), default: []].formUnion(
+                    kinds)
             }
         }
         for selector in FunctionRegistry.standard.selectors {
             let kinds = Set(FunctionRegistry.standard.implementations(of: selector).map(\.target.description))
-            #expect(documented[selector] == kinds,
-                    "docs/functions.md lists '\(selector)' for \(documented[selector]?.sorted() ?? []), registered for \(kinds.sorted())")
+            #expect(
+                documented[selector] == kinds,
+                "docs/functions.md lists '\(selector)' for \(documented[selector]?.sorted() ?? []), registered for \(kinds.sorted())"
+            )
         }
         for selector in documented.keys where FunctionRegistry.standard.implementations(of: selector).isEmpty {
             Issue.record("docs/functions.md lists '\(selector)', which is not registered")

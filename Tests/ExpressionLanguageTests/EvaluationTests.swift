@@ -37,7 +37,8 @@ struct EvaluationCase: Sendable, Identifiable, CustomTestStringConvertible {
         var description: String
     }
 
-    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
+    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+        "Fixtures")
 
     /// Every line of every `*.jsonl` file in Fixtures/, in file and line order.
     static let all: [EvaluationCase] = {
@@ -45,8 +46,10 @@ struct EvaluationCase: Sendable, Identifiable, CustomTestStringConvertible {
         var cases: [EvaluationCase] = []
         for file in files.filter({ $0.hasSuffix(".jsonl") }).sorted() {
             guard let text = try? String(contentsOf: directory.appendingPathComponent(file), encoding: .utf8) else {
-                cases.append(EvaluationCase(id: file, file: file, line: 0,
-                                            content: .failure(FixtureError(description: "unreadable"))))
+                cases.append(
+                    EvaluationCase(
+                        id: file, file: file, line: 0,
+                        content: .failure(FixtureError(description: "unreadable"))))
                 continue
             }
             for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
@@ -58,8 +61,10 @@ struct EvaluationCase: Sendable, Identifiable, CustomTestStringConvertible {
                     let id = json["id"]?.stringValue ?? place
                     cases.append(EvaluationCase(id: id, file: file, line: index + 1, content: .success(json)))
                 } catch {
-                    cases.append(EvaluationCase(id: place, file: file, line: index + 1,
-                                                content: .failure(FixtureError(description: "\(error)"))))
+                    cases.append(
+                        EvaluationCase(
+                            id: place, file: file, line: index + 1,
+                            content: .failure(FixtureError(description: "\(error)"))))
                 }
             }
         }
@@ -70,8 +75,10 @@ struct EvaluationCase: Sendable, Identifiable, CustomTestStringConvertible {
     func parsed() throws -> (ExampleInput, Expectation) {
         let json = try content.get()
         func fail(_ message: String) -> FixtureError { FixtureError(description: "\(file):\(line): \(message)") }
-        let known: Set<String> = ["id", "expression", "predicate", "object", "variables", "arguments",
-                                  "value", "type", "error", "note"]
+        let known: Set<String> = [
+            "id", "expression", "predicate", "object", "variables", "arguments",
+            "value", "type", "error", "note"
+        ]
         for key in json.objectValue?.keys ?? [] where !known.contains(key) { throw fail("unknown field '\(key)'") }
 
         var input: ExampleInput
@@ -84,7 +91,9 @@ struct EvaluationCase: Sendable, Identifiable, CustomTestStringConvertible {
         }
         if let object = json["object"] { input.object = try SampleObjects.value(object) }
         if let variables = json["variables"] {
-            guard case .dictionary(let d) = try SampleObjects.value(variables) else { throw fail("variables must be an object") }
+            guard case .dictionary(let d) = try SampleObjects.value(variables) else {
+                throw fail("variables must be an object")
+            }
             input.variables = d
         }
         if let arguments = json["arguments"] {
@@ -98,8 +107,12 @@ struct EvaluationCase: Sendable, Identifiable, CustomTestStringConvertible {
             else {
                 throw fail("an error needs \"kind\", \"message\" and \"column\"")
             }
-            return (input, .error(kind: kind, message: message, line: error["line"]?.integerValue.map(Int.init),
-                                  column: Int(column), phase: error["phase"]?.stringValue))
+            return (
+                input,
+                .error(
+                    kind: kind, message: message, line: error["line"]?.integerValue.map(Int.init),
+                    column: Int(column), phase: error["phase"]?.stringValue)
+            )
         }
         guard let value = json["value"], let type = json["type"]?.stringValue else {
             throw fail("needs \"value\" and \"type\", or \"error\"")
@@ -114,8 +127,10 @@ struct EvaluationCase: Sendable, Identifiable, CustomTestStringConvertible {
         let (input, expectation) = try testCase.parsed()
         let outcome = ExampleRunner.run(input)
         let problems = expectation.mismatches(outcome)
-        #expect(problems.isEmpty,
-                "\(testCase.file):\(testCase.line) \(input.source)\n  \(problems.joined(separator: "\n  "))\n  actual: \(outcome.fixtureJSON)")
+        #expect(
+            problems.isEmpty,
+            "\(testCase.file):\(testCase.line) \(input.source)\n  \(problems.joined(separator: "\n  "))\n  actual: \(outcome.fixtureJSON)"
+        )
     }
 
     @Test func fixtureIDsAreUniqueAndPresent() {
@@ -131,9 +146,11 @@ struct EvaluationCase: Sendable, Identifiable, CustomTestStringConvertible {
     /// Every file the brief names exists, so an area cannot silently go missing.
     @Test func everyAreaHasAFixtureFile() {
         let files = Set(EvaluationCase.all.map(\.file))
-        for area in ["literals", "arithmetic", "keypaths-and-collection-operators", "comparisons-and-nil",
-                     "strings-and-options", "like-and-matches", "collections-any-all-in-between",
-                     "subquery-ternary-cast-assignment", "functions", "function-selectors", "format-arguments", "errors"] {
+        for area in [
+            "literals", "arithmetic", "keypaths-and-collection-operators", "comparisons-and-nil",
+            "strings-and-options", "like-and-matches", "collections-any-all-in-between",
+            "subquery-ternary-cast-assignment", "functions", "function-selectors", "format-arguments", "errors"
+        ] {
             #expect(files.contains(area + ".jsonl"), "Fixtures/\(area).jsonl is missing")
         }
     }
@@ -143,7 +160,8 @@ struct EvaluationCase: Sendable, Identifiable, CustomTestStringConvertible {
         let sources = try EvaluationCase.all.map { try $0.parsed().0.source }
         for function in BuiltinFunction.all {
             let call = function.formatName + "("
-            let found = sources.contains { $0.contains(call) }
+            let found =
+                sources.contains { $0.contains(call) }
                 || (function.selector == "castObject:toType:" && sources.contains { $0.contains("CAST(") })
             #expect(found, "no fixture calls \(function.selector)")
         }
@@ -153,7 +171,9 @@ struct EvaluationCase: Sendable, Identifiable, CustomTestStringConvertible {
     @Test func everyStandardSelectorHasAFixture() throws {
         let sources = try EvaluationCase.all.map { try $0.parsed().0.source }
         for selector in FunctionRegistry.standard.selectors {
-            let found = sources.contains { $0.contains("FUNCTION(") && ($0.contains("'\(selector)'") || $0.contains("\"\(selector)\"")) }
+            let found = sources.contains {
+                $0.contains("FUNCTION(") && ($0.contains("'\(selector)'") || $0.contains("\"\(selector)\""))
+            }
             #expect(found, "no fixture calls FUNCTION(…, '\(selector)', …)")
         }
     }

@@ -52,7 +52,10 @@ struct GrammarRule: Sendable, CustomStringConvertible {
                 let end = text.index(after: close)
                 let token = String(text[i..<end])
                 // A special sequence is compared without its inner spacing.
-                tokens.append(c == "?" ? "? " + token.dropFirst().dropLast().split(separator: " ").joined(separator: " ") + " ?" : token)
+                tokens.append(
+                    c == "?"
+                        ? "? " + token.dropFirst().dropLast().split(separator: " ").joined(separator: " ") + " ?"
+                        : token)
                 i = end
             } else if c.isLetter || c == "_" {
                 var end = i
@@ -149,7 +152,10 @@ enum GrammarFile {
 /// The rules that the doc comments of Sources/ExpressionLanguage/Parsing/ state:
 /// `/// name := …`, continued on following `///` lines indented by two or more spaces.
 enum ParserDocComments {
-    static let files = ["FormatParser.swift", "FormatParser+Predicates.swift", "FormatParser+Expressions.swift", "Lexer.swift", "Token.swift"]
+    static let files = [
+        "FormatParser.swift", "FormatParser+Predicates.swift", "FormatParser+Expressions.swift", "Lexer.swift",
+        "Token.swift"
+    ]
 
     static let rules: [GrammarRule] = files.flatMap { file in
         rules(in: read("Sources/ExpressionLanguage/Parsing/" + file), file: file)
@@ -160,7 +166,8 @@ enum ParserDocComments {
         var current: (name: String, text: String, line: Int)?
         func finish() {
             if let c = current {
-                rules.append(GrammarRule(name: c.name, tokens: GrammarRule.tokenize(c.text), place: "\(file):\(c.line)"))
+                rules.append(
+                    GrammarRule(name: c.name, tokens: GrammarRule.tokenize(c.text), place: "\(file):\(c.line)"))
             }
             current = nil
         }
@@ -202,7 +209,9 @@ enum ParserDocComments {
         }
         var seen: [String: String] = [:]
         for rule in rules {
-            if let first = seen[rule.name] { Issue.record("\(rule.place): \(rule.name) is defined again (first at \(first))") }
+            if let first = seen[rule.name] {
+                Issue.record("\(rule.place): \(rule.name) is defined again (first at \(first))")
+            }
             seen[rule.name] = rule.place
         }
     }
@@ -213,7 +222,9 @@ enum ParserDocComments {
         for rule in GrammarFile.rules {
             for reference in rule.references {
                 used.insert(reference)
-                #expect(names.contains(reference), "\(rule.place): \(rule.name) refers to \(reference), which is not defined")
+                #expect(
+                    names.contains(reference),
+                    "\(rule.place): \(rule.name) refers to \(reference), which is not defined")
             }
         }
         for rule in GrammarFile.rules where !used.contains(rule.name) && !Self.roots.contains(rule.name) {
@@ -230,7 +241,9 @@ enum ParserDocComments {
                 Issue.record("\(rule.place): no doc comment in Sources/ExpressionLanguage/Parsing/ states \(rule.name)")
                 continue
             }
-            #expect(doc.tokens == rule.tokens, """
+            #expect(
+                doc.tokens == rule.tokens,
+                """
                 \(rule.name) differs between the grammar and the parser's doc comment
                   \(rule.place): \(rule)
                   \(doc.place): \(doc)
@@ -244,7 +257,9 @@ enum ParserDocComments {
         var seen: [String: String] = [:]
         for doc in ParserDocComments.rules {
             #expect(names.contains(doc.name), "\(doc.place): \(doc.name) is not a rule of Grammar/format.ebnf")
-            if let first = seen[doc.name] { Issue.record("\(doc.place): \(doc.name) is documented again (first at \(first))") }
+            if let first = seen[doc.name] {
+                Issue.record("\(doc.place): \(doc.name) is documented again (first at \(first))")
+            }
             seen[doc.name] = doc.place
         }
         #expect(ParserDocComments.rules.count == GrammarFile.rules.count)
@@ -294,11 +309,15 @@ enum ParserDocComments {
         struct Row { var kind: String, operators: [String], associativity: String, value: Int? }
         let rows: [Row] = read("Grammar/precedence.md").split(separator: "\n").compactMap { line in
             // `\|` is a pipe inside a cell.
-            let cells = line.replacingOccurrences(of: "\\|", with: "¦").split(separator: "|", omittingEmptySubsequences: false)
-                .map { $0.trimmingCharacters(in: .whitespaces) }
+            let cells = line.replacingOccurrences(of: "\\|", with: "¦").split(
+                separator: "|", omittingEmptySubsequences: false
+            )
+            .map { $0.trimmingCharacters(in: .whitespaces) }
             guard cells.count >= 7, Int(cells[1]) != nil else { return nil }
-            let operators = cells[3].split(separator: "`", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }
-                .map { $0.element.replacingOccurrences(of: "¦", with: "|") }
+            let operators = cells[3].split(separator: "`", omittingEmptySubsequences: false).enumerated().filter {
+                $0.offset % 2 == 1
+            }
+            .map { $0.element.replacingOccurrences(of: "¦", with: "|") }
             return Row(kind: cells[2], operators: operators, associativity: cells[4], value: Int(cells[5]))
         }
         #expect(rows.count == 14)
@@ -315,8 +334,12 @@ enum ParserDocComments {
                         table = (op.precedence, op.associativity)
                     }
                     binary.append(symbol)
-                    #expect(row.value == table.precedence, "\(symbol): \(String(describing: row.value)) in the file, \(table.precedence) in the table")
-                    #expect(row.associativity == (table.associativity == .left ? "left" : "right"), "\(symbol) associativity")
+                    #expect(
+                        row.value == table.precedence,
+                        "\(symbol): \(String(describing: row.value)) in the file, \(table.precedence) in the table")
+                    #expect(
+                        row.associativity == (table.associativity == .left ? "left" : "right"),
+                        "\(symbol) associativity")
                 }
             case "prefix": #expect(row.value == ArithmeticOperator.unaryPrecedence)
             case "postfix": #expect(row.value == ArithmeticOperator.postfixPrecedence)
@@ -324,7 +347,9 @@ enum ParserDocComments {
             default: #expect(row.value == nil)
             }
         }
-        #expect(binary.sorted() == (ArithmeticOperator.allCases.map(\.rawValue) + BitwiseOperator.allCases.map(\.rawValue)).sorted())
+        #expect(
+            binary.sorted()
+                == (ArithmeticOperator.allCases.map(\.rawValue) + BitwiseOperator.allCases.map(\.rawValue)).sorted())
     }
 }
 
@@ -357,8 +382,9 @@ struct CorpusCase: Sendable, Identifiable, CustomTestStringConvertible {
             let times = text.range(of: "×", options: .backwards, range: open.upperBound..<close.lowerBound),
             let count = Int(text[times.upperBound..<close.lowerBound])
         {
-            text.replaceSubrange(open.lowerBound..<close.upperBound,
-                                 with: String(repeating: String(text[open.upperBound..<times.lowerBound]), count: count))
+            text.replaceSubrange(
+                open.lowerBound..<close.upperBound,
+                with: String(repeating: String(text[open.upperBound..<times.lowerBound]), count: count))
         }
         return text
     }
@@ -366,14 +392,18 @@ struct CorpusCase: Sendable, Identifiable, CustomTestStringConvertible {
     static func load(_ file: String, _ mode: Mode, valid: Bool) -> [CorpusCase] {
         let text = read("Grammar/corpus/" + file)
         guard !text.isEmpty else {
-            return [CorpusCase(id: file, mode: mode, source: "", arguments: [], expectation: .error(""),
-                               problem: "Grammar/corpus/\(file) is missing or empty")]
+            return [
+                CorpusCase(
+                    id: file, mode: mode, source: "", arguments: [], expectation: .error(""),
+                    problem: "Grammar/corpus/\(file) is missing or empty")
+            ]
         }
         var cases: [CorpusCase] = []
         for (n, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             if line.allSatisfy(\.isWhitespace) || line.hasPrefix("#") { continue }
-            var item = CorpusCase(id: "\(file):\(n + 1)", mode: mode, source: "", arguments: [],
-                                  expectation: .error(""), problem: nil)
+            var item = CorpusCase(
+                id: "\(file):\(n + 1)", mode: mode, source: "", arguments: [],
+                expectation: .error(""), problem: nil)
             let parts = line.components(separatedBy: " ⟶ ")
             guard parts.count == 2 else {
                 item.problem = "expected `input ⟶ outcome`"
@@ -384,7 +414,9 @@ struct CorpusCase: Sendable, Identifiable, CustomTestStringConvertible {
             if let with = input.range(of: " with [", options: .backwards) {
                 do {
                     let json = try JSON.parse(String(input[input.index(with.lowerBound, offsetBy: 6)...]))
-                    guard case .array(let arguments) = try Value(json: json) else { throw ExpressionError(.type, "not an array") }
+                    guard case .array(let arguments) = try Value(json: json) else {
+                        throw ExpressionError(.type, "not an array")
+                    }
                     item.arguments = arguments
                 } catch {
                     item.problem = "the arguments are not a JSON array: \(error)"
@@ -403,9 +435,11 @@ struct CorpusCase: Sendable, Identifiable, CustomTestStringConvertible {
         return cases
     }
 
-    static let valid = load("valid-expressions.txt", .expression, valid: true)
+    static let valid =
+        load("valid-expressions.txt", .expression, valid: true)
         + load("valid-predicates.txt", .predicate, valid: true)
-    static let invalid = load("invalid-expressions.txt", .expression, valid: false)
+    static let invalid =
+        load("invalid-expressions.txt", .expression, valid: false)
         + load("invalid-predicates.txt", .predicate, valid: false)
 }
 

@@ -53,7 +53,7 @@ struct JSONReaderTests {
         (#"[1, 1.0, "1", true, null]"#, [.integer(1), .double(1), "1", true, nil]),
         (#"{"b":1,"a":{"c":[]}}"#, ["b": 1, "a": ["c": []]]),
         (" { \"a\" : 1 , \"A\" : 2 } ", ["a": 1, "A": 2]),
-        (#"{"":0}"#, ["": 0]),
+        (#"{"":0}"#, ["": 0])
     ]
 
     @Test(arguments: valid)
@@ -101,12 +101,18 @@ struct JSONReaderTests {
         ("1e", "1:1: invalid number '1e': expected a digit in the exponent"),
         ("1e+", "1:1: invalid number '1e+': expected a digit in the exponent"),
         ("1E-x", "1:1: invalid number '1E-x': expected a digit in the exponent"),
-        ("9223372036854775808",
-         "1:1: integer 9223372036854775808 does not fit in 64 bits; write 9223372036854775808.0 to read it as a double"),
-        ("-9223372036854775809",
-         "1:1: integer -9223372036854775809 does not fit in 64 bits; write -9223372036854775809.0 to read it as a double"),
-        ("[99999999999999999999999]",
-         "1:2: integer 99999999999999999999999 does not fit in 64 bits; write 99999999999999999999999.0 to read it as a double"),
+        (
+            "9223372036854775808",
+            "1:1: integer 9223372036854775808 does not fit in 64 bits; write 9223372036854775808.0 to read it as a double"
+        ),
+        (
+            "-9223372036854775809",
+            "1:1: integer -9223372036854775809 does not fit in 64 bits; write -9223372036854775809.0 to read it as a double"
+        ),
+        (
+            "[99999999999999999999999]",
+            "1:2: integer 99999999999999999999999 does not fit in 64 bits; write 99999999999999999999999.0 to read it as a double"
+        ),
         ("1e400", "1:1: number 1e400 is too large for a double"),
         ("-1.5E+309", "1:1: number -1.5E+309 is too large for a double"),
         // Strings
@@ -128,9 +134,18 @@ struct JSONReaderTests {
         (#""ab\u"#, #"1:4: invalid escape '\u' in string: expected four hexadecimal digits after '\u'"#),
         (#""\ud83d""#, #"1:2: lone high surrogate '\ud83d' (it must be followed by a low surrogate \udc00...\udfff)"#),
         (#""\ud83dx""#, #"1:2: lone high surrogate '\ud83d' (it must be followed by a low surrogate \udc00...\udfff)"#),
-        (#""\ud83d\n""#, #"1:2: lone high surrogate '\ud83d' (it must be followed by a low surrogate \udc00...\udfff)"#),
-        (#""\uD83D\u0041""#, #"1:2: lone high surrogate '\uD83D' (it must be followed by a low surrogate \udc00...\udfff)"#),
-        (#""\ud83d\ud83d""#, #"1:2: lone high surrogate '\ud83d' (it must be followed by a low surrogate \udc00...\udfff)"#),
+        (
+            #""\ud83d\n""#,
+            #"1:2: lone high surrogate '\ud83d' (it must be followed by a low surrogate \udc00...\udfff)"#
+        ),
+        (
+            #""\uD83D\u0041""#,
+            #"1:2: lone high surrogate '\uD83D' (it must be followed by a low surrogate \udc00...\udfff)"#
+        ),
+        (
+            #""\ud83d\ud83d""#,
+            #"1:2: lone high surrogate '\ud83d' (it must be followed by a low surrogate \udc00...\udfff)"#
+        ),
         (#""x\ude00""#, #"1:3: lone low surrogate '\ude00' (it must follow a high surrogate \ud800...\udbff)"#),
         (#""\ud83d\uzzzz""#, #"1:8: invalid escape '\uzzzz' in string: expected four hexadecimal digits after '\u'"#),
         // Arrays
@@ -165,7 +180,7 @@ struct JSONReaderTests {
         ("123abc", "1:4: expected end of input, found 'abc'"),
         ("[1]\u{0}", "1:4: expected end of input, found control character U+0000"),
         // Nesting
-        (String(repeating: "[", count: 513), "1:513: too deeply nested: more than 512 levels of arrays and objects"),
+        (String(repeating: "[", count: 513), "1:513: too deeply nested: more than 512 levels of arrays and objects")
     ]
 
     @Test(arguments: invalid)
@@ -181,7 +196,10 @@ struct JSONReaderTests {
     }
 
     @Test func errorCarriesOffsetLineAndColumn() {
-        #expect(throws: JSONError(message: "expected ',' or ']' to close '[' at 1:1, found 'x'", offset: 11, line: 2, column: 5)) {
+        #expect(
+            throws: JSONError(
+                message: "expected ',' or ']' to close '[' at 1:1, found 'x'", offset: 11, line: 2, column: 5)
+        ) {
             try JSON.parse("[\"é\",\n  1 x]")
         }
     }
@@ -195,7 +213,7 @@ struct JSONReaderTests {
         ([0x22, 0xE2, 0x82], "1:2: invalid UTF-8 byte 0xE2 in string"),  // truncated
         ([0x22, 0x80, 0x22], "1:2: invalid UTF-8 byte 0x80 in string"),  // lone continuation
         ([0xFF], "1:1: expected a value, found invalid UTF-8 byte 0xFF"),
-        ([0x5B, 0x31, 0x5D, 0xC3], "1:4: expected end of input, found invalid UTF-8 byte 0xC3"),
+        ([0x5B, 0x31, 0x5D, 0xC3], "1:4: expected end of input, found invalid UTF-8 byte 0xC3")
     ]
 
     @Test(arguments: invalidBytes)
@@ -222,7 +240,7 @@ struct JSONReaderTests {
     @Test(arguments: [
         ("[", "]", 1),
         (#"{"a":"#, "}", 1),
-        (#"[{"a":"#, "}]", 2),
+        (#"[{"a":"#, "}]", 2)
     ])
     func nestingIsLimitedTo512Levels(open: String, close: String, levels: Int) throws {
         // 512 levels read and write back unchanged.
@@ -234,10 +252,12 @@ struct JSONReaderTests {
         // 100,000 levels are an error at the 513th, not a stack overflow.
         let tooDeep = String(repeating: open, count: 100_000 / levels)
         let column = repeats * open.count + 1
-        #expect(throws: JSONError(
-            message: "too deeply nested: more than 512 levels of arrays and objects",
-            offset: column - 1, line: 1, column: column
-        )) {
+        #expect(
+            throws: JSONError(
+                message: "too deeply nested: more than 512 levels of arrays and objects",
+                offset: column - 1, line: 1, column: column
+            )
+        ) {
             try JSON.parse(tooDeep)
         }
     }
@@ -273,7 +293,7 @@ struct JSONWriterTests {
         (.string("a\"b\\c/d"), #""a\"b\\c/d""#),
         (.string("\u{0}\u{1}\u{1F}\u{8}\u{9}\u{A}\u{C}\u{D}"), #""\u0000\u0001\u001f\b\t\n\f\r""#),
         (.string("é😀\u{2028}\u{7F}"), "\"é😀\u{2028}\u{7F}\""),
-        (.string("line 1\nline 2"), #""line 1\nline 2""#),
+        (.string("line 1\nline 2"), #""line 1\nline 2""#)
     ]
 
     @Test(arguments: scalars)
@@ -287,22 +307,26 @@ struct JSONWriterTests {
         ([], "[]", "[]"),
         ([:], "{}", "{}"),
         ([1, 2], "[1,2]", "[\n  1,\n  2\n]"),
-        (["value": 2.5, "type": "double"], #"{"value":2.5,"type":"double"}"#,
-         "{\n  \"value\": 2.5,\n  \"type\": \"double\"\n}"),
-        (["b": [1, [], [:]], "a": ["c": nil]], #"{"b":[1,[],{}],"a":{"c":null}}"#,
-         """
-         {
-           "b": [
-             1,
-             [],
-             {}
-           ],
-           "a": {
-             "c": null
-           }
-         }
-         """),
-        ([["x\ny": [true]]], #"[{"x\ny":[true]}]"#, "[\n  {\n    \"x\\ny\": [\n      true\n    ]\n  }\n]"),
+        (
+            ["value": 2.5, "type": "double"], #"{"value":2.5,"type":"double"}"#,
+            "{\n  \"value\": 2.5,\n  \"type\": \"double\"\n}"
+        ),
+        (
+            ["b": [1, [], [:]], "a": ["c": nil]], #"{"b":[1,[],{}],"a":{"c":null}}"#,
+            """
+            {
+              "b": [
+                1,
+                [],
+                {}
+              ],
+              "a": {
+                "c": null
+              }
+            }
+            """
+        ),
+        ([["x\ny": [true]]], #"[{"x\ny":[true]}]"#, "[\n  {\n    \"x\\ny\": [\n      true\n    ]\n  }\n]")
     ]
 
     @Test(arguments: containers)
@@ -317,7 +341,7 @@ struct JSONWriterTests {
         #"{"a":1,"b":[1,2.0,-0.5,1e+300,"x\u0001\n/é"],"c":{},"d":[],"e":null,"f":true,"g":false}"#,
         #"[-9223372036854775808,9223372036854775807,0.1,5e-324,1.7976931348623157e+308]"#,
         #"{"z":{"y":{"x":[[[]]]}}}"#,
-        #""😀""#,
+        #""😀""#
     ]
 
     @Test(arguments: canonical)
@@ -329,7 +353,9 @@ struct JSONWriterTests {
 
     @Test func doublesRoundTripExactly() throws {
         var generator = SeededGenerator(seed: 2001)
-        var doubles: [Double] = [0.1, 0.2, 0.30000000000000004, 1 / 3, 2.0 / 3, .pi, 1e-5, 123e-20, 9_007_199_254_740_991]
+        var doubles: [Double] = [
+            0.1, 0.2, 0.30000000000000004, 1 / 3, 2.0 / 3, .pi, 1e-5, 123e-20, 9_007_199_254_740_991
+        ]
         for _ in 0..<10_000 {
             let double = Double(bitPattern: generator.next())
             if double.isFinite { doubles.append(double) }
@@ -387,8 +413,10 @@ struct ValueJSONTests {
         (#"{"$date": "4001-01-01T00:00:00Z"}"#, .date(.distantFuture)),
         (#"{"$date": "-0001-12-31T00:00:00Z"}"#, .date(Date(timeIntervalSinceReferenceDate: -63_145_612_800))),
         (#"{"$date": "+10000-01-01T00:00:00Z"}"#, .date(Date(timeIntervalSinceReferenceDate: 252_423_993_600))),
-        (#"{"$date": "2001-01-01T00:00:00.123456789012345678901234567890Z"}"#,
-         .date(Date(timeIntervalSinceReferenceDate: 0.12345678901234568))),
+        (
+            #"{"$date": "2001-01-01T00:00:00.123456789012345678901234567890Z"}"#,
+            .date(Date(timeIntervalSinceReferenceDate: 0.12345678901234568))
+        ),
         // $data, $set, $decimal, $double
         (#"{"$data": "AQID"}"#, .data(Data([1, 2, 3]))),
         (#"{"$data": ""}"#, .data(Data())),
@@ -396,18 +424,24 @@ struct ValueJSONTests {
         (#"{"$set": []}"#, .set([])),
         (#"{"$decimal": "12.50"}"#, .decimal(Decimal(string: "12.5")!)),
         (#"{"$decimal": "-1e-3"}"#, .decimal(Decimal(string: "-0.001")!)),
-        (#"{"$decimal": "12345678901234567890123456789012345678"}"#,
-         .decimal(Decimal(string: "12345678901234567890123456789012345678")!)),
+        (
+            #"{"$decimal": "12345678901234567890123456789012345678"}"#,
+            .decimal(Decimal(string: "12345678901234567890123456789012345678")!)
+        ),
         (#"{"$double": "NaN"}"#, .double(.nan)),
         (#"{"$double": "Infinity"}"#, .double(.infinity)),
         (#"{"$double": "-Infinity"}"#, .double(-.infinity)),
         // Only an object with exactly one of these keys is a special form.
-        (#"{"$date": "2001-01-01T00:00:00Z", "b": 1}"#,
-         .dictionary(["$date": .string("2001-01-01T00:00:00Z"), "b": .integer(1)])),
+        (
+            #"{"$date": "2001-01-01T00:00:00Z", "b": 1}"#,
+            .dictionary(["$date": .string("2001-01-01T00:00:00Z"), "b": .integer(1)])
+        ),
         (#"{"$other": 1}"#, .dictionary(["$other": .integer(1)])),
         (#"{"date": "2001-01-01T00:00:00Z"}"#, .dictionary(["date": .string("2001-01-01T00:00:00Z")])),
-        (#"[{"$date": "2001-01-01T00:00:00Z"}, {"k": {"$set": [{"$double": "NaN"}]}}]"#,
-         .array([.date(reference), .dictionary(["k": .set([.double(.nan)])])])),
+        (
+            #"[{"$date": "2001-01-01T00:00:00Z"}, {"k": {"$set": [{"$double": "NaN"}]}}]"#,
+            .array([.date(reference), .dictionary(["k": .set([.double(.nan)])])])
+        )
     ]
 
     @Test(arguments: decoded)
@@ -417,40 +451,74 @@ struct ValueJSONTests {
     }
 
     static let decodingErrors: [(String, String)] = [
-        (#"{"$date": 5}"#,
-         #""$date" expects an ISO 8601 date-time string such as "2001-01-01T00:00:00Z", not 5"#),
-        (#"{"$date": null}"#,
-         #""$date" expects an ISO 8601 date-time string such as "2001-01-01T00:00:00Z", not null"#),
-        (#"{"$date": "yesterday"}"#,
-         #""$date" expects an ISO 8601 date-time string such as "2001-01-01T00:00:00Z", not "yesterday""#),
-        (#"{"$date": "2001-01-01T00:00:00"}"#,
-         #""$date" expects an ISO 8601 date-time string such as "2001-01-01T00:00:00Z", not "2001-01-01T00:00:00""#),
-        (#"{"$date": "2001-01-01 00:00:00Z"}"#,
-         #""$date" expects an ISO 8601 date-time string such as "2001-01-01T00:00:00Z", not "2001-01-01 00:00:00Z""#),
-        (#"{"$date": "2001-01-01T00:00:00.Z"}"#,
-         #""$date" expects an ISO 8601 date-time string such as "2001-01-01T00:00:00Z", not "2001-01-01T00:00:00.Z""#),
-        (#"{"$date": "2001-01-01"}"#,
-         #""$date" expects an ISO 8601 date-time string such as "2001-01-01T00:00:00Z", not "2001-01-01""#),
-        (#"{"$date": "12001-01-01T00:00:00Z"}"#,
-         #""$date" expects an ISO 8601 date-time string such as "2001-01-01T00:00:00Z", not "12001-01-01T00:00:00Z""#),
-        (#"{"$date": "2001-13-01T00:00:00Z"}"#,
-         #""$date" expects an ISO 8601 date-time string such as "2001-01-01T00:00:00Z", not "2001-13-01T00:00:00Z" (month 13 is not 01 to 12)"#),
-        (#"{"$date": "2001-02-29T00:00:00Z"}"#,
-         #""$date" expects an ISO 8601 date-time string such as "2001-01-01T00:00:00Z", not "2001-02-29T00:00:00Z" (day 29 is not 01 to 28 in that month)"#),
-        (#"{"$date": "2001-04-00T00:00:00Z"}"#,
-         #""$date" expects an ISO 8601 date-time string such as "2001-01-01T00:00:00Z", not "2001-04-00T00:00:00Z" (day 00 is not 01 to 30 in that month)"#),
-        (#"{"$date": "2001-01-01T24:00:00Z"}"#,
-         #""$date" expects an ISO 8601 date-time string such as "2001-01-01T00:00:00Z", not "2001-01-01T24:00:00Z" (hour 24 is not 00 to 23)"#),
-        (#"{"$date": "2001-01-01T00:60:00Z"}"#,
-         #""$date" expects an ISO 8601 date-time string such as "2001-01-01T00:00:00Z", not "2001-01-01T00:60:00Z" (minute 60 is not 00 to 59)"#),
-        (#"{"$date": "2001-01-01T00:00:60Z"}"#,
-         #""$date" expects an ISO 8601 date-time string such as "2001-01-01T00:00:00Z", not "2001-01-01T00:00:60Z" (second 60 is not 00 to 59)"#),
-        (#"{"$date": "2001-01-01T00:00:00+24:00"}"#,
-         #""$date" expects an ISO 8601 date-time string such as "2001-01-01T00:00:00Z", not "2001-01-01T00:00:00+24:00" (the offset from UTC must be at most 23:59)"#),
-        (#"{"$date": "+999999999999-01-01T00:00:00Z"}"#,
-         #""$date" expects an ISO 8601 date-time string such as "2001-01-01T00:00:00Z", not "+999999999999-01-01T00:00:00Z" (the year is out of range)"#),
-        (#"{"$date": "2001-01-01T00:00:00.123456789012345678901234567890Y"}"#,
-         #""$date" expects an ISO 8601 date-time string such as "2001-01-01T00:00:00Z", not "2001-01-01T00:00:00.1234567890123456789…"#),
+        (
+            #"{"$date": 5}"#,
+            #""$date" expects an ISO 8601 date-time string such as "2001-01-01T00:00:00Z", not 5"#
+        ),
+        (
+            #"{"$date": null}"#,
+            #""$date" expects an ISO 8601 date-time string such as "2001-01-01T00:00:00Z", not null"#
+        ),
+        (
+            #"{"$date": "yesterday"}"#,
+            #""$date" expects an ISO 8601 date-time string such as "2001-01-01T00:00:00Z", not "yesterday""#
+        ),
+        (
+            #"{"$date": "2001-01-01T00:00:00"}"#,
+            #""$date" expects an ISO 8601 date-time string such as "2001-01-01T00:00:00Z", not "2001-01-01T00:00:00""#
+        ),
+        (
+            #"{"$date": "2001-01-01 00:00:00Z"}"#,
+            #""$date" expects an ISO 8601 date-time string such as "2001-01-01T00:00:00Z", not "2001-01-01 00:00:00Z""#
+        ),
+        (
+            #"{"$date": "2001-01-01T00:00:00.Z"}"#,
+            #""$date" expects an ISO 8601 date-time string such as "2001-01-01T00:00:00Z", not "2001-01-01T00:00:00.Z""#
+        ),
+        (
+            #"{"$date": "2001-01-01"}"#,
+            #""$date" expects an ISO 8601 date-time string such as "2001-01-01T00:00:00Z", not "2001-01-01""#
+        ),
+        (
+            #"{"$date": "12001-01-01T00:00:00Z"}"#,
+            #""$date" expects an ISO 8601 date-time string such as "2001-01-01T00:00:00Z", not "12001-01-01T00:00:00Z""#
+        ),
+        (
+            #"{"$date": "2001-13-01T00:00:00Z"}"#,
+            #""$date" expects an ISO 8601 date-time string such as "2001-01-01T00:00:00Z", not "2001-13-01T00:00:00Z" (month 13 is not 01 to 12)"#
+        ),
+        (
+            #"{"$date": "2001-02-29T00:00:00Z"}"#,
+            #""$date" expects an ISO 8601 date-time string such as "2001-01-01T00:00:00Z", not "2001-02-29T00:00:00Z" (day 29 is not 01 to 28 in that month)"#
+        ),
+        (
+            #"{"$date": "2001-04-00T00:00:00Z"}"#,
+            #""$date" expects an ISO 8601 date-time string such as "2001-01-01T00:00:00Z", not "2001-04-00T00:00:00Z" (day 00 is not 01 to 30 in that month)"#
+        ),
+        (
+            #"{"$date": "2001-01-01T24:00:00Z"}"#,
+            #""$date" expects an ISO 8601 date-time string such as "2001-01-01T00:00:00Z", not "2001-01-01T24:00:00Z" (hour 24 is not 00 to 23)"#
+        ),
+        (
+            #"{"$date": "2001-01-01T00:60:00Z"}"#,
+            #""$date" expects an ISO 8601 date-time string such as "2001-01-01T00:00:00Z", not "2001-01-01T00:60:00Z" (minute 60 is not 00 to 59)"#
+        ),
+        (
+            #"{"$date": "2001-01-01T00:00:60Z"}"#,
+            #""$date" expects an ISO 8601 date-time string such as "2001-01-01T00:00:00Z", not "2001-01-01T00:00:60Z" (second 60 is not 00 to 59)"#
+        ),
+        (
+            #"{"$date": "2001-01-01T00:00:00+24:00"}"#,
+            #""$date" expects an ISO 8601 date-time string such as "2001-01-01T00:00:00Z", not "2001-01-01T00:00:00+24:00" (the offset from UTC must be at most 23:59)"#
+        ),
+        (
+            #"{"$date": "+999999999999-01-01T00:00:00Z"}"#,
+            #""$date" expects an ISO 8601 date-time string such as "2001-01-01T00:00:00Z", not "+999999999999-01-01T00:00:00Z" (the year is out of range)"#
+        ),
+        (
+            #"{"$date": "2001-01-01T00:00:00.123456789012345678901234567890Y"}"#,
+            #""$date" expects an ISO 8601 date-time string such as "2001-01-01T00:00:00Z", not "2001-01-01T00:00:00.1234567890123456789…"#
+        ),
         (#"{"$data": 5}"#, #""$data" expects a base64 string, not 5"#),
         (#"{"$data": "AQI"}"#, #""$data" expects a base64 string, not "AQI" (invalid base64)"#),
         (#"{"$data": "A Q=="}"#, #""$data" expects a base64 string, not "A Q==" (invalid base64)"#),
@@ -459,23 +527,35 @@ struct ValueJSONTests {
         (#"{"$decimal": 12.5}"#, #""$decimal" expects a decimal number in a string, such as "12.50", not 12.5"#),
         (#"{"$decimal": "12abc"}"#, #""$decimal" expects a decimal number in a string, such as "12.50", not "12abc""#),
         (#"{"$decimal": ".5"}"#, #""$decimal" expects a decimal number in a string, such as "12.50", not ".5""#),
-        (#"{"$decimal": "1e200"}"#,
-         #""$decimal" expects a decimal number in a string, such as "12.50", not "1e200" (out of the range of a decimal)"#),
+        (
+            #"{"$decimal": "1e200"}"#,
+            #""$decimal" expects a decimal number in a string, such as "12.50", not "1e200" (out of the range of a decimal)"#
+        ),
         (#"{"$double": "inf"}"#, #""$double" expects "NaN", "Infinity" or "-Infinity", not "inf""#),
         (#"{"$double": 1.5}"#, #""$double" expects "NaN", "Infinity" or "-Infinity", not 1.5"#),
         (#"{"$object": 9}"#, #""$object" expects an object reference string such as "Book/9", not 9"#),
-        (#"{"$object": "Book/9"}"#,
-         #"object reference "Book/9" cannot be resolved here: there is no object graph to look it up in"#),
+        (
+            #"{"$object": "Book/9"}"#,
+            #"object reference "Book/9" cannot be resolved here: there is no object graph to look it up in"#
+        ),
         // Where: a JSON path before the message
-        (#"{"a": [1, {"$date": 5}]}"#,
-         #".a[1]: "$date" expects an ISO 8601 date-time string such as "2001-01-01T00:00:00Z", not 5"#),
+        (
+            #"{"a": [1, {"$date": 5}]}"#,
+            #".a[1]: "$date" expects an ISO 8601 date-time string such as "2001-01-01T00:00:00Z", not 5"#
+        ),
         (#"{"$set": [1, {"$data": 1}]}"#, #".$set[1]: "$data" expects a base64 string, not 1"#),
-        (#"{"a b": {"c": [[{"$double": "x"}]]}}"#,
-         #"["a b"].c[0][0]: "$double" expects "NaN", "Infinity" or "-Infinity", not "x""#),
-        (#"[{"_1": {"1x": {"$object": 1}}}]"#,
-         #"[0]._1["1x"]: "$object" expects an object reference string such as "Book/9", not 1"#),
-        (#"{"$data": "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!"}"#,
-         #""$data" expects a base64 string, not "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa… (invalid base64)"#),
+        (
+            #"{"a b": {"c": [[{"$double": "x"}]]}}"#,
+            #"["a b"].c[0][0]: "$double" expects "NaN", "Infinity" or "-Infinity", not "x""#
+        ),
+        (
+            #"[{"_1": {"1x": {"$object": 1}}}]"#,
+            #"[0]._1["1x"]: "$object" expects an object reference string such as "Book/9", not 1"#
+        ),
+        (
+            #"{"$data": "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!"}"#,
+            #""$data" expects a base64 string, not "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa… (invalid base64)"#
+        )
     ]
 
     @Test(arguments: decodingErrors)
@@ -510,8 +590,10 @@ struct ValueJSONTests {
         (.date(Date(timeIntervalSinceReferenceDate: 0.001)), #"{"$date":"2001-01-01T00:00:00.001Z"}"#),
         (.date(Date(timeIntervalSinceReferenceDate: 1e-5)), #"{"$date":"2001-01-01T00:00:00.00001Z"}"#),
         (.date(Date(timeIntervalSinceReferenceDate: -1e-5)), #"{"$date":"2000-12-31T23:59:59.99999Z"}"#),
-        (.date(Date(timeIntervalSinceReferenceDate: 1e-300)),
-         #"{"$date":"2001-01-01T00:00:00.\#(String(repeating: "0", count: 299))1Z"}"#),
+        (
+            .date(Date(timeIntervalSinceReferenceDate: 1e-300)),
+            #"{"$date":"2001-01-01T00:00:00.\#(String(repeating: "0", count: 299))1Z"}"#
+        ),
         (.date(Date(timeIntervalSinceReferenceDate: 700_000_000.123)), #"{"$date":"2023-03-08T20:26:40.123Z"}"#),
         (.date(Date(timeIntervalSince1970: 0)), #"{"$date":"1970-01-01T00:00:00Z"}"#),
         (.date(Date(timeIntervalSinceReferenceDate: -978307200.001)), #"{"$date":"1969-12-31T23:59:59.999Z"}"#),
@@ -528,9 +610,11 @@ struct ValueJSONTests {
         (.data(Data()), #"{"$data":""}"#),
         (.array([.integer(1), .double(2.5), .string("x")]), #"[1,2.5,"x"]"#),
         (.set([.integer(2), .string("a"), .integer(1)]), #"{"$set":[2,"a",1]}"#),
-        (.dictionary(["b": .integer(1), "a": .dictionary(["é": .null, "z": .bool(true), "Z": .array([])])]),
-         #"{"a":{"Z":[],"z":true,"é":null},"b":1}"#),
-        (.object(ObjectReference(TestObject("Book/9"))), #"{"$object":"Book/9"}"#),
+        (
+            .dictionary(["b": .integer(1), "a": .dictionary(["é": .null, "z": .bool(true), "Z": .array([])])]),
+            #"{"a":{"Z":[],"z":true,"é":null},"b":1}"#
+        ),
+        (.object(ObjectReference(TestObject("Book/9"))), #"{"$object":"Book/9"}"#)
     ]
 
     @Test(arguments: encoded)
@@ -551,7 +635,7 @@ struct ValueJSONTests {
         (.infinity, #"{"$date":"Infinity"}"#),
         (-.infinity, #"{"$date":"-Infinity"}"#),
         (1e19, #"{"$date":"Infinity"}"#),
-        (-1e300, #"{"$date":"-Infinity"}"#),
+        (-1e300, #"{"$date":"-Infinity"}"#)
     ])
     func encodesNonFiniteDates(interval: Double, expected: String) throws {
         let value = Value.date(Date(timeIntervalSinceReferenceDate: interval))
@@ -567,19 +651,20 @@ struct ValueJSONTests {
 
     @Test func encodesDictionariesWithSortedKeysPretty() {
         let value = Value.dictionary(["when": .date(Self.reference), "tags": .set(["a"]), "count": .integer(3)])
-        #expect(value.json.serialized(pretty: true) == """
-            {
-              "count": 3,
-              "tags": {
-                "$set": [
-                  "a"
-                ]
-              },
-              "when": {
-                "$date": "2001-01-01T00:00:00Z"
-              }
-            }
-            """)
+        #expect(
+            value.json.serialized(pretty: true) == """
+                {
+                  "count": 3,
+                  "tags": {
+                    "$set": [
+                      "a"
+                    ]
+                  },
+                  "when": {
+                    "$date": "2001-01-01T00:00:00Z"
+                  }
+                }
+                """)
     }
 
     @Test func resolvesObjectReferences() throws {
@@ -591,7 +676,11 @@ struct ValueJSONTests {
             return .object(ObjectReference(book))
         }
         #expect(asked == ["Book/9", "Book/9"])
-        #expect(value == .dictionary(["first": .object(ObjectReference(book)), "all": .array([.object(ObjectReference(book))])]))
+        #expect(
+            value
+                == .dictionary([
+                    "first": .object(ObjectReference(book)), "all": .array([.object(ObjectReference(book))])
+                ]))
         #expect(value.json == json.sortedForTest)
     }
 
@@ -600,7 +689,8 @@ struct ValueJSONTests {
         #expect(throws: ExpressionError(.unknownKey, #".a[0]: no Book with primary key 404"#)) {
             try Value(json: json) { _ in throw ExpressionError(.unknownKey, "no Book with primary key 404") }
         }
-        #expect(throws: ExpressionError(.host, #".a[0]: cannot resolve object reference "Book/404": store is closed"#)) {
+        #expect(throws: ExpressionError(.host, #".a[0]: cannot resolve object reference "Book/404": store is closed"#))
+        {
             try Value(json: json) { _ in throw TestError(text: "store is closed") }
         }
     }
@@ -608,8 +698,11 @@ struct ValueJSONTests {
     /// Dates anywhere in time, at every precision, come back as the same `Date`.
     @Test func datesRoundTripExactly() throws {
         var generator = SeededGenerator(seed: 1)
-        var intervals: [Double] = [0, -0.0, 0.1, -0.1, 1e-300, -1e-300, .leastNonzeroMagnitude, -.leastNonzeroMagnitude, 1e15 + 0.5, -(1e15 + 0.5),
-                                   Date.distantPast.timeIntervalSinceReferenceDate, 8.99e18, -8.99e18]
+        var intervals: [Double] = [
+            0, -0.0, 0.1, -0.1, 1e-300, -1e-300, .leastNonzeroMagnitude, -.leastNonzeroMagnitude, 1e15 + 0.5,
+            -(1e15 + 0.5),
+            Date.distantPast.timeIntervalSinceReferenceDate, 8.99e18, -8.99e18
+        ]
         for _ in 0..<5_000 {
             let scale = [1.0, 1e3, 1e6, 1e9, 1e12, 1e15, 1e18][Int(generator.next() % 7)]
             let unit = Double(generator.next() >> 11) / Double(1 << 53) * 2 - 1
@@ -687,7 +780,8 @@ extension Value {
         case (.set(let a), .set(let b)):
             return a.count == b.count && zip(a, b).allSatisfy { $0.isIdentical(to: $1) }
         case (.dictionary(let a), .dictionary(let b)):
-            return a.count == b.count && a.allSatisfy { key, value in b[key].map { value.isIdentical(to: $0) } ?? false }
+            return a.count == b.count
+                && a.allSatisfy { key, value in b[key].map { value.isIdentical(to: $0) } ?? false }
         default:
             return kind == other.kind && self == other
         }
@@ -700,7 +794,9 @@ extension JSON {
         switch self {
         case .array(let elements): .array(elements.map(\.sortedForTest))
         case .object(let members):
-            .object(.init(uniqueKeysWithValues: members.sorted { $0.key < $1.key }.map { ($0.key, $0.value.sortedForTest) }))
+            .object(
+                .init(uniqueKeysWithValues: members.sorted { $0.key < $1.key }.map { ($0.key, $0.value.sortedForTest) })
+            )
         default: self
         }
     }

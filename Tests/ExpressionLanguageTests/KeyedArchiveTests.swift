@@ -38,10 +38,11 @@ struct KeyedArchiveTests {
             [0x13, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFE],
             [0x23] + Array(withUnsafeBytes(of: (2.5).bitPattern.bigEndian, Array.init)),
             [0x09],
-            [0x61, 0x00, 0xE9],
+            [0x61, 0x00, 0xE9]
         ])
-        #expect(try BinaryPropertyList.decode(data)
-            == .dictionary(["a": .array([.integer(1), .integer(-2), .real(2.5), .bool(true), .string("é")])]))
+        #expect(
+            try BinaryPropertyList.decode(data)
+                == .dictionary(["a": .array([.integer(1), .integer(-2), .real(2.5), .bool(true), .string("é")])]))
     }
 
     /// Damage of every kind is an error with a message: a container that contains itself, a
@@ -49,9 +50,18 @@ struct KeyedArchiveTests {
     @Test(arguments: [
         ("cycle", bplist([[0xA1, 0]]), "damaged binary property list: object 0 contains itself"),
         ("reference past the end", bplist([[0xA1, 7]]), "damaged binary property list: reference to object 7 of 1"),
-        ("length past the end", bplist([[0x5F, 0x10, 0xFF]]), "damaged binary property list: object 0 runs past the object area"),
-        ("no header", Data("not a plist at all, just some text here".utf8), "not a binary property list (no bplist00 header, or too short)"),
-        ("key not a string", bplist([[0xD1, 1, 1], [0x10, 1]]), "damaged binary property list: dictionary 0 has a key that is not a string"),
+        (
+            "length past the end", bplist([[0x5F, 0x10, 0xFF]]),
+            "damaged binary property list: object 0 runs past the object area"
+        ),
+        (
+            "no header", Data("not a plist at all, just some text here".utf8),
+            "not a binary property list (no bplist00 header, or too short)"
+        ),
+        (
+            "key not a string", bplist([[0xD1, 1, 1], [0x10, 1]]),
+            "damaged binary property list: dictionary 0 has a key that is not a string"
+        )
     ])
     func damageIsAnError(_ name: String, _ data: Data, _ message: String) {
         #expect(throws: ArchiveError(message)) { try BinaryPropertyList.decode(data) }
@@ -73,7 +83,7 @@ struct KeyedArchiveTests {
             [0xD2, 19, 20, 21, 22],  // class description
             Self.ascii("root"), [0x80, 1],
             Self.ascii("NSOperand"), Self.ascii("NSSelectorName"), Self.ascii("$class"), [0x80, 3],
-            Self.ascii("$classname"), Self.ascii("$classes"), Self.ascii("NSFunctionExpression"), [0xA1, 21],
+            Self.ascii("$classname"), Self.ascii("$classes"), Self.ascii("NSFunctionExpression"), [0xA1, 21]
         ])
         let root = try KeyedArchive(data: data).topObject()
         #expect(root.className == "NSFunctionExpression")
@@ -88,7 +98,8 @@ struct KeyedArchiveTests {
         guard let enumerator = FileManager.default.enumerator(atPath: root.path) else {
             try Test.cancel(SharedFixtures.missingMessage)
         }
-        let archives = enumerator.compactMap { $0 as? String }.filter { $0.hasSuffix(".cdm") || $0.hasSuffix(".mom") }.sorted()
+        let archives = enumerator.compactMap { $0 as? String }.filter { $0.hasSuffix(".cdm") || $0.hasSuffix(".mom") }
+            .sorted()
         try #require(!archives.isEmpty)
         var generator = SystemRandomNumberGenerator()
         var outcomes = (read: 0, failed: 0)
@@ -97,7 +108,9 @@ struct KeyedArchiveTests {
                 let top = try KeyedArchive(data: data).topObject()
                 if let mappings = try? top.value(forKey: "NSEntityMappings"), let list = try? mappings.elements() {
                     for mapping in list {
-                        if let expression = try? mapping.value(forKey: "NSSourceExpression") { _ = try? FormatExpression(archived: expression) }
+                        if let expression = try? mapping.value(forKey: "NSSourceExpression") {
+                            _ = try? FormatExpression(archived: expression)
+                        }
                     }
                 }
                 _ = try? top.foundationValue()

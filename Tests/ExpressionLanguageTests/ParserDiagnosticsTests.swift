@@ -55,8 +55,12 @@ private let quickly = 5.0
         /// Where the unclosed opener is, for errors that name one.
         var related: String?
 
-        init(_ source: String, _ mode: Mode, _ kind: ExpressionError.Kind, _ description: String, related: String? = nil) {
-            (self.source, self.mode, self.kind, self.description, self.related) = (source, mode, kind, description, related)
+        init(
+            _ source: String, _ mode: Mode, _ kind: ExpressionError.Kind, _ description: String, related: String? = nil
+        ) {
+            (self.source, self.mode, self.kind, self.description, self.related) = (
+                source, mode, kind, description, related
+            )
         }
 
         init(_ source: String, _ mode: Mode, _ description: String, related: String? = nil) {
@@ -70,7 +74,9 @@ private let quickly = 5.0
         // Where an expression or an operator is missing
         Case("$source.price *", .expression, "1:16: expected an expression, near end of input"),
         Case("a ==", .predicate, "1:5: expected an expression, near end of input"),
-        Case("name", .predicate, "1:5: expected a comparison operator (==, <, IN, LIKE, …) to make a predicate, near end of input"),
+        Case(
+            "name", .predicate,
+            "1:5: expected a comparison operator (==, <, IN, LIKE, …) to make a predicate, near end of input"),
         Case("name LIKES 'x'", .predicate, "1:6: expected a comparison operator (==, <, IN, LIKE, …), near 'LIKES'"),
         Case("a == 1 b == 2", .predicate, "1:8: unexpected 'b' after a complete predicate, near 'b'"),
         Case("1 < 2 < 3", .predicate, "1:7: unexpected '<' after a complete predicate, near '<'"),
@@ -82,33 +88,50 @@ private let quickly = 5.0
         Case("{1, 2", .expression, "1:6: expected '}' to close '{' at 1:1, near end of input", related: "1:1"),
         Case("a[FIRST", .expression, "1:8: expected ']' to close '[' at 1:2, near end of input", related: "1:2"),
         Case("a ==[c 'x'", .predicate, "1:8: expected ']' to close '[' at 1:5, near ''x''", related: "1:5"),
-        Case("a == 1 OR\n  (b == 2\n  AND c == 3", .predicate,
-             "3:13: expected ')' to close '(' at 2:3, near end of input", related: "2:3"),
-        Case("a == 'Jane", .predicate, "1:11: expected \"'\" to close the string at 1:6, near end of input", related: "1:6"),
+        Case(
+            "a == 1 OR\n  (b == 2\n  AND c == 3", .predicate,
+            "3:13: expected ')' to close '(' at 2:3, near end of input", related: "2:3"),
+        Case(
+            "a == 'Jane", .predicate, "1:11: expected \"'\" to close the string at 1:6, near end of input",
+            related: "1:6"),
         Case("\"a\nb", .expression, "2:2: expected '\"' to close the string at 1:1, near end of input", related: "1:1"),
         // Reserved words, quoted as written
-        Case("first == 1", .predicate,
-             "1:1: 'first' is a reserved word and cannot start an expression; write #first to use it as a key, near 'first'"),
-        Case("a == 1 and or b == 2", .predicate,
-             "1:12: 'or' is a reserved word and cannot start an expression; write #or to use it as a key, near 'or'"),
+        Case(
+            "first == 1", .predicate,
+            "1:1: 'first' is a reserved word and cannot start an expression; write #first to use it as a key, near 'first'"
+        ),
+        Case(
+            "a == 1 and or b == 2", .predicate,
+            "1:12: 'or' is a reserved word and cannot start an expression; write #or to use it as a key, near 'or'"),
         // Options
-        Case("a ==[x] 'y'", .predicate,
-             "1:6: expected comparison options: the letters c, d, n and l, as in [c] or [cd], near 'x'"),
+        Case(
+            "a ==[x] 'y'", .predicate,
+            "1:6: expected comparison options: the letters c, d, n and l, as in [c] or [cd], near 'x'"),
         Case("a BETWEEN[c] {1, 2}", .predicate, "1:10: BETWEEN takes no options such as [c], near '['"),
         // Functions
-        Case("foo(1)", .expression, .unknownFunction,
-             "1:1: unknown function 'foo'; the built-in functions are listed in docs/language.md, and methods are called with FUNCTION(target, 'selector:', …), near 'foo'"),
+        Case(
+            "foo(1)", .expression, .unknownFunction,
+            "1:1: unknown function 'foo'; the built-in functions are listed in docs/language.md, and methods are called with FUNCTION(target, 'selector:', …), near 'foo'"
+        ),
         Case("sqrt(1, 2)", .expression, .unknownFunction, "1:1: sqrt takes 1 argument, not 2, near 'sqrt'"),
-        Case("modulus:by:(7)", .expression, .unknownFunction, "1:1: modulus:by: takes 2 arguments, not 1, near 'modulus:by:'"),
-        Case("FUNCTION(a)", .expression,
-             "1:1: FUNCTION needs a target and a selector: FUNCTION(target, 'selector:', arguments…), near 'FUNCTION'"),
+        Case(
+            "modulus:by:(7)", .expression, .unknownFunction,
+            "1:1: modulus:by: takes 2 arguments, not 1, near 'modulus:by:'"),
+        Case(
+            "FUNCTION(a)", .expression,
+            "1:1: FUNCTION needs a target and a selector: FUNCTION(target, 'selector:', arguments…), near 'FUNCTION'"),
         // Lexical errors: what to write instead
         Case("1 // one", .expression, "1:3: comments are not part of the format language, near '//'"),
-        Case("? = 'ABC'", .predicate, "1:1: '?' is not part of the format language; use a format argument such as %@, near '?'"),
+        Case(
+            "? = 'ABC'", .predicate,
+            "1:1: '?' is not part of the format language; use a format argument such as %@, near '?'"),
         Case("1\\n+1", .expression, "1:2: a backslash is allowed only inside a quoted string, near '\\'"),
-        Case("~5", .expression, "1:1: '~' is not an operator of the format language; write onesComplement(a), near '~'"),
-        Case("7 % 2", .expression,
-             "1:3: '%' starts a format specifier such as %@, %K or %d; for the remainder write modulus:by:(a, b), near '%'"),
+        Case(
+            "~5", .expression, "1:1: '~' is not an operator of the format language; write onesComplement(a), near '~'"),
+        Case(
+            "7 % 2", .expression,
+            "1:3: '%' starts a format specifier such as %@, %K or %d; for the remainder write modulus:by:(a, b), near '%'"
+        ),
         Case("'\\x4'", .expression, "1:2: the escape \\x needs 2 hexadecimal digits, near '\\x4'"),
         Case("0b102", .expression, "1:5: invalid digit '2' in the number '0b10', near '0b10'"),
         // Columns count characters, lines count line breaks
@@ -116,8 +139,9 @@ private let quickly = 5.0
         Case("a == 1 AND\r\n  b ==", .predicate, "2:7: expected an expression, near end of input"),
         // Lexical errors come in text order with syntax errors
         Case("a b 'unclosed", .predicate, "1:3: expected a comparison operator (==, <, IN, LIKE, …), near 'b'"),
-        Case("a == 'x' AND b == 'y", .predicate, "1:21: expected \"'\" to close the string at 1:19, near end of input",
-             related: "1:19"),
+        Case(
+            "a == 'x' AND b == 'y", .predicate, "1:21: expected \"'\" to close the string at 1:19, near end of input",
+            related: "1:19")
     ]
 
     @Test(arguments: cases)
@@ -130,17 +154,21 @@ private let quickly = 5.0
 
     @Test func longTokensAreShortenedWhereQuoted() {
         let x39 = String(repeating: "x", count: 39)
-        #expect(error("a == 1 " + String(repeating: "x", count: 60), .predicate).description
-            == "1:8: unexpected '\(x39)…' after a complete predicate, near '\(x39)…'")
+        #expect(
+            error("a == 1 " + String(repeating: "x", count: 60), .predicate).description
+                == "1:8: unexpected '\(x39)…' after a complete predicate, near '\(x39)…'")
     }
 
     @Test func formatArgumentErrors() {
-        #expect(error("a == %@", .predicate).description
-            == "1:6: %@ has no argument (0 given); pass one argument per format specifier, near '%@'")
-        #expect(error("%K == 1", .predicate, arguments: [1]).description
-            == "1:1: %K needs a key path string, not integer, near '%K'")
-        #expect(error("%5.2f", .expression, arguments: ["x"]).description
-            == "1:1: %5.2f needs a number argument, not string, near '%5.2f'")
+        #expect(
+            error("a == %@", .predicate).description
+                == "1:6: %@ has no argument (0 given); pass one argument per format specifier, near '%@'")
+        #expect(
+            error("%K == 1", .predicate, arguments: [1]).description
+                == "1:1: %K needs a key path string, not integer, near '%K'")
+        #expect(
+            error("%5.2f", .expression, arguments: ["x"]).description
+                == "1:1: %5.2f needs a number argument, not string, near '%5.2f'")
         #expect(error("%@ + %@", .expression, arguments: [1]).kind == .formatArgument)
     }
 
@@ -159,57 +187,64 @@ private let quickly = 5.0
         let source = "a == 1 AND\n  'é' == 2 AND\n  'é' ?= 3"
         let e = error(source, .predicate)
         #expect(e.location == SourceLocation(offset: 34, line: 3, column: 7))
-        #expect(e.description == "3:7: '?' is not part of the format language; use a format argument such as %@, near '?'")
+        #expect(
+            e.description == "3:7: '?' is not part of the format language; use a format argument such as %@, near '?'")
     }
 
     // MARK: - Rendering
 
     @Test func renderedWithLabelAndCaret() {
         let e = error("$source.price *", .expression)
-        #expect(e.rendered(label: "price.mapping.json: .attributeMappings.price") == """
-            price.mapping.json: .attributeMappings.price: 1:16: expected an expression, near end of input
-              $source.price *
-                             ^
-            """)
+        #expect(
+            e.rendered(label: "price.mapping.json: .attributeMappings.price") == """
+                price.mapping.json: .attributeMappings.price: 1:16: expected an expression, near end of input
+                  $source.price *
+                                 ^
+                """)
         #expect(e.rendered(caret: false) == "1:16: expected an expression, near end of input")
     }
 
     @Test func renderedUnderlinesTheToken() {
-        #expect(error("a == 1 AND\n  b LIKES 'x'", .predicate).rendered() == """
-            2:5: expected a comparison operator (==, <, IN, LIKE, …), near 'LIKES'
-                b LIKES 'x'
-                  ^~~~~
-            """)
+        #expect(
+            error("a == 1 AND\n  b LIKES 'x'", .predicate).rendered() == """
+                2:5: expected a comparison operator (==, <, IN, LIKE, …), near 'LIKES'
+                    b LIKES 'x'
+                      ^~~~~
+                """)
     }
 
     @Test func renderedShowsTheLineOfTheError() {
-        #expect(error("a == 1 OR\n  (b == 2\n  AND c == 3", .predicate).rendered() == """
-            3:13: expected ')' to close '(' at 2:3, near end of input
-                AND c == 3
-                          ^
-            """)
+        #expect(
+            error("a == 1 OR\n  (b == 2\n  AND c == 3", .predicate).rendered() == """
+                3:13: expected ')' to close '(' at 2:3, near end of input
+                    AND c == 3
+                              ^
+                """)
     }
 
     @Test func renderedCountsCharactersAndKeepsTabs() {
-        #expect(error("'é😀' + é", .expression).rendered() == """
-            1:8: unexpected character 'é', near 'é'
-              'é😀' + é
-                     ^
-            """)
+        #expect(
+            error("'é😀' + é", .expression).rendered() == """
+                1:8: unexpected character 'é', near 'é'
+                  'é😀' + é
+                         ^
+                """)
         #expect(error("\tfoo(1)", .expression).rendered(caret: true).hasSuffix("\n  \tfoo(1)\n  \t^~~"))
     }
 
     @Test func renderedHidesCarriageReturns() {
-        #expect(error("a == 1 AND\r\n  b ==\r\n", .predicate).rendered() == """
-            3:1: expected an expression, near end of input
-              \("")
-              ^
-            """)
-        #expect(error("a ==\r\n  b LIKES 1", .predicate).rendered() == """
-            2:5: unexpected 'LIKES' after a complete predicate, near 'LIKES'
-                b LIKES 1
-                  ^~~~~
-            """)
+        #expect(
+            error("a == 1 AND\r\n  b ==\r\n", .predicate).rendered() == """
+                3:1: expected an expression, near end of input
+                  \("")
+                  ^
+                """)
+        #expect(
+            error("a ==\r\n  b LIKES 1", .predicate).rendered() == """
+                2:5: unexpected 'LIKES' after a complete predicate, near 'LIKES'
+                    b LIKES 1
+                      ^~~~~
+                """)
     }
 
     @Test func renderedWithoutAPlace() {
@@ -232,7 +267,7 @@ private let quickly = 5.0
         ("unary minus", String(repeating: "-", count: 100_000) + "a", "1:257"),
         ("assignments", String(repeating: "$x := ", count: 100_000) + "1", "1:1540"),
         ("an arithmetic chain", String(repeating: "1 + ", count: 100_000) + "1", "1:1027"),
-        ("a power chain", String(repeating: "2 ** ", count: 100_000) + "1", "1:1283"),
+        ("a power chain", String(repeating: "2 ** ", count: 100_000) + "1", "1:1283")
     ]
 
     /// 100,000 levels: a `tooDeep` error at the 257th level, quickly, and no stack overflow.
@@ -241,7 +276,10 @@ private let quickly = 5.0
         var e = ExpressionError(.syntax, "")
         let time = seconds { e = error(source, .expression) }
         #expect(e.kind == .tooDeep, "\(what)")
-        #expect(e.description == "\(location): nesting is deeper than 256 levels; split the expression, near '\(tokenAt(e, in: source))'")
+        #expect(
+            e.description
+                == "\(location): nesting is deeper than 256 levels; split the expression, near '\(tokenAt(e, in: source))'"
+        )
         #expect(time < quickly, "\(what) took \(time) s")
     }
 
@@ -252,11 +290,14 @@ private let quickly = 5.0
 
     static let hugePredicates: [(String, String)] = [
         ("parentheses", String(repeating: "(", count: 100_000) + "a == 1" + String(repeating: ")", count: 100_000)),
-        ("parenthesised expression", String(repeating: "(", count: 100_000) + "a" + String(repeating: ")", count: 100_000) + " == 1"),
+        (
+            "parenthesised expression",
+            String(repeating: "(", count: 100_000) + "a" + String(repeating: ")", count: 100_000) + " == 1"
+        ),
         ("NOT", String(repeating: "NOT ", count: 100_000) + "a == 1"),
         ("!", String(repeating: "!", count: 100_000) + "a == 1"),
         ("TERNARY", String(repeating: "TERNARY(", count: 100_000) + "a == 1"),
-        ("SUBQUERY", String(repeating: "SUBQUERY(a, $x, ", count: 100_000) + "a == 1"),
+        ("SUBQUERY", String(repeating: "SUBQUERY(a, $x, ", count: 100_000) + "a == 1")
     ]
 
     @Test(arguments: hugePredicates)
@@ -271,15 +312,30 @@ private let quickly = 5.0
     static let nestingsAtTheLimit: [(String, String, Mode)] = [
         ("parentheses", String(repeating: "(", count: 256) + "1" + String(repeating: ")", count: 256), .expression),
         ("calls", String(repeating: "sqrt(", count: 256) + "1" + String(repeating: ")", count: 256), .expression),
-        ("FUNCTION", String(repeating: "FUNCTION(a, 'b', ", count: 256) + "1" + String(repeating: ")", count: 256), .expression),
-        ("TERNARY", String(repeating: "TERNARY(a == 1, 1, ", count: 256) + "1" + String(repeating: ")", count: 256), .expression),
-        ("SUBQUERY", String(repeating: "SUBQUERY(a, $x, ", count: 256) + "TRUEPREDICATE"
-            + String(repeating: ").@count > 0", count: 255) + ")", .expression),
-        ("predicate parentheses", String(repeating: "(", count: 256) + "a == 1" + String(repeating: ")", count: 256), .predicate),
+        (
+            "FUNCTION", String(repeating: "FUNCTION(a, 'b', ", count: 256) + "1" + String(repeating: ")", count: 256),
+            .expression
+        ),
+        (
+            "TERNARY", String(repeating: "TERNARY(a == 1, 1, ", count: 256) + "1" + String(repeating: ")", count: 256),
+            .expression
+        ),
+        (
+            "SUBQUERY",
+            String(repeating: "SUBQUERY(a, $x, ", count: 256) + "TRUEPREDICATE"
+                + String(repeating: ").@count > 0", count: 255) + ")", .expression
+        ),
+        (
+            "predicate parentheses", String(repeating: "(", count: 256) + "a == 1" + String(repeating: ")", count: 256),
+            .predicate
+        ),
         ("NOT", String(repeating: "NOT ", count: 256) + "a == 1", .predicate),
         ("brackets", "a" + String(repeating: "[0", count: 256) + String(repeating: "]", count: 256), .expression),
         ("braces", String(repeating: "{", count: 256) + String(repeating: "}", count: 256), .expression),
-        ("keys in parentheses", String(repeating: "a.(", count: 256) + "b" + String(repeating: ")", count: 256), .expression),
+        (
+            "keys in parentheses", String(repeating: "a.(", count: 256) + "b" + String(repeating: ")", count: 256),
+            .expression
+        )
     ]
 
     /// Every form of nesting parses at exactly the limit, even with a debug build's stack
@@ -321,14 +377,22 @@ private let quickly = 5.0
         ("a right-nested chain", String(repeating: "1 - (", count: 100) + "1" + String(repeating: ")", count: 100), 1),
         ("unary minus", String(repeating: "-", count: 200) + "$x", 5),
         ("calls", String(repeating: "abs(", count: 200) + "-1" + String(repeating: ")", count: 200), 1),
-        ("aggregates and indexes",
-         String(repeating: "{", count: 100) + "7" + String(repeating: "}", count: 100) + String(repeating: "[0]", count: 100), 7),
+        (
+            "aggregates and indexes",
+            String(repeating: "{", count: 100) + "7" + String(repeating: "}", count: 100)
+                + String(repeating: "[0]", count: 100), 7
+        ),
         ("assignments", (0..<200).map { "$v\($0) := " }.joined() + "3", 3),
         ("key paths", "$d" + String(repeating: ".a", count: 200), 9),
-        ("TERNARY", String(repeating: "TERNARY(TRUEPREDICATE, ", count: 120) + "4" + String(repeating: ", 0)", count: 120), 4),
-        ("SUBQUERY",
-         String(repeating: "SUBQUERY($list, $e, ", count: 200) + "TRUEPREDICATE"
-             + String(repeating: ").@count > 0", count: 199) + ").@count", 1),
+        (
+            "TERNARY",
+            String(repeating: "TERNARY(TRUEPREDICATE, ", count: 120) + "4" + String(repeating: ", 0)", count: 120), 4
+        ),
+        (
+            "SUBQUERY",
+            String(repeating: "SUBQUERY($list, $e, ", count: 200) + "TRUEPREDICATE"
+                + String(repeating: ").@count > 0", count: 199) + ").@count", 1
+        )
     ]
 
     /// Near the limit, legal inputs parse, compile and evaluate.
@@ -344,9 +408,15 @@ private let quickly = 5.0
 
     static let legalDeepPredicates: [(String, String)] = [
         ("parentheses", String(repeating: "(", count: 200) + "a == 1" + String(repeating: ")", count: 200)),
-        ("parenthesised expression", String(repeating: "(", count: 200) + "a" + String(repeating: ")", count: 200) + " == 1"),
+        (
+            "parenthesised expression",
+            String(repeating: "(", count: 200) + "a" + String(repeating: ")", count: 200) + " == 1"
+        ),
         ("NOT", String(repeating: "NOT ", count: 200) + "a == 1"),
-        ("nested compounds", String(repeating: "(a == 1 AND ", count: 120) + "a == 1" + String(repeating: ")", count: 120)),
+        (
+            "nested compounds",
+            String(repeating: "(a == 1 AND ", count: 120) + "a == 1" + String(repeating: ")", count: 120)
+        )
     ]
 
     @Test(arguments: legalDeepPredicates)
@@ -359,7 +429,8 @@ private let quickly = 5.0
 
     // MARK: - Warnings
 
-    static let mixedWarning = "AND and OR are mixed without parentheses; Remodel binds AND tighter than OR (as C and SQL do), "
+    static let mixedWarning =
+        "AND and OR are mixed without parentheses; Remodel binds AND tighter than OR (as C and SQL do), "
         + "but Apple does not document its order: add parentheses to say what you mean"
 
     static let warningCases: [(String, [String])] = [
@@ -380,7 +451,7 @@ private let quickly = 5.0
         ("a == 1 AND (b == 2 OR c == 3)", []),
         ("a == 1 AND b == 2 AND c == 3", []),
         ("a == 1 OR b == 2 OR c == 3", []),
-        ("NOT (a == 1 OR b == 2) AND c == 3", []),
+        ("NOT (a == 1 OR b == 2) AND c == 3", [])
     ]
 
     @Test(arguments: warningCases)
@@ -416,10 +487,10 @@ private let quickly = 5.0
         let close = source.utf8.count - 1
         let offsets = try #require(FormatParser.valueOffsets(ofStringAt: SourceRange(open, close + 1), in: source))
         // a(1 byte) é(2) "(1) b(1) A(1) \(1) c(1) 😀(4), then the closing quote.
-        let a = open + 1, e = a + 1, quote = e + 6, b = quote + 2, octal = b + 1, backslash = octal + 4, c = backslash + 2
+        let a = open + 1, e = a + 1, quote = e + 6, b = quote + 2, octal = b + 1, backslash = octal + 4,
+            c = backslash + 2
         let emoji = c + 1
         #expect(offsets == [a, e, e, quote, b, octal, backslash, c, emoji, emoji, emoji, emoji, close])
         #expect(FormatParser.valueOffsets(ofStringAt: SourceRange(0, 1), in: source) == nil)
     }
 }
-

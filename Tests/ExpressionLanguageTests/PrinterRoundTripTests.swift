@@ -46,9 +46,11 @@ enum SyntaxStructure {
         case .ternary(let p, let a, let b):
             out += "(TERNARY "; write(p, &out); out += " "; write(a, &out); out += " "; write(b, &out); out += ")"
         case .subquery(let collection, let variable, let p):
-            out += "(SUBQUERY "; write(collection, &out); out += " " + escaped(variable) + " "; write(p, &out); out += ")"
+            out += "(SUBQUERY "; write(collection, &out); out += " " + escaped(variable) + " "; write(p, &out);
+            out += ")"
         case .fetch(let a, let b, let c): list("FETCH", [a, b, c], &out)
-        case .assignment(let variable, let value): out += "(:= " + escaped(variable) + " "; write(value, &out); out += ")"
+        case .assignment(let variable, let value):
+            out += "(:= " + escaped(variable) + " "; write(value, &out); out += ")"
         case .anyKey: out += "ANYKEY"
         }
     }
@@ -163,8 +165,10 @@ struct TreeGenerator {
 
     mutating func identifier() -> String {
         if chance(0.5) {
-            return pick(["a", "b", "name", "_id", "x1", "Record1", "first", "FIRST", "self", "Self", "function",
-                         "TERNARY", "count", "sqrt", "e5", "E", "in", "uti", "null", "Like", "any", "SUBQUERY"])
+            return pick([
+                "a", "b", "name", "_id", "x1", "Record1", "first", "FIRST", "self", "Self", "function",
+                "TERNARY", "count", "sqrt", "e5", "E", "in", "uti", "null", "Like", "any", "SUBQUERY"
+            ])
         }
         let letters = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
         let digits = Array("0123456789")
@@ -187,9 +191,11 @@ struct TreeGenerator {
     }
 
     mutating func string() -> String {
-        let pool: [String] = ["a", "Z", " ", "'", "\"", "\\", "\n", "\t", "\r", "\r\n", "\u{0}", "\u{7}", "\u{1F}",
-                              "\u{7F}", "é", "e\u{301}", "\u{301}", "😀", "%", "%@", "@", "$x", "#", "(", ")", "\u{2028}",
-                              "\u{FEFF}", "字", "\\n"]
+        let pool: [String] = [
+            "a", "Z", " ", "'", "\"", "\\", "\n", "\t", "\r", "\r\n", "\u{0}", "\u{7}", "\u{1F}",
+            "\u{7F}", "é", "e\u{301}", "\u{301}", "😀", "%", "%@", "@", "$x", "#", "(", ")", "\u{2028}",
+            "\u{FEFF}", "字", "\\n"
+        ]
         var s = ""
         for _ in 0..<int(0...6) { s += pick(pool) }
         return s
@@ -197,7 +203,10 @@ struct TreeGenerator {
 
     mutating func double() -> Double {
         if chance(0.5) {
-            return pick([0.0, -0.0, 1.0, 0.5, 1e16, 1e-5, 123.456, .leastNonzeroMagnitude, .greatestFiniteMagnitude, -1.5, 2.5e-308, 1e300])
+            return pick([
+                0.0, -0.0, 1.0, 0.5, 1e16, 1e-5, 123.456, .leastNonzeroMagnitude, .greatestFiniteMagnitude, -1.5,
+                2.5e-308, 1e300
+            ])
         }
         while true {
             let d = Double(bitPattern: random.next())
@@ -255,7 +264,8 @@ struct TreeGenerator {
             return FormatExpression(.keyPath(operand: operand, path: keyPath(afterOperand: true)))
         case 2: return FormatExpression(.aggregate(expressions(0...3, depth: d)))
         case 3, 4:
-            return FormatExpression(.arithmetic(pick(ArithmeticOperator.allCases), expression(depth: d), expression(depth: d)))
+            return FormatExpression(
+                .arithmetic(pick(ArithmeticOperator.allCases), expression(depth: d), expression(depth: d)))
         case 5:
             let operand = expression(depth: d)
             switch operand.kind {
@@ -275,16 +285,22 @@ struct TreeGenerator {
             }
             return FormatExpression(.index(expression(depth: d), specifier))
         case 8:
-            return FormatExpression(.functionCall(target: expression(depth: d), selector: expression(depth: d),
-                                                  arguments: expressions(0...2, depth: d)))
+            return FormatExpression(
+                .functionCall(
+                    target: expression(depth: d), selector: expression(depth: d),
+                    arguments: expressions(0...2, depth: d)))
         case 9: return FormatExpression(.cast(expression(depth: d), type: expression(depth: d)))
         case 10: return FormatExpression(.ternary(predicate(depth: d), expression(depth: d), expression(depth: d)))
         case 11:
-            return FormatExpression(.subquery(collection: expression(depth: d), variable: identifier(),
-                                              predicate: predicate(depth: d)))
+            return FormatExpression(
+                .subquery(
+                    collection: expression(depth: d), variable: identifier(),
+                    predicate: predicate(depth: d)))
         case 12:
-            return FormatExpression(.fetch(request: expression(depth: d), context: expression(depth: d),
-                                           countOnly: expression(depth: d)))
+            return FormatExpression(
+                .fetch(
+                    request: expression(depth: d), context: expression(depth: d),
+                    countOnly: expression(depth: d)))
         case 13: return FormatExpression(.assignment(variable: identifier(), value: expression(depth: d)))
         default: return leaf()
         }
@@ -309,8 +325,11 @@ struct TreeGenerator {
         case 1, 2, 3, 4:
             let op = pick(ComparisonOperator.allCases)
             let modifier = pick([Comparison.Modifier.direct, .direct, .any, .all])
-            return FormatPredicate(.comparison(Comparison(expression(depth: d), op, expression(depth: d),
-                                                          modifier: modifier, options: options(for: op))))
+            return FormatPredicate(
+                .comparison(
+                    Comparison(
+                        expression(depth: d), op, expression(depth: d),
+                        modifier: modifier, options: options(for: op))))
         case 5: return FormatPredicate(.and((0..<int(2...4)).map { _ in predicate(depth: d) }))
         case 6: return FormatPredicate(.or((0..<int(2...4)).map { _ in predicate(depth: d) }))
         default: return FormatPredicate(.not(predicate(depth: d)))
@@ -338,7 +357,8 @@ struct TreeGenerator {
                 #expect(reparsed.description == printed, "batch \(batch) tree \(n)")
                 #expect(parser.warnings.isEmpty, "batch \(batch) tree \(n): \(printed)")
             } catch {
-                Issue.record("batch \(batch) tree \(n): \(printed)\n  does not parse: \(error)\n  tree: \(tree.structure)")
+                Issue.record(
+                    "batch \(batch) tree \(n): \(printed)\n  does not parse: \(error)\n  tree: \(tree.structure)")
             }
         }
     }
@@ -357,7 +377,8 @@ struct TreeGenerator {
                 #expect(reparsed.description == printed, "batch \(batch) tree \(n)")
                 #expect(parser.warnings.isEmpty, "batch \(batch) tree \(n): \(printed)")
             } catch {
-                Issue.record("batch \(batch) tree \(n): \(printed)\n  does not parse: \(error)\n  tree: \(tree.structure)")
+                Issue.record(
+                    "batch \(batch) tree \(n): \(printed)\n  does not parse: \(error)\n  tree: \(tree.structure)")
             }
         }
     }
@@ -370,10 +391,13 @@ struct TreeGenerator {
             let words = generator.predicate(depth: 1 + n % 5).structure.split { $0 == "(" || $0 == ")" || $0 == " " }
             seen.formUnion(words.map(String.init))
         }
-        let kinds = ["const", "SELF", "$", "keyPath", "aggregate", "+", "-", "*", "/", "**", "negate", "function",
-                     "index", "FIRST", "LAST", "SIZE", "FUNCTION", "CAST", "TERNARY", "SUBQUERY", "FETCH", ":=",
-                     "ANYKEY", "TRUEPREDICATE", "FALSEPREDICATE", "AND", "OR", "NOT", "any", "all", "direct",
-                     "null", "bool", "integer", "double", "string"]
+        let kinds =
+            [
+                "const", "SELF", "$", "keyPath", "aggregate", "+", "-", "*", "/", "**", "negate", "function",
+                "index", "FIRST", "LAST", "SIZE", "FUNCTION", "CAST", "TERNARY", "SUBQUERY", "FETCH", ":=",
+                "ANYKEY", "TRUEPREDICATE", "FALSEPREDICATE", "AND", "OR", "NOT", "any", "all", "direct",
+                "null", "bool", "integer", "double", "string"
+            ]
             + ComparisonOperator.allCases.map(\.rawValue)
         let missing = kinds.filter { !seen.contains($0) }
         #expect(missing.isEmpty, "no tree has \(missing)")
@@ -506,18 +530,31 @@ extension PrinterRoundTripTests {
         (FormatExpression(.index(constant(-1), .first)), "(-1)[FIRST]"),
         (FormatExpression(.index(FormatExpression(.evaluatedObject), .first)), "SELF[FIRST]"),
         // Special forms and assignment
-        (FormatExpression(.functionCall(target: a, selector: constant("sel:"), arguments: [one])), #"FUNCTION(a, "sel:", 1)"#),
-        (FormatExpression(.functionCall(target: variable("manager"), selector: constant("sourceContext"), arguments: [])),
-         #"FUNCTION($manager, "sourceContext")"#),
+        (
+            FormatExpression(.functionCall(target: a, selector: constant("sel:"), arguments: [one])),
+            #"FUNCTION(a, "sel:", 1)"#
+        ),
+        (
+            FormatExpression(
+                .functionCall(target: variable("manager"), selector: constant("sourceContext"), arguments: [])),
+            #"FUNCTION($manager, "sourceContext")"#
+        ),
         (FormatExpression(.cast(one, type: constant("NSString"))), #"CAST(1, "NSString")"#),
         (FormatExpression(.ternary(or(aIs1, bIs2), one, two)), "TERNARY(a == 1 OR b == 2, 1, 2)"),
-        (FormatExpression(.ternary(or(and(aIs1, bIs2), cIs3), one, two)), "TERNARY((a == 1 AND b == 2) OR c == 3, 1, 2)"),
-        (FormatExpression(.subquery(collection: c, variable: "x",
-                                    predicate: and(compare(key(variable("x"), "a"), .equalTo, one), bIs2))),
-         "SUBQUERY(c, $x, $x.a == 1 AND b == 2)"),
+        (
+            FormatExpression(.ternary(or(and(aIs1, bIs2), cIs3), one, two)),
+            "TERNARY((a == 1 AND b == 2) OR c == 3, 1, 2)"
+        ),
+        (
+            FormatExpression(
+                .subquery(
+                    collection: c, variable: "x",
+                    predicate: and(compare(key(variable("x"), "a"), .equalTo, one), bIs2))),
+            "SUBQUERY(c, $x, $x.a == 1 AND b == 2)"
+        ),
         (FormatExpression(.fetch(request: a, context: b, countOnly: constant(false))), "FETCH(a, b, FALSE)"),
         (assign("x", op(.add, one, two)), "$x := 1 + 2"),
-        (assign("x", assign("y", one)), "$x := $y := 1"),
+        (assign("x", assign("y", one)), "$x := $y := 1")
     ]
 
     static let predicates: [(FormatPredicate, String)] = [
@@ -543,8 +580,10 @@ extension PrinterRoundTripTests {
         (compare(a, .contains, b, .direct, [.diacriticInsensitive, .caseInsensitive]), "a CONTAINS[cd] b"),
         (compare(a, .beginsWith, b, .direct, .normalized), "a BEGINSWITH[n] b"),
         (compare(a, .endsWith, b, .direct, .localeSensitive), "a ENDSWITH[l] b"),
-        (compare(a, .matches, b, .direct, [.localeSensitive, .normalized, .diacriticInsensitive, .caseInsensitive]),
-         "a MATCHES[cdnl] b"),
+        (
+            compare(a, .matches, b, .direct, [.localeSensitive, .normalized, .diacriticInsensitive, .caseInsensitive]),
+            "a MATCHES[cdnl] b"
+        ),
         (compare(key("children", "age"), .lessThan, constant(18), .any), "ANY children.age < 18"),
         (compare(a, .greaterThan, constant(0), .all), "ALL a > 0"),
         (not(compare(a, .equalTo, one, .any)), "NOT ANY a == 1"),
@@ -563,7 +602,7 @@ extension PrinterRoundTripTests {
         // Not in the normal form: they print as what they mean.
         (FormatPredicate(.and([])), "TRUEPREDICATE"),
         (FormatPredicate(.or([])), "FALSEPREDICATE"),
-        (FormatPredicate(.and([aIs1])), "a == 1"),
+        (FormatPredicate(.and([aIs1])), "a == 1")
     ]
 
     @Test(arguments: expressions)
@@ -585,7 +624,7 @@ extension PrinterRoundTripTests {
         (date, date),
         (.decimal(Decimal(string: "12.5")!), .decimal(Decimal(string: "12.5")!)),
         ([1, "a", [2.5, .null]], [1, "a", [2.5, .null]]),
-        (.set([1, 2]), [1, 2]),
+        (.set([1, 2]), [1, 2])
     ]
 
     @Test(arguments: constantsWithoutLiteralSyntax)

@@ -24,137 +24,141 @@ private func scalars(_ s: String) -> String {
 
 extension TextMatchingTests {
     @Suite struct StringFoldingTests {
-        @Test(arguments: [
-            // ASCII byte path
-            ("ABC xyz 09_", c, "abc xyz 09_"),
-            ("abc", c, "abc"),
-            ("ABC", d, "ABC"),
-            ("ABC", [], "ABC"),
-            // Full case folding
-            ("Straße", c, "strasse"),
-            ("ẞ", c, "ss"),
-            ("ǅ", c, "ǆ"),
-            ("Ǆ", c, "ǆ"),
-            ("ΟΔΟΣ", c, "οδοσ"),
-            ("οδος", c, "οδοσ"),
-            ("ﬀ", c, "ff"),
-            ("K", c, "k"),  // KELVIN SIGN
-            ("ſ", c, "s"),  // LATIN SMALL LETTER LONG S
-            ("ꭰ", c, "Ꭰ"),  // Cherokee folds to uppercase
-            ("Ꭰ", c, "Ꭰ"),
-            // Turkish I is not special: no locale
-            ("I", c, "i"),
-            ("İ", c, "i\u{307}"),
-            ("ı", c, "ı"),
-            ("İ", cd, "i"),
-            // Diacritics
-            ("Québec", d, "Quebec"),
-            ("ñ", d, "n"),
-            ("Crème Brûlée", d, "Creme Brulee"),
-            ("e\u{301}", d, "e"),
-            ("é", d, "e"),
-            ("QUÉBEC", cd, "quebec"),
-            ("ᾳ", d, "α"),
-            ("ᾳ", c, "αι"),
-            ("한", d, "한"),  // Hangul decomposes into letters, not marks
-            ("ø", d, "ø"),  // no canonical decomposition
-            // [n] supersedes [c] and [d]; [l] is ignored
-            ("ÀBC", [n, c, d], "ÀBC"),
-            ("ABC", l, "ABC"),
-            ("ÀBC", [c, d, l], "abc"),
-        ] as [(String, ComparisonOptions, String)])
+        @Test(
+            arguments: [
+                // ASCII byte path
+                ("ABC xyz 09_", c, "abc xyz 09_"),
+                ("abc", c, "abc"),
+                ("ABC", d, "ABC"),
+                ("ABC", [], "ABC"),
+                // Full case folding
+                ("Straße", c, "strasse"),
+                ("ẞ", c, "ss"),
+                ("ǅ", c, "ǆ"),
+                ("Ǆ", c, "ǆ"),
+                ("ΟΔΟΣ", c, "οδοσ"),
+                ("οδος", c, "οδοσ"),
+                ("ﬀ", c, "ff"),
+                ("K", c, "k"),  // KELVIN SIGN
+                ("ſ", c, "s"),  // LATIN SMALL LETTER LONG S
+                ("ꭰ", c, "Ꭰ"),  // Cherokee folds to uppercase
+                ("Ꭰ", c, "Ꭰ"),
+                // Turkish I is not special: no locale
+                ("I", c, "i"),
+                ("İ", c, "i\u{307}"),
+                ("ı", c, "ı"),
+                ("İ", cd, "i"),
+                // Diacritics
+                ("Québec", d, "Quebec"),
+                ("ñ", d, "n"),
+                ("Crème Brûlée", d, "Creme Brulee"),
+                ("e\u{301}", d, "e"),
+                ("é", d, "e"),
+                ("QUÉBEC", cd, "quebec"),
+                ("ᾳ", d, "α"),
+                ("ᾳ", c, "αι"),
+                ("한", d, "한"),  // Hangul decomposes into letters, not marks
+                ("ø", d, "ø"),  // no canonical decomposition
+                // [n] supersedes [c] and [d]; [l] is ignored
+                ("ÀBC", [n, c, d], "ÀBC"),
+                ("ABC", l, "ABC"),
+                ("ÀBC", [c, d, l], "abc")
+            ] as [(String, ComparisonOptions, String)])
         func fold(input: String, options: ComparisonOptions, expected: String) {
             let folded = StringFolding.fold(input, options)
             #expect(folded == expected, "\(scalars(folded)) vs \(scalars(expected))")
         }
 
-        @Test(arguments: [
-            ("QUEBEC", "Quebec", c, true),
-            ("QUEBEC", "Quebec", [], false),
-            ("Québec", "Quebec", d, true),
-            ("Québec", "Quebec", [], false),
-            ("QUÉBEC", "quebec", cd, true),
-            ("QUÉBEC", "quebec", c, false),
-            ("straße", "STRASSE", c, true),
-            ("straße", "STRASSE", [], false),
-            ("ΟΔΟΣ", "οδος", c, true),
-            ("ǅ", "ǆ", c, true),
-            ("ǅ", "Ǆ", c, true),
-            ("ǅ", "ǆ", [], false),
-            // precomposed and combining é are canonically equivalent, with or without options
-            ("\u{E9}", "e\u{301}", [], true),
-            ("\u{E9}", "E\u{301}", c, true),
-            ("\u{E9}", "e", [], false),
-            ("\u{E9}", "e", d, true),
-            ("e\u{301}", "e", d, true),
-            // Turkish I is not special
-            ("I", "i", c, true),
-            ("I", "ı", c, false),
-            ("İ", "i", c, false),
-            ("İ", "i", cd, true),
-            // [n] compares as given
-            ("ABC", "abc", [n, c], false),
-            ("abc", "abc", n, true),
-            ("ABC", "abc", [c, l], true),
-            ("", "", c, true),
-        ] as [(String, String, ComparisonOptions, Bool)])
+        @Test(
+            arguments: [
+                ("QUEBEC", "Quebec", c, true),
+                ("QUEBEC", "Quebec", [], false),
+                ("Québec", "Quebec", d, true),
+                ("Québec", "Quebec", [], false),
+                ("QUÉBEC", "quebec", cd, true),
+                ("QUÉBEC", "quebec", c, false),
+                ("straße", "STRASSE", c, true),
+                ("straße", "STRASSE", [], false),
+                ("ΟΔΟΣ", "οδος", c, true),
+                ("ǅ", "ǆ", c, true),
+                ("ǅ", "Ǆ", c, true),
+                ("ǅ", "ǆ", [], false),
+                // precomposed and combining é are canonically equivalent, with or without options
+                ("\u{E9}", "e\u{301}", [], true),
+                ("\u{E9}", "E\u{301}", c, true),
+                ("\u{E9}", "e", [], false),
+                ("\u{E9}", "e", d, true),
+                ("e\u{301}", "e", d, true),
+                // Turkish I is not special
+                ("I", "i", c, true),
+                ("I", "ı", c, false),
+                ("İ", "i", c, false),
+                ("İ", "i", cd, true),
+                // [n] compares as given
+                ("ABC", "abc", [n, c], false),
+                ("abc", "abc", n, true),
+                ("ABC", "abc", [c, l], true),
+                ("", "", c, true)
+            ] as [(String, String, ComparisonOptions, Bool)])
         func equals(a: String, b: String, options: ComparisonOptions, expected: Bool) {
             #expect(StringFolding.equals(a, b, options) == expected)
             #expect(StringFolding.equals(b, a, options) == expected)
         }
 
-        @Test(arguments: [
-            ("ABC", "abc", [], ComparisonResult.orderedAscending),
-            ("123", "abc", [], .orderedAscending),
-            ("abc", "abd", [], .orderedAscending),
-            ("abc", "ab", [], .orderedDescending),
-            ("abc", "ABC", c, .orderedSame),
-            ("b", "A", c, .orderedDescending),
-            ("_", "a", c, .orderedAscending),  // folds to lowercase: '_' < 'a'
-            ("\u{E9}", "e\u{301}", [], .orderedSame),
-            ("Quebec", "Québec", d, .orderedSame),
-            ("Quebec", "Québec", [], .orderedAscending),
-        ] as [(String, String, ComparisonOptions, ComparisonResult)])
+        @Test(
+            arguments: [
+                ("ABC", "abc", [], ComparisonResult.orderedAscending),
+                ("123", "abc", [], .orderedAscending),
+                ("abc", "abd", [], .orderedAscending),
+                ("abc", "ab", [], .orderedDescending),
+                ("abc", "ABC", c, .orderedSame),
+                ("b", "A", c, .orderedDescending),
+                ("_", "a", c, .orderedAscending),  // folds to lowercase: '_' < 'a'
+                ("\u{E9}", "e\u{301}", [], .orderedSame),
+                ("Quebec", "Québec", d, .orderedSame),
+                ("Quebec", "Québec", [], .orderedAscending)
+            ] as [(String, String, ComparisonOptions, ComparisonResult)])
         func compare(a: String, b: String, options: ComparisonOptions, expected: ComparisonResult) {
             #expect(StringFolding.compare(a, b, options) == expected)
         }
 
         enum Operation: String, Sendable { case beginsWith, endsWith, contains }
 
-        @Test(arguments: [
-            // An empty needle is false (Apple).
-            (Operation.beginsWith, "aBcDeF", "", [], false),
-            (.endsWith, "x", "", [], false),
-            (.contains, "abc", "", [], false),
-            (.contains, "", "", [], false),
-            (.beginsWith, "aBcDeF", "aBc", [], true),
-            (.beginsWith, "aBcDeF", "abc", [], false),
-            (.beginsWith, "aBcDeF", "abc", c, true),
-            (.beginsWith, "abc", "abcd", [], false),
-            (.endsWith, "abc", "abc", [], true),
-            (.endsWith, "aBcDeF", "DEF", c, true),
-            (.contains, "AABBBAA", "BBB", [], true),
-            (.contains, "AABBBAA", "bbb", [], false),
-            (.contains, "AABBBAA", "bbb", c, true),
-            (.contains, "AABBBAA", "ABA", [], false),
-            (.beginsWith, "Québec", "queb", cd, true),
-            (.beginsWith, "Québec", "queb", c, false),
-            (.beginsWith, "straße", "STRASS", c, true),
-            (.endsWith, "café", "FE", cd, true),
-            (.contains, "naïve café", "E CA", cd, true),
-            (.contains, "naïve café", "ive", d, true),
-            // Characters, not code points or bytes
-            (.beginsWith, "e\u{301}tude", "e", [], false),
-            (.beginsWith, "e\u{301}tude", "e", d, true),
-            (.endsWith, "cafe\u{301}", "e", [], false),
-            (.endsWith, "cafe\u{301}", "\u{E9}", [], true),
-            (.contains, "x👍🏽y", "👍", [], false),
-            (.contains, "x👍🏽y", "👍🏽", [], true),
-            (.contains, "🇫🇷🇩🇪", "🇩🇪", [], true),
-            (.beginsWith, "a\r\nb", "a\r", [], false),
-            (.contains, "a\r\nb", "\n", [], false),
-            (.contains, "a\r\nb", "\r\n", [], true),
-        ] as [(Operation, String, String, ComparisonOptions, Bool)])
+        @Test(
+            arguments: [
+                // An empty needle is false (Apple).
+                (Operation.beginsWith, "aBcDeF", "", [], false),
+                (.endsWith, "x", "", [], false),
+                (.contains, "abc", "", [], false),
+                (.contains, "", "", [], false),
+                (.beginsWith, "aBcDeF", "aBc", [], true),
+                (.beginsWith, "aBcDeF", "abc", [], false),
+                (.beginsWith, "aBcDeF", "abc", c, true),
+                (.beginsWith, "abc", "abcd", [], false),
+                (.endsWith, "abc", "abc", [], true),
+                (.endsWith, "aBcDeF", "DEF", c, true),
+                (.contains, "AABBBAA", "BBB", [], true),
+                (.contains, "AABBBAA", "bbb", [], false),
+                (.contains, "AABBBAA", "bbb", c, true),
+                (.contains, "AABBBAA", "ABA", [], false),
+                (.beginsWith, "Québec", "queb", cd, true),
+                (.beginsWith, "Québec", "queb", c, false),
+                (.beginsWith, "straße", "STRASS", c, true),
+                (.endsWith, "café", "FE", cd, true),
+                (.contains, "naïve café", "E CA", cd, true),
+                (.contains, "naïve café", "ive", d, true),
+                // Characters, not code points or bytes
+                (.beginsWith, "e\u{301}tude", "e", [], false),
+                (.beginsWith, "e\u{301}tude", "e", d, true),
+                (.endsWith, "cafe\u{301}", "e", [], false),
+                (.endsWith, "cafe\u{301}", "\u{E9}", [], true),
+                (.contains, "x👍🏽y", "👍", [], false),
+                (.contains, "x👍🏽y", "👍🏽", [], true),
+                (.contains, "🇫🇷🇩🇪", "🇩🇪", [], true),
+                (.beginsWith, "a\r\nb", "a\r", [], false),
+                (.contains, "a\r\nb", "\n", [], false),
+                (.contains, "a\r\nb", "\r\n", [], true)
+            ] as [(Operation, String, String, ComparisonOptions, Bool)])
         func substring(operation: Operation, s: String, needle: String, options: ComparisonOptions, expected: Bool) {
             let result: Bool
             switch operation {
@@ -171,94 +175,95 @@ extension TextMatchingTests {
 
 extension TextMatchingTests {
     @Suite struct LikePatternTests {
-        @Test(arguments: [
-            // LANGUAGE.md A4
-            ("a*c", [], "ac", true),
-            ("a*c", [], "abc", true),
-            ("a*c", [], "abcdefc", true),
-            ("a*c", [], "ab", false),
-            ("a?c", [], "abc", true),
-            ("a?c", [], "ac", false),
-            ("a?c", [], "abbc", false),
-            ("*?", [], "", false),
-            ("*?", [], "x", true),
-            // Whole-string match
-            ("abc", [], "abc", true),
-            ("abc", [], "abcd", false),
-            ("abc", [], "xabc", false),
-            ("b", [], "abc", false),
-            ("", [], "", true),
-            ("", [], "a", false),
-            ("*", [], "", true),
-            ("*", [], "anything at all", true),
-            ("**", [], "", true),
-            ("?", [], "", false),
-            ("??", [], "ab", true),
-            ("??", [], "abc", false),
-            ("?*?", [], "a", false),
-            ("?*?", [], "ab", true),
-            // Prefix, suffix, infix shapes
-            ("abc*", [], "abcdef", true),
-            ("abc*", [], "abc", true),
-            ("abc*", [], "ab", false),
-            ("*def", [], "abcdef", true),
-            ("*def", [], "abcdeff", false),
-            ("*cd*", [], "abcdef", true),
-            ("*cd*", [], "cd", true),
-            ("*cd*", [], "abdc", false),
-            // Backtracking to the last star
-            ("*a", [], "ba", true),
-            ("a*a", [], "a", false),
-            ("a*a", [], "aa", true),
-            ("a*b*c", [], "abcbc", true),
-            ("*a*b*c*", [], "xaybzc", true),
-            ("*a*b*c*", [], "xaybz", false),
-            ("a*b?d", [], "abxbcd", true),
-            ("a*b?d", [], "abxbd", false),
-            // Escapes (pattern text after the string literal's own escapes)
-            ("a\\*c", [], "a*c", true),
-            ("a\\*c", [], "abc", false),
-            ("a\\?c", [], "a?c", true),
-            ("a\\?c", [], "abc", false),
-            ("a\\\\c", [], "a\\c", true),
-            ("a\\\\*", [], "a\\bc", true),
-            ("a\\\\*", [], "abc", false),
-            ("\\x", [], "x", true),
-            ("a\\", [], "a\\", true),
-            ("\\**", [], "*abc", true),
-            ("\\**", [], "abc", false),
-            ("*\\?", [], "why?", true),
-            ("*\\?", [], "why", false),
-            // [c], [d]
-            ("A*C", c, "abc", true),
-            ("A*C", [], "abc", false),
-            ("a?C", c, "ABc", true),
-            ("Quebec", d, "Québec", true),
-            ("Quebec", [], "Québec", false),
-            ("Québec", d, "Quebec", true),
-            ("qu?bec", d, "Québec", false),
-            ("Qu?bec", [], "Québec", true),
-            ("QUEBEC", cd, "québec", true),
-            ("*É*", cd, "crème brûlée", true),
-            ("STRASSE", c, "straße", true),
-            ("STRA?E", c, "straße", false),  // [c] folds ß to ss, two Characters
-            ("STRA??E", c, "straße", true),
-            ("stra*e", c, "STRASSE", true),
-            ("ABC", [n, c], "abc", false),
-            // One ? per Character (extended grapheme cluster)
-            ("a?c", [], "a👍🏽c", true),
-            ("a?c", [], "a🇫🇷c", true),
-            ("a?c", [], "ae\u{301}c", true),
-            ("a?c", [], "a\u{E9}c", true),
-            ("??", [], "👍🏽", false),
-            ("?", [], "\r\n", true),
-            ("a?", [], "a\r\n", true),
-            ("a\r*", [], "a\r\n", false),
-            ("*?", [], "한", true),
-            ("?b?", [], "éb€", true),
-            ("*é*", [], "caf\u{E9}s", true),
-            ("*é*", [], "cafe\u{301}s", true),
-        ] as [(String, ComparisonOptions, String, Bool)])
+        @Test(
+            arguments: [
+                // LANGUAGE.md A4
+                ("a*c", [], "ac", true),
+                ("a*c", [], "abc", true),
+                ("a*c", [], "abcdefc", true),
+                ("a*c", [], "ab", false),
+                ("a?c", [], "abc", true),
+                ("a?c", [], "ac", false),
+                ("a?c", [], "abbc", false),
+                ("*?", [], "", false),
+                ("*?", [], "x", true),
+                // Whole-string match
+                ("abc", [], "abc", true),
+                ("abc", [], "abcd", false),
+                ("abc", [], "xabc", false),
+                ("b", [], "abc", false),
+                ("", [], "", true),
+                ("", [], "a", false),
+                ("*", [], "", true),
+                ("*", [], "anything at all", true),
+                ("**", [], "", true),
+                ("?", [], "", false),
+                ("??", [], "ab", true),
+                ("??", [], "abc", false),
+                ("?*?", [], "a", false),
+                ("?*?", [], "ab", true),
+                // Prefix, suffix, infix shapes
+                ("abc*", [], "abcdef", true),
+                ("abc*", [], "abc", true),
+                ("abc*", [], "ab", false),
+                ("*def", [], "abcdef", true),
+                ("*def", [], "abcdeff", false),
+                ("*cd*", [], "abcdef", true),
+                ("*cd*", [], "cd", true),
+                ("*cd*", [], "abdc", false),
+                // Backtracking to the last star
+                ("*a", [], "ba", true),
+                ("a*a", [], "a", false),
+                ("a*a", [], "aa", true),
+                ("a*b*c", [], "abcbc", true),
+                ("*a*b*c*", [], "xaybzc", true),
+                ("*a*b*c*", [], "xaybz", false),
+                ("a*b?d", [], "abxbcd", true),
+                ("a*b?d", [], "abxbd", false),
+                // Escapes (pattern text after the string literal's own escapes)
+                ("a\\*c", [], "a*c", true),
+                ("a\\*c", [], "abc", false),
+                ("a\\?c", [], "a?c", true),
+                ("a\\?c", [], "abc", false),
+                ("a\\\\c", [], "a\\c", true),
+                ("a\\\\*", [], "a\\bc", true),
+                ("a\\\\*", [], "abc", false),
+                ("\\x", [], "x", true),
+                ("a\\", [], "a\\", true),
+                ("\\**", [], "*abc", true),
+                ("\\**", [], "abc", false),
+                ("*\\?", [], "why?", true),
+                ("*\\?", [], "why", false),
+                // [c], [d]
+                ("A*C", c, "abc", true),
+                ("A*C", [], "abc", false),
+                ("a?C", c, "ABc", true),
+                ("Quebec", d, "Québec", true),
+                ("Quebec", [], "Québec", false),
+                ("Québec", d, "Quebec", true),
+                ("qu?bec", d, "Québec", false),
+                ("Qu?bec", [], "Québec", true),
+                ("QUEBEC", cd, "québec", true),
+                ("*É*", cd, "crème brûlée", true),
+                ("STRASSE", c, "straße", true),
+                ("STRA?E", c, "straße", false),  // [c] folds ß to ss, two Characters
+                ("STRA??E", c, "straße", true),
+                ("stra*e", c, "STRASSE", true),
+                ("ABC", [n, c], "abc", false),
+                // One ? per Character (extended grapheme cluster)
+                ("a?c", [], "a👍🏽c", true),
+                ("a?c", [], "a🇫🇷c", true),
+                ("a?c", [], "ae\u{301}c", true),
+                ("a?c", [], "a\u{E9}c", true),
+                ("??", [], "👍🏽", false),
+                ("?", [], "\r\n", true),
+                ("a?", [], "a\r\n", true),
+                ("a\r*", [], "a\r\n", false),
+                ("*?", [], "한", true),
+                ("?b?", [], "éb€", true),
+                ("*é*", [], "caf\u{E9}s", true),
+                ("*é*", [], "cafe\u{301}s", true)
+            ] as [(String, ComparisonOptions, String, Bool)])
         func like(pattern: String, options: ComparisonOptions, subject: String, expected: Bool) {
             #expect(LikePattern(pattern, options: options).matches(subject) == expected)
         }
@@ -268,7 +273,7 @@ extension TextMatchingTests {
             ("*a*a*a*a*a*a*a*a*b*", String(repeating: "a", count: 20_000)),
             ("a*a*a*a*a*a*a*a*a?b", String(repeating: "a", count: 20_000)),
             ("*é*é*é*é*é*é*é*é*b", String(repeating: "é", count: 5_000)),
-            ("*?*?*?*?*?*?*?*?*b", String(repeating: "x", count: 20_000)),
+            ("*?*?*?*?*?*?*?*?*b", String(repeating: "x", count: 20_000))
         ])
         func pathologicalPatternIsFast(pattern: String, subject: String) {
             let like = LikePattern(pattern)
@@ -286,47 +291,48 @@ extension TextMatchingTests {
 
 extension TextMatchingTests {
     @Suite struct RegularExpressionTests {
-        @Test(arguments: [
-            // Whole-string semantics (uregex_matches)
-            ("b", [], "abc", false),
-            ("a.c", [], "abc", true),
-            ("abc", [], "abcd", false),
-            ("bcd", [], "abcd", false),
-            (".*b.*", [], "abc", true),
-            ("a|ab", [], "ab", true),  // the end anchor makes the first alternative backtrack
-            ("(a+)+$", [], "aaa", true),
-            ("^abc$", [], "abc", true),
-            (".*", [], "", true),
-            ("a*", [], "", true),
-            (".*", [], "a\nb", false),  // '.' does not match a newline
-            ("(?s).*", [], "a\nb", true),
-            // Empty pattern matches nothing
-            ("", [], "", false),
-            ("", [], "a", false),
-            // [c]
-            ("hello", c, "HELLO", true),
-            ("hello", [], "HELLO", false),
-            ("[a-z]+", c, "Hello", true),
-            ("straße", c, "STRAẞE", true),
-            ("straße", c, "STRASSE", false),  // PCRE2 folds simply: one code point each
-            ("hello", [n, c], "HELLO", false),
-            // UTF and Unicode properties
-            (".", [], "é", true),
-            (".", [], "e\u{301}", false),  // two code points
-            ("..", [], "e\u{301}", true),
-            ("\\X", [], "e\u{301}", true),
-            (".", [], "👍", true),
-            ("\\w+", [], "Straße", true),
-            ("\\d+", [], "٣٤", true),
-            ("\\p{L}+", [], "Québec", true),
-            ("[[:alpha:]]+", [], "Québec", true),
-            // [d] folds the subject, not the pattern
-            ("quebec", d, "québec", true),
-            ("quebec", [], "québec", false),
-            ("québec", d, "québec", false),
-            ("QUEBEC", cd, "québec", true),
-            ("q.ebec", d, "que\u{301}bec", true),
-        ] as [(String, ComparisonOptions, String, Bool)])
+        @Test(
+            arguments: [
+                // Whole-string semantics (uregex_matches)
+                ("b", [], "abc", false),
+                ("a.c", [], "abc", true),
+                ("abc", [], "abcd", false),
+                ("bcd", [], "abcd", false),
+                (".*b.*", [], "abc", true),
+                ("a|ab", [], "ab", true),  // the end anchor makes the first alternative backtrack
+                ("(a+)+$", [], "aaa", true),
+                ("^abc$", [], "abc", true),
+                (".*", [], "", true),
+                ("a*", [], "", true),
+                (".*", [], "a\nb", false),  // '.' does not match a newline
+                ("(?s).*", [], "a\nb", true),
+                // Empty pattern matches nothing
+                ("", [], "", false),
+                ("", [], "a", false),
+                // [c]
+                ("hello", c, "HELLO", true),
+                ("hello", [], "HELLO", false),
+                ("[a-z]+", c, "Hello", true),
+                ("straße", c, "STRAẞE", true),
+                ("straße", c, "STRASSE", false),  // PCRE2 folds simply: one code point each
+                ("hello", [n, c], "HELLO", false),
+                // UTF and Unicode properties
+                (".", [], "é", true),
+                (".", [], "e\u{301}", false),  // two code points
+                ("..", [], "e\u{301}", true),
+                ("\\X", [], "e\u{301}", true),
+                (".", [], "👍", true),
+                ("\\w+", [], "Straße", true),
+                ("\\d+", [], "٣٤", true),
+                ("\\p{L}+", [], "Québec", true),
+                ("[[:alpha:]]+", [], "Québec", true),
+                // [d] folds the subject, not the pattern
+                ("quebec", d, "québec", true),
+                ("quebec", [], "québec", false),
+                ("québec", d, "québec", false),
+                ("QUEBEC", cd, "québec", true),
+                ("q.ebec", d, "que\u{301}bec", true)
+            ] as [(String, ComparisonOptions, String, Bool)])
         func matches(pattern: String, options: ComparisonOptions, subject: String, expected: Bool) throws {
             let regex = try RegularExpression(pattern: pattern, options: options)
             #expect(try regex.matches(subject) == expected)
@@ -337,7 +343,7 @@ extension TextMatchingTests {
             ("*a", "invalid regular expression '*a': quantifier does not follow a repeatable item at pattern offset 0"),
             ("a[b", "invalid regular expression 'a[b': missing terminating ] for character class at pattern offset 3"),
             ("é(", "invalid regular expression 'é(': missing closing parenthesis at pattern offset 3"),
-            ("a\\", "invalid regular expression 'a\\': \\ at end of pattern at pattern offset 2"),
+            ("a\\", "invalid regular expression 'a\\': \\ at end of pattern at pattern offset 2")
         ])
         func invalidPattern(pattern: String, message: String) {
             #expect(throws: ExpressionError(.regex, message)) {

@@ -18,22 +18,33 @@ struct AppleStoreIdentityTests {
     /// Every Apple-written store whose model is in the fixtures, and its version.
     static let stores: [(store: String, models: String, version: String)] = [
         ("coredata/objcio-bookmigration/Model1.sqlite", "coredata/objcio-bookmigration/Model.xcdatamodeld", "Model1"),
-        ("realworld/alemar11+CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite",
-         "realworld/alemar11+CoreDataPlus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld", "SampleModel"),
-        ("realworld/alemar11+CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V2.sqlite",
-         "realworld/alemar11+CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel.momd", "SampleModel2"),
-        ("realworld/alemar11+CoreDataPlus/Tests/Resources/SampleModel3/Fixtures/SampleModel3_V1.sqlite",
-         "realworld/alemar11+CoreDataPlus/Tests/Resources/SampleModel3/Fixtures/SampleModel3.momd", "SampleModel3"),
-        ("realworld/mwkirk+MWKCoreData/Tests/Stores/MWKCoreDataTests.sqlite",
-         "realworld/mwkirk+MWKCoreData/Tests/Model/MWKCoreDataTests.xcdatamodeld", "MWKCoreDataTests"),
-        ("realworld/mwkirk+MWKCoreData/Tests/Stores/MWKCoreDataTests2.sqlite",
-         "realworld/mwkirk+MWKCoreData/Tests/Model/MWKCoreDataTests.xcdatamodeld", "MWKCoreDataTests2"),
+        (
+            "realworld/alemar11+CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite",
+            "realworld/alemar11+CoreDataPlus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld", "SampleModel"
+        ),
+        (
+            "realworld/alemar11+CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V2.sqlite",
+            "realworld/alemar11+CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel.momd", "SampleModel2"
+        ),
+        (
+            "realworld/alemar11+CoreDataPlus/Tests/Resources/SampleModel3/Fixtures/SampleModel3_V1.sqlite",
+            "realworld/alemar11+CoreDataPlus/Tests/Resources/SampleModel3/Fixtures/SampleModel3.momd", "SampleModel3"
+        ),
+        (
+            "realworld/mwkirk+MWKCoreData/Tests/Stores/MWKCoreDataTests.sqlite",
+            "realworld/mwkirk+MWKCoreData/Tests/Model/MWKCoreDataTests.xcdatamodeld", "MWKCoreDataTests"
+        ),
+        (
+            "realworld/mwkirk+MWKCoreData/Tests/Stores/MWKCoreDataTests2.sqlite",
+            "realworld/mwkirk+MWKCoreData/Tests/Model/MWKCoreDataTests.xcdatamodeld", "MWKCoreDataTests2"
+        )
     ]
 
     @Test func appleStoresAreIdentifiedByTheirHashes() throws {
         for (store, models, version) in Self.stores {
             let versions = try ObjectModel.loadVersions(at: SharedFixtures.root.appendingPathComponent(models))
-            let found = try StoreMatcher.identification(storeAt: SharedFixtures.root.appendingPathComponent(store).path, among: versions)
+            let found = try StoreMatcher.identification(
+                storeAt: SharedFixtures.root.appendingPathComponent(store).path, among: versions)
             #expect(found.model.version == version, "\(store)")
             #expect(found.method == .versionHashes, "\(store)")
         }
@@ -57,7 +68,10 @@ struct AppleStoreIdentityTests {
         let bySchema = try StoreMatcher.identification(storeAt: Self.bookStore, among: Array(versions[1...]))
         #expect(bySchema.model.version == "Model1b")
         #expect(bySchema.method == .schema)
-        #expect(bySchema.notes == ["the store's version hashes match no version (closest: Model1b, where \(variant.entities[0].name) differ); identified by its tables and columns, which only Model1b has"])
+        #expect(
+            bySchema.notes == [
+                "the store's version hashes match no version (closest: Model1b, where \(variant.entities[0].name) differ); identified by its tables and columns, which only Model1b has"
+            ])
     }
 
     /// Versions whose hashes are equal (a default value changed): Core Data opens the
@@ -71,7 +85,10 @@ struct AppleStoreIdentityTests {
         versions.insert(variant, at: 1)
         let found = try StoreMatcher.identification(storeAt: Self.bookStore, among: versions)
         #expect(found.model.version == "Model1b")
-        #expect(found.notes == ["the versions Model1, Model1b have the same version hashes, so Core Data opens the store with any of them; taken as the newest, Model1b"])
+        #expect(
+            found.notes == [
+                "the versions Model1, Model1b have the same version hashes, so Core Data opens the store with any of them; taken as the newest, Model1b"
+            ])
     }
 
     /// CoreDataPlus V1 → V3 from its build products, with an app's own key added to the
@@ -80,14 +97,17 @@ struct AppleStoreIdentityTests {
     @Test func aMigratedStoreCarriesApplesHashesAndTheAppsKeys() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("SampleModel.sqlite")
-        try FileManager.default.copyItem(atPath: Self.coreDataPlus.appendingPathComponent("SampleModel/Fixtures/SampleModel_V1.sqlite").path, toPath: path)
+        try FileManager.default.copyItem(
+            atPath: Self.coreDataPlus.appendingPathComponent("SampleModel/Fixtures/SampleModel_V1.sqlite").path,
+            toPath: path)
         let before = try Store.metadata(at: path)
         try Self.addMetadata(["com.example.syncToken": "t-42", "com.example.counts": ["cars": 125]], to: path)
 
         let momd = Self.coreDataPlus.appendingPathComponent("SampleModel/Fixtures/SampleModel.momd")
         var policies = PolicyRegistry()
         policies.register("V2to3MakerPolicy") { MakerPolicy() }
-        try StoreMigrator.migrateStore(at: URL(fileURLWithPath: path), models: momd, to: "SampleModel3", policies: policies)
+        try StoreMigrator.migrateStore(
+            at: URL(fileURLWithPath: path), models: momd, to: "SampleModel3", policies: policies)
 
         let after = try Store.metadata(at: path)
         let info = try #require(try CompiledModelReader.versionInfo(ofModelAt: momd))
@@ -102,7 +122,9 @@ struct AppleStoreIdentityTests {
         #expect((plist["com.example.counts"] as? [String: Any])?["cars"] as? Int == 125)
         #expect(plist["NSStoreModelVersionHashesVersion"] as? Int == 3)
         #expect(plist["NSStoreType"] as? String == "SQLite")
-        #expect(try StoreMatcher.identification(storeAt: path, among: ObjectModel.loadVersions(at: momd)).method == .versionHashes)
+        #expect(
+            try StoreMatcher.identification(storeAt: path, among: ObjectModel.loadVersions(at: momd)).method
+                == .versionHashes)
     }
 
     /// A compiled model's declared hashes are used as given; a disagreement is a warning.
@@ -117,7 +139,8 @@ struct AppleStoreIdentityTests {
         #expect(model.appleVersionHashes[name] != given)
         let warnings = model.warnings(file: "SampleModel3.mom").map(\.description)
         #expect(warnings.count == 1)
-        #expect(warnings.first?.hasPrefix("SampleModel3.mom: versionHashes: \(name): VersionInfo.plist gives 0707") == true)
+        #expect(
+            warnings.first?.hasPrefix("SampleModel3.mom: versionHashes: \(name): VersionInfo.plist gives 0707") == true)
     }
 
     static func metadataPlist(at path: String) throws -> [String: Any] {

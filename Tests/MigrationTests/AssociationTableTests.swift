@@ -22,7 +22,9 @@ import TestSupport
             let foundDestinations = table.destinations(ofSource: s.entity, key: s.key)
             #expect(foundDestinations.map(\.key) == expectedDestinations.map(\.key), "destinations of \(s)")
             let expectedSources = pairs.filter { same($0.1, d) }.map(\.0)
-            #expect(table.sources(ofDestination: d.entity, key: d.key).map(\.key) == expectedSources.map(\.key), "sources of \(d)")
+            #expect(
+                table.sources(ofDestination: d.entity, key: d.key).map(\.key) == expectedSources.map(\.key),
+                "sources of \(d)")
         }
         #expect(table.destinations(ofSource: 0, key: -5).isEmpty)
         #expect(table.sources(ofDestination: 2, key: 1_000_000).isEmpty)

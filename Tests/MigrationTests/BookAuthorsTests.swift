@@ -15,8 +15,9 @@ struct BookAuthorsTests {
     static let fixtureStore = SharedFixtures.bookMigration.appendingPathComponent("Model1.sqlite")
 
     static func migrator() throws -> StoreMigrator {
-        StoreMigrator(models: try ObjectModel.loadVersions(at: folder), mappings: try MappingModel.loadAll(in: folder),
-                      policies: .bookMigration)
+        StoreMigrator(
+            models: try ObjectModel.loadVersions(at: folder), mappings: try MappingModel.loadAll(in: folder),
+            policies: .bookMigration)
     }
 
     /// A copy of the fixture store in a temporary folder.
@@ -33,7 +34,8 @@ struct BookAuthorsTests {
 
     @Test func theExampleModelsAreTheFixturesModels() throws {
         let ours = try ObjectModel.loadVersions(at: Self.folder)
-        let imported = try XcodeModelImporter.importVersions(at: SharedFixtures.bookMigration.appendingPathComponent("Model.xcdatamodeld"))
+        let imported = try XcodeModelImporter.importVersions(
+            at: SharedFixtures.bookMigration.appendingPathComponent("Model.xcdatamodeld"))
         #expect(ours.map(\.version) == imported.versions.map(\.version))
         for (a, b) in zip(ours, imported.versions) {
             #expect(a.json == b.json, "\(a.version): ours \(a.json.serialized()) vs imported \(b.json.serialized())")
@@ -59,13 +61,20 @@ struct BookAuthorsTests {
         // What the original project's tests assert.
         #expect(try after.count(FetchRequest(entityName: "User")) > 0)
         for book in try after.fetch(FetchRequest(entityName: "Book")) {
-            #expect(try book.value(forKey: "authors").collectionElements?.isEmpty == false, "\(book.objectID) has no authors")
+            #expect(
+                try book.value(forKey: "authors").collectionElements?.isEmpty == false,
+                "\(book.objectID) has no authors")
         }
         #expect(try after.count(FetchRequest(entityName: "Author", predicate: "name == 'Franz Kafka'")) == 1)
-        #expect(try after.count(FetchRequest(entityName: "Book", predicate: "ANY authors.name LIKE 'Franz Kafka'")) == 2)
+        #expect(
+            try after.count(FetchRequest(entityName: "Book", predicate: "ANY authors.name LIKE 'Franz Kafka'")) == 2)
         // And more: nothing lost, every file linked to its book and to the migrated user.
-        #expect(try after.fetch(FetchRequest(entityName: "User")).map { $0["userId"] }.sorted(by: Self.order) == users.sorted(by: Self.order))
-        #expect(try after.fetch(FetchRequest(entityName: "Book")).map { $0["title"] }.sorted(by: Self.order) == titles.sorted(by: Self.order))
+        #expect(
+            try after.fetch(FetchRequest(entityName: "User")).map { $0["userId"] }.sorted(by: Self.order)
+                == users.sorted(by: Self.order))
+        #expect(
+            try after.fetch(FetchRequest(entityName: "Book")).map { $0["title"] }.sorted(by: Self.order)
+                == titles.sorted(by: Self.order))
         let migratedFiles = try after.fetch(FetchRequest(entityName: "File"))
         #expect(migratedFiles.count == 4)  // one per (book, user) pair: each of the 4 books has one user
         for file in migratedFiles {
@@ -83,9 +92,10 @@ struct BookAuthorsTests {
         let directory = try TemporaryDirectory()
         let path = try Self.copyOfFixture(in: directory)
         let original = try Self.context(path, "Model1")
-        let ownerOfTitle = Dictionary(uniqueKeysWithValues: try original.fetch(FetchRequest(entityName: "Book")).map {
-            ($0["title"], $0["user"].managedObject?["userId"] ?? .null)
-        })
+        let ownerOfTitle = Dictionary(
+            uniqueKeysWithValues: try original.fetch(FetchRequest(entityName: "Book")).map {
+                ($0["title"], $0["user"].managedObject?["userId"] ?? .null)
+            })
         try Self.migrator().migrate(storeAt: path, to: "Model2")
         let context = try Self.context(path, "Model2")
         for book in try context.fetch(FetchRequest(entityName: "Book")) {
@@ -123,10 +133,16 @@ struct BookAuthorsTests {
         let xcode = directory.path("Xcode.sqlite")
         try FileManager.default.copyItem(atPath: json, toPath: xcode)
         _ = try Self.bookMigration(["run", json, "--to", "Model3", "--quiet"])
-        let text = try Self.bookMigration(["run", xcode, "--to", "Model3", "--models", SharedFixtures.bookMigration.appendingPathComponent("Model.xcdatamodeld").path,
-                                           "--mappings", SharedFixtures.bookMigration.path])
+        let text = try Self.bookMigration([
+            "run", xcode, "--to", "Model3", "--models",
+            SharedFixtures.bookMigration.appendingPathComponent("Model.xcdatamodeld").path,
+            "--mappings", SharedFixtures.bookMigration.path
+        ])
         #expect(text.contains("\nModel1 → Model2 (Model1_to_Model2.xcmappingmodel): "), "\(text)")
-        #expect(text.contains("\nModel2 → Model3 (Model2_to_Model3_User.xcmappingmodel + Model2_to_Model3.xcmappingmodel): "), "\(text)")
+        #expect(
+            text.contains(
+                "\nModel2 → Model3 (Model2_to_Model3_User.xcmappingmodel + Model2_to_Model3.xcmappingmodel): "),
+            "\(text)")
         let model = try #require(try Self.migrator().models.last)
         let dump = try InferenceTests.dump(json, model)
         #expect(dump.count == 14)
@@ -135,7 +151,8 @@ struct BookAuthorsTests {
 
     /// Runs the book-migration tool from the repository's root; its output.
     static func bookMigration(_ arguments: [String]) throws -> String {
-        let executable = try #require(Self.executable, "book-migration was not built; run `swift build --product book-migration`")
+        let executable = try #require(
+            Self.executable, "book-migration was not built; run `swift build --product book-migration`")
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -151,7 +168,10 @@ struct BookAuthorsTests {
     }
 
     static let executable: URL? = {
-        let candidates = [Bundle.main.executableURL?.deletingLastPathComponent(), Repository.root.appendingPathComponent(".build/debug")]
+        let candidates = [
+            Bundle.main.executableURL?.deletingLastPathComponent(),
+            Repository.root.appendingPathComponent(".build/debug")
+        ]
         return candidates.compactMap { $0?.appendingPathComponent("book-migration") }
             .first { FileManager.default.isExecutableFile(atPath: $0.path) }
     }()

@@ -39,7 +39,8 @@ import TestSupport
 
     static func check(_ mappings: [MappingModel], _ models: [ObjectModel]) -> [String] {
         MigrationManager.check(mappings[0], source: models[0], destination: models[1]).map { error in
-            error.rendered().split(separator: "\n")[0].replacingOccurrences(of: (error.file ?? "") + ": ", with: "\((error.file as NSString?)?.lastPathComponent ?? ""): ")
+            error.rendered().split(separator: "\n")[0].replacingOccurrences(
+                of: (error.file ?? "") + ": ", with: "\((error.file as NSString?)?.lastPathComponent ?? ""): ")
         }
     }
 
@@ -50,7 +51,12 @@ import TestSupport
         #expect(mappings[0].entityMappings.map(\.name) == ["CustomerToCustomer", "CouponToCoupon", "OrderToOrder"])
         #expect(mappings[0].entityMappings.map { $0.origin?.index } == [0, 0, 1])
         let problems = Self.check(mappings, models)
-        #expect(problems.contains { $0.hasPrefix(#"2-orders.mapping.json: entityMappings[1] "OrderToOrder" .attributeMappings.totl: the destination entity Order has no attribute 'totl'"#) }, "\(problems)")
+        #expect(
+            problems.contains {
+                $0.hasPrefix(
+                    #"2-orders.mapping.json: entityMappings[1] "OrderToOrder" .attributeMappings.totl: the destination entity Order has no attribute 'totl'"#
+                )
+            }, "\(problems)")
         #expect(!problems.contains { $0.contains("runs after") })
     }
 
@@ -59,9 +65,14 @@ import TestSupport
         _ = directory
         #expect(mappings[0].entityMappings.map(\.name) == ["CouponToCoupon", "OrderToOrder", "CustomerToCustomer"])
         let problems = Self.check(mappings, models)
-        #expect(problems.contains {
-            $0.hasPrefix(#"2-orders.mapping.json: entityMappings[1] "OrderToOrder" .attributeMappings.status: 1:82: 'CustomerToCustomer' runs after 'OrderToOrder' (entityMappings[0] of "#)
-                && $0.hasSuffix("; in a step of several files, the files run in the order mapping-order.json gives (docs/mapping-migrate.md)")
-        }, "\(problems)")
+        #expect(
+            problems.contains {
+                $0.hasPrefix(
+                    #"2-orders.mapping.json: entityMappings[1] "OrderToOrder" .attributeMappings.status: 1:82: 'CustomerToCustomer' runs after 'OrderToOrder' (entityMappings[0] of "#
+                )
+                    && $0.hasSuffix(
+                        "; in a step of several files, the files run in the order mapping-order.json gives (docs/mapping-migrate.md)"
+                    )
+            }, "\(problems)")
     }
 }

@@ -12,17 +12,23 @@ import TestSupport
 @Suite struct DefaultVersionNamesChainTests {
     static let versions: [(String, String)] = [
         ("Notes", #"<entity name="Note"><attribute name="title" optional="YES" attributeType="String"/></entity>"#),
-        ("Notes 2", """
+        (
+            "Notes 2",
+            """
             <entity name="Note"><attribute name="title" optional="YES" attributeType="String"/>
             <attribute name="stars" attributeType="Integer 16" defaultValueString="0.0"/></entity>
-            """),
-        ("Notes 3", """
+            """
+        ),
+        (
+            "Notes 3",
+            """
             <entity name="Note"><attribute name="title" optional="YES" attributeType="String"/>
             <attribute name="stars" attributeType="Integer 16" defaultValueString="0.0"/>
             <relationship name="tags" toMany="YES" deletionRule="Nullify" destinationEntity="Tag" inverseName="notes" inverseEntity="Tag"/></entity>
             <entity name="Tag"><attribute name="name" optional="YES" attributeType="String"/>
             <relationship name="notes" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Note" inverseName="tags" inverseEntity="Note"/></entity>
-            """),
+            """
+        )
     ]
 
     @Test func aChainOverDefaultNamesRunsFromVersionOne() throws {
@@ -41,10 +47,14 @@ import TestSupport
         try seededStore(at: path, model: models[0], seed: #"{"Note": [{"title": "a"}, {"title": "b"}]}"#)
         let migrator = StoreMigrator(models: models, mappings: [])
         let plan = try migrator.plan(storeAt: path)
-        #expect(plan.map { "\($0.source.version) → \($0.destination.version)" } == ["Notes → Notes 2", "Notes 2 → Notes 3"])
+        #expect(
+            plan.map { "\($0.source.version) → \($0.destination.version)" } == ["Notes → Notes 2", "Notes 2 → Notes 3"])
         #expect(plan.allSatisfy { $0.isInferred && $0.warnings.isEmpty })
         _ = try migrator.migrate(storeAt: path)
         #expect(try migrator.version(ofStoreAt: path).version == "Notes 3")
-        #expect(try InferenceTests.dump(path, models[2]) == [#"Note/1 title="a" stars=0 tags=[]"#, #"Note/2 title="b" stars=0 tags=[]"#])
+        #expect(
+            try InferenceTests.dump(path, models[2]) == [
+                #"Note/1 title="a" stars=0 tags=[]"#, #"Note/2 title="b" stars=0 tags=[]"#
+            ])
     }
 }

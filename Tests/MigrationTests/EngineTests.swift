@@ -9,7 +9,8 @@ import TestSupport
 
 /// The engine's stages, hooks, default policy and manager functions, on a small shop.
 @Suite struct EngineTests {
-    static let shop1 = try! model("""
+    static let shop1 = try! model(
+        """
         {"version": "Shop1", "entities": {
           "Customer": {"attributes": {"name": "string", "email": "string"},
                        "relationships": {"orders": {"destination": "Order", "inverse": "customer", "toMany": true}}},
@@ -20,7 +21,8 @@ import TestSupport
                   "relationships": {"orders": {"destination": "Order", "inverse": "tags", "toMany": true}}}
         }}
         """)
-    static let shop2 = try! model("""
+    static let shop2 = try! model(
+        """
         {"version": "Shop2", "entities": {
           "Customer": {"attributes": {"fullName": "string", "email": "string"},
                        "relationships": {"orders": {"destination": "Order", "inverse": "customer", "toMany": true},
@@ -55,8 +57,10 @@ import TestSupport
         """
 
     /// Runs `mapping` on a fresh seeded Shop1 store; returns the destination's context.
-    static func migrate(_ mapping: MappingModel, policies: PolicyRegistry = PolicyRegistry(),
-                        in directory: TemporaryDirectory, progress: ((MigrationProgress) -> Void)? = nil) throws -> ObjectContext {
+    static func migrate(
+        _ mapping: MappingModel, policies: PolicyRegistry = PolicyRegistry(),
+        in directory: TemporaryDirectory, progress: ((MigrationProgress) -> Void)? = nil
+    ) throws -> ObjectContext {
         let source = directory.path("shop.sqlite"), destination = directory.path("shop-2.sqlite")
         if !FileManager.default.fileExists(atPath: source) { try seededStore(at: source, model: shop1, seed: seed) }
         let manager = try MigrationManager(mapping: mapping, source: shop1, destination: shop2, policies: policies)
@@ -69,7 +73,9 @@ import TestSupport
     }
 
     static func related(_ object: ManagedObject, _ key: String, _ attribute: String) throws -> [String] {
-        strings((try object.value(forKey: key).collectionElements ?? (object[key].isNull ? [] : [object[key]])).compactMap(\.managedObject), attribute)
+        strings(
+            (try object.value(forKey: key).collectionElements ?? (object[key].isNull ? [] : [object[key]])).compactMap(
+                \.managedObject), attribute)
     }
 
     // MARK: - The default policy
@@ -90,14 +96,16 @@ import TestSupport
     @Test func toOneMappingsTakeAnObjectOrACollectionOfOne() throws {
         let directory = try TemporaryDirectory()
         // A customer's favourite: the destination of their first order (a collection of one).
-        let m = try Self.shopMapping("""
+        let m = try Self.shopMapping(
+            """
             [{"name": "OrderToOrder", "type": "copy", "sourceEntity": "Order", "destinationEntity": "Order"},
              {"name": "CustomerToCustomer", "type": "transform", "sourceEntity": "Customer", "destinationEntity": "Customer",
               "attributeMappings": {"fullName": "$source.name"},
               "relationshipMappings": {"favourite": "FUNCTION($manager, 'destinationInstancesForEntityMappingNamed:sourceInstances:', 'OrderToOrder', SUBQUERY($source.orders, $o, $o.code ENDSWITH '1'))"}}]
             """)
         let context = try Self.migrate(m, in: directory)
-        let ann = try #require(try context.fetch(FetchRequest(entityName: "Customer", predicate: "fullName == 'Ann Lee'")).first)
+        let ann = try #require(
+            try context.fetch(FetchRequest(entityName: "Customer", predicate: "fullName == 'Ann Lee'")).first)
         #expect(try Self.related(ann, "favourite", "code") == ["A1"])
         // The inverse one-to-one follows.
         let a1 = try #require(try context.fetch(FetchRequest(entityName: "Order", predicate: "code == 'A1'")).first)
@@ -106,7 +114,8 @@ import TestSupport
 
     @Test func aToOneGivenSeveralObjectsFails() throws {
         let directory = try TemporaryDirectory()
-        let m = try Self.shopMapping("""
+        let m = try Self.shopMapping(
+            """
             [{"name": "OrderToOrder", "type": "copy", "sourceEntity": "Order", "destinationEntity": "Order"},
              {"name": "CustomerToCustomer", "type": "transform", "sourceEntity": "Customer", "destinationEntity": "Customer",
               "relationshipMappings": {"favourite": "FUNCTION($manager, 'destinationInstancesForEntityMappingNamed:sourceInstances:', 'OrderToOrder', $source.orders)"}}]
@@ -116,33 +125,42 @@ import TestSupport
         #expect(error.entityMapping == "CustomerToCustomer")
         #expect(error.property == "favourite")
         #expect(error.sourceEntity == "Customer" && error.sourceKey == 1)
-        #expect(error.message == "More than one relationship destination for the to-one relationship 'favourite' (2 objects)")
+        #expect(
+            error.message
+                == "More than one relationship destination for the to-one relationship 'favourite' (2 objects)")
         #expect(!FileManager.default.fileExists(atPath: directory.path("shop-2.sqlite")))
     }
 
     @Test func relationshipMappingsMustGiveDestinationObjects() throws {
         let directory = try TemporaryDirectory()
-        let m = try Self.shopMapping("""
+        let m = try Self.shopMapping(
+            """
             [{"name": "OrderToOrder", "type": "copy", "sourceEntity": "Order", "destinationEntity": "Order"},
              {"name": "CustomerToCustomer", "type": "transform", "sourceEntity": "Customer", "destinationEntity": "Customer",
               "relationshipMappings": {"orders": "$source.orders"}}]
             """)
         let error = try #require(throws: MigrationError.self) { try Self.migrate(m, in: directory) }
         #expect(error.kind == .value)
-        #expect(error.message.hasPrefix("'orders' needs destination objects, but the expression gave the source object Order/"))
+        #expect(
+            error.message.hasPrefix(
+                "'orders' needs destination objects, but the expression gave the source object Order/"))
         #expect(error.message.contains("destinationInstancesForEntityMappingNamed:sourceInstances:"))
-        let scalar = try Self.shopMapping("""
+        let scalar = try Self.shopMapping(
+            """
             [{"name": "CustomerToCustomer", "type": "transform", "sourceEntity": "Customer", "destinationEntity": "Customer",
               "relationshipMappings": {"orders": "FUNCTION($source.name, 'uppercaseString')"}}]
             """)
         let second = try #require(throws: MigrationError.self) { try Self.migrate(scalar, in: directory) }
-        #expect(second.message == "a relationship mapping must give objects, a collection of objects or nil; this one gave string")
+        #expect(
+            second.message
+                == "a relationship mapping must give objects, a collection of objects or nil; this one gave string")
     }
 
     @Test func toManyMappingsUniteWithWhatIsThere() throws {
         let directory = try TemporaryDirectory()
         // Both sides of Order.tags / Tag.orders are mapped: the union, no duplicates.
-        let m = try Self.shopMapping("""
+        let m = try Self.shopMapping(
+            """
             [{"name": "TagToTag", "type": "copy", "sourceEntity": "Tag", "destinationEntity": "Tag"},
              {"name": "OrderToOrder", "type": "copy", "sourceEntity": "Order", "destinationEntity": "Order",
               "relationshipMappings": {"tags": "FUNCTION($manager, 'destinationInstancesForEntityMappingNamed:sourceInstances:', 'TagToTag', $source.tags)"}}]
@@ -171,7 +189,8 @@ import TestSupport
 
     @Test func mappingVariablesAreBound() throws {
         let directory = try TemporaryDirectory()
-        let m = try Self.shopMapping("""
+        let m = try Self.shopMapping(
+            """
             [{"name": "CustomerToCustomer", "type": "transform", "sourceEntity": "Customer", "destinationEntity": "Customer",
               "userInfo": {"suffix": " (migrated)"},
               "attributeMappings": {
@@ -187,7 +206,8 @@ import TestSupport
 
     @Test func aFilteredStandardFetchMigratesOnlyWhatItSelects() throws {
         let directory = try TemporaryDirectory()
-        let m = try Self.shopMapping("""
+        let m = try Self.shopMapping(
+            """
             [{"name": "OrderToOrder", "type": "copy", "sourceEntity": "Order", "destinationEntity": "Order",
               "sourceExpression": "FETCH(FUNCTION($manager, \\"fetchRequestForSourceEntityNamed:predicateString:\\", \\"Order\\", \\"total > 8 AND code BEGINSWITH 'A'\\"), $manager.sourceContext, NO)"}]
             """)
@@ -197,7 +217,8 @@ import TestSupport
 
     @Test func anyOtherSourceExpressionIsEvaluated() throws {
         let directory = try TemporaryDirectory()
-        let m = try Self.shopMapping("""
+        let m = try Self.shopMapping(
+            """
             [{"name": "OrderToOrder", "type": "copy", "sourceEntity": "Order", "destinationEntity": "Order",
               "sourceExpression": "SUBQUERY(FETCH(FUNCTION($manager, 'fetchRequestForSourceEntityNamed:predicateString:', 'Order', 'TRUEPREDICATE'), FUNCTION($manager, 'sourceContext'), NO), $o, $o.tags.@count > 0)"}]
             """)
@@ -208,7 +229,8 @@ import TestSupport
     @Test func lookupsAcceptObjectsCollectionsNilAndEveryMapping() throws {
         let directory = try TemporaryDirectory()
         // nil as the mapping name looks in every mapping; a single object is accepted.
-        let m = try Self.shopMapping("""
+        let m = try Self.shopMapping(
+            """
             [{"name": "CustomerToCustomer", "type": "transform", "sourceEntity": "Customer", "destinationEntity": "Customer",
               "attributeMappings": {"fullName": "$source.name"}},
              {"name": "OrderToOrder", "type": "copy", "sourceEntity": "Order", "destinationEntity": "Order",
@@ -224,7 +246,8 @@ import TestSupport
 
     @Test func destinationInstancesForSourceRelationshipFollowsTheMappingsOfItsEntities() throws {
         let directory = try TemporaryDirectory()
-        let m = try Self.shopMapping("""
+        let m = try Self.shopMapping(
+            """
             [{"name": "CustomerToCustomer", "type": "transform", "sourceEntity": "Customer", "destinationEntity": "Customer",
               "attributeMappings": {"fullName": "$source.name"}},
              {"name": "OrderToOrder", "type": "transform", "sourceEntity": "Order", "destinationEntity": "Order",
@@ -241,7 +264,8 @@ import TestSupport
 
     @Test func anUnknownMappingNameAtRunTimeIsAnError() throws {
         let directory = try TemporaryDirectory()
-        let m = try Self.shopMapping("""
+        let m = try Self.shopMapping(
+            """
             [{"name": "OrderToOrder", "type": "copy", "sourceEntity": "Order", "destinationEntity": "Order",
               "relationshipMappings": {"customer": "FUNCTION($manager, 'destinationInstancesForEntityMappingNamed:sourceInstances:', FUNCTION('CustomerToCustomr', 'self'), $source.customer)"}}]
             """)
@@ -263,14 +287,20 @@ import TestSupport
         func begin(_ mapping: EntityMapping, manager: MigrationManager) throws {
             log.lines.append("\(mapping.name) begin \(manager.currentEntityMapping?.name ?? "-")")
         }
-        func createDestinationInstances(forSource source: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
+        func createDestinationInstances(
+            forSource source: ManagedObject, in mapping: EntityMapping, manager: MigrationManager
+        ) throws {
             let created = try defaultCreateDestinationInstances(forSource: source, in: mapping, manager: manager)
-            log.lines.append("\(mapping.name) create \(source.objectID) -> \(created.map(\.objectID.description).joined(separator: ","))")
+            log.lines.append(
+                "\(mapping.name) create \(source.objectID) -> \(created.map(\.objectID.description).joined(separator: ","))"
+            )
         }
         func endInstanceCreation(forMapping mapping: EntityMapping, manager: MigrationManager) throws {
             log.lines.append("\(mapping.name) endInstanceCreation")
         }
-        func createRelationships(forDestination destination: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
+        func createRelationships(
+            forDestination destination: ManagedObject, in mapping: EntityMapping, manager: MigrationManager
+        ) throws {
             try defaultCreateRelationships(forDestination: destination, in: mapping, manager: manager)
             log.lines.append("\(mapping.name) relationships \(destination.objectID)")
         }
@@ -290,7 +320,8 @@ import TestSupport
         let directory = try TemporaryDirectory()
         var policies = PolicyRegistry()
         policies.register("Recording") { RecordingPolicy(Log()) }
-        let m = try Self.shopMapping("""
+        let m = try Self.shopMapping(
+            """
             [{"name": "CustomerToCustomer", "type": "transform", "sourceEntity": "Customer", "destinationEntity": "Customer",
               "attributeMappings": {"fullName": "$source.name"}},
              {"name": "TagToTag", "type": "copy", "sourceEntity": "Tag", "destinationEntity": "Tag", "policy": "Recording"},
@@ -299,19 +330,23 @@ import TestSupport
             """)
         let source = directory.path("shop.sqlite"), destination = directory.path("shop-2.sqlite")
         try seededStore(at: source, model: Self.shop1, seed: Self.seed)
-        let manager = try MigrationManager(mapping: m, source: Self.shop1, destination: Self.shop2, policies: policies,
-                                           options: MigrationOptions(pushdown: false))
+        let manager = try MigrationManager(
+            mapping: m, source: Self.shop1, destination: Self.shop2, policies: policies,
+            options: MigrationOptions(pushdown: false))
         let report = try manager.migrateStore(from: source, to: destination)
-        #expect(report.entityMappings.map { $0.execution?.interpretedAs } == [
-            "row copy",
-            "objects (the policy Recording has its own hooks)",
-            "rows (the source expression or an attribute mapping needs source objects)",
-        ])
+        #expect(
+            report.entityMappings.map { $0.execution?.interpretedAs } == [
+                "row copy",
+                "objects (the policy Recording has its own hooks)",
+                "rows (the source expression or an attribute mapping needs source objects)"
+            ])
     }
 
     final class FailingPolicy: EntityMigrationPolicy {
         struct Refusal: Error, CustomStringConvertible { var description: String { "no tags today" } }
-        func endInstanceCreation(forMapping mapping: EntityMapping, manager: MigrationManager) throws { throw Refusal() }
+        func endInstanceCreation(forMapping mapping: EntityMapping, manager: MigrationManager) throws {
+            throw Refusal()
+        }
     }
 
     /// A hook's failure names the policy and the hook as the protocol declares it.
@@ -319,10 +354,15 @@ import TestSupport
         let directory = try TemporaryDirectory()
         var policies = PolicyRegistry()
         policies.register("TagPolicy") { FailingPolicy() }
-        let m = try Self.shopMapping(#"[{"name": "TagToTag", "type": "copy", "sourceEntity": "Tag", "destinationEntity": "Tag", "policy": "TagPolicy"}]"#)
+        let m = try Self.shopMapping(
+            #"[{"name": "TagToTag", "type": "copy", "sourceEntity": "Tag", "destinationEntity": "Tag", "policy": "TagPolicy"}]"#
+        )
         let error = try #require(throws: MigrationError.self) { try Self.migrate(m, policies: policies, in: directory) }
         #expect(error.kind == .policy)
-        #expect(error.description == #"entity mapping "TagToTag": TagPolicy.endInstanceCreation(forMapping:manager:) failed: no tags today"#)
+        #expect(
+            error.description
+                == #"entity mapping "TagToTag": TagPolicy.endInstanceCreation(forMapping:manager:) failed: no tags today"#
+        )
     }
 
     @Test func hooksRunInCoreDatasOrder() throws {
@@ -330,32 +370,34 @@ import TestSupport
         let log = Log()
         var policies = PolicyRegistry()
         policies.register("Recording") { RecordingPolicy(log) }
-        let m = try Self.shopMapping("""
+        let m = try Self.shopMapping(
+            """
             [{"name": "CustomerToCustomer", "type": "transform", "sourceEntity": "Customer", "destinationEntity": "Customer",
               "policy": "Recording", "attributeMappings": {"fullName": "$source.name"}},
              {"name": "TagToTag", "type": "copy", "sourceEntity": "Tag", "destinationEntity": "Tag", "policy": "Recording"}]
             """)
         _ = try Self.migrate(m, policies: policies, in: directory)
-        #expect(log.lines == [
-            "CustomerToCustomer begin CustomerToCustomer",
-            "CustomerToCustomer create Customer/1 -> Customer/1",
-            "CustomerToCustomer create Customer/2 -> Customer/2",
-            "CustomerToCustomer endInstanceCreation",
-            "TagToTag begin TagToTag",
-            "TagToTag create Tag/1 -> Tag/1",
-            "TagToTag create Tag/2 -> Tag/2",
-            "TagToTag endInstanceCreation",
-            "CustomerToCustomer relationships Customer/1",
-            "CustomerToCustomer relationships Customer/2",
-            "CustomerToCustomer endRelationshipCreation",
-            "TagToTag relationships Tag/1",
-            "TagToTag relationships Tag/2",
-            "TagToTag endRelationshipCreation",
-            "CustomerToCustomer performCustomValidation",
-            "CustomerToCustomer end",
-            "TagToTag performCustomValidation",
-            "TagToTag end",
-        ])
+        #expect(
+            log.lines == [
+                "CustomerToCustomer begin CustomerToCustomer",
+                "CustomerToCustomer create Customer/1 -> Customer/1",
+                "CustomerToCustomer create Customer/2 -> Customer/2",
+                "CustomerToCustomer endInstanceCreation",
+                "TagToTag begin TagToTag",
+                "TagToTag create Tag/1 -> Tag/1",
+                "TagToTag create Tag/2 -> Tag/2",
+                "TagToTag endInstanceCreation",
+                "CustomerToCustomer relationships Customer/1",
+                "CustomerToCustomer relationships Customer/2",
+                "CustomerToCustomer endRelationshipCreation",
+                "TagToTag relationships Tag/1",
+                "TagToTag relationships Tag/2",
+                "TagToTag endRelationshipCreation",
+                "CustomerToCustomer performCustomValidation",
+                "CustomerToCustomer end",
+                "TagToTag performCustomValidation",
+                "TagToTag end"
+            ])
     }
 
     @Test func progressRisesToOne() throws {
@@ -373,7 +415,9 @@ import TestSupport
 
     final class CancellingPolicy: EntityMigrationPolicy {
         var seen = 0
-        func createDestinationInstances(forSource source: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
+        func createDestinationInstances(
+            forSource source: ManagedObject, in mapping: EntityMapping, manager: MigrationManager
+        ) throws {
             try defaultCreateDestinationInstances(forSource: source, in: mapping, manager: manager)
             seen += 1
             if seen == 2 { manager.cancel("stopped by the test") }
@@ -387,7 +431,8 @@ import TestSupport
         let before = storeBytes(source)
         var policies = PolicyRegistry()
         policies.register("Cancelling") { CancellingPolicy() }
-        let m = try Self.shopMapping("""
+        let m = try Self.shopMapping(
+            """
             [{"name": "OrderToOrder", "type": "copy", "sourceEntity": "Order", "destinationEntity": "Order", "policy": "Cancelling"}]
             """)
         let error = try #require(throws: MigrationError.self) { try Self.migrate(m, policies: policies, in: directory) }
@@ -404,7 +449,8 @@ import TestSupport
     final class RefusingPolicy: EntityMigrationPolicy {
         func begin(_ mapping: EntityMapping, manager: MigrationManager) throws {
             try manager.destinationContext.database.execute(
-                "CREATE TEMP TRIGGER refuse_a2 BEFORE INSERT ON ZORDER WHEN NEW.ZCODE = 'A2' BEGIN SELECT RAISE(ABORT, 'no A2 here'); END")
+                "CREATE TEMP TRIGGER refuse_a2 BEFORE INSERT ON ZORDER WHEN NEW.ZCODE = 'A2' BEGIN SELECT RAISE(ABORT, 'no A2 here'); END"
+            )
         }
     }
 
@@ -413,15 +459,19 @@ import TestSupport
         let directory = try TemporaryDirectory()
         var policies = PolicyRegistry()
         policies.register("Refusing") { RefusingPolicy() }
-        let m = try Self.shopMapping("""
+        let m = try Self.shopMapping(
+            """
             [{"name": "TagToTag", "type": "copy", "sourceEntity": "Tag", "destinationEntity": "Tag", "policy": "Refusing"},
              {"name": "OrderToOrder", "type": "copy", "sourceEntity": "Order", "destinationEntity": "Order"}]
             """)
         let source = directory.path("shop.sqlite"), destination = directory.path("shop-2.sqlite")
         try seededStore(at: source, model: Self.shop1, seed: Self.seed)
-        let manager = try MigrationManager(mapping: m, source: Self.shop1, destination: Self.shop2, policies: policies,
-                                           options: MigrationOptions(pushdown: pushdown))
-        let error = try #require(throws: MigrationError.self) { try manager.migrateStore(from: source, to: destination) }
+        let manager = try MigrationManager(
+            mapping: m, source: Self.shop1, destination: Self.shop2, policies: policies,
+            options: MigrationOptions(pushdown: pushdown))
+        let error = try #require(throws: MigrationError.self) {
+            try manager.migrateStore(from: source, to: destination)
+        }
         // With pushdown the INSERT … SELECT fails first; the interpreter then runs the
         // mapping and meets the row.
         #expect(error.kind == .destinationStore)
@@ -437,20 +487,24 @@ import TestSupport
 
     @Test func validationFailuresNameTheObjectAndTheMapping() throws {
         let directory = try TemporaryDirectory()
-        let strict = try model("""
+        let strict = try model(
+            """
             {"version": "Shop2", "entities": {
               "Customer": {"attributes": {"fullName": {"type": "string", "optional": false}, "email": "string"}}}}
             """)
         let source = directory.path("shop.sqlite"), destination = directory.path("shop-2.sqlite")
         try seededStore(at: source, model: Self.shop1, seed: Self.seed)
         // Bob has no email, so fullName (required) gets nil for him.
-        let m = try mapping("""
+        let m = try mapping(
+            """
             {"sourceModel": "Shop1", "destinationModel": "Shop2", "entityMappings": [
               {"name": "CustomerToCustomer", "type": "transform", "sourceEntity": "Customer", "destinationEntity": "Customer",
                "attributeMappings": {"fullName": "$source.email"}}]}
             """)
         let manager = try MigrationManager(mapping: m, source: Self.shop1, destination: strict)
-        let error = try #require(throws: MigrationError.self) { try manager.migrateStore(from: source, to: destination) }
+        let error = try #require(throws: MigrationError.self) {
+            try manager.migrateStore(from: source, to: destination)
+        }
         #expect(error.kind == .validation)
         #expect(error.entityMapping == "CustomerToCustomer")
         #expect(error.message == "the new store fails validation: Customer/2: 'fullName' is required but has no value")

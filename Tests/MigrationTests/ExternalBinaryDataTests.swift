@@ -10,11 +10,13 @@ import TestSupport
 /// then the bytes (`0x01`) or a file of `.<Store>_SUPPORT/_EXTERNAL_DATA/` (`0x02`).
 @Suite struct ExternalBinaryDataTests {
     static func model(_ version: String, external: Bool) throws -> ObjectModel {
-        try ObjectModel(json: JSON.parse("""
-            {"version": "\(version)", "entities": {"Item": {"attributes": {
-              "name": "string",
-              "photo": {"type": "binary", "allowsExternalBinaryDataStorage": \(external)}}}}}
-            """))
+        try ObjectModel(
+            json: JSON.parse(
+                """
+                {"version": "\(version)", "entities": {"Item": {"attributes": {
+                  "name": "string",
+                  "photo": {"type": "binary", "allowsExternalBinaryDataStorage": \(external)}}}}}
+                """))
     }
 
     static let small = Data("a small photo".utf8)
@@ -26,7 +28,8 @@ import TestSupport
     static func appleStyleStore(in directory: TemporaryDirectory, model: ObjectModel) throws -> String {
         let path = directory.path("Items.sqlite")
         let store = try Store.create(at: path, model: model)
-        let insert = try store.database.prepare("INSERT INTO ZITEM (Z_PK, Z_ENT, Z_OPT, ZNAME, ZPHOTO) VALUES (?, 1, 1, ?, ?)")
+        let insert = try store.database.prepare(
+            "INSERT INTO ZITEM (Z_PK, Z_ENT, Z_OPT, ZNAME, ZPHOTO) VALUES (?, 1, 1, ?, ?)")
         func row(_ key: Int64, _ name: String, _ stored: Data) throws {
             try insert.bind(key, at: 1)
             try insert.bind(name, at: 2)
@@ -51,10 +54,16 @@ import TestSupport
         let context = ObjectContext(store: try Store.open(at: path, model: model, mode: .readOnly))
         #expect(try context.object(entityName: "Item", primaryKey: 1).value(forKey: "photo") == .data(Self.small))
         #expect(try context.object(entityName: "Item", primaryKey: 2).value(forKey: "photo") == .data(Self.large))
-        let error = #expect(throws: ContextError.self) { try context.object(entityName: "Item", primaryKey: 3).value(forKey: "photo") }
+        let error = #expect(throws: ContextError.self) {
+            try context.object(entityName: "Item", primaryKey: 3).value(forKey: "photo")
+        }
         #expect(error?.kind == .externalData)
         #expect(error?.description.contains("Item/3") == true)
-        #expect(error?.description.contains(ExternalBinaryData.folder(ofStoreAt: path).appendingPathComponent("00000000-0000-0000-0000-000000000000").path) == true)
+        #expect(
+            error?.description.contains(
+                ExternalBinaryData.folder(ofStoreAt: path).appendingPathComponent(
+                    "00000000-0000-0000-0000-000000000000"
+                ).path) == true)
         let reader = try context.makeRowReader(for: "Item", attributes: ["photo"])
         let photo = try context.attributeKey("photo", of: "Item")
         #expect(try reader.next())
@@ -94,7 +103,9 @@ import TestSupport
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         let error = #expect(throws: MigrationError.self) { try migrator.migrate(storeAt: path) }
         #expect(error?.description.contains("Item Z_PK 3") == true, "\(error?.description ?? "no error")")
-        #expect(error?.description.contains("_EXTERNAL_DATA/00000000-0000-0000-0000-000000000000, which is missing") == true)
+        #expect(
+            error?.description.contains("_EXTERNAL_DATA/00000000-0000-0000-0000-000000000000, which is missing") == true
+        )
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
 
         // Without the broken row, the migration goes through.
@@ -106,6 +117,8 @@ import TestSupport
         let raw = try context.store.database.scalar("SELECT ZPHOTO FROM ZITEM WHERE Z_PK = 2")
         let reference: Data = Data([2]) + Data(Self.fileName.utf8) + Data([0])
         #expect(raw == SQLiteValue.blob(destinationExternal ? reference : Self.large))
-        #expect(FileManager.default.fileExists(atPath: ExternalBinaryData.folder(ofStoreAt: path).appendingPathComponent(Self.fileName).path))
+        #expect(
+            FileManager.default.fileExists(
+                atPath: ExternalBinaryData.folder(ofStoreAt: path).appendingPathComponent(Self.fileName).path))
     }
 }

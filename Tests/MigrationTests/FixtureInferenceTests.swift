@@ -14,7 +14,7 @@ import TestSupport
         "AltStore → AltStore 2": ["iconURL", "screenshotURLs"],
         "AltStore 2 → AltStore 3": ["installedDate"],
         "AltStore 12 → AltStore 13": ["appBundleID", "permission", "sourceID", "buildVersion", "buildVersion"],
-        "MWKCoreDataTests2 → MWKCoreDataTests3": ["firstName", "lastName"],
+        "MWKCoreDataTests2 → MWKCoreDataTests3": ["firstName", "lastName"]
     ]
 
     @Test func everyStepInfersOrHasAMappingModel() throws {
@@ -25,14 +25,17 @@ import TestSupport
         while let path = walker?.nextObject() as? String {
             guard path.hasSuffix(".xcdatamodeld") else { continue }
             walker?.skipDescendants()
-            let versions = try XcodeModelImporter.importVersions(at: SharedFixtures.root.appendingPathComponent(path)).versions
+            let versions = try XcodeModelImporter.importVersions(at: SharedFixtures.root.appendingPathComponent(path))
+                .versions
             for (source, destination) in zip(versions, versions.dropFirst()) {
                 steps += 1
                 let inference = MappingInference(from: source, to: destination)
                 #expect(inference.errors.isEmpty, "\(source.version) → \(destination.version): \(inference.errors)")
                 let problems = MigrationManager.check(inference.mapping, source: source, destination: destination)
                 if !problems.isEmpty {
-                    found["\(source.version) → \(destination.version)"] = problems.map { $0.path.components(separatedBy: ".").last ?? $0.path }
+                    found["\(source.version) → \(destination.version)"] = problems.map {
+                        $0.path.components(separatedBy: ".").last ?? $0.path
+                    }
                 }
             }
         }

@@ -11,9 +11,11 @@ import TestSupport
     static let folder = Repository.root.appendingPathComponent("mappings/item-images")
 
     static func load() throws -> (ObjectModel, ObjectModel, MappingModel) {
-        (try ObjectModel.load(contentsOf: folder.appendingPathComponent("Items1.model.json")),
-         try ObjectModel.load(contentsOf: folder.appendingPathComponent("Items2.model.json")),
-         try MappingModel.load(contentsOf: folder.appendingPathComponent("Items1_to_Items2.mapping.json")))
+        (
+            try ObjectModel.load(contentsOf: folder.appendingPathComponent("Items1.model.json")),
+            try ObjectModel.load(contentsOf: folder.appendingPathComponent("Items2.model.json")),
+            try MappingModel.load(contentsOf: folder.appendingPathComponent("Items1_to_Items2.mapping.json"))
+        )
     }
 
     /// A store of `count` items; every fourth has no image, the others images of 20–180 KB.
@@ -42,7 +44,9 @@ import TestSupport
     /// Records how many bytes the destination context holds unsaved before each item.
     final class WatchingPolicy: EntityMigrationPolicy {
         nonisolated(unsafe) static var largest = 0
-        func createDestinationInstances(forSource source: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
+        func createDestinationInstances(
+            forSource source: ManagedObject, in mapping: EntityMapping, manager: MigrationManager
+        ) throws {
             try defaultCreateDestinationInstances(forSource: source, in: mapping, manager: manager)
             Self.largest = max(Self.largest, manager.destinationContext.pendingValueBytes)
         }
@@ -60,8 +64,9 @@ import TestSupport
         policies.register("Watching") { WatchingPolicy() }
         let chunkBytes = 1 << 20
         WatchingPolicy.largest = 0
-        let manager = try MigrationManager(mapping: mapping, source: v1, destination: v2, policies: policies,
-                                           options: MigrationOptions(chunkSize: 5_000, chunkBytes: chunkBytes))
+        let manager = try MigrationManager(
+            mapping: mapping, source: v1, destination: v2, policies: policies,
+            options: MigrationOptions(chunkSize: 5_000, chunkBytes: chunkBytes))
         let report = try manager.migrateStore(from: source, to: destination)
         #expect(report.entityMappings.map(\.destinationInstances) == [48, 36])
 

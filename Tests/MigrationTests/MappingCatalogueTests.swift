@@ -24,8 +24,10 @@ import TestSupport
     }()
 
     static func loadModels() throws -> (ObjectModel, ObjectModel) {
-        (try ObjectModel.load(contentsOf: models.appendingPathComponent("Shop1.model.json")),
-         try ObjectModel.load(contentsOf: models.appendingPathComponent("Shop2.model.json")))
+        (
+            try ObjectModel.load(contentsOf: models.appendingPathComponent("Shop1.model.json")),
+            try ObjectModel.load(contentsOf: models.appendingPathComponent("Shop2.model.json"))
+        )
     }
 
     /// One policy is registered, so that a file can name it and another can misspell it.
@@ -42,7 +44,8 @@ import TestSupport
         let (shop1, shop2) = try loadModels()
         do throws(MappingErrors) {
             let mapping = try MappingModel.load(contentsOf: url)
-            return MappingErrors(MigrationManager.check(mapping, source: shop1, destination: shop2, policies: policies)).rendered()
+            return MappingErrors(MigrationManager.check(mapping, source: shop1, destination: shop2, policies: policies))
+                .rendered()
         } catch {
             return error.rendered()
         }
@@ -56,7 +59,8 @@ import TestSupport
 
     @Test(arguments: cases) func reportsExactlyWhatIsExpected(_ name: String) throws {
         let report = try Self.report(Self.relativeURL(name)) + "\n"
-        let expectedURL = Self.folder.appendingPathComponent(name.replacingOccurrences(of: ".mapping.json", with: ".expected"))
+        let expectedURL = Self.folder.appendingPathComponent(
+            name.replacingOccurrences(of: ".mapping.json", with: ".expected"))
         if ProcessInfo.processInfo.environment["REMODEL_RECORD_CATALOGUE"] != nil {
             try report.write(to: expectedURL, atomically: true, encoding: .utf8)
             return
@@ -69,7 +73,8 @@ import TestSupport
     @Test func theCatalogueHasAtLeast35Cases() {
         #expect(Self.cases.count >= 35)
         for (i, name) in Self.cases.enumerated() {
-            #expect(name.hasPrefix(String(format: "%02d-", i + 1)), "cases are numbered 01, 02, … without gaps: \(name)")
+            #expect(
+                name.hasPrefix(String(format: "%02d-", i + 1)), "cases are numbered 01, 02, … without gaps: \(name)")
         }
     }
 

@@ -32,7 +32,8 @@ import TestSupport
             #expect(object?["additionalProperties"] == .bool(false))
         }
         #expect(schema["$schema"] == .string("https://json-schema.org/draft/2020-12/schema"))
-        let types = definitions?["entityMapping"]?["properties"]?["type"]?["enum"]?.arrayValue?.compactMap(\.stringValue)
+        let types = definitions?["entityMapping"]?["properties"]?["type"]?["enum"]?.arrayValue?.compactMap(
+            \.stringValue)
         #expect(types == MappingType.allCases.map(\.rawValue))
     }
 
@@ -48,16 +49,25 @@ import TestSupport
             """
         let read = try mapping(complete)
         #expect(read.entityMappings[0].attributeMappings[0].userInfo == ["k": .integer(1)])
-        for (place, extra) in [("top", #"{"sourceModel": "A", "destinationModel": "B", "entityMappings": [], "extra": 1}"#),
-                               ("entity", #"{"sourceModel": "A", "destinationModel": "B", "entityMappings": [{"sourceEntity": "X", "extra": 1}]}"#),
-                               ("property", #"{"sourceModel": "A", "destinationModel": "B", "entityMappings": [{"sourceEntity": "X", "destinationEntity": "X", "attributeMappings": {"a": {"extra": 1}}}]}"#)] {
+        for (place, extra) in [
+            ("top", #"{"sourceModel": "A", "destinationModel": "B", "entityMappings": [], "extra": 1}"#),
+            (
+                "entity",
+                #"{"sourceModel": "A", "destinationModel": "B", "entityMappings": [{"sourceEntity": "X", "extra": 1}]}"#
+            ),
+            (
+                "property",
+                #"{"sourceModel": "A", "destinationModel": "B", "entityMappings": [{"sourceEntity": "X", "destinationEntity": "X", "attributeMappings": {"a": {"extra": 1}}}]}"#
+            )
+        ] {
             #expect(throws: MappingErrors.self, "\(place)") { try mapping(extra) }
         }
     }
 
     /// The fenced blocks of the guide with their language and the line before them.
     static func blocks() throws -> [(language: String, before: String, text: String)] {
-        let lines = try String(contentsOf: guideURL, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        let lines = try String(contentsOf: guideURL, encoding: .utf8).split(
+            separator: "\n", omittingEmptySubsequences: false)
         var result: [(String, String, String)] = []
         var current: (String, String, [Substring])?
         var previous = ""
@@ -82,7 +92,8 @@ import TestSupport
         #expect(shown.count >= 3)
         for block in shown {
             let file = String(block.text.prefix { $0 != ":" })
-            let expectedURL = MappingCatalogueTests.folder.appendingPathComponent(file.replacingOccurrences(of: ".mapping.json", with: ".expected"))
+            let expectedURL = MappingCatalogueTests.folder.appendingPathComponent(
+                file.replacingOccurrences(of: ".mapping.json", with: ".expected"))
             let expected = try String(contentsOf: expectedURL, encoding: .utf8)
             #expect(expected.contains(block.text), "\(file)")
         }
@@ -97,7 +108,8 @@ import TestSupport
             // "[`mappings/…`](../mappings/….mapping.json):" introduces a file shown whole.
             if let start = block.before.range(of: "](../mappings/"), block.before.hasSuffix("):") {
                 let path = block.before[start.upperBound...].dropLast(2)
-                let file = try String(contentsOf: Repository.root.appendingPathComponent("mappings/" + path), encoding: .utf8)
+                let file = try String(
+                    contentsOf: Repository.root.appendingPathComponent("mappings/" + path), encoding: .utf8)
                 #expect(file == block.text, "\(path)")
                 quoted += 1
             }
@@ -131,7 +143,8 @@ import TestSupport
             }
         }
         #expect(kinds(ofFile: "{") == [.syntax])
-        #expect(kinds(ofFile: #"{"sourceModel": "Shop1", "destinationModel": "Shop2", "entityMapings": []}"#) == [.format])
+        #expect(
+            kinds(ofFile: #"{"sourceModel": "Shop1", "destinationModel": "Shop2", "entityMapings": []}"#) == [.format])
         #expect((try? MappingModel.load(contentsOf: directory.url.appendingPathComponent("none.mapping.json"))) == nil)
         do {
             _ = try MappingModel.load(contentsOf: directory.url.appendingPathComponent("none.mapping.json"))
@@ -139,14 +152,22 @@ import TestSupport
             #expect(error.errors.map(\.kind) == [.unreadable])
         }
         func kinds(_ mappings: String, sourceModel: String = "Shop1") throws -> [MappingError.Kind] {
-            let m = try mapping(#"{"sourceModel": "\#(sourceModel)", "destinationModel": "Shop2", "entityMappings": \#(mappings)}"#)
+            let m = try mapping(
+                #"{"sourceModel": "\#(sourceModel)", "destinationModel": "Shop2", "entityMappings": \#(mappings)}"#)
             return MigrationManager.check(m, source: EngineTests.shop1, destination: EngineTests.shop2).map(\.kind)
         }
         #expect(try kinds(#"[{"type": "copy", "sourceEntity": "Tag", "destinationEntity": "Tags"}]"#) == [.model])
-        #expect(try kinds(#"[{"type": "transform", "sourceEntity": "Tag", "destinationEntity": "Tag", "attributeMappings": {"label": "$source.label +"}}]"#)
-            == [.expression])
-        #expect(try kinds(#"[{"type": "copy", "sourceEntity": "Tag", "destinationEntity": "Tag", "policy": "Missing"}]"#) == [.policy])
-        #expect(try kinds(#"[{"type": "copy", "sourceEntity": "Tag", "destinationEntity": "Tag"}]"#, sourceModel: "Shop0") == [.step])
+        #expect(
+            try kinds(
+                #"[{"type": "transform", "sourceEntity": "Tag", "destinationEntity": "Tag", "attributeMappings": {"label": "$source.label +"}}]"#
+            )
+                == [.expression])
+        #expect(
+            try kinds(#"[{"type": "copy", "sourceEntity": "Tag", "destinationEntity": "Tag", "policy": "Missing"}]"#)
+                == [.policy])
+        #expect(
+            try kinds(#"[{"type": "copy", "sourceEntity": "Tag", "destinationEntity": "Tag"}]"#, sourceModel: "Shop0")
+                == [.step])
     }
 
     @Test func modelErrorsSayTheirKind() throws {
@@ -161,7 +182,9 @@ import TestSupport
             }
         }
         #expect(kinds(#"{"version": "A", "entities": {"Tag": {"atributes": {}}}}"#) == [.format])
-        let dangling = try ObjectModel(json: JSON.parse(#"{"version": "A", "entities": {"Tag": {"relationships": {"orders": {"destination": "Order"}}}}}"#))
+        let dangling = try ObjectModel(
+            json: JSON.parse(
+                #"{"version": "A", "entities": {"Tag": {"relationships": {"orders": {"destination": "Order"}}}}}"#))
         #expect(dangling.validationErrors().map(\.kind) == [.invalid])
         let directory = try TemporaryDirectory()
         do {
@@ -178,19 +201,22 @@ import TestSupport
         let directory = try TemporaryDirectory()
         let url = directory.url.appendingPathComponent("long.mapping.json")
         let padding = String(repeating: " ", count: 5_000)
-        try Data(#"{"sourceModel": "A",\#(padding) "destinationModel": "B",, "entityMappings": []}"#.utf8).write(to: url)
+        try Data(#"{"sourceModel": "A",\#(padding) "destinationModel": "B",, "entityMappings": []}"#.utf8).write(
+            to: url)
         do {
             _ = try MappingModel.load(contentsOf: url)
             Issue.record("invalid JSON loaded")
         } catch {
             let lines = error.rendered().split(separator: "\n", omittingEmptySubsequences: false)
             #expect(lines.count == 3)
-            #expect(lines[1].count < 200 && lines[1].contains(#""destinationModel": "B",,"#) && lines[1].hasPrefix("  …"))
+            #expect(
+                lines[1].count < 200 && lines[1].contains(#""destinationModel": "B",,"#) && lines[1].hasPrefix("  …"))
             let caret = try #require(lines[2].firstIndex(of: "^"))
             let quoted = lines[1]
             let comma = try #require(quoted.range(of: ",,")?.upperBound)
-            #expect(lines[2].distance(from: lines[2].startIndex, to: caret) == quoted.distance(from: quoted.startIndex, to: comma) - 1)
+            #expect(
+                lines[2].distance(from: lines[2].startIndex, to: caret) == quoted.distance(
+                    from: quoted.startIndex, to: comma) - 1)
         }
     }
 }
-

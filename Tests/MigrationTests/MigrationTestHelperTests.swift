@@ -14,7 +14,8 @@ import TestSupport
     /// The bytes of the fixture and of every file beside it, to show that nothing changed.
     static func snapshot() throws -> [String: Data] {
         var files: [String: Data] = [:]
-        for name in try FileManager.default.contentsOfDirectory(atPath: fixtures.path) where name.hasPrefix("Notes1.sqlite") {
+        for name in try FileManager.default.contentsOfDirectory(atPath: fixtures.path)
+        where name.hasPrefix("Notes1.sqlite") {
             files[name] = try Data(contentsOf: fixtures.appendingPathComponent(name))
         }
         return files
@@ -34,7 +35,8 @@ import TestSupport
         let work = try context.fetch(FetchRequest(entityName: "Notebook", predicate: "name == 'Work'"))[0]
         let notes = try work.value(forKey: "notes").collectionElements ?? []
         #expect(notes.count == 2)
-        let urgent = try context.fetch(FetchRequest(entityName: "Note", predicate: "priority == 'high' AND notebook.name == 'Work'"))
+        let urgent = try context.fetch(
+            FetchRequest(entityName: "Note", predicate: "priority == 'high' AND notebook.name == 'Work'"))
         #expect(urgent.map { $0["title"] } == ["Quarterly report", "Team offsite"])
     }
     // docs:testing-migrations end
@@ -55,7 +57,9 @@ import TestSupport
 
     @Test func withMigratedCopyRemovesTheCopy() throws {
         let folder = try TemporaryDirectory()
-        let path = try MigrationTestHelper.withMigratedCopy(of: Self.fixture, models: Self.fixtures, to: "Notes2", in: folder.url) { (context: ObjectContext) throws -> String in
+        let path = try MigrationTestHelper.withMigratedCopy(
+            of: Self.fixture, models: Self.fixtures, to: "Notes2", in: folder.url
+        ) { (context: ObjectContext) throws -> String in
             #expect(context.store.model.version == "Notes2")
             #expect(try context.count(FetchRequest(entityName: "Notebook")) == 3)
             return context.store.path
@@ -67,14 +71,16 @@ import TestSupport
     @Test func loadedModelsAndMappings() throws {
         let models = try ObjectModel.loadVersions(at: Self.fixtures)
         let mappings = try MappingModel.loadAll(in: Self.fixtures)
-        let context = try MigrationTestHelper.migratedCopy(of: Self.fixture, models: models, mappings: mappings, to: "Notes2")
+        let context = try MigrationTestHelper.migratedCopy(
+            of: Self.fixture, models: models, mappings: mappings, to: "Notes2")
         #expect(try context.fetch(FetchRequest(entityName: "Note", predicate: "text == 'milk eggs bread'")).count == 1)
         try? FileManager.default.removeItem(at: URL(fileURLWithPath: context.store.path).deletingLastPathComponent())
     }
 
     @Test func aMissingFixtureIsAnError() throws {
         #expect(throws: MigrationError(.sourceStore, "no such fixture store: /nonexistent/Notes1.sqlite")) {
-            try MigrationTestHelper.migratedCopy(of: URL(fileURLWithPath: "/nonexistent/Notes1.sqlite"), models: Self.xcode)
+            try MigrationTestHelper.migratedCopy(
+                of: URL(fileURLWithPath: "/nonexistent/Notes1.sqlite"), models: Self.xcode)
         }
     }
 
@@ -113,18 +119,26 @@ import TestSupport
         #expect(steps.map(\.step.destination.version) == ["Notes2", "Notes3", "Notes4"])
         #expect(steps[1].report.entityMappings.map(\.destinationInstances) == [3, 5])
         #expect(steps[2].entities.map { "\($0.entity) \($0.count)" } == ["Attachment 0", "Note 5", "Notebook 3"])
-        #expect(steps[2].entities[1].samples.map(\.description) == [
-            #"Note/1 archived=NO created=2024-09-02T09:00:00Z priority="high" text="Draft the numbers for Q3" title="Quarterly report" wordCount=5 attachments=[] notebook=Notebook/1"#,
-            #"Note/2 archived=NO created=2024-09-03T18:30:00Z priority="low" text="milk eggs bread" title="Groceries" wordCount=3 attachments=[] notebook=Notebook/2"#,
-        ])
+        #expect(
+            steps[2].entities[1].samples.map(\.description) == [
+                #"Note/1 archived=NO created=2024-09-02T09:00:00Z priority="high" text="Draft the numbers for Q3" title="Quarterly report" wordCount=5 attachments=[] notebook=Notebook/1"#,
+                #"Note/2 archived=NO created=2024-09-03T18:30:00Z priority="low" text="milk eggs bread" title="Groceries" wordCount=3 attachments=[] notebook=Notebook/2"#
+            ])
         #expect(try migrator.dryRun(storeAt: Self.fixture.path, to: "Notes1").isEmpty)
     }
 
     @Test func samplesAreShort() throws {
-        let sample = ObjectSample(object: "Item/1", attributes: ["name": "a", "blob": ["$dataLength": 4096], "when": ["$date": "2001-01-01T00:00:00Z"],
-                                                                "flag": true, "none": nil, "tags": ["$set": ["x"]]],
-                                  relationships: ["owner": .toOne(nil), "parts": .toMany(count: 7, first: ["Part/1", "Part/2"])])
-        #expect(sample.description == #"Item/1 name="a" blob=<4096 bytes> when=2001-01-01T00:00:00Z flag=YES none=nil tags={"x"} owner=nil parts=[Part/1, Part/2, … 7 in all]"#)
+        let sample = ObjectSample(
+            object: "Item/1",
+            attributes: [
+                "name": "a", "blob": ["$dataLength": 4096], "when": ["$date": "2001-01-01T00:00:00Z"],
+                "flag": true, "none": nil, "tags": ["$set": ["x"]]
+            ],
+            relationships: ["owner": .toOne(nil), "parts": .toMany(count: 7, first: ["Part/1", "Part/2"])])
+        #expect(
+            sample.description
+                == #"Item/1 name="a" blob=<4096 bytes> when=2001-01-01T00:00:00Z flag=YES none=nil tags={"x"} owner=nil parts=[Part/1, Part/2, … 7 in all]"#
+        )
     }
 
     /// An Xcode mapping model in the folder is read against the model versions, and
@@ -134,14 +148,23 @@ import TestSupport
         let folder = try TemporaryDirectory()
         let xcmapping = folder.url.appendingPathComponent("V1_to_V2.xcmappingmodel")
         try FileManager.default.createDirectory(at: xcmapping, withIntermediateDirectories: true)
-        try Data("""
+        try Data(
+            """
             <database><object type="XDDEVMAPPINGMODEL" id="z1">
             <attribute name="sourcemodelpath" type="string">App/Model.xcdatamodeld/V1.xcdatamodel</attribute>
             <attribute name="destinationmodelpath" type="string">App/Model.xcdatamodeld/V2.xcdatamodel</attribute>
             </object></database>
-            """.utf8).write(to: xcmapping.appendingPathComponent("xcmapping.xml"))
-        #expect(throws: MappingErrors([MappingError(file: xcmapping.path, path: "", message:
-            "an Xcode mapping model is read against the model versions it maps; pass them (MappingModel.loadAll(in:models:), or --models)")])) {
+            """.utf8
+        ).write(to: xcmapping.appendingPathComponent("xcmapping.xml"))
+        #expect(
+            throws: MappingErrors([
+                MappingError(
+                    file: xcmapping.path, path: "",
+                    message:
+                        "an Xcode mapping model is read against the model versions it maps; pass them (MappingModel.loadAll(in:models:), or --models)"
+                )
+            ])
+        ) {
             try MappingModel.loadAll(in: folder.url)
         }
         let models = [ObjectModel(version: "V1", entities: []), ObjectModel(version: "V2", entities: [])]
@@ -158,7 +181,8 @@ import TestSupport
 /// markers above, as it is.
 @Suite struct TestingMigrationsGuideTests {
     @Test func theGuideShowsTheTest() throws {
-        let guide = try String(contentsOf: Repository.root.appendingPathComponent("docs/testing-migrations.md"), encoding: .utf8)
+        let guide = try String(
+            contentsOf: Repository.root.appendingPathComponent("docs/testing-migrations.md"), encoding: .utf8)
         let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
         let begin = try #require(source.range(of: "// docs:testing-migrations begin\n"))
         let end = try #require(source.range(of: "    // docs:testing-migrations end"))

@@ -13,7 +13,8 @@ import TestSupport
     static func load() throws -> (ObjectModel, ObjectModel, MappingModel) {
         let v1 = try ObjectModel.load(contentsOf: folder.appendingPathComponent("Products1.model.json"))
         let v2 = try ObjectModel.load(contentsOf: folder.appendingPathComponent("Products2.model.json"))
-        let mapping = try MappingModel.load(contentsOf: folder.appendingPathComponent("Products1_to_Products2.mapping.json"))
+        let mapping = try MappingModel.load(
+            contentsOf: folder.appendingPathComponent("Products1_to_Products2.mapping.json"))
         return (v1, v2, mapping)
     }
 
@@ -57,7 +58,8 @@ import TestSupport
         var results: [[[String: Value]]] = []
         for (i, chunk) in [1, 2, 5_000].enumerated() {
             let destination = directory.path("out-\(i).sqlite")
-            let manager = try MigrationManager(mapping: mapping, source: v1, destination: v2, options: MigrationOptions(chunkSize: chunk))
+            let manager = try MigrationManager(
+                mapping: mapping, source: v1, destination: v2, options: MigrationOptions(chunkSize: chunk))
             try manager.migrateStore(from: source, to: destination)
             results.append(try rows("Product", at: destination, model: v2, keys: keys))
         }
@@ -72,12 +74,14 @@ import TestSupport
         try Self.seedStore(at: source, model: v1)
         let before = storeBytes(source)
         // Division by a zero quantity fails on the fourth product (Z_PK 4).
-        let broken = try mapping("""
+        let broken = try mapping(
+            """
             {"sourceModel": "Products1", "destinationModel": "Products2", "entityMappings": [
               {"name": "ProductToProduct", "type": "transform", "sourceEntity": "Product", "destinationEntity": "Product",
                "attributeMappings": {"price": "100 / $source.quantity"}}]}
             """)
-        let manager = try MigrationManager(mapping: broken, source: v1, destination: v2, options: MigrationOptions(chunkSize: 2))
+        let manager = try MigrationManager(
+            mapping: broken, source: v1, destination: v2, options: MigrationOptions(chunkSize: 2))
         do {
             try manager.migrateStore(from: source, to: destination)
             Issue.record("the migration should fail")
@@ -89,7 +93,10 @@ import TestSupport
             #expect(error.property == "price")
             #expect(error.expression == "100 / $source.quantity")
             // The message docs/engine.md shows.
-            #expect(error.description == "entity mapping \"ProductToProduct\", source Product Z_PK 4, 'price' = \"100 / $source.quantity\": 1:1: integer division by zero (100 / 0); divide by a double (100 / 0.0) for IEEE infinity")
+            #expect(
+                error.description
+                    == "entity mapping \"ProductToProduct\", source Product Z_PK 4, 'price' = \"100 / $source.quantity\": 1:1: integer division by zero (100 / 0); divide by a double (100 / 0.0) for IEEE infinity"
+            )
         }
         #expect(!FileManager.default.fileExists(atPath: destination))
         #expect(storeBytes(source) == before)

@@ -98,16 +98,19 @@ import TestSupport
         ("out16", "TERNARY($source.i32 BETWEEN {-5, 5}, $source.i32, 0)", .sql),
         ("outText", "TERNARY($source.text == nil, $source.label, $source.text)", .sql),
         ("outText", "TERNARY(NOT ($source.count < 0), 'non-negative', nil)", .sql),
-        ("outDouble", "TERNARY($source.i16 > 0, $source.dbl * 2, 0.5)", .guarded),  // a nil dbl where the branch is taken
-        ("outDouble", "TERNARY($source.i16 > 0, 1.5, 2)", .evaluated),  // a double or an integer
-        ("outText", "TERNARY($source.text BEGINSWITH 'row', 'r', 'o')", .partly),  // text not plain ASCII: the interpreter's
+        // A nil dbl where the branch is taken; a double or an integer; text not plain ASCII
+        // is the interpreter's.
+        ("outDouble", "TERNARY($source.i16 > 0, $source.dbl * 2, 0.5)", .guarded),
+        ("outDouble", "TERNARY($source.i16 > 0, 1.5, 2)", .evaluated),
+        ("outText", "TERNARY($source.text BEGINSWITH 'row', 'r', 'o')", .partly),
         // String methods, exact on plain ASCII text; other text is the interpreter's.
         ("outText", "FUNCTION($source.text, 'lowercaseString')", .partly),
         ("outText", "FUNCTION($source.label, 'stringByTrimmingWhitespace')", .partly),
         ("out64", "FUNCTION($source.text, 'length')", .partly),
         ("out64", "FUNCTION(FUNCTION($source.text, 'componentsSeparatedByString:', ','), 'count')", .partly),
         ("out64", "FUNCTION(FUNCTION($source.text, 'componentsSeparatedByString:', '  '), 'count')", .partly),
-        ("outText", "FUNCTION(FUNCTION($source.text, 'stringByTrimmingWhitespace'), 'uppercaseString')", .evaluated),  // not a source attribute
+        // Not a source attribute:
+        ("outText", "FUNCTION(FUNCTION($source.text, 'stringByTrimmingWhitespace'), 'uppercaseString')", .evaluated),
         // What SQL asks the interpreter for, row by row (remodel_eval): the same values,
         // the same errors on the same row.
         ("outDouble", "$source.count + 1", .evaluated),
@@ -115,7 +118,11 @@ import TestSupport
         ("outDouble", "$source.price / 0.0", .evaluated),
         ("outDouble", "$source.price ** 2", .evaluated),
         ("outText", "FUNCTION($source.text, 'uppercaseString')", .partly),
-        ("outText", "TERNARY($source.text == nil OR $source.text == '', 'Untitled', FUNCTION($source.text, 'stringByTrimmingWhitespace'))", .partly),
+        (
+            "outText",
+            "TERNARY($source.text == nil OR $source.text == '', 'Untitled', FUNCTION($source.text, 'stringByTrimmingWhitespace'))",
+            .partly
+        ),
         ("out64", "FUNCTION(FUNCTION($source.text, 'componentsSeparatedByString:', ' '), 'count')", .partly),
         ("outText", "$entityMapping.name", .evaluated),
         ("outText", "$propertyMapping.name", .evaluated),
@@ -124,7 +131,7 @@ import TestSupport
         ("out16", "$source.i32 - 0", .fails),  // out of range for Integer 16: the coercion's error
         // What the interpreter keeps.
         ("outDouble", "$manager.userInfo.rate", .interpreted),
-        ("outText", "FUNCTION($source, 'valueForKey:', $source.label)", .interpreted),
+        ("outText", "FUNCTION($source, 'valueForKey:', $source.label)", .interpreted)
     ]
 
     static let rowCount = 3_000
@@ -146,7 +153,8 @@ import TestSupport
         let row = store.layout.entities["Row"]!, group = store.layout.entities["Group"]!
         let c = row.attributeColumns
         let groups = 40
-        try store.database.execute("""
+        try store.database.execute(
+            """
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(groups))
             INSERT INTO \(group.table) (Z_PK, Z_ENT, Z_OPT, \(group.attributeColumns["name"]!))
             SELECT i, \(group.number), 1, CASE WHEN i % 9 = 0 THEN NULL ELSE 'group ' || i END FROM n;
@@ -178,7 +186,8 @@ import TestSupport
             UPDATE Z_PRIMARYKEY SET Z_MAX = \(rowCount * 3) WHERE Z_ENT = \(row.number);
             """)
         if rows != .clean {
-            try store.database.execute("""
+            try store.database.execute(
+                """
                 INSERT INTO \(row.table) (Z_PK, Z_ENT, Z_OPT, \(c["i16"]!), \(c["text"]!), \(c["label"]!), \(c["price"]!), \(c["count"]!))
                 VALUES (\(rowCount * 3 + 1), \(row.number), 1, 5, x'c328ff61', 12, 1.0, 1),
                        (\(rowCount * 3 + 2), \(row.number), 1, 6, 3.25, CAST('blob text' AS BLOB), 2.0, 2),
@@ -193,38 +202,49 @@ import TestSupport
         func escaped(_ text: String) -> String {
             text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
         }
-        let sourceExpression = predicate.map {
-            " \"sourceExpression\": \"" + escaped("FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"Row\", \"\($0)\"), $manager.sourceContext, NO)") + "\","
-        } ?? ""
-        let label = escaped("FUNCTION($entityPolicy, \"_nonNilValueOrDefaultValueForAttribute:source:destination:\", \"label\", $source, $destination)")
-        return try Migration.MappingModel(json: JSON.parse("""
-            {"sourceModel": "D1", "destinationModel": "D2", "entityMappings": [
-              {"name": "GroupToGroup", "type": "copy", "sourceEntity": "Group", "destinationEntity": "Group"},
-              {"name": "RowToRow", "type": "transform", "sourceEntity": "Row", "destinationEntity": "Row",\(sourceExpression)
-               "attributeMappings": {"label": "\(label)", "\(attribute)": "\(escaped(expression))"}}]}
-            """), file: "test.mapping.json")
+        let sourceExpression =
+            predicate.map {
+                " \"sourceExpression\": \""
+                    + escaped(
+                        "FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"Row\", \"\($0)\"), $manager.sourceContext, NO)"
+                    ) + "\","
+            } ?? ""
+        let label = escaped(
+            "FUNCTION($entityPolicy, \"_nonNilValueOrDefaultValueForAttribute:source:destination:\", \"label\", $source, $destination)"
+        )
+        return try Migration.MappingModel(
+            json: JSON.parse(
+                """
+                {"sourceModel": "D1", "destinationModel": "D2", "entityMappings": [
+                  {"name": "GroupToGroup", "type": "copy", "sourceEntity": "Group", "destinationEntity": "Group"},
+                  {"name": "RowToRow", "type": "transform", "sourceEntity": "Row", "destinationEntity": "Row",\(sourceExpression)
+                   "attributeMappings": {"label": "\(label)", "\(attribute)": "\(escaped(expression))"}}]}
+                """), file: "test.mapping.json")
     }
 
     /// Every row of every table of the store at `path`, each value with its storage class
     /// and, for doubles, its bits (0.0 and -0.0 differ).
     static func dump(_ path: String) throws -> [String: [[String]]] {
         let database = try Database(path: path, mode: .readOnly)
-        let tables = try database.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('Z_METADATA', 'Z_MODELCACHE') ORDER BY name")
+        let tables = try database.prepare(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('Z_METADATA', 'Z_MODELCACHE') ORDER BY name"
+        )
         var result: [String: [[String]]] = [:]
         while try tables.step() {
             let table = tables.string(at: 0)!
             let rows = try database.prepare("SELECT * FROM \(table) ORDER BY 1, 2")
             var values: [[String]] = []
             while try rows.step() {
-                values.append((0..<rows.columnCount).map { i in
-                    switch rows.value(at: i) {
-                    case .null: "null"
-                    case .integer(let v): "i:\(v)"
-                    case .real(let d): "r:\(d.bitPattern)"
-                    case .text(let s): "t:\(s)"
-                    case .blob(let d): "b:\(d.base64EncodedString())"
-                    }
-                })
+                values.append(
+                    (0..<rows.columnCount).map { i in
+                        switch rows.value(at: i) {
+                        case .null: "null"
+                        case .integer(let v): "i:\(v)"
+                        case .real(let d): "r:\(d.bitPattern)"
+                        case .text(let s): "t:\(s)"
+                        case .blob(let d): "b:\(d.base64EncodedString())"
+                        }
+                    })
             }
             result[table] = values
         }
@@ -236,15 +256,20 @@ import TestSupport
         case failure(String)
     }
 
-    static func run(_ mapping: MappingModel, _ v1: ObjectModel, _ v2: ObjectModel, source: String, to path: String,
-                    pushdown: Bool, policies: PolicyRegistry = PolicyRegistry(),
-                    after: (MigrationManager) -> Void = { _ in }) throws -> (Outcome, MigrationReport?) {
-        let manager = try MigrationManager(mapping: mapping, source: v1, destination: v2, policies: policies,
-                                           options: MigrationOptions(chunkSize: 700, pushdown: pushdown))
+    static func run(
+        _ mapping: MappingModel, _ v1: ObjectModel, _ v2: ObjectModel, source: String, to path: String,
+        pushdown: Bool, policies: PolicyRegistry = PolicyRegistry(),
+        after: (MigrationManager) -> Void = { _ in }
+    ) throws -> (Outcome, MigrationReport?) {
+        let manager = try MigrationManager(
+            mapping: mapping, source: v1, destination: v2, policies: policies,
+            options: MigrationOptions(chunkSize: 700, pushdown: pushdown))
         do {
             let report = try manager.migrateStore(from: source, to: path)
             after(manager)
-            let counts = report.entityMappings.map { [$0.sourceInstances, $0.destinationInstances, $0.relationshipsSet] }
+            let counts = report.entityMappings.map {
+                [$0.sourceInstances, $0.destinationInstances, $0.relationshipsSet]
+            }
             return (.store(try dump(path), counts), report)
         } catch {
             return (.failure("\((error as? MigrationError)?.kind.rawValue ?? "?"): \(error)"), nil)
@@ -261,8 +286,10 @@ import TestSupport
         var failures: [String] = []
         for (n, form) in Self.forms.enumerated() {
             let mapping = try Self.mapping(form.attribute, form.expression)
-            let (interpreted, _) = try Self.run(mapping, v1, v2, source: source, to: directory.path("i\(n).sqlite"), pushdown: false)
-            let (pushed, report) = try Self.run(mapping, v1, v2, source: source, to: directory.path("s\(n).sqlite"), pushdown: true)
+            let (interpreted, _) = try Self.run(
+                mapping, v1, v2, source: source, to: directory.path("i\(n).sqlite"), pushdown: false)
+            let (pushed, report) = try Self.run(
+                mapping, v1, v2, source: source, to: directory.path("s\(n).sqlite"), pushdown: true)
             #expect(pushed == interpreted, "\(form.attribute) = \(form.expression)")
             guard case .store(let tables, _) = pushed else {
                 #expect(form.expected != .sql, "\(form.expression) failed: \(pushed)")
@@ -277,13 +304,19 @@ import TestSupport
                 // Translated: the interpreter is asked for no value, or (a TERNARY) only on
                 // the odd rows SQL cannot decide its condition on.
                 #expect(execution.instancesAsSQL && execution.relationshipsAsSQL, "\(form.expression): \(execution)")
-                #expect(execution.evaluations <= (rows == .clean ? 0 : 3), "\(form.expression): \(execution.evaluations) evaluations")
+                #expect(
+                    execution.evaluations <= (rows == .clean ? 0 : 3),
+                    "\(form.expression): \(execution.evaluations) evaluations")
             case .partly:
-                #expect(execution.instancesAsSQL && !execution.evaluatedWhereUndecided.isEmpty && execution.evaluations > 0
-                        && execution.evaluations < Self.rowCount / 2, "\(form.expression): \(execution), \(execution.evaluations) evaluations")
+                #expect(
+                    execution.instancesAsSQL && !execution.evaluatedWhereUndecided.isEmpty && execution.evaluations > 0
+                        && execution.evaluations < Self.rowCount / 2,
+                    "\(form.expression): \(execution), \(execution.evaluations) evaluations")
             case .evaluated:
-                #expect(execution.instancesAsSQL && !(execution.evaluated + execution.evaluatedWhereUndecided).isEmpty && execution.evaluations > 0,
-                        "\(form.expression): \(execution), \(execution.evaluations) evaluations")
+                #expect(
+                    execution.instancesAsSQL && !(execution.evaluated + execution.evaluatedWhereUndecided).isEmpty
+                        && execution.evaluations > 0,
+                    "\(form.expression): \(execution), \(execution.evaluations) evaluations")
             case .interpreted:
                 #expect(!execution.instancesAsSQL, "\(form.expression): \(execution)")
             default:
@@ -295,10 +328,11 @@ import TestSupport
         #expect(sqlRuns == Self.forms.filter { [.sql, .evaluated, .partly].contains($0.expected) }.count)
         // The errors name the mapping, the row and the property, as the interpreter's do.
         do {
-            #expect(failures == [
-                "expression: entity mapping \"RowToRow\", source Row Z_PK 2, 'out64' = \"$source.i64 + 1\": 1:1: integer overflow in 9223372036854775807 + 1; use a double operand (such as 9223372036854775807.0) for floating-point arithmetic",
-                "value: entity mapping \"RowToRow\", source Row Z_PK 2, 'out16' = \"$source.i32 - 0\": 2147483647 is out of range for a int16 attribute",
-            ])
+            #expect(
+                failures == [
+                    "expression: entity mapping \"RowToRow\", source Row Z_PK 2, 'out64' = \"$source.i64 + 1\": 1:1: integer overflow in 9223372036854775807 + 1; use a double operand (such as 9223372036854775807.0) for floating-point arithmetic",
+                    "value: entity mapping \"RowToRow\", source Row Z_PK 2, 'out16' = \"$source.i32 - 0\": 2147483647 is out of range for a int16 attribute"
+                ])
         }
     }
 
@@ -313,11 +347,13 @@ import TestSupport
         ("TRUEPREDICATE", .sql),
         ("FALSEPREDICATE", .sql),
         ("i64 / 0 == 1", .fails),  // integer division by zero, on the first row with an i64
-        ("group.name == 'group 3'", .interpreted),  // through a relationship
+        ("group.name == 'group 3'", .interpreted)  // through a relationship
     ]
 
-    static let decidedBySQL: Set<String> = ["flag == YES", "i16 > 5", "label != nil AND count > 0", "dbl < 1.0 OR NOT (i32 >= 100)",
-                                            "text == nil", "TRUEPREDICATE", "FALSEPREDICATE"]
+    static let decidedBySQL: Set<String> = [
+        "flag == YES", "i16 > 5", "label != nil AND count > 0", "dbl < 1.0 OR NOT (i32 >= 100)",
+        "text == nil", "TRUEPREDICATE", "FALSEPREDICATE"
+    ]
 
     /// Source fetches with predicates, both ways: the same rows selected, the same errors.
     @Test(arguments: Rows.allCases)
@@ -329,8 +365,10 @@ import TestSupport
         var counts: [Int] = []
         for (n, form) in Self.predicates.enumerated() {
             let mapping = try Self.mapping("outText", "$source.text", predicate: form.predicate)
-            let (interpreted, _) = try Self.run(mapping, v1, v2, source: source, to: directory.path("i\(n).sqlite"), pushdown: false)
-            let (pushed, report) = try Self.run(mapping, v1, v2, source: source, to: directory.path("s\(n).sqlite"), pushdown: true)
+            let (interpreted, _) = try Self.run(
+                mapping, v1, v2, source: source, to: directory.path("i\(n).sqlite"), pushdown: false)
+            let (pushed, report) = try Self.run(
+                mapping, v1, v2, source: source, to: directory.path("s\(n).sqlite"), pushdown: true)
             #expect(pushed == interpreted, "\(form.predicate)")
             guard case .store(let tables, _) = pushed else {
                 #expect(form.expected == .fails, "\(form.predicate) failed: \(pushed)")
@@ -342,7 +380,9 @@ import TestSupport
             // Comparisons of numbers and nil tests are decided by SQL on every row but the
             // odd ones; text is left to the interpreter where it is not plain ASCII.
             if Self.decidedBySQL.contains(form.predicate) {
-                #expect(execution.evaluations <= (rows == .clean ? 0 : 3), "\(form.predicate): \(execution.evaluations) evaluations")
+                #expect(
+                    execution.evaluations <= (rows == .clean ? 0 : 3),
+                    "\(form.predicate): \(execution.evaluations) evaluations")
             }
         }
         // The predicates select some rows and not others.
@@ -358,10 +398,15 @@ import TestSupport
         let source = directory.path("D1.sqlite")
         try Self.makeSource(at: source, model: v1, rows: .clean)
         let mapping = try Self.mapping("out16", "$source.i32")
-        let (interpreted, _) = try Self.run(mapping, v1, v2, source: source, to: directory.path("i.sqlite"), pushdown: false)
+        let (interpreted, _) = try Self.run(
+            mapping, v1, v2, source: source, to: directory.path("i.sqlite"), pushdown: false)
         let (pushed, _) = try Self.run(mapping, v1, v2, source: source, to: directory.path("s.sqlite"), pushdown: true)
         #expect(pushed == interpreted)
-        #expect(pushed == .failure("value: entity mapping \"RowToRow\", source Row Z_PK 2, 'out16' = \"$source.i32\": 2147483647 is out of range for a int16 attribute"))
+        #expect(
+            pushed
+                == .failure(
+                    "value: entity mapping \"RowToRow\", source Row Z_PK 2, 'out16' = \"$source.i32\": 2147483647 is out of range for a int16 attribute"
+                ))
         #expect(!FileManager.default.fileExists(atPath: directory.path("s.sqlite")))
         let planned = MigrationManager.plannedExecutions(mapping, source: v1, destination: v2)
         #expect(planned[1].execution.instancesAsSQL)
@@ -392,7 +437,8 @@ import TestSupport
             let layout = store.layout.entities
             let vehicle = layout["Vehicle"]!, car = layout["Car"]!, bike = layout["Bike"]!, owner = layout["Owner"]!
             #expect(car.table == vehicle.table && bike.table == vehicle.table)
-            try store.database.execute("""
+            try store.database.execute(
+                """
                 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10)
                 INSERT INTO \(owner.table) (Z_PK, Z_ENT, Z_OPT, \(owner.attributeColumns["name"]!)) SELECT i + 1, \(owner.number), 1, 'owner ' || i FROM n;
                 INSERT INTO \(owner.table) (Z_PK, Z_ENT, Z_OPT) VALUES (1, 99, 1);
@@ -405,15 +451,19 @@ import TestSupport
                 UPDATE Z_PRIMARYKEY SET Z_MAX = 900 WHERE Z_ENT = \(vehicle.number);
                 """)
         }
-        let mapping = try Migration.MappingModel(json: JSON.parse("""
-            {"sourceModel": "H1", "destinationModel": "H2", "entityMappings": [
-              {"name": "OwnerToOwner", "type": "copy", "sourceEntity": "Owner", "destinationEntity": "Owner"},
-              {"name": "CarToCar", "type": "transform", "sourceEntity": "Car", "destinationEntity": "Car",
-               "attributeMappings": {"doors": "$source.doors + 1"}},
-              {"name": "BikeToBike", "type": "copy", "sourceEntity": "Bike", "destinationEntity": "Bike"}]}
-            """), file: "test.mapping.json")
-        let (interpreted, _) = try Self.run(mapping, v1, v2, source: source, to: directory.path("i.sqlite"), pushdown: false)
-        let (pushed, report) = try Self.run(mapping, v1, v2, source: source, to: directory.path("s.sqlite"), pushdown: true)
+        let mapping = try Migration.MappingModel(
+            json: JSON.parse(
+                """
+                {"sourceModel": "H1", "destinationModel": "H2", "entityMappings": [
+                  {"name": "OwnerToOwner", "type": "copy", "sourceEntity": "Owner", "destinationEntity": "Owner"},
+                  {"name": "CarToCar", "type": "transform", "sourceEntity": "Car", "destinationEntity": "Car",
+                   "attributeMappings": {"doors": "$source.doors + 1"}},
+                  {"name": "BikeToBike", "type": "copy", "sourceEntity": "Bike", "destinationEntity": "Bike"}]}
+                """), file: "test.mapping.json")
+        let (interpreted, _) = try Self.run(
+            mapping, v1, v2, source: source, to: directory.path("i.sqlite"), pushdown: false)
+        let (pushed, report) = try Self.run(
+            mapping, v1, v2, source: source, to: directory.path("s.sqlite"), pushdown: true)
         #expect(pushed == interpreted)
         guard case .store(let tables, let counts) = pushed else {
             Issue.record("the migration failed: \(pushed)")
@@ -427,7 +477,9 @@ import TestSupport
 
     /// Names each group's copy in capitals, as a custom policy can.
     final class ShoutingPolicy: EntityMigrationPolicy {
-        func createDestinationInstances(forSource source: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
+        func createDestinationInstances(
+            forSource source: ManagedObject, in mapping: EntityMapping, manager: MigrationManager
+        ) throws {
             for created in try defaultCreateDestinationInstances(forSource: source, in: mapping, manager: manager) {
                 if case .string(let name) = try source.value(forKey: "name") {
                     try created.setValue(.string(name.uppercased()), forKey: "name")
@@ -438,7 +490,9 @@ import TestSupport
 
     /// Makes a second copy of every tenth group.
     final class DoublingPolicy: EntityMigrationPolicy {
-        func createDestinationInstances(forSource source: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
+        func createDestinationInstances(
+            forSource source: ManagedObject, in mapping: EntityMapping, manager: MigrationManager
+        ) throws {
             _ = try defaultCreateDestinationInstances(forSource: source, in: mapping, manager: manager)
             if source.objectID.primaryKey % 10 == 0 {
                 _ = try defaultCreateDestinationInstances(forSource: source, in: mapping, manager: manager)
@@ -459,26 +513,36 @@ import TestSupport
         var policies = PolicyRegistry()
         policies.register("Shouting") { ShoutingPolicy() }
         policies.register("Doubling") { DoublingPolicy() }
-        let mapping = try Migration.MappingModel(json: JSON.parse("""
-            {"sourceModel": "D1", "destinationModel": "D2", "entityMappings": [
-              {"name": "GroupToGroup", "type": "copy", "sourceEntity": "Group", "destinationEntity": "Group", "policy": "\(policy)"},
-              {"name": "RowToRow", "type": "transform", "sourceEntity": "Row", "destinationEntity": "Row",
-               "attributeMappings": {"out64": "$source.count * 2", "label": "TERNARY($source.label == nil, '-', $source.label)"}}]}
-            """), file: "test.mapping.json")
-        let (interpreted, _) = try Self.run(mapping, v1, v2, source: source, to: directory.path("i.sqlite"), pushdown: false, policies: policies)
-        let (pushed, report) = try Self.run(mapping, v1, v2, source: source, to: directory.path("s.sqlite"), pushdown: true, policies: policies)
+        let mapping = try Migration.MappingModel(
+            json: JSON.parse(
+                """
+                {"sourceModel": "D1", "destinationModel": "D2", "entityMappings": [
+                  {"name": "GroupToGroup", "type": "copy", "sourceEntity": "Group", "destinationEntity": "Group", "policy": "\(policy)"},
+                  {"name": "RowToRow", "type": "transform", "sourceEntity": "Row", "destinationEntity": "Row",
+                   "attributeMappings": {"out64": "$source.count * 2", "label": "TERNARY($source.label == nil, '-', $source.label)"}}]}
+                """), file: "test.mapping.json")
+        let (interpreted, _) = try Self.run(
+            mapping, v1, v2, source: source, to: directory.path("i.sqlite"), pushdown: false, policies: policies)
+        let (pushed, report) = try Self.run(
+            mapping, v1, v2, source: source, to: directory.path("s.sqlite"), pushdown: true, policies: policies)
         #expect(pushed == interpreted)
         guard case .store(let tables, _) = pushed, let report else {
             // Two groups made from one: the rows' to-one cannot hold both, and the
             // interpreter says so on the first row that points to one.
             #expect(policy == "Doubling", "the migration failed: \(pushed)")
-            #expect(pushed == .failure("value: entity mapping \"RowToRow\", source Row Z_PK 26, 'group' = \"FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"GroupToGroup\", $source.group)\": More than one relationship destination for the to-one relationship 'group' (2 objects)"))
+            #expect(
+                pushed
+                    == .failure(
+                        "value: entity mapping \"RowToRow\", source Row Z_PK 26, 'group' = \"FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"GroupToGroup\", $source.group)\": More than one relationship destination for the to-one relationship 'group' (2 objects)"
+                    ))
             return
         }
         #expect(policy == "Shouting")
         let executions = report.entityMappings.map { $0.execution! }
         #expect(!executions[0].instancesAsSQL && !executions[0].relationshipsAsSQL, "\(executions[0])")
-        #expect(executions[1].instancesAsSQL && executions[1].relationshipsAsSQL, "\(executions[1].relationshipsReason ?? "")")
+        #expect(
+            executions[1].instancesAsSQL && executions[1].relationshipsAsSQL,
+            "\(executions[1].relationshipsReason ?? "")")
         #expect(tables["ZGROUP"]?.contains { $0.last == "t:GROUP 1" } == true)
     }
 
@@ -503,7 +567,8 @@ import TestSupport
         do {
             let store = try Store.create(at: source, model: v1)
             let person = store.layout.entities["Person"]!, letter = store.layout.entities["Letter"]!
-            try store.database.execute("""
+            try store.database.execute(
+                """
                 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 30)
                 INSERT INTO \(person.table) (Z_PK, Z_ENT, Z_OPT, \(person.attributeColumns["name"]!)) SELECT i, \(person.number), 1, 'person ' || i FROM n;
                 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 500)
@@ -520,26 +585,36 @@ import TestSupport
         // unless their mapping asks the interpreter for a value (it could fail before the
         // letters' would), and the letters are linked in stage 2.
         let cases: [(order: [String], personName: String?, inStage1: Bool)] = [
-            (["Person", "Letter"], nil, true), (["Letter", "Person"], nil, true), (["Letter", "Person"], "$entityMapping.name", false),
+            (["Person", "Letter"], nil, true), (["Letter", "Person"], nil, true),
+            (["Letter", "Person"], "$entityMapping.name", false)
         ]
         for (order, personName, inStage1) in cases {
             let mappings = order.map { entity in
-                let name = entity == "Person" ? personName.map { #", "attributeMappings": {"name": "\#($0)"}"# } ?? "" : ""
-                return #"{"name": "\#(entity)To\#(entity)", "type": "transform", "sourceEntity": "\#(entity)", "destinationEntity": "\#(entity)"\#(name)}"#
+                let name =
+                    entity == "Person" ? personName.map { #", "attributeMappings": {"name": "\#($0)"}"# } ?? "" : ""
+                return
+                    #"{"name": "\#(entity)To\#(entity)", "type": "transform", "sourceEntity": "\#(entity)", "destinationEntity": "\#(entity)"\#(name)}"#
             }
-            let mapping = try Migration.MappingModel(json: JSON.parse("""
-                {"sourceModel": "T1", "destinationModel": "T2", "entityMappings": [\(mappings.joined(separator: ", "))]}
-                """), file: "test.mapping.json")
+            let mapping = try Migration.MappingModel(
+                json: JSON.parse(
+                    """
+                    {"sourceModel": "T1", "destinationModel": "T2", "entityMappings": [\(mappings.joined(separator: ", "))]}
+                    """), file: "test.mapping.json")
             let name = order.joined() + (personName == nil ? "" : "E")
-            let (interpreted, _) = try Self.run(mapping, v1, v2, source: source, to: directory.path("i\(name).sqlite"), pushdown: false)
+            let (interpreted, _) = try Self.run(
+                mapping, v1, v2, source: source, to: directory.path("i\(name).sqlite"), pushdown: false)
             var written: Set<String> = []
-            let (pushed, report) = try Self.run(mapping, v1, v2, source: source, to: directory.path("s\(name).sqlite"), pushdown: true) {
+            let (pushed, report) = try Self.run(
+                mapping, v1, v2, source: source, to: directory.path("s\(name).sqlite"), pushdown: true
+            ) {
                 written = Set($0.prelinked.map(\.column))
             }
             #expect(pushed == interpreted, "\(order)")
             #expect(written == (inStage1 ? ["ZAUTHOR", "ZRECIPIENT"] : []), "\(order)")
             let executions = report?.entityMappings.map { $0.execution! } ?? []
-            #expect(executions.count == 2 && executions.allSatisfy { $0.instancesAsSQL && $0.relationshipsAsSQL }, "\(executions)")
+            #expect(
+                executions.count == 2 && executions.allSatisfy { $0.instancesAsSQL && $0.relationshipsAsSQL },
+                "\(executions)")
         }
     }
 }

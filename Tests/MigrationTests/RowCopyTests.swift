@@ -11,23 +11,24 @@ import TestSupport
 @Suite struct RowCopyTests {
     static let attributes: Set<String> = ["name", "sku", "price", "quantity"]
 
-    @Test(arguments: [
-        ("$source.price * 1.03", ["price"]),
-        ("$source.price + $source.quantity * $source.price", ["price", "quantity", "price"]),
-        ("FUNCTION($source.name, 'uppercaseString')", ["name"]),
-        ("TERNARY($source.sku == nil, $propertyMapping.name, $source.sku)", ["sku", "sku"]),
-        ("$entityMapping.name", []),
-        ("3", []),
-        ("$source", nil),  // the object itself
-        ("$source.self", nil),
-        ("$source.@count", nil),
-        ("$source.missing", nil),
-        ("FUNCTION($source, 'valueForKey:', $source.name)", nil),
-        ("FUNCTION($manager, 'destinationInstancesForEntityMappingNamed:sourceInstances:', 'M', $source)", nil),
-        ("$manager.userInfo.rate * $source.price", nil),
-        ("$destination.price", nil),
-        ("SUBQUERY($source.name, $source, $source == 'x')", nil),  // a local $source
-    ] as [(String, [String]?)])
+    @Test(
+        arguments: [
+            ("$source.price * 1.03", ["price"]),
+            ("$source.price + $source.quantity * $source.price", ["price", "quantity", "price"]),
+            ("FUNCTION($source.name, 'uppercaseString')", ["name"]),
+            ("TERNARY($source.sku == nil, $propertyMapping.name, $source.sku)", ["sku", "sku"]),
+            ("$entityMapping.name", []),
+            ("3", []),
+            ("$source", nil),  // the object itself
+            ("$source.self", nil),
+            ("$source.@count", nil),
+            ("$source.missing", nil),
+            ("FUNCTION($source, 'valueForKey:', $source.name)", nil),
+            ("FUNCTION($manager, 'destinationInstancesForEntityMappingNamed:sourceInstances:', 'M', $source)", nil),
+            ("$manager.userInfo.rate * $source.price", nil),
+            ("$destination.price", nil),
+            ("SUBQUERY($source.name, $source, $source == 'x')", nil)  // a local $source
+        ] as [(String, [String]?)])
     func readsOfSourceAttributesOnly(expression: String, reads: [String]?) throws {
         let parsed = try FormatExpression(parsing: expression)
         #expect(RowCopyPlan.sourceAttributesRead(by: parsed, among: Self.attributes) == reads)
@@ -39,7 +40,8 @@ import TestSupport
         let store = try Store.create(at: path, model: model)
         let layout = store.layout.entities["Product"]!
         let c = layout.attributeColumns
-        try store.database.execute("""
+        try store.database.execute(
+            """
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(count))
             INSERT INTO \(layout.table) (Z_PK, Z_ENT, Z_OPT, \(c["name"]!), \(c["sku"]!), \(c["price"]!), \(c["quantity"]!),
                 \(c["weight"]!), \(c["added"]!), \(c["active"]!), \(c["notes"]!))
@@ -75,10 +77,17 @@ import TestSupport
         let context = ObjectContext(store: try Store.open(at: source, model: v1, mode: .readOnly))
         let destination = ObjectContext(store: try Store.create(at: directory.path("keys.sqlite"), model: v2))
         func takesRows(_ mapping: MappingModel) throws -> Bool {
-            let prepared = try MigrationManager(mapping: mapping, source: v1, destination: v2).prepared.entityMappings[0]
-            return RowCopyPlan(prepared, copiedAttributes: prepared.attributes.map { EntityMappingRunner.copiedAttribute($0.expression.expression) },
-                           destinationAttributes: try prepared.attributes.map { try destination.attributeKey($0.mapping.name, of: "Product") },
-                           source: context) != nil
+            let prepared = try MigrationManager(mapping: mapping, source: v1, destination: v2).prepared.entityMappings[
+                0]
+            return RowCopyPlan(
+                prepared,
+                copiedAttributes: prepared.attributes.map {
+                    EntityMappingRunner.copiedAttribute($0.expression.expression)
+                },
+                destinationAttributes: try prepared.attributes.map {
+                    try destination.attributeKey($0.mapping.name, of: "Product")
+                },
+                source: context) != nil
         }
         #expect(try takesRows(standard))
         #expect(try !takesRows(objects))
@@ -88,13 +97,17 @@ import TestSupport
         var reports: [[Int]] = []
         for (i, mapping) in [standard, objects].enumerated() {
             let path = directory.path("out-\(i).sqlite")
-            let manager = try MigrationManager(mapping: mapping, source: v1, destination: v2, options: MigrationOptions(chunkSize: 1_000))
+            let manager = try MigrationManager(
+                mapping: mapping, source: v1, destination: v2, options: MigrationOptions(chunkSize: 1_000))
             var progress: [Int] = []
             let report = try manager.migrateStore(from: source, to: path) { p in
                 if p.stage == .createInstances { progress.append(p.rows) }
             }
             stores.append(try rows("Product", at: path, model: v2, keys: keys))
-            reports.append([report.entityMappings[0].sourceInstances, report.entityMappings[0].destinationInstances, progress.last ?? -1])
+            reports.append([
+                report.entityMappings[0].sourceInstances, report.entityMappings[0].destinationInstances,
+                progress.last ?? -1
+            ])
         }
         #expect(stores[0].count == 2_500)
         #expect(stores[0] == stores[1])

@@ -51,4 +51,3 @@ func storeBytes(_ path: String) -> [String: Data] {
 extension Value {
     var number: Double? { doubleValue }
 }
-

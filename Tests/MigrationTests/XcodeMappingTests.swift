@@ -21,22 +21,32 @@ struct XcodeMappingTests {
     /// model and its `.cdm` give the same mapping, fill-ins and all.
     @Test func theXcodeMappingModelAndItsCompiledFormAgree() throws {
         let models = try Self.versions(Self.coreDataPlus.appendingPathComponent("SampleModel.xcdatamodeld"))
-        let xcode = try MappingModel.load(xcodeMappingModelAt: Self.coreDataPlus.appendingPathComponent("MappingModels/V2toV3.xcmappingmodel"), models: models)
-        let compiled = try MappingModel.load(compiledMappingModelAt: Self.coreDataPlus.appendingPathComponent("Fixtures/V2toV3.cdm"), models: models)
+        let xcode = try MappingModel.load(
+            xcodeMappingModelAt: Self.coreDataPlus.appendingPathComponent("MappingModels/V2toV3.xcmappingmodel"),
+            models: models)
+        let compiled = try MappingModel.load(
+            compiledMappingModelAt: Self.coreDataPlus.appendingPathComponent("Fixtures/V2toV3.cdm"), models: models)
         #expect(xcode.sourceModel == "SampleModel2" && xcode.destinationModel == "SampleModel3")
         #expect(compiled.sourceModel == "SampleModel2" && compiled.destinationModel == "SampleModel3")
         #expect(xcode.entityMappings == compiled.entityMappings)
         let car = try #require(xcode.entityMapping(named: "CarToCar"))
         #expect(car.type == .custom)
         #expect(car.policy == "REPLACE_AT_RUNTIME.V2to3MakerPolicy")
-        #expect(car.sourceExpression == #"FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Car", "TRUEPREDICATE"), $manager.sourceContext, FALSE)"#)
+        #expect(
+            car.sourceExpression
+                == #"FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Car", "TRUEPREDICATE"), $manager.sourceContext, FALSE)"#
+        )
         #expect(car.propertyMapping(named: "model")?.valueExpression == "$source.model")
-        #expect(car.propertyMapping(named: "owner")?.valueExpression
-            == #"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "PersonToPerson", $source.owner)"#)
+        #expect(
+            car.propertyMapping(named: "owner")?.valueExpression
+                == #"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "PersonToPerson", $source.owner)"#
+        )
         #expect(car.propertyMapping(named: "createdBy")?.valueExpression == nil)
         // Cars are migrated by three mappings (Car and its sub-entities): each is found through its own.
-        #expect(xcode.entityMapping(named: "PersonToPerson")?.propertyMapping(named: "cars")?.valueExpression
-            == #"FUNCTION($manager, "destinationInstancesForSourceRelationshipNamed:sourceInstances:", "cars", $source.cars)"#)
+        #expect(
+            xcode.entityMapping(named: "PersonToPerson")?.propertyMapping(named: "cars")?.valueExpression
+                == #"FUNCTION($manager, "destinationInstancesForSourceRelationshipNamed:sourceInstances:", "cars", $source.cars)"#
+        )
         #expect(xcode.entityMappings.map(\.type) == [.custom, .custom, .copy, .custom, .add])
     }
 
@@ -45,22 +55,29 @@ struct XcodeMappingTests {
     @Test func theArticlesMappingModelsImport() throws {
         let models = try Self.versions(SharedFixtures.bookMigration.appendingPathComponent("Model.xcdatamodeld"))
         func load(_ name: String) throws -> MappingModel {
-            try MappingModel.load(xcodeMappingModelAt: SharedFixtures.bookMigration.appendingPathComponent("\(name).xcmappingmodel"), models: models)
+            try MappingModel.load(
+                xcodeMappingModelAt: SharedFixtures.bookMigration.appendingPathComponent("\(name).xcmappingmodel"),
+                models: models)
         }
         let first = try load("Model1_to_Model2")
         #expect(first.entityMappings.map(\.name) == ["UserToUser", "Author", "BookToBook"])
         #expect(first.entityMappings.map(\.type) == [.copy, .add, .custom])
         #expect(first.entityMappings[2].policy == "MHWBookToBookPolicy")
         #expect(first.entityMappings[2].userInfo == ["modelVersion": .string("2")])
-        #expect(first.entityMappings[0].propertyMapping(named: "books")?.valueExpression
-            == #"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "BookToBook", $source.books)"#)
+        #expect(
+            first.entityMappings[0].propertyMapping(named: "books")?.valueExpression
+                == #"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "BookToBook", $source.books)"#
+        )
         let second = try load("Model2_to_Model3")
         #expect(second.entityMappings.map(\.name) == ["File", "UserToUser", "BookToBook", "AuthorToAuthor"])
         #expect(second.entityMappings.map(\.policy) == [nil, "MHWUserToUserPolicy", "MHWBookToBookPolicy", nil])
         for mapping in [first, second, try load("Model2_to_Model3_User")] {
-            #expect(MigrationManager.check(mapping, source: models.first { $0.version == mapping.sourceModel }!,
-                                           destination: models.first { $0.version == mapping.destinationModel }!,
-                                           policies: .bookMigration).isEmpty)
+            #expect(
+                MigrationManager.check(
+                    mapping, source: models.first { $0.version == mapping.sourceModel }!,
+                    destination: models.first { $0.version == mapping.destinationModel }!,
+                    policies: .bookMigration
+                ).isEmpty)
         }
     }
 
@@ -70,8 +87,9 @@ struct XcodeMappingTests {
         let directory = try TemporaryDirectory()
         let path = try BookAuthorsTests.copyOfFixture(in: directory)
         let models = SharedFixtures.bookMigration.appendingPathComponent("Model.xcdatamodeld")
-        let reports = try StoreMigrator.migrateStore(at: URL(fileURLWithPath: path), models: models, mappings: SharedFixtures.bookMigration,
-                                                     to: "Model3", policies: .bookMigration)
+        let reports = try StoreMigrator.migrateStore(
+            at: URL(fileURLWithPath: path), models: models, mappings: SharedFixtures.bookMigration,
+            to: "Model3", policies: .bookMigration)
         #expect(reports.map(\.destination) == ["Model2", "Model3"])
         let viaXcode = try BookAuthorsTests.context(path, "Model3")
 
@@ -81,10 +99,13 @@ struct XcodeMappingTests {
         let viaJSON = try BookAuthorsTests.context(jsonPath, "Model3")
 
         #expect(try viaXcode.count(FetchRequest(entityName: "Author", predicate: "name == 'Franz Kafka'")) == 1)
-        #expect(try viaXcode.count(FetchRequest(entityName: "Book", predicate: "ANY authors.name LIKE 'Franz Kafka'")) == 2)
+        #expect(
+            try viaXcode.count(FetchRequest(entityName: "Book", predicate: "ANY authors.name LIKE 'Franz Kafka'")) == 2)
         for (entity, key) in [("User", "userId"), ("Book", "title"), ("Author", "name"), ("File", "fileURL")] {
-            let a = try viaXcode.fetch(FetchRequest(entityName: entity)).map { $0[key] }.sorted(by: BookAuthorsTests.order)
-            let b = try viaJSON.fetch(FetchRequest(entityName: entity)).map { $0[key] }.sorted(by: BookAuthorsTests.order)
+            let a = try viaXcode.fetch(FetchRequest(entityName: entity)).map { $0[key] }.sorted(
+                by: BookAuthorsTests.order)
+            let b = try viaJSON.fetch(FetchRequest(entityName: entity)).map { $0[key] }.sorted(
+                by: BookAuthorsTests.order)
             #expect(a == b, "\(entity).\(key)")
         }
         for book in try viaXcode.fetch(FetchRequest(entityName: "Book")) {
@@ -104,14 +125,18 @@ struct XcodeMappingTests {
         let folder = directory.url.appendingPathComponent("mappings")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         for name in ["Model1_to_Model2", "Model2_to_Model3", "Model2_to_Model3_User"] {
-            let xcode = try MappingModel.load(xcodeMappingModelAt: SharedFixtures.bookMigration.appendingPathComponent("\(name).xcmappingmodel"), models: models)
+            let xcode = try MappingModel.load(
+                xcodeMappingModelAt: SharedFixtures.bookMigration.appendingPathComponent("\(name).xcmappingmodel"),
+                models: models)
             let file = folder.appendingPathComponent("\(name).mapping.json")
             try Data(xcode.json.serialized(pretty: true).utf8).write(to: file)
             #expect(try MappingModel.load(contentsOf: file).entityMappings == xcode.entityMappings, "\(name)")
         }
         let path = try BookAuthorsTests.copyOfFixture(in: directory)
-        try StoreMigrator.migrateStore(at: URL(fileURLWithPath: path), models: SharedFixtures.bookMigration.appendingPathComponent("Model.xcdatamodeld"),
-                                       mappings: folder, to: "Model3", policies: .bookMigration)
+        try StoreMigrator.migrateStore(
+            at: URL(fileURLWithPath: path),
+            models: SharedFixtures.bookMigration.appendingPathComponent("Model.xcdatamodeld"),
+            mappings: folder, to: "Model3", policies: .bookMigration)
         let context = try BookAuthorsTests.context(path, "Model3")
         #expect(try context.count(FetchRequest(entityName: "Author", predicate: "name == 'Franz Kafka'")) == 1)
         #expect(try context.count(FetchRequest(entityName: "File")) == 4)
@@ -125,13 +150,15 @@ struct XcodeMappingTests {
     func coreDataPlusMigratesToVersionThree(modelsPath: String, mappingsPath: String?) throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("SampleModel.sqlite")
-        try FileManager.default.copyItem(atPath: Self.coreDataPlus.appendingPathComponent("Fixtures/SampleModel_V1.sqlite").path, toPath: path)
+        try FileManager.default.copyItem(
+            atPath: Self.coreDataPlus.appendingPathComponent("Fixtures/SampleModel_V1.sqlite").path, toPath: path)
         var policies = PolicyRegistry()
         policies.register("V2to3MakerPolicy") { MakerPolicy() }
         let models = Self.coreDataPlus.appendingPathComponent(modelsPath)
-        let reports = try StoreMigrator.migrateStore(at: URL(fileURLWithPath: path), models: models,
-                                                     mappings: mappingsPath.map { Self.coreDataPlus.appendingPathComponent($0) },
-                                                     to: "SampleModel3", policies: policies)
+        let reports = try StoreMigrator.migrateStore(
+            at: URL(fileURLWithPath: path), models: models,
+            mappings: mappingsPath.map { Self.coreDataPlus.appendingPathComponent($0) },
+            to: "SampleModel3", policies: policies)
         #expect(reports.map(\.destination) == ["SampleModel2", "SampleModel3"])
         let model = try #require(try Self.versions(models).first { $0.version == "SampleModel3" })
         let context = ObjectContext(store: try Store.open(at: path, model: model, mode: .readOnly))
@@ -141,7 +168,9 @@ struct XcodeMappingTests {
             #expect(car["createdBy"].managedObject != nil, "\(car.objectID) has no maker")
             let previous = try car.value(forKey: "previousOwners").collectionElements ?? []
             if let owner = car["owner"].managedObject {
-                #expect(previous.contains { $0.managedObject?.objectID == owner.objectID }, "\(car.objectID)'s owner is not among its previous owners")
+                #expect(
+                    previous.contains { $0.managedObject?.objectID == owner.objectID },
+                    "\(car.objectID)'s owner is not among its previous owners")
                 let previousCars = try owner.value(forKey: "previousCars").collectionElements ?? []
                 #expect(previousCars.contains { $0.managedObject?.objectID == car.objectID })
             } else {
@@ -160,18 +189,26 @@ struct XcodeMappingTests {
         let car = try #require(models[2].entities.firstIndex { $0.name == "Car" })
         // Sub-entities inherit the change: their hashes differ too.
         models[2].entities[car].attributes[0].isOptional.toggle()
-        let error = #expect(throws: MappingErrors.self) { try MappingModel.load(compiledMappingModelAt: cdm, models: models) }
-        #expect(error?.errors.map(\.message) == [
-            "the compiled mapping model was compiled from other versions of the models: its entity version hashes are not those of SampleModel2 → SampleModel3: Car of SampleModel3 differs; LuxuryCar of SampleModel3 differs; SportCar of SampleModel3 differs; Core Data would not use it either: compile it again from these models, or give the models it was compiled from",
-        ])
+        let error = #expect(throws: MappingErrors.self) {
+            try MappingModel.load(compiledMappingModelAt: cdm, models: models)
+        }
+        #expect(
+            error?.errors.map(\.message) == [
+                "the compiled mapping model was compiled from other versions of the models: its entity version hashes are not those of SampleModel2 → SampleModel3: Car of SampleModel3 differs; LuxuryCar of SampleModel3 differs; SportCar of SampleModel3 differs; Core Data would not use it either: compile it again from these models, or give the models it was compiled from"
+            ])
     }
 
     /// Without a stand-in for the policy, the mapping fails its check, naming the class.
     @Test func aMissingPolicyNamesTheClass() throws {
         let models = try Self.versions(Self.coreDataPlus.appendingPathComponent("SampleModel.xcdatamodeld"))
-        let mapping = try MappingModel.load(compiledMappingModelAt: Self.coreDataPlus.appendingPathComponent("Fixtures/V2toV3.cdm"), models: models)
-        let problems = MigrationManager.check(mapping, source: models[1], destination: models[2], policies: PolicyRegistry())
-        #expect(problems.first?.message == "no policy named 'REPLACE_AT_RUNTIME.V2to3MakerPolicy' is registered; register a Swift stand-in for it: `policies.register(\"V2to3MakerPolicy\") { MyPolicy() }` (docs/engine.md, \"Custom policies\")")
+        let mapping = try MappingModel.load(
+            compiledMappingModelAt: Self.coreDataPlus.appendingPathComponent("Fixtures/V2toV3.cdm"), models: models)
+        let problems = MigrationManager.check(
+            mapping, source: models[1], destination: models[2], policies: PolicyRegistry())
+        #expect(
+            problems.first?.message
+                == "no policy named 'REPLACE_AT_RUNTIME.V2to3MakerPolicy' is registered; register a Swift stand-in for it: `policies.register(\"V2to3MakerPolicy\") { MyPolicy() }` (docs/engine.md, \"Custom policies\")"
+        )
         #expect(problems.count == 3)
     }
 
@@ -180,19 +217,26 @@ struct XcodeMappingTests {
     @Test func mwkCoreDataMigratesToVersionThree() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("MWK.sqlite")
-        try FileManager.default.copyItem(atPath: Self.mwk.appendingPathComponent("Stores/MWKCoreDataTests.sqlite").path, toPath: path)
+        try FileManager.default.copyItem(
+            atPath: Self.mwk.appendingPathComponent("Stores/MWKCoreDataTests.sqlite").path, toPath: path)
         let models = Self.mwk.appendingPathComponent("Model/MWKCoreDataTests.xcdatamodeld")
         let versions = try Self.versions(models)
         let mapping = try MappingModel.load(
-            xcodeMappingModelAt: Self.mwk.appendingPathComponent("Model/MappingModels/MWKCoreDataTestsV2ToV3.xcmappingmodel"), models: versions)
+            xcodeMappingModelAt: Self.mwk.appendingPathComponent(
+                "Model/MappingModels/MWKCoreDataTestsV2ToV3.xcmappingmodel"), models: versions)
         #expect(mapping.entityMapping(named: "EmployeeToEmployee")?.userInfo == ["destModelVersion": .string("3")])
         var policies = PolicyRegistry()
         policies.register("EmployeeToEmployeePolicy") { EmployeeNamePolicy() }
-        let reports = try StoreMigrator.migrateStore(at: URL(fileURLWithPath: path), models: models, to: "MWKCoreDataTests3", policies: policies)
+        let reports = try StoreMigrator.migrateStore(
+            at: URL(fileURLWithPath: path), models: models, to: "MWKCoreDataTests3", policies: policies)
         #expect(reports.map(\.destination) == ["MWKCoreDataTests2", "MWKCoreDataTests3"])
-        #expect(FileManager.default.fileExists(atPath: path + ".MWKCoreDataTests.bak"), "the original store is kept as a backup")
+        #expect(
+            FileManager.default.fileExists(atPath: path + ".MWKCoreDataTests.bak"),
+            "the original store is kept as a backup")
         let context = ObjectContext(store: try Store.open(at: path, model: versions[2], mode: .readOnly))
-        let names = try context.fetch(FetchRequest(entityName: "Employee")).map { "\($0["firstName"].formatDescription) \($0["lastName"].formatDescription)" }
+        let names = try context.fetch(FetchRequest(entityName: "Employee")).map {
+            "\($0["firstName"].formatDescription) \($0["lastName"].formatDescription)"
+        }
         #expect(names.sorted() == ["Adam Smith", "Bob Johnson", "Carla Jones"])
     }
 }
@@ -220,7 +264,9 @@ struct RealWorldMappingModelTests {
         // One file per step, from AltStore → AltStore 2 to AltStore 16 → AltStore 17; the
         // step AltStore 7 → AltStore 8 has none (it is inferred).
         let steps = mappings.map { "\($0.sourceModel) → \($0.destinationModel)" }
-        let expected = (1...16).filter { $0 != 7 }.map { "\($0 == 1 ? "AltStore" : "AltStore \($0)") → AltStore \($0 + 1)" }
+        let expected = (1...16).filter { $0 != 7 }.map {
+            "\($0 == 1 ? "AltStore" : "AltStore \($0)") → AltStore \($0 + 1)"
+        }
         #expect(Set(steps) == Set(expected))
         #expect(steps.count == 15)
 
@@ -229,10 +275,14 @@ struct RealWorldMappingModelTests {
         #expect(missing.filter { $0.contains("no policy named") }.count == 5, "\(missing)")
         #expect(missing.filter { $0.contains("unknown selector") }.count == 3, "\(missing)")
 
-        migrator = StoreMigrator(models: models, mappings: mappings, policies: Self.registry(
-            policies: ["InstalledAppToInstalledAppMigrationPolicy", "StoreApp10ToStoreApp11Policy",
-                       "Source13To14MigrationPolicy", "StoreAppToStoreAppMigrationPolicy"],
-            functions: ["defaultIsActiveForBundleID:team:", "migrateIconURL", "migrateScreenshotURLs"]))
+        migrator = StoreMigrator(
+            models: models, mappings: mappings,
+            policies: Self.registry(
+                policies: [
+                    "InstalledAppToInstalledAppMigrationPolicy", "StoreApp10ToStoreApp11Policy",
+                    "Source13To14MigrationPolicy", "StoreAppToStoreAppMigrationPolicy"
+                ],
+                functions: ["defaultIsActiveForBundleID:team:", "migrateIconURL", "migrateScreenshotURLs"]))
         #expect(migrator.check().map { $0.rendered() } == [])
     }
 
@@ -241,16 +291,25 @@ struct RealWorldMappingModelTests {
         let models = try ObjectModel.loadVersions(at: folder.appendingPathComponent("Moody.xcdatamodeld"))
         #expect(models.map(\.version) == ["Moody", "Moody 2", "Moody 3", "Moody 4", "Moody 5", "Moody 6"])
         let mappings = try MappingModel.loadAll(in: folder, models: models)
-        #expect(mappings.map { "\($0.sourceModel) → \($0.destinationModel)" }.sorted()
+        #expect(
+            mappings.map { "\($0.sourceModel) → \($0.destinationModel)" }.sorted()
                 == ["Moody 2 → Moody 3", "Moody 3 → Moody 4", "Moody 4 → Moody 5", "Moody 5 → Moody 6"])
         // A relationship's key path with a collection operator, as Xcode stores it.
-        let continent = mappings.first { $0.sourceModel == "Moody 2" }?.entityMappings.first { $0.name == "ContinentToContinent" }
+        let continent = mappings.first { $0.sourceModel == "Moody 2" }?.entityMappings.first {
+            $0.name == "ContinentToContinent"
+        }
         let moods = continent?.relationshipMappings.first { $0.name == "moods" }
-        #expect(moods?.valueExpression
-                == #"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "MoodToMood", $source.countries.@distinctUnionOfSets.moods)"#)
-        #expect(StoreMigrator(models: models, mappings: mappings).check().map(\.message)
-                == ["no policy named 'Migrations.Country5ToCountry6Policy' is registered; register a Swift stand-in for it: `policies.register(\"Country5ToCountry6Policy\") { MyPolicy() }` (docs/engine.md, \"Custom policies\")"])
-        let migrator = StoreMigrator(models: models, mappings: mappings, policies: Self.registry(policies: ["Country5ToCountry6Policy"]))
+        #expect(
+            moods?.valueExpression
+                == #"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "MoodToMood", $source.countries.@distinctUnionOfSets.moods)"#
+        )
+        #expect(
+            StoreMigrator(models: models, mappings: mappings).check().map(\.message)
+                == [
+                    "no policy named 'Migrations.Country5ToCountry6Policy' is registered; register a Swift stand-in for it: `policies.register(\"Country5ToCountry6Policy\") { MyPolicy() }` (docs/engine.md, \"Custom policies\")"
+                ])
+        let migrator = StoreMigrator(
+            models: models, mappings: mappings, policies: Self.registry(policies: ["Country5ToCountry6Policy"]))
         #expect(migrator.check().map { $0.rendered() } == [])
     }
 
@@ -264,21 +323,24 @@ struct RealWorldMappingModelTests {
         let directory = try TemporaryDirectory()
         let path = directory.path("Moody.sqlite")
         let date = #"{"$date": "2015-09-01T12:00:00Z"}"#
-        _ = try seededStore(at: path, model: models[1], seed: """
-            {"Continent": [{"$id": "eu", "numericISO3166Code": 150, "updatedAt": \(date)},
-                           {"$id": "as", "numericISO3166Code": 142, "updatedAt": \(date)}],
-             "Country": [{"$id": "de", "numericISO3166Code": 276, "updatedAt": \(date), "continent": {"$ref": "eu"}},
-                         {"$id": "fr", "numericISO3166Code": 250, "updatedAt": \(date), "continent": {"$ref": "eu"}},
-                         {"$id": "jp", "numericISO3166Code": 392, "updatedAt": \(date), "continent": {"$ref": "as"}}],
-             "Mood": [{"rating": 1, "date": \(date), "country": {"$ref": "de"}},
-                      {"rating": 2, "date": \(date), "country": {"$ref": "de"}},
-                      {"rating": 3, "date": \(date), "country": {"$ref": "fr"}},
-                      {"rating": 4, "date": \(date), "country": {"$ref": "jp"}},
-                      {"rating": 5, "date": \(date)}]}
-            """)
+        _ = try seededStore(
+            at: path, model: models[1],
+            seed: """
+                {"Continent": [{"$id": "eu", "numericISO3166Code": 150, "updatedAt": \(date)},
+                               {"$id": "as", "numericISO3166Code": 142, "updatedAt": \(date)}],
+                 "Country": [{"$id": "de", "numericISO3166Code": 276, "updatedAt": \(date), "continent": {"$ref": "eu"}},
+                             {"$id": "fr", "numericISO3166Code": 250, "updatedAt": \(date), "continent": {"$ref": "eu"}},
+                             {"$id": "jp", "numericISO3166Code": 392, "updatedAt": \(date), "continent": {"$ref": "as"}}],
+                 "Mood": [{"rating": 1, "date": \(date), "country": {"$ref": "de"}},
+                          {"rating": 2, "date": \(date), "country": {"$ref": "de"}},
+                          {"rating": 3, "date": \(date), "country": {"$ref": "fr"}},
+                          {"rating": 4, "date": \(date), "country": {"$ref": "jp"}},
+                          {"rating": 5, "date": \(date)}]}
+                """)
         var policies = PolicyRegistry()
         policies.register("Country5ToCountry6Policy") { ContinentFromCodePolicy() }
-        let migrator = StoreMigrator(models: models, mappings: try MappingModel.loadAll(in: folder, models: models), policies: policies)
+        let migrator = StoreMigrator(
+            models: models, mappings: try MappingModel.loadAll(in: folder, models: models), policies: policies)
         // Version 3: each continent has its countries' moods.
         let three = directory.path("Moody3.sqlite")
         try FileManager.default.copyItem(atPath: path, toPath: three)
@@ -287,7 +349,8 @@ struct RealWorldMappingModelTests {
         var moodsOfContinents: [Int64: Set<Int64>] = [:]
         for continent in try atThree.fetch(FetchRequest(entityName: "Continent")) {
             let moods = try continent.value(forKey: "moods").collectionElements ?? []
-            moodsOfContinents[continent["numericISO3166Code"].integerValue ?? 0] = Set(moods.compactMap { $0.managedObject?["rating"].integerValue })
+            moodsOfContinents[continent["numericISO3166Code"].integerValue ?? 0] = Set(
+                moods.compactMap { $0.managedObject?["rating"].integerValue })
         }
         #expect(moodsOfContinents == [150: [1, 2, 3], 142: [4]])
 
@@ -304,7 +367,8 @@ struct RealWorldMappingModelTests {
         var continents: [Int64: Set<Int64>] = [:]
         for country in try context.fetch(FetchRequest(entityName: "Country")) {
             let continent = try #require(country["continent"].managedObject, "\(country.objectID) has no continent")
-            continents[continent["numericISO3166Code"].integerValue ?? 0, default: []].insert(country["numericISO3166Code"].integerValue ?? 0)
+            continents[continent["numericISO3166Code"].integerValue ?? 0, default: []].insert(
+                country["numericISO3166Code"].integerValue ?? 0)
         }
         #expect(continents == [150: [276, 250], 142: [392]])
         #expect(try context.count(FetchRequest(entityName: "Continent")) == 2)
@@ -315,7 +379,9 @@ struct RealWorldMappingModelTests {
 /// A stand-in for Moody's `Country5ToCountry6Policy`: each country's `isoContinent` code
 /// becomes one Continent per code, linked as the country's `continent`.
 final class ContinentFromCodePolicy: EntityMigrationPolicy {
-    func createDestinationInstances(forSource source: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
+    func createDestinationInstances(
+        forSource source: ManagedObject, in mapping: EntityMapping, manager: MigrationManager
+    ) throws {
         let country = try defaultCreateDestinationInstances(forSource: source, in: mapping, manager: manager)[0]
         guard case .integer(let code) = try source.value(forKey: "isoContinent") else { return }
         var known: [String: Value] = [:]
@@ -337,7 +403,9 @@ final class ContinentFromCodePolicy: EntityMigrationPolicy {
 /// A stand-in for CoreDataPlus's `V2to3MakerPolicy`: each car's `maker` name becomes one
 /// Maker per distinct name, linked as the car's `createdBy`.
 final class MakerPolicy: EntityMigrationPolicy {
-    func createDestinationInstances(forSource source: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
+    func createDestinationInstances(
+        forSource source: ManagedObject, in mapping: EntityMapping, manager: MigrationManager
+    ) throws {
         let car = try defaultCreateDestinationInstances(forSource: source, in: mapping, manager: manager)[0]
         guard case .string(let name) = try source.value(forKey: "maker") else { return }
         var makers: [String: Value] = [:]
@@ -359,9 +427,13 @@ final class MakerPolicy: EntityMigrationPolicy {
 /// A stand-in for MWKCoreData's `EmployeeToEmployeePolicy`: `name` split at its first space
 /// into `firstName` and `lastName`, for the destination version its user info names.
 final class EmployeeNamePolicy: EntityMigrationPolicy {
-    func createDestinationInstances(forSource source: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
+    func createDestinationInstances(
+        forSource source: ManagedObject, in mapping: EntityMapping, manager: MigrationManager
+    ) throws {
         let employee = try defaultCreateDestinationInstances(forSource: source, in: mapping, manager: manager)[0]
-        guard mapping.userInfo["destModelVersion"] == .string("3"), case .string(let name) = try source.value(forKey: "name") else { return }
+        guard mapping.userInfo["destModelVersion"] == .string("3"),
+            case .string(let name) = try source.value(forKey: "name")
+        else { return }
         let parts = name.split(separator: " ", maxSplits: 1).map(String.init)
         try employee.setValue(.string(parts.first ?? ""), forKey: "firstName")
         try employee.setValue(.string(parts.count > 1 ? parts[1] : ""), forKey: "lastName")

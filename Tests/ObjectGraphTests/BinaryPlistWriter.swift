@@ -50,8 +50,11 @@ enum BinaryPlistWriter {
 
     /// A keyed archive of `objects` (`$objects`; index 0 should be `"$null"`) whose root is `root`.
     static func keyedArchive(objects: [PlistValue], root: Int) -> Data {
-        data(.dictionary([("$archiver", .string("NSKeyedArchiver")), ("$version", .integer(100000)),
-                          ("$top", .dictionary([("root", .uid(root))])), ("$objects", .array(objects))]))
+        data(
+            .dictionary([
+                ("$archiver", .string("NSKeyedArchiver")), ("$version", .integer(100000)),
+                ("$top", .dictionary([("root", .uid(root))])), ("$objects", .array(objects))
+            ]))
     }
 
     private static func marker(_ kind: UInt8, _ count: Int) -> [UInt8] {

@@ -11,7 +11,9 @@ import Testing
         var data = Data(#"<?xml version="1.0"?>\#n<model><entity name="Item"><attribute name="a"#.utf8)
         data.append(contentsOf: [0xDD, 0xDD])
         data.append(contentsOf: Data(#"" attributeType="String"/></entity></model>"#.utf8))
-        let error = #expect(throws: ModelErrors.self) { try XcodeModelImporter.parse(data, version: "V", file: "contents") }
+        let error = #expect(throws: ModelErrors.self) {
+            try XcodeModelImporter.parse(data, version: "V", file: "contents")
+        }
         #expect(error?.description == "contents: invalid XML at line 2, column 46: a byte that is not UTF-8")
         #expect(XMLInput.invalidUTF8(in: Data("<a>é</a>".utf8)) == nil)
     }
@@ -19,7 +21,8 @@ import Testing
     /// Two entities of one name (an archive can name them so): hashing does not trap, and
     /// a store refuses the model with why.
     @Test func twoEntitiesOfOneName() throws {
-        let model = ObjectModel(version: "V", entities: [EntityDescription(name: "Item"), EntityDescription(name: "Item")])
+        let model = ObjectModel(
+            version: "V", entities: [EntityDescription(name: "Item"), EntityDescription(name: "Item")])
         #expect(model.appleVersionHashes.count == 1)
         #expect(model.entityVersionHashes.count == 1)
         let error = #expect(throws: StoreError.self) { try Store.create(at: ":memory:", model: model) }
@@ -30,18 +33,24 @@ import Testing
     /// Metadata with a set in it (Foundation's bridging of one crashed): read by Remodel's
     /// own reader, kept, written back.
     @Test func metadataWithASet() throws {
-        let plist = BinaryPlistWriter.data(.dictionary([
-            ("NSStoreUUID", .string("U")),
-            ("NSStoreModelVersionHashes", .dictionary([("Item", .data(Data(repeating: 1, count: 32)))])),
-            ("com.example.tags", .set([.string("a"), .integer(2)])),
-        ]))
+        let plist = BinaryPlistWriter.data(
+            .dictionary([
+                ("NSStoreUUID", .string("U")),
+                ("NSStoreModelVersionHashes", .dictionary([("Item", .data(Data(repeating: 1, count: 32)))])),
+                ("com.example.tags", .set([.string("a"), .integer(2)]))
+            ]))
         let metadata = try StoreMetadata(propertyList: plist, uuid: nil)
         #expect(metadata.uuid == "U")
         #expect(metadata.versionHashes == ["Item": Data(repeating: 1, count: 32)])
         #expect(metadata.otherEntries["com.example.tags"] == .array([.string("a"), .integer(2)]))
         let written = try StoreMetadata(propertyList: try metadata.propertyList(), uuid: nil)
         #expect(written.otherEntries["com.example.tags"] == .array([.string("a"), .integer(2)]))
-        let error = #expect(throws: StoreError.self) { try StoreMetadata(propertyList: Data("<plist/>".utf8), uuid: nil) }
-        #expect(error?.message == "the store's metadata cannot be read: it is not a binary property list, as Core Data writes metadata")
+        let error = #expect(throws: StoreError.self) {
+            try StoreMetadata(propertyList: Data("<plist/>".utf8), uuid: nil)
+        }
+        #expect(
+            error?.message
+                == "the store's metadata cannot be read: it is not a binary property list, as Core Data writes metadata"
+        )
     }
 }

@@ -9,17 +9,19 @@ import TestSupport
 /// Core Data's default since iOS 7). Stores are created, saved, reopened and read in each;
 /// opening and reading never changes the file nor leaves a side file behind.
 @Suite struct JournalModeTests {
-    static let model: ObjectModel = try! ObjectModel(json: JSON.parse("""
-        {"version": "Journal1", "entities": {
-          "Book": {"attributes": {"title": "string", "cover": "binary"},
-                   "relationships": {"user": {"destination": "User", "inverse": "books"},
-                                     "tags": {"destination": "Tag", "inverse": "books", "toMany": true}}},
-          "User": {"attributes": {"userId": "int32"},
-                   "relationships": {"books": {"destination": "Book", "inverse": "user", "toMany": true}}},
-          "Tag": {"attributes": {"name": "string"},
-                  "relationships": {"books": {"destination": "Book", "inverse": "tags", "toMany": true}}}
-        }}
-        """))
+    static let model: ObjectModel = try! ObjectModel(
+        json: JSON.parse(
+            """
+            {"version": "Journal1", "entities": {
+              "Book": {"attributes": {"title": "string", "cover": "binary"},
+                       "relationships": {"user": {"destination": "User", "inverse": "books"},
+                                         "tags": {"destination": "Tag", "inverse": "books", "toMany": true}}},
+              "User": {"attributes": {"userId": "int32"},
+                       "relationships": {"books": {"destination": "Book", "inverse": "user", "toMany": true}}},
+              "Tag": {"attributes": {"name": "string"},
+                      "relationships": {"books": {"destination": "Book", "inverse": "tags", "toMany": true}}}
+            }}
+            """))
 
     /// A scratch folder, removed when released.
     final class Folder {
@@ -48,7 +50,11 @@ import TestSupport
             try book.setValue(.string(title), forKey: "title")
             try book.setValue(.data(Data(repeating: UInt8(i), count: 10_000)), forKey: "cover")
             try book.setValue(.object(ObjectReference(i == 0 ? ada : alan)), forKey: "user")
-            try book.setValue(.set(i == 0 ? [.object(ObjectReference(fiction))] : [.object(ObjectReference(fiction)), .object(ObjectReference(classic))]), forKey: "tags")
+            try book.setValue(
+                .set(
+                    i == 0
+                        ? [.object(ObjectReference(fiction))]
+                        : [.object(ObjectReference(fiction)), .object(ObjectReference(classic))]), forKey: "tags")
         }
         try context.save()
     }
@@ -63,7 +69,8 @@ import TestSupport
             let cover = try #require(book["cover"].dataValue)
             let tags = try #require(book["tags"].collectionElements).count
             guard case .object(let user) = book["user"], let owner = user.object as? ManagedObject else { continue }
-            seen.append("\(book["title"].stringValue ?? "?") \(owner["userId"].json.serialized()) \(tags) \(cover.count)")
+            seen.append(
+                "\(book["title"].stringValue ?? "?") \(owner["userId"].json.serialized()) \(tags) \(cover.count)")
         }
         let cursor = try context.makeCursor(try FetchRequest(entityName: "User", predicate: "books.@count > 0"))
         while let user = try cursor.next() { seen.append("user \(user["userId"].json.serialized())") }
@@ -94,7 +101,8 @@ import TestSupport
             let context = ObjectContext(store: store)
             let user = try context.insert("User")
             try user.setValue(3, forKey: "userId")
-            let book = try #require(try context.fetch(FetchRequest(entityName: "Book", predicate: "title == 'Emma'")).first)
+            let book = try #require(
+                try context.fetch(FetchRequest(entityName: "Book", predicate: "title == 'Emma'")).first)
             try book.setValue(.object(ObjectReference(user)), forKey: "user")
             try context.save()
         }
@@ -102,7 +110,10 @@ import TestSupport
         do {
             let store = try Store.open(at: folder.path, model: Self.model, mode: .readOnly)
             #expect(try store.database.journalMode() == mode)
-            #expect(try Self.readAll(store) == ["Dune 1 1 10000", "Emma 3 2 10000", "Ulysses 2 2 10000", "user 1", "user 2", "user 3", "tags 2"])
+            #expect(
+                try Self.readAll(store) == [
+                    "Dune 1 1 10000", "Emma 3 2 10000", "Ulysses 2 2 10000", "user 1", "user 2", "user 3", "tags 2"
+                ])
         }
         #expect(folder.contents == ["Library.sqlite"])
     }
@@ -166,15 +177,19 @@ import TestSupport
     func anAppleStoreIsLeftAsItWas(_ mode: Database.Mode) throws {
         try SharedFixtures.require()
         let fixture = SharedFixtures.bookMigration
-        let model = try XcodeModelImporter.importModel(at: fixture.appendingPathComponent("Model.xcdatamodeld/Model1.xcdatamodel"))
+        let model = try XcodeModelImporter.importModel(
+            at: fixture.appendingPathComponent("Model.xcdatamodeld/Model1.xcdatamodel"))
         let folder = try Folder()
-        try FileManager.default.copyItem(atPath: fixture.appendingPathComponent("Model1.sqlite").path, toPath: folder.path)
+        try FileManager.default.copyItem(
+            atPath: fixture.appendingPathComponent("Model1.sqlite").path, toPath: folder.path)
         let before = try Data(contentsOf: URL(fileURLWithPath: folder.path))
         do {
             let store = try Store.open(at: folder.path, model: model, mode: mode)
             #expect(try store.database.journalMode() == .delete)
             let context = ObjectContext(store: store)
-            #expect(try context.fetch(FetchRequest(entityName: "Book")).compactMap { $0["fileURL"].dataValue?.count }.sorted() == [149, 152, 155, 158])
+            #expect(
+                try context.fetch(FetchRequest(entityName: "Book")).compactMap { $0["fileURL"].dataValue?.count }
+                    .sorted() == [149, 152, 155, 158])
             #expect(try context.count(FetchRequest(entityName: "User", predicate: "books.@count > 0")) == 1)
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: folder.path)) == before)

@@ -56,18 +56,30 @@ import TestSupport
 
     @Test(arguments: [
         (#"{"entities": {}}"#, "version: missing: a model names its version, such as \"Model1\""),
-        (#"{"version": "M", "entities": {"Book": {"attributes": {"t": "text"}}}}"#,
-         "entities.Book.attributes.t: unknown attribute type 'text'; the types are int16 int32 int64 decimal double float string boolean date binary uuid uri transformable undefined objectID composite (the last three only for transient attributes)"),
-        (#"{"version": "M", "entities": {"Book": {"atributes": {}}}}"#,
-         "entities.Book.atributes: unknown key 'atributes'; expected one of parent, abstract, attributes, relationships, renamingIdentifier, versionHashModifier, userInfo, uniquenessConstraints, fetchedProperties, comment"),
-        (#"{"version": "M", "entities": {"Book": {"attributes": {"n": {"type": "int16", "optional": "no"}}}}}"#,
-         "entities.Book.attributes.n.optional: expected true or false, found string"),
-        (#"{"version": "M", "entities": {"Book": {"relationships": {"u": {"inverse": "b"}}}}}"#,
-         "entities.Book.relationships.u.destination: missing: a relationship has a destination entity"),
-        (#"{"version": "M", "entities": {"Book": {"relationships": {"u": {"destination": "User", "deleteRule": "explode"}}}}}"#,
-         "entities.Book.relationships.u.deleteRule: unknown delete rule 'explode'; the rules are nullify, cascade, deny, noAction"),
-        (#"{"version": "M", "configurations": {"Cloud": ["Book", "Author"]}, "entities": {"Book": {}}}"#,
-         "configurations.Cloud: unknown entity 'Author'; the entities are Book"),
+        (
+            #"{"version": "M", "entities": {"Book": {"attributes": {"t": "text"}}}}"#,
+            "entities.Book.attributes.t: unknown attribute type 'text'; the types are int16 int32 int64 decimal double float string boolean date binary uuid uri transformable undefined objectID composite (the last three only for transient attributes)"
+        ),
+        (
+            #"{"version": "M", "entities": {"Book": {"atributes": {}}}}"#,
+            "entities.Book.atributes: unknown key 'atributes'; expected one of parent, abstract, attributes, relationships, renamingIdentifier, versionHashModifier, userInfo, uniquenessConstraints, fetchedProperties, comment"
+        ),
+        (
+            #"{"version": "M", "entities": {"Book": {"attributes": {"n": {"type": "int16", "optional": "no"}}}}}"#,
+            "entities.Book.attributes.n.optional: expected true or false, found string"
+        ),
+        (
+            #"{"version": "M", "entities": {"Book": {"relationships": {"u": {"inverse": "b"}}}}}"#,
+            "entities.Book.relationships.u.destination: missing: a relationship has a destination entity"
+        ),
+        (
+            #"{"version": "M", "entities": {"Book": {"relationships": {"u": {"destination": "User", "deleteRule": "explode"}}}}}"#,
+            "entities.Book.relationships.u.deleteRule: unknown delete rule 'explode'; the rules are nullify, cascade, deny, noAction"
+        ),
+        (
+            #"{"version": "M", "configurations": {"Cloud": ["Book", "Author"]}, "entities": {"Book": {}}}"#,
+            "configurations.Cloud: unknown entity 'Author'; the entities are Book"
+        )
     ])
     func structuralErrors(json: String, message: String) throws {
         let error = #expect(throws: ModelErrors.self) { try ObjectModel(json: JSON.parse(json)) }
@@ -75,43 +87,79 @@ import TestSupport
     }
 
     @Test(arguments: [
-        (#"{"version": "M", "entities": {"Book": {"relationships": {"user": {"destination": "Usr"}}}, "User": {}}}"#,
-         "entities.Book.relationships.user.destination: unknown destination entity 'Usr'; the entities are Book, User"),
-        (#"{"version": "M", "entities": {"Book": {"relationships": {"user": {"destination": "User", "inverse": "books"}}}, "User": {"relationships": {"books": {"destination": "Book", "inverse": "owner", "toMany": true}}}}}"#,
-         "entities.Book.relationships.user.inverse: the inverse 'User.books' does not point back: it has destination 'Book' and inverse 'owner'"),
-        (#"{"version": "M", "entities": {"Book": {"relationships": {"user": {"destination": "User", "inverse": "books"}}}, "User": {}}}"#,
-         "entities.Book.relationships.user.inverse: the inverse 'books' is not a relationship of 'User'"),
-        (#"{"version": "M", "entities": {"Book": {"attributes": {"count": {"type": "int16", "default": 40000}}}}}"#,
-         "entities.Book.attributes.count.default: the default value 40000 is out of range for int16"),
-        (#"{"version": "M", "entities": {"Book": {"attributes": {"title": {"type": "string", "default": 5}}}}}"#,
-         "entities.Book.attributes.title.default: the default value 5 does not fit a string attribute"),
-        (#"{"version": "M", "entities": {"Book": {"parent": "Thing"}}}"#,
-         "entities.Book.parent: unknown parent entity 'Thing'; the entities are Book"),
-        (#"{"version": "M", "entities": {"A": {"parent": "B"}, "B": {"parent": "A"}}}"#,
-         "entities.A.parent: the inheritance of 'A' forms a cycle"),
-        (#"{"version": "M", "entities": {"Base": {"attributes": {"name": "string"}}, "Book": {"parent": "Base", "attributes": {"name": "string"}}}}"#,
-         "entities.Book.attributes.name: the property 'name' is already inherited from a parent entity"),
-        (#"{"version": "M", "entities": {"2Book": {}}}"#,
-         "entities.2Book: '2Book' is not a valid entity name; names start with a letter or _ and use ASCII letters, digits and _"),
-        (#"{"version": "M", "entities": {"Book": {"attributes": {"page-count": "int16"}}}}"#,
-         "entities.Book.attributes.page-count: 'page-count' is not a valid property name; names start with a letter or _ and use ASCII letters, digits and _"),
-        (#"{"version": "M", "entities": {"Book": {}, "BOOK": {}}}"#,
-         "entities.BOOK: 'BOOK' and 'Book' differ only in case, so they would share the store table ZBOOK; rename one"),
-        (#"{"version": "M", "entities": {"Item": {"attributes": {"box": "string"}}, "Book": {"parent": "Item", "relationships": {"Box": {"destination": "Item"}}}}}"#,
-         "entities.Book.relationships.Box: 'Box' and 'box' differ only in case, so they would share the store column ZBOX; rename one"),
-        (#"{"version": "M", "entities": {"Book": {"attributes": {"blob": "undefined"}}}}"#,
-         "entities.Book.attributes.blob.type: a stored attribute cannot be undefined (Core Data refuses it too: only a transient attribute may have no storable type); make it transient or give it one of the types int16 int32 int64 decimal double float string boolean date binary uuid uri transformable"),
-        (#"{"version": "M", "entities": {"Book": {"attributes": {"place": "composite"}}}}"#,
-         "entities.Book.attributes.place.type: a stored composite attribute is not supported: Core Data keeps its elements in columns of their own that Remodel does not create, so migrating the store would lose its values; make it transient, or split it into attributes"),
-        (#"{"version": "M", "entities": {"Book": {"attributes": {"id": "uuid"}, "uniquenessConstraints": [["id", "isbn"]]}}}"#,
-         "entities.Book.uniquenessConstraints[0]: 'isbn' is not a property of 'Book'"),
-        (#"{"version": "M", "entities": {"Book": {"fetchedProperties": {"similar": {"entity": "Bok"}}}}}"#,
-         "entities.Book.fetchedProperties.similar.entity: unknown entity 'Bok'; the entities are Book"),
+        (
+            #"{"version": "M", "entities": {"Book": {"relationships": {"user": {"destination": "Usr"}}}, "User": {}}}"#,
+            "entities.Book.relationships.user.destination: unknown destination entity 'Usr'; the entities are Book, User"
+        ),
+        (
+            #"{"version": "M", "entities": {"Book": {"relationships": {"user": {"destination": "User", "inverse": "books"}}}, "User": {"relationships": {"books": {"destination": "Book", "inverse": "owner", "toMany": true}}}}}"#,
+            "entities.Book.relationships.user.inverse: the inverse 'User.books' does not point back: it has destination 'Book' and inverse 'owner'"
+        ),
+        (
+            #"{"version": "M", "entities": {"Book": {"relationships": {"user": {"destination": "User", "inverse": "books"}}}, "User": {}}}"#,
+            "entities.Book.relationships.user.inverse: the inverse 'books' is not a relationship of 'User'"
+        ),
+        (
+            #"{"version": "M", "entities": {"Book": {"attributes": {"count": {"type": "int16", "default": 40000}}}}}"#,
+            "entities.Book.attributes.count.default: the default value 40000 is out of range for int16"
+        ),
+        (
+            #"{"version": "M", "entities": {"Book": {"attributes": {"title": {"type": "string", "default": 5}}}}}"#,
+            "entities.Book.attributes.title.default: the default value 5 does not fit a string attribute"
+        ),
+        (
+            #"{"version": "M", "entities": {"Book": {"parent": "Thing"}}}"#,
+            "entities.Book.parent: unknown parent entity 'Thing'; the entities are Book"
+        ),
+        (
+            #"{"version": "M", "entities": {"A": {"parent": "B"}, "B": {"parent": "A"}}}"#,
+            "entities.A.parent: the inheritance of 'A' forms a cycle"
+        ),
+        (
+            #"{"version": "M", "entities": {"Base": {"attributes": {"name": "string"}}, "Book": {"parent": "Base", "attributes": {"name": "string"}}}}"#,
+            "entities.Book.attributes.name: the property 'name' is already inherited from a parent entity"
+        ),
+        (
+            #"{"version": "M", "entities": {"2Book": {}}}"#,
+            "entities.2Book: '2Book' is not a valid entity name; names start with a letter or _ and use ASCII letters, digits and _"
+        ),
+        (
+            #"{"version": "M", "entities": {"Book": {"attributes": {"page-count": "int16"}}}}"#,
+            "entities.Book.attributes.page-count: 'page-count' is not a valid property name; names start with a letter or _ and use ASCII letters, digits and _"
+        ),
+        (
+            #"{"version": "M", "entities": {"Book": {}, "BOOK": {}}}"#,
+            "entities.BOOK: 'BOOK' and 'Book' differ only in case, so they would share the store table ZBOOK; rename one"
+        ),
+        (
+            #"{"version": "M", "entities": {"Item": {"attributes": {"box": "string"}}, "Book": {"parent": "Item", "relationships": {"Box": {"destination": "Item"}}}}}"#,
+            "entities.Book.relationships.Box: 'Box' and 'box' differ only in case, so they would share the store column ZBOX; rename one"
+        ),
+        (
+            #"{"version": "M", "entities": {"Book": {"attributes": {"blob": "undefined"}}}}"#,
+            "entities.Book.attributes.blob.type: a stored attribute cannot be undefined (Core Data refuses it too: only a transient attribute may have no storable type); make it transient or give it one of the types int16 int32 int64 decimal double float string boolean date binary uuid uri transformable"
+        ),
+        (
+            #"{"version": "M", "entities": {"Book": {"attributes": {"place": "composite"}}}}"#,
+            "entities.Book.attributes.place.type: a stored composite attribute is not supported: Core Data keeps its elements in columns of their own that Remodel does not create, so migrating the store would lose its values; make it transient, or split it into attributes"
+        ),
+        (
+            #"{"version": "M", "entities": {"Book": {"attributes": {"id": "uuid"}, "uniquenessConstraints": [["id", "isbn"]]}}}"#,
+            "entities.Book.uniquenessConstraints[0]: 'isbn' is not a property of 'Book'"
+        ),
+        (
+            #"{"version": "M", "entities": {"Book": {"fetchedProperties": {"similar": {"entity": "Bok"}}}}}"#,
+            "entities.Book.fetchedProperties.similar.entity: unknown entity 'Bok'; the entities are Book"
+        ),
 
-        (#"{"version": "M", "entities": {"Book": {"attributes": {"description": "string"}}}}"#,
-         "entities.Book.attributes.description: 'description' is reserved (it clashes with an NSManagedObject method or a store column); choose another name"),
-        (#"{"version": "M", "entities": {"Book": {"relationships": {"tags": {"destination": "Book", "ordered": true}}}}}"#,
-         "entities.Book.relationships.tags.ordered: only a to-many relationship can be ordered"),
+        (
+            #"{"version": "M", "entities": {"Book": {"attributes": {"description": "string"}}}}"#,
+            "entities.Book.attributes.description: 'description' is reserved (it clashes with an NSManagedObject method or a store column); choose another name"
+        ),
+        (
+            #"{"version": "M", "entities": {"Book": {"relationships": {"tags": {"destination": "Book", "ordered": true}}}}}"#,
+            "entities.Book.relationships.tags.ordered: only a to-many relationship can be ordered"
+        )
     ])
     func validationErrors(json: String, message: String) throws {
         let model = try ObjectModel(json: JSON.parse(json))
@@ -119,13 +167,15 @@ import TestSupport
     }
 
     @Test func inheritance() throws {
-        let model = try ObjectModel(json: JSON.parse("""
-            {"version": "M", "entities": {
-              "Item": {"abstract": true, "attributes": {"name": "string"}},
-              "Book": {"parent": "Item", "attributes": {"pages": "int32"}},
-              "Comic": {"parent": "Book", "attributes": {"artist": "string"}}
-            }}
-            """))
+        let model = try ObjectModel(
+            json: JSON.parse(
+                """
+                {"version": "M", "entities": {
+                  "Item": {"abstract": true, "attributes": {"name": "string"}},
+                  "Book": {"parent": "Item", "attributes": {"pages": "int32"}},
+                  "Comic": {"parent": "Book", "attributes": {"artist": "string"}}
+                }}
+                """))
         try model.validate()
         let comic = try #require(model.entity(named: "Comic"))
         #expect(model.allAttributes(of: comic).map(\.name) == ["name", "pages", "artist"])
@@ -138,7 +188,10 @@ import TestSupport
         try Data(#"{"version": "M", "entities": {"Book": {"attributes": {"t": "text"}}}"#.utf8).write(to: url)
         defer { try? FileManager.default.removeItem(at: url) }
         let error = #expect(throws: ModelErrors.self) { try ObjectModel.load(contentsOf: url) }
-        #expect(error?.description == "\(url.lastPathComponent): invalid JSON at 1:69: expected ',' or '}' to close '{' at 1:1, found end of input")
+        #expect(
+            error?.description
+                == "\(url.lastPathComponent): invalid JSON at 1:69: expected ',' or '}' to close '{' at 1:1, found end of input"
+        )
     }
 }
 
@@ -174,8 +227,13 @@ import TestSupport
             <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
             <model><entity name="Thing"><attribute name="blob" attributeType="Quaternion"/></entity></model>
             """
-        let error = #expect(throws: ModelErrors.self) { try XcodeModelImporter.parse(Data(xml.utf8), version: "V", file: "V.xcdatamodel/contents") }
-        #expect(error?.description == "V.xcdatamodel/contents: entity Thing attribute blob: the attribute type 'Quaternion' is not supported; Remodel stores Integer 16, Integer 32, Integer 64, Decimal, Double, Float, String, Boolean, Date, Binary, UUID, URI, Transformable")
+        let error = #expect(throws: ModelErrors.self) {
+            try XcodeModelImporter.parse(Data(xml.utf8), version: "V", file: "V.xcdatamodel/contents")
+        }
+        #expect(
+            error?.description
+                == "V.xcdatamodel/contents: entity Thing attribute blob: the attribute type 'Quaternion' is not supported; Remodel stores Integer 16, Integer 32, Integer 64, Decimal, Double, Float, String, Boolean, Date, Binary, UUID, URI, Transformable"
+        )
     }
 
     @Test func readsOptionsAndUserInfo() throws {
@@ -219,7 +277,9 @@ import TestSupport
         let hash = try #require(base.entityVersionHashes["Book"])
         #expect(hash.count == 32)
         // Declaration order, defaults, renaming identifiers and user info do not change the store.
-        let same = try Self.model(#""Book": {"attributes": {"pages": "int32", "title": {"type": "string", "default": "x", "renamingIdentifier": "name", "userInfo": {"a": 1}}}}"#)
+        let same = try Self.model(
+            #""Book": {"attributes": {"pages": "int32", "title": {"type": "string", "default": "x", "renamingIdentifier": "name", "userInfo": {"a": 1}}}}"#
+        )
         #expect(same.entityVersionHashes["Book"] == hash)
         // Types, optionality, names and modifiers do.
         for changed in [
@@ -227,7 +287,7 @@ import TestSupport
             #""Book": {"attributes": {"title": {"type": "string", "optional": false}, "pages": "int32"}}"#,
             #""Book": {"attributes": {"name": "string", "pages": "int32"}}"#,
             #""Book": {"attributes": {"title": {"type": "string", "versionHashModifier": "2"}, "pages": "int32"}}"#,
-            #""Book": {"versionHashModifier": "v2", "attributes": {"title": "string", "pages": "int32"}}"#,
+            #""Book": {"versionHashModifier": "v2", "attributes": {"title": "string", "pages": "int32"}}"#
         ] {
             #expect(try Self.model(changed).entityVersionHashes["Book"] != hash, "\(changed)")
         }
@@ -241,16 +301,18 @@ import TestSupport
     }
 
     @Test func canonicalFormIsPinned() throws {
-        let model = try Self.model(#""Book": {"attributes": {"title": "string"}, "relationships": {"user": {"destination": "Book"}}}"#)
-        #expect(model.canonicalForm(of: model.entities[0]) == """
-            remodel-entity-hash 1
-            entity 4:Book
-            abstract 0
-            parent -
-            modifier -
-            attribute 5:title type=700 optional=1 transient=0 external=0 modifier=-
-            relationship 4:user destination=4:Book inverse=- toMany=0 ordered=0 optional=1 transient=0 min=0 max=0 modifier=-
+        let model = try Self.model(
+            #""Book": {"attributes": {"title": "string"}, "relationships": {"user": {"destination": "Book"}}}"#)
+        #expect(
+            model.canonicalForm(of: model.entities[0]) == """
+                remodel-entity-hash 1
+                entity 4:Book
+                abstract 0
+                parent -
+                modifier -
+                attribute 5:title type=700 optional=1 transient=0 external=0 modifier=-
+                relationship 4:user destination=4:Book inverse=- toMany=0 ordered=0 optional=1 transient=0 min=0 max=0 modifier=-
 
-            """)
+                """)
     }
 }

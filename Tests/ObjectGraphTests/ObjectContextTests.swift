@@ -10,7 +10,10 @@ final class TemporaryStore {
     let store: Store
 
     init(_ place: String, model: ObjectModel) throws {
-        path = place == "disk" ? FileManager.default.temporaryDirectory.appendingPathComponent("context-\(UUID()).sqlite").path : ":memory:"
+        path =
+            place == "disk"
+            ? FileManager.default.temporaryDirectory.appendingPathComponent("context-\(UUID()).sqlite").path
+            : ":memory:"
         store = try Store.create(at: path, model: model)
     }
 
@@ -22,20 +25,22 @@ final class TemporaryStore {
 }
 
 @Suite struct ObjectContextTests {
-    static let model: ObjectModel = try! ObjectModel(json: JSON.parse("""
-        {"version": "Library1", "entities": {
-          "Book": {"attributes": {"title": {"type": "string", "optional": false}, "pages": "int16", "price": "double",
-                                  "published": "date", "cover": "binary", "inPrint": "boolean", "isbn": "uuid", "rating": "decimal"},
-                   "relationships": {"user": {"destination": "User", "inverse": "books"},
-                                     "authors": {"destination": "Author", "inverse": "books", "toMany": true},
-                                     "cover2": {"destination": "Cover", "inverse": "book"}}},
-          "User": {"attributes": {"userId": "int32"},
-                   "relationships": {"books": {"destination": "Book", "inverse": "user", "toMany": true, "deleteRule": "cascade"}}},
-          "Author": {"attributes": {"name": "string"},
-                     "relationships": {"books": {"destination": "Book", "inverse": "authors", "toMany": true, "deleteRule": "deny"}}},
-          "Cover": {"attributes": {"color": "string"}, "relationships": {"book": {"destination": "Book", "inverse": "cover2"}}}
-        }}
-        """))
+    static let model: ObjectModel = try! ObjectModel(
+        json: JSON.parse(
+            """
+            {"version": "Library1", "entities": {
+              "Book": {"attributes": {"title": {"type": "string", "optional": false}, "pages": "int16", "price": "double",
+                                      "published": "date", "cover": "binary", "inPrint": "boolean", "isbn": "uuid", "rating": "decimal"},
+                       "relationships": {"user": {"destination": "User", "inverse": "books"},
+                                         "authors": {"destination": "Author", "inverse": "books", "toMany": true},
+                                         "cover2": {"destination": "Cover", "inverse": "book"}}},
+              "User": {"attributes": {"userId": "int32"},
+                       "relationships": {"books": {"destination": "Book", "inverse": "user", "toMany": true, "deleteRule": "cascade"}}},
+              "Author": {"attributes": {"name": "string"},
+                         "relationships": {"books": {"destination": "Book", "inverse": "authors", "toMany": true, "deleteRule": "deny"}}},
+              "Cover": {"attributes": {"color": "string"}, "relationships": {"book": {"destination": "Book", "inverse": "cover2"}}}
+            }}
+            """))
 
     static func titles(_ objects: [ManagedObject]) -> [String] {
         objects.map { if case .string(let s) = $0["title"] { return s } else { return "?" } }
@@ -47,8 +52,10 @@ final class TemporaryStore {
         let context = ObjectContext(store: temp.store)
         let book = try context.insert("Book")
         let values: [String: Value] = [
-            "title": "The Trial", "pages": 255, "price": 9.5, "published": .date(Date(timeIntervalSinceReferenceDate: -1_000_000)),
-            "cover": .data(Data([1, 2, 3])), "inPrint": true, "isbn": "E621E1F8-C36C-495A-93FC-0C247A3E6E5F", "rating": .decimal(Decimal(string: "4.5")!),
+            "title": "The Trial", "pages": 255, "price": 9.5,
+            "published": .date(Date(timeIntervalSinceReferenceDate: -1_000_000)),
+            "cover": .data(Data([1, 2, 3])), "inPrint": true, "isbn": "E621E1F8-C36C-495A-93FC-0C247A3E6E5F",
+            "rating": .decimal(Decimal(string: "4.5")!)
         ]
         for (key, value) in values { try book.setValue(value, forKey: key) }
         try context.save()
@@ -113,11 +120,18 @@ final class TemporaryStore {
         #expect(books.count == 2)
         let kafkas = try fresh.fetch(FetchRequest(entityName: "Author", predicate: "ANY books.title == 'The Castle'"))
         #expect(kafkas.count == 1)
-        #expect(try fresh.count(FetchRequest(entityName: "Book", predicate: "user.books.@count == 2 AND ANY authors.name LIKE 'Franz*'")) == 2)
-        #expect(try fresh.fetch(FetchRequest(entityName: "Book", predicate: "cover2.color == nil AND cover2 != nil")).map { $0.objectID.description } == ["Book/2"])
+        #expect(
+            try fresh.count(
+                FetchRequest(entityName: "Book", predicate: "user.books.@count == 2 AND ANY authors.name LIKE 'Franz*'")
+            ) == 2)
+        #expect(
+            try fresh.fetch(FetchRequest(entityName: "Book", predicate: "cover2.color == nil AND cover2 != nil")).map {
+                $0.objectID.description
+            } == ["Book/2"])
 
         // Removing from a many-to-many removes only that join row.
-        let trialAgain = try #require(try fresh.fetch(FetchRequest(entityName: "Book", predicate: "title == 'The Trial'")).first)
+        let trialAgain = try #require(
+            try fresh.fetch(FetchRequest(entityName: "Book", predicate: "title == 'The Trial'")).first)
         try trialAgain.setValue(.set([]), forKey: "authors")
         try fresh.save()
         let rows = try store.database.scalar("SELECT count(*) FROM Z_1BOOKS")
@@ -170,7 +184,8 @@ final class TemporaryStore {
 
         // deny: an author with books cannot go.
         let denied = #expect(throws: ContextError.self) { try context.delete(author) }
-        #expect(denied?.description == "Author/1 .books: cannot delete: 'books' has the delete rule deny and is not empty")
+        #expect(
+            denied?.description == "Author/1 .books: cannot delete: 'books' has the delete rule deny and is not empty")
         // cascade: deleting the user deletes the book; nullify on the book's side clears the join row.
         try context.delete(user)
         #expect(try context.count(FetchRequest(entityName: "Book")) == 0)
@@ -200,7 +215,8 @@ final class TemporaryStore {
         try context.save()
         // NULL, an empty blob and an integer in a text column, as other writers leave them:
         // text is read by its pointer, which must be nil only for the NULL.
-        try temp.store.database.execute("UPDATE ZAUTHOR SET ZNAME = CASE Z_PK WHEN 1 THEN NULL WHEN 2 THEN x'' ELSE 42 END")
+        try temp.store.database.execute(
+            "UPDATE ZAUTHOR SET ZNAME = CASE Z_PK WHEN 1 THEN NULL WHEN 2 THEN x'' ELSE 42 END")
         let reader = ObjectContext(store: try temp.reopened())
         let names = try reader.fetch(FetchRequest(entityName: "Author")).map { $0["name"] }
         #expect(names == [.null, .string(""), .string("42")])
@@ -262,7 +278,7 @@ final class TemporaryStore {
         let store = try temp.reopened()
         let changes: [[(Int64, String, Value)]] = [
             [(1, "title", "One"), (2, "pages", 222), (3, "price", 3.5), (4, "title", "Four")],
-            [(1, "pages", 111), (2, "title", "Two"), (3, "title", "Three"), (3, "pages", 333), (4, "price", 4.5)],
+            [(1, "pages", 111), (2, "title", "Two"), (3, "title", "Three"), (3, "pages", 333), (4, "price", 4.5)]
         ]
         // As savedBooks wrote books 1…4.
         var expected: [Int64: [String: Value]] = [:]
@@ -308,13 +324,16 @@ final class TemporaryStore {
     @Test func cursorObjectsReadTheRowUntilTheCursorMovesOn() throws {
         let (temp, reader) = try Self.savedBooks()
         let control = ObjectContext(store: try temp.reopened())
-        let expected = try control.fetch(FetchRequest(entityName: "Book")).map { book in Self.bookAttributes.map { book[$0] } }
+        let expected = try control.fetch(FetchRequest(entityName: "Book")).map { book in
+            Self.bookAttributes.map { book[$0] }
+        }
         let titleSlot = try reader.attributeKey("title", of: "Book").slot
         var kept: [ManagedObject] = []
         var last: ManagedObject?
         do {
             // A predicate SQL cannot decide is evaluated on the object while it is on its row.
-            let cursor = try reader.makeCursor(FetchRequest(entityName: "Book", predicate: "title MATCHES 'Book [0-9]*'"))
+            let cursor = try reader.makeCursor(
+                FetchRequest(entityName: "Book", predicate: "title MATCHES 'Book [0-9]*'"))
             while let book = try cursor.next() {
                 #expect(book.values[titleSlot] == nil, "values stay in the row until asked for")
                 if book.objectID.primaryKey % 7 == 0 { kept.append(book) }  // kept without reading anything
@@ -342,13 +361,17 @@ final class TemporaryStore {
         // The change is saved like any other.
         try reader.save()
         let again = ObjectContext(store: try temp.reopened())
-        #expect(try again.fetch(FetchRequest(entityName: "Book", predicate: "title == 'Changed'")).map(\.objectID.primaryKey) == [12])
+        #expect(
+            try again.fetch(FetchRequest(entityName: "Book", predicate: "title == 'Changed'")).map(
+                \.objectID.primaryKey) == [12])
     }
 
     @Test func batchesFromACursorKeepTheirValues() throws {
         let (temp, reader) = try Self.savedBooks()
         let control = ObjectContext(store: try temp.reopened())
-        let expected = try control.fetch(FetchRequest(entityName: "Book")).map { book in Self.bookAttributes.map { book[$0] } }
+        let expected = try control.fetch(FetchRequest(entityName: "Book")).map { book in
+            Self.bookAttributes.map { book[$0] }
+        }
         let cursor = try reader.makeCursor(FetchRequest(entityName: "Book"))
         var read: [[Value]] = []
         while case let batch = try cursor.next(batch: 16), !batch.isEmpty {
@@ -361,7 +384,8 @@ final class TemporaryStore {
     @Test func appleStoreReadsThroughKeyPaths() throws {
         try SharedFixtures.require()
         let fixture = SharedFixtures.bookMigration
-        let model = try XcodeModelImporter.importModel(at: fixture.appendingPathComponent("Model.xcdatamodeld/Model1.xcdatamodel"))
+        let model = try XcodeModelImporter.importModel(
+            at: fixture.appendingPathComponent("Model.xcdatamodeld/Model1.xcdatamodel"))
         let path = fixture.appendingPathComponent("Model1.sqlite").path
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         let context = ObjectContext(store: try Store.open(at: path, model: model, mode: .readOnly))
@@ -378,7 +402,8 @@ final class TemporaryStore {
         #expect(archive.count == 149 && archive.starts(with: Array("bplist00".utf8)))
         let users = try context.fetch(FetchRequest(entityName: "User", predicate: "books.@count > 0"))
         #expect(users.map(\.objectID.description) == ["User/3"])
-        #expect(try context.count(FetchRequest(entityName: "User", predicate: "ANY books.authorName LIKE 'Franz*'")) == 1)
+        #expect(
+            try context.count(FetchRequest(entityName: "User", predicate: "ANY books.authorName LIKE 'Franz*'")) == 1)
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
     }
 }

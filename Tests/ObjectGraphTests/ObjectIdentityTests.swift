@@ -52,7 +52,8 @@ extension ObjectIdentityTests {
         let second = ObjectIdentifier(held[1])
         held.removeLast()
         #expect(context!.registeredObjectCount == 2, "Book/3 left as it went")
-        let again = try context!.object(with: ObjectID(entityName: "Book", primaryKey: 3, table: held[0].objectID.table))
+        let again = try context!.object(
+            with: ObjectID(entityName: "Book", primaryKey: 3, table: held[0].objectID.table))
         #expect(again["title"] == "book 3")
         #expect(context!.registeredObjectCount == 3)
         #expect(ObjectIdentifier(try context!.object(with: held[1].objectID)) == second)
@@ -77,6 +78,8 @@ extension ObjectIdentityTests {
         for key in 1...5_000 {
             _ = try context.object(with: context.objectID(entityName: "Book", primaryKey: Int64(key)))["title"]
         }
-        #expect(context.registeredObjectCount < 2_100, "the registry holds \(context.registeredObjectCount) entries for no live object")
+        #expect(
+            context.registeredObjectCount < 2_100,
+            "the registry holds \(context.registeredObjectCount) entries for no live object")
     }
 }

@@ -9,21 +9,23 @@ import Testing
 @Suite struct OrderedRelationshipTests {
     /// Album(1).tracks ⟷ Track(6).albums, both ordered; Folder(2).notes ordered, without an
     /// inverse; Playlist(4).songs ordered one-to-many with Song(5).playlist.
-    static let model: ObjectModel = try! ObjectModel(json: JSON.parse("""
-        {"version": "Music1", "entities": {
-          "Album": {"attributes": {"title": "string"},
-                    "relationships": {"tracks": {"destination": "Track", "inverse": "albums", "toMany": true, "ordered": true}}},
-          "Track": {"attributes": {"title": "string"},
-                    "relationships": {"albums": {"destination": "Album", "inverse": "tracks", "toMany": true, "ordered": true}}},
-          "Folder": {"attributes": {"name": "string"},
-                     "relationships": {"notes": {"destination": "Note", "toMany": true, "ordered": true}}},
-          "Note": {"attributes": {"text": "string"}},
-          "Playlist": {"attributes": {"name": "string"},
-                       "relationships": {"songs": {"destination": "Song", "inverse": "playlist", "toMany": true, "ordered": true}}},
-          "Song": {"attributes": {"title": "string"},
-                   "relationships": {"playlist": {"destination": "Playlist", "inverse": "songs"}}}
-        }}
-        """))
+    static let model: ObjectModel = try! ObjectModel(
+        json: JSON.parse(
+            """
+            {"version": "Music1", "entities": {
+              "Album": {"attributes": {"title": "string"},
+                        "relationships": {"tracks": {"destination": "Track", "inverse": "albums", "toMany": true, "ordered": true}}},
+              "Track": {"attributes": {"title": "string"},
+                        "relationships": {"albums": {"destination": "Album", "inverse": "tracks", "toMany": true, "ordered": true}}},
+              "Folder": {"attributes": {"name": "string"},
+                         "relationships": {"notes": {"destination": "Note", "toMany": true, "ordered": true}}},
+              "Note": {"attributes": {"text": "string"}},
+              "Playlist": {"attributes": {"name": "string"},
+                           "relationships": {"songs": {"destination": "Song", "inverse": "playlist", "toMany": true, "ordered": true}}},
+              "Song": {"attributes": {"title": "string"},
+                       "relationships": {"playlist": {"destination": "Playlist", "inverse": "songs"}}}
+            }}
+            """))
 
     /// A store with a context; `reopened()` gives a fresh context over the file reopened
     /// (on disk) or over the same store (in memory).
@@ -48,14 +50,15 @@ import Testing
             let statement = try temp.store.database.prepare(sql)
             var rows: [String] = []
             while try statement.step() {
-                rows.append((0..<statement.columnCount).map { i in
-                    switch statement.value(at: i) {
-                    case .integer(let n): String(n)
-                    case .text(let t): t
-                    case .null: "nil"
-                    default: "?"
-                    }
-                }.joined(separator: " "))
+                rows.append(
+                    (0..<statement.columnCount).map { i in
+                        switch statement.value(at: i) {
+                        case .integer(let n): String(n)
+                        case .text(let t): t
+                        case .null: "nil"
+                        default: "?"
+                        }
+                    }.joined(separator: " "))
             }
             return rows
         }
@@ -77,25 +80,42 @@ import Testing
     }
 
     /// The first object of `entity` whose `key` is `name`.
-    static func find(_ context: ObjectContext, _ entity: String, _ key: String, _ name: String) throws -> ManagedObject {
-        try #require(try context.fetch(FetchRequest(entityName: entity, predicate: "\(key) == %@", arguments: [.string(name)])).first)
+    static func find(_ context: ObjectContext, _ entity: String, _ key: String, _ name: String) throws -> ManagedObject
+    {
+        try #require(
+            try context.fetch(FetchRequest(entityName: entity, predicate: "\(key) == %@", arguments: [.string(name)]))
+                .first)
     }
 
     @Test func layout() throws {
         let layout = StoreLayout(model: Self.model)
         let statements = layout.createStatements
-        #expect(statements.contains(
-            "CREATE TABLE ZSONG ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZPLAYLIST INTEGER, Z_FOK_PLAYLIST INTEGER, ZTITLE VARCHAR )"))
-        #expect(statements.contains(
-            "CREATE TABLE Z_1TRACKS ( Z_1ALBUMS INTEGER, Z_6TRACKS INTEGER, Z_FOK_1ALBUMS INTEGER, Z_FOK_6TRACKS INTEGER, PRIMARY KEY (Z_1ALBUMS, Z_6TRACKS) )"))
-        #expect(statements.contains(
-            "CREATE TABLE Z_2NOTES ( Z_2INVERSE INTEGER, Z_3NOTES INTEGER, Z_FOK_3NOTES INTEGER, PRIMARY KEY (Z_2INVERSE, Z_3NOTES) )"))
-        #expect(layout.entities["Song"]?.toOneColumns["playlist"] == .init(key: "ZPLAYLIST", entity: nil, order: "Z_FOK_PLAYLIST"))
+        #expect(
+            statements.contains(
+                "CREATE TABLE ZSONG ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZPLAYLIST INTEGER, Z_FOK_PLAYLIST INTEGER, ZTITLE VARCHAR )"
+            ))
+        #expect(
+            statements.contains(
+                "CREATE TABLE Z_1TRACKS ( Z_1ALBUMS INTEGER, Z_6TRACKS INTEGER, Z_FOK_1ALBUMS INTEGER, Z_FOK_6TRACKS INTEGER, PRIMARY KEY (Z_1ALBUMS, Z_6TRACKS) )"
+            ))
+        #expect(
+            statements.contains(
+                "CREATE TABLE Z_2NOTES ( Z_2INVERSE INTEGER, Z_3NOTES INTEGER, Z_FOK_3NOTES INTEGER, PRIMARY KEY (Z_2INVERSE, Z_3NOTES) )"
+            ))
+        #expect(
+            layout.entities["Song"]?.toOneColumns["playlist"]
+                == .init(key: "ZPLAYLIST", entity: nil, order: "Z_FOK_PLAYLIST"))
         // An album's tracks are ordered by the column named after the tracks' keys.
-        #expect(layout.entities["Album"]?.joinTables["tracks"]
-            == .init(table: "Z_1TRACKS", sourceColumn: "Z_1ALBUMS", destinationColumn: "Z_6TRACKS", orderColumn: "Z_FOK_6TRACKS"))
-        #expect(layout.entities["Track"]?.joinTables["albums"]
-            == .init(table: "Z_1TRACKS", sourceColumn: "Z_6TRACKS", destinationColumn: "Z_1ALBUMS", orderColumn: "Z_FOK_1ALBUMS"))
+        #expect(
+            layout.entities["Album"]?.joinTables["tracks"]
+                == .init(
+                    table: "Z_1TRACKS", sourceColumn: "Z_1ALBUMS", destinationColumn: "Z_6TRACKS",
+                    orderColumn: "Z_FOK_6TRACKS"))
+        #expect(
+            layout.entities["Track"]?.joinTables["albums"]
+                == .init(
+                    table: "Z_1TRACKS", sourceColumn: "Z_6TRACKS", destinationColumn: "Z_1ALBUMS",
+                    orderColumn: "Z_FOK_1ALBUMS"))
     }
 
     @Test(arguments: ["memory", "disk"])
@@ -122,8 +142,10 @@ import Testing
         try Self.find(context, "Song", "title", "d").setValue(.null, forKey: "playlist")
         #expect(Self.names(road["songs"], "title") == ["b", "a", "c", "e"])
         try context.save()
-        #expect(try f.scalars("SELECT ZTITLE, Z_FOK_PLAYLIST FROM ZSONG WHERE ZPLAYLIST IS NOT NULL ORDER BY Z_FOK_PLAYLIST")
-            == ["b 1", "a 3", "c 4", "e 5"])
+        #expect(
+            try f.scalars(
+                "SELECT ZTITLE, Z_FOK_PLAYLIST FROM ZSONG WHERE ZPLAYLIST IS NOT NULL ORDER BY Z_FOK_PLAYLIST")
+                == ["b 1", "a 3", "c 4", "e 5"])
 
         context = try f.reopened()
         road = try Self.find(context, "Playlist", "name", "Road")
@@ -135,15 +157,20 @@ import Testing
         try f2.setValue(.object(ObjectReference(road)), forKey: "playlist")
         let other = try context.insert("Playlist")
         try other.setValue("Other", forKey: "name")
-        try other.setValue(.array([.object(ObjectReference(try Self.find(context, "Song", "title", "d")))]), forKey: "songs")
+        try other.setValue(
+            .array([.object(ObjectReference(try Self.find(context, "Song", "title", "d")))]), forKey: "songs")
         try Self.find(context, "Song", "title", "b").setValue(.object(ObjectReference(other)), forKey: "playlist")
         #expect(Self.names(road["songs"], "title") == ["a", "c", "e", "f"])
         #expect(Self.names(other["songs"], "title") == ["d", "b"])
         try context.save()
         context = try f.reopened()
-        #expect(Self.names(try Self.find(context, "Playlist", "name", "Road")["songs"], "title") == ["a", "c", "e", "f"])
+        #expect(
+            Self.names(try Self.find(context, "Playlist", "name", "Road")["songs"], "title") == ["a", "c", "e", "f"])
         #expect(Self.names(try Self.find(context, "Playlist", "name", "Other")["songs"], "title") == ["d", "b"])
-        #expect(try f.scalars("SELECT ZTITLE, Z_FOK_PLAYLIST FROM ZSONG WHERE ZTITLE IN ('f', 'b') ORDER BY ZTITLE") == ["b 2", "f 6"])
+        #expect(
+            try f.scalars("SELECT ZTITLE, Z_FOK_PLAYLIST FROM ZSONG WHERE ZTITLE IN ('f', 'b') ORDER BY ZTITLE") == [
+                "b 2", "f 6"
+            ])
     }
 
     @Test(arguments: ["memory", "disk"])
@@ -159,8 +186,11 @@ import Testing
         #expect(Self.names(tracks[1]["albums"], "title") == ["Kind", "Blue"])
         #expect(Self.names(tracks[2]["albums"], "title") == ["Blue"])
         try f.context.save()
-        #expect(try f.scalars("SELECT Z_1ALBUMS, Z_6TRACKS, Z_FOK_6TRACKS, Z_FOK_1ALBUMS FROM Z_1TRACKS ORDER BY Z_1ALBUMS, Z_FOK_6TRACKS")
-            == ["1 3 1 1", "1 1 2 1", "1 2 3 2", "2 2 1 1", "2 4 2 1"])
+        #expect(
+            try f.scalars(
+                "SELECT Z_1ALBUMS, Z_6TRACKS, Z_FOK_6TRACKS, Z_FOK_1ALBUMS FROM Z_1TRACKS ORDER BY Z_1ALBUMS, Z_FOK_6TRACKS"
+            )
+                == ["1 3 1 1", "1 1 2 1", "1 2 3 2", "2 2 1 1", "2 4 2 1"])
 
         var context = try f.reopened()
         var blue = try Self.find(context, "Album", "title", "Blue")
@@ -173,7 +203,11 @@ import Testing
         let current = try #require(blue["tracks"].collectionElements)
         try blue.setValue(.array([current[2], current[1], current[0]]), forKey: "tracks")
         let t4 = try Self.find(context, "Track", "title", "t4")
-        try t4.setValue(.array([.object(ObjectReference(try Self.find(context, "Album", "title", "Kind"))), .object(ObjectReference(blue))]), forKey: "albums")
+        try t4.setValue(
+            .array([
+                .object(ObjectReference(try Self.find(context, "Album", "title", "Kind"))),
+                .object(ObjectReference(blue))
+            ]), forKey: "albums")
         #expect(Self.names(blue["tracks"], "title") == ["t2", "t1", "t3", "t4"])
         try context.save()
         #expect(try f.scalars("SELECT count(*) FROM Z_1TRACKS") == ["6"])
@@ -183,10 +217,12 @@ import Testing
         #expect(Self.names(try Self.find(context, "Track", "title", "t4")["albums"], "title") == ["Kind", "Blue"])
 
         // Removing a member keeps the others' order; deleting one too.
-        try blue.setValue(.array(try #require(blue["tracks"].collectionElements).filter {
-            guard case .object(let r) = $0, let t = r.object as? ManagedObject else { return true }
-            return t["title"] != "t1"
-        }), forKey: "tracks")
+        try blue.setValue(
+            .array(
+                try #require(blue["tracks"].collectionElements).filter {
+                    guard case .object(let r) = $0, let t = r.object as? ManagedObject else { return true }
+                    return t["title"] != "t1"
+                }), forKey: "tracks")
         try context.delete(try Self.find(context, "Track", "title", "t3"))
         try context.save()
         let last = try f.reopened()
@@ -214,7 +250,8 @@ import Testing
     @Test func readsTheOrderOfTheColumns() throws {
         let f = try Fixture("memory")
         let db = f.temp.store.database
-        try db.execute("""
+        try db.execute(
+            """
             INSERT INTO ZPLAYLIST (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (1, 4, 1, 'P');
             INSERT INTO ZSONG (Z_PK, Z_ENT, Z_OPT, ZPLAYLIST, Z_FOK_PLAYLIST, ZTITLE) VALUES
               (1, 5, 1, 1, 3072, 'third'), (2, 5, 1, 1, 1024, 'first'), (3, 5, 1, 1, 2048, 'second');

@@ -313,14 +313,17 @@ enum PredicateCorpus {
         var description: String { "line \(line): \(entity) \(predicate)" + (arguments.map { " ;; \($0)" } ?? "") }
     }
 
-    static let cases: [Case] = text.split(separator: "\n", omittingEmptySubsequences: false).enumerated().compactMap { n, raw in
+    static let cases: [Case] = text.split(separator: "\n", omittingEmptySubsequences: false).enumerated().compactMap {
+        n, raw in
         let line = raw.trimmingCharacters(in: .whitespaces)
         guard !line.isEmpty, !line.hasPrefix("#") else { return nil }
         let fields = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
-        precondition(fields.count == 3 && (fields[0] == "sql" || fields[0] == "mem"), "bad corpus line \(n + 1): \(line)")
+        precondition(
+            fields.count == 3 && (fields[0] == "sql" || fields[0] == "mem"), "bad corpus line \(n + 1): \(line)")
         let rest = fields[2].trimmingCharacters(in: .whitespaces)
         let parts = rest.components(separatedBy: " ;; ")
-        return Case(line: n + 1, pushed: fields[0] == "sql", entity: String(fields[1]),
-                    predicate: parts[0], arguments: parts.count > 1 ? parts[1] : nil)
+        return Case(
+            line: n + 1, pushed: fields[0] == "sql", entity: String(fields[1]),
+            predicate: parts[0], arguments: parts.count > 1 ? parts[1] : nil)
     }
 }

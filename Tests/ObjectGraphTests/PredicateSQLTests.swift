@@ -10,32 +10,37 @@ import Testing
 /// sub-entities both have a `label`; and a few rows written behind the context's back with
 /// values of another storage class than their column's type.
 enum ShopStore {
-    static let model: ObjectModel = try! ObjectModel(json: JSON.parse("""
-        {"version": "Shop1", "entities": {
-          "Item": {"attributes": {"name": "string", "price": "double", "quantity": "int32", "big": "int64", "ratio": "float",
-                                  "created": "date", "active": "boolean", "blob": "binary", "code": "uuid", "cost": "decimal"},
-                   "relationships": {"maker": {"destination": "Maker", "inverse": "items"},
-                                     "tags": {"destination": "Tag", "inverse": "items", "toMany": true},
-                                     "reviews": {"destination": "Review", "inverse": "item", "toMany": true}}},
-          "Book": {"parent": "Item", "attributes": {"pages": "int16", "label": "string"}},
-          "Gadget": {"parent": "Item", "attributes": {"label": "string", "voltage": "double"}},
-          "Maker": {"attributes": {"name": "string", "country": "string", "founded": "date"},
-                    "relationships": {"items": {"destination": "Item", "inverse": "maker", "toMany": true},
-                                      "parent": {"destination": "Maker", "inverse": "children"},
-                                      "children": {"destination": "Maker", "inverse": "parent", "toMany": true},
-                                      "favorites": {"destination": "Item", "toMany": true}}},
-          "Tag": {"attributes": {"name": "string"},
-                  "relationships": {"items": {"destination": "Item", "inverse": "tags", "toMany": true}}},
-          "Review": {"attributes": {"stars": "int16", "text": "string"},
-                     "relationships": {"item": {"destination": "Item", "inverse": "reviews"}}}
-        }}
-        """))
+    static let model: ObjectModel = try! ObjectModel(
+        json: JSON.parse(
+            """
+            {"version": "Shop1", "entities": {
+              "Item": {"attributes": {"name": "string", "price": "double", "quantity": "int32", "big": "int64", "ratio": "float",
+                                      "created": "date", "active": "boolean", "blob": "binary", "code": "uuid", "cost": "decimal"},
+                       "relationships": {"maker": {"destination": "Maker", "inverse": "items"},
+                                         "tags": {"destination": "Tag", "inverse": "items", "toMany": true},
+                                         "reviews": {"destination": "Review", "inverse": "item", "toMany": true}}},
+              "Book": {"parent": "Item", "attributes": {"pages": "int16", "label": "string"}},
+              "Gadget": {"parent": "Item", "attributes": {"label": "string", "voltage": "double"}},
+              "Maker": {"attributes": {"name": "string", "country": "string", "founded": "date"},
+                        "relationships": {"items": {"destination": "Item", "inverse": "maker", "toMany": true},
+                                          "parent": {"destination": "Maker", "inverse": "children"},
+                                          "children": {"destination": "Maker", "inverse": "parent", "toMany": true},
+                                          "favorites": {"destination": "Item", "toMany": true}}},
+              "Tag": {"attributes": {"name": "string"},
+                      "relationships": {"items": {"destination": "Item", "inverse": "tags", "toMany": true}}},
+              "Review": {"attributes": {"stars": "int16", "text": "string"},
+                         "relationships": {"item": {"destination": "Item", "inverse": "reviews"}}}
+            }}
+            """))
 
     static let names: [Value] = [
-        "alpha", "Alpha", "ALPHA", "alphabet", "beta", "Béta", "Be\u{301}ta", "béta", "", "straße", "STRASSE", "Strasse",
-        "\u{212A}elvin", "Kelvin", "kelvin", "a*b", "a?b", "a[b]", "a\\b", "line\r\nbreak", "tab\tin", "Ünïcødé", "ΟΔΟΣ",
-        "οδος", "Zeta", "zeta", "100", "ﬁne", "fine", "Québec", "QUEBEC", "quebec", "ø", "o", "😀 smile", "e\u{301}", "e", "E",
-        "Chloé", .null, .null, "abc",
+        "alpha", "Alpha", "ALPHA", "alphabet", "beta", "Béta", "Be\u{301}ta", "béta", "", "straße", "STRASSE",
+        "Strasse",
+        "\u{212A}elvin", "Kelvin", "kelvin", "a*b", "a?b", "a[b]", "a\\b", "line\r\nbreak", "tab\tin", "Ünïcødé",
+        "ΟΔΟΣ",
+        "οδος", "Zeta", "zeta", "100", "ﬁne", "fine", "Québec", "QUEBEC", "quebec", "ø", "o", "😀 smile", "e\u{301}",
+        "e", "E",
+        "Chloé", .null, .null, "abc"
     ]
 
     static func date(_ seconds: Double) -> Value { .date(Date(timeIntervalSinceReferenceDate: seconds)) }
@@ -47,7 +52,9 @@ enum ShopStore {
         func pick(_ values: [Value], _ i: Int) -> Value { values[i % values.count] }
         let makers = try (0..<10).map { i in
             let maker = try context.insert("Maker")
-            try maker.setValue(pick(["Acme", "acme", "ACME Corp", "Böhm", "Bo\u{308}hm", .null, "Zenith", "", "Acme", "Beta"], i), forKey: "name")
+            try maker.setValue(
+                pick(["Acme", "acme", "ACME Corp", "Böhm", "Bo\u{308}hm", .null, "Zenith", "", "Acme", "Beta"], i),
+                forKey: "name")
             try maker.setValue(pick(["FR", "DE", "fr", .null, "UK"], i), forKey: "country")
             try maker.setValue(pick([date(0), date(172_800), .null], i), forKey: "founded")
             return maker
@@ -65,11 +72,16 @@ enum ShopStore {
             let entity = ["Item", "Book", "Gadget"][i % 3]
             let item = try context.insert(entity)
             try item.setValue(pick(names, i), forKey: "name")
-            try item.setValue(pick([10.0, 1.5, 0.0, 10.5, -3.25, 1e10, .null, 100.0, 9.999, 0.5, 10.000001], i * 7), forKey: "price")
+            try item.setValue(
+                pick([10.0, 1.5, 0.0, 10.5, -3.25, 1e10, .null, 100.0, 9.999, 0.5, 10.000001], i * 7), forKey: "price")
             try item.setValue(pick([0, 1, 10, 11, -5, .null, 42, 2, 3], i * 5), forKey: "quantity")
-            try item.setValue(pick([9_007_199_254_740_993, 9_007_199_254_740_992, -1, .null, 0, .integer(Int64.max)], i), forKey: "big")
+            try item.setValue(
+                pick([9_007_199_254_740_993, 9_007_199_254_740_992, -1, .null, 0, .integer(Int64.max)], i),
+                forKey: "big")
             try item.setValue(pick([0.25, 0.5, 0.75, .null], i), forKey: "ratio")
-            try item.setValue(pick([date(0), date(86_400), date(-86_400), date(700_000_000.5), .null, date(1), date(0.5)], i * 3), forKey: "created")
+            try item.setValue(
+                pick([date(0), date(86_400), date(-86_400), date(700_000_000.5), .null, date(1), date(0.5)], i * 3),
+                forKey: "created")
             try item.setValue(pick([true, false, .null], i + i / 3), forKey: "active")
             try item.setValue(pick([.data(Data([1, 2, 3])), .data(Data()), .null, .data(Data([0]))], i), forKey: "blob")
             try item.setValue(pick(["E621E1F8-C36C-495A-93FC-0C247A3E6E5F", .null], i), forKey: "code")
@@ -87,7 +99,9 @@ enum ShopStore {
             items.append(item)
         }
         for (i, maker) in makers.enumerated() where i % 2 == 0 {
-            try maker.setValue(.set([.object(ObjectReference(items[i * 3])), .object(ObjectReference(items[i * 3 + 1]))]), forKey: "favorites")
+            try maker.setValue(
+                .set([.object(ObjectReference(items[i * 3])), .object(ObjectReference(items[i * 3 + 1]))]),
+                forKey: "favorites")
         }
         for j in 0..<40 {
             let review = try context.insert("Review")
@@ -98,7 +112,8 @@ enum ShopStore {
         try context.save()
         // Values of another storage class than the column's type, as another writer might
         // leave them; the context reads them as its types say (`'cheap'` is 0.0).
-        try store.database.execute("""
+        try store.database.execute(
+            """
             UPDATE ZITEM SET ZPRICE = 'cheap' WHERE Z_PK = 61;
             UPDATE ZITEM SET ZQUANTITY = 2.5 WHERE Z_PK = 62;
             UPDATE ZITEM SET ZACTIVE = 2 WHERE Z_PK = 63;
@@ -147,7 +162,8 @@ enum ShopStore {
     static func object(_ reference: String, in context: ObjectContext) throws -> ManagedObject {
         let parts = reference.split(separator: "/")
         let binding = try context.binding(String(parts[0]))
-        return try context.object(with: ObjectID(entityName: String(parts[0]), primaryKey: Int64(parts[1])!, table: binding.layout.table))
+        return try context.object(
+            with: ObjectID(entityName: String(parts[0]), primaryKey: Int64(parts[1])!, table: binding.layout.table))
     }
 
     static func request(_ c: PredicateCorpus.Case, in context: ObjectContext) throws -> FetchRequest {
@@ -165,7 +181,9 @@ enum ShopStore {
     static func ids(_ objects: [ManagedObject]) -> [String] { objects.map(\.objectID.description).sorted() }
 
     /// What the predicate selects, evaluated on every object of the entity.
-    static func evaluatingEveryObject(_ request: FetchRequest, _ context: ObjectContext, among objects: [ManagedObject]? = nil) throws -> [String] {
+    static func evaluatingEveryObject(
+        _ request: FetchRequest, _ context: ObjectContext, among objects: [ManagedObject]? = nil
+    ) throws -> [String] {
         let compiled = try ExpressionCompiler(functions: context.functions).compile(request.predicate!)
         let all = try objects ?? context.fetch(FetchRequest(entityName: request.entityName))
         return ids(try all.filter { try compiled.evaluate(with: .object(ObjectReference($0))) })
@@ -199,11 +217,15 @@ enum ShopStore {
                 #expect(Self.ids(seen) == expected, "cursor, \(scenario) \(c)")
 
                 let plan = try FetchPlan(request, context: context)
-                var translator = PredicateTranslator(bindings: context.bindings, unsavedTables: context.tablesWithUnsavedChanges)
-                #expect(plan.narrowing == translator.translate(request.predicate!, on: try context.binding(c.entity)),
-                        "SQLite refused the translation: \(scenario) \(c)")
+                var translator = PredicateTranslator(
+                    bindings: context.bindings, unsavedTables: context.tablesWithUnsavedChanges)
+                #expect(
+                    plan.narrowing == translator.translate(request.predicate!, on: try context.binding(c.entity)),
+                    "SQLite refused the translation: \(scenario) \(c)")
                 if scenario == "saved" {
-                    #expect((plan.sqlWhere != nil) == c.pushed, "\(c) is \(c.pushed ? "" : "not ")expected in SQL: \(plan.sqlWhere ?? "nil")")
+                    #expect(
+                        (plan.sqlWhere != nil) == c.pushed,
+                        "\(c) is \(c.pushed ? "" : "not ")expected in SQL: \(plan.sqlWhere ?? "nil")")
                 }
                 if scenario == "saved", plan.narrowing.isExact {
                     // SQL alone selects exactly what the predicate accepts (the fetches above
@@ -211,7 +233,8 @@ enum ShopStore {
                     exactCases.insert("\(c)")
                     var selected: [String] = []
                     while try plan.rows.step() {
-                        selected.append("\(context.binding(number: plan.rows.int64(at: 1))!.entity.name)/\(plan.rows.int64(at: 0))")
+                        selected.append(
+                            "\(context.binding(number: plan.rows.int64(at: 1))!.entity.name)/\(plan.rows.int64(at: 0))")
                     }
                     #expect(selected.sorted() == expected, "exact: \(c)")
                 }
@@ -221,44 +244,73 @@ enum ShopStore {
     }
 
     /// The SQL a few predicates become: constants are parameters, never text.
-    @Test(arguments: [
-        ("Item", "price > 10", "(t0.ZPRICE > ?1 OR typeof(t0.ZPRICE) NOT IN ('real', 'null'))", [SQLiteValue.integer(10)]),
-        ("Item", "NOT (quantity IN {1, 2.5, 'x'})",
-         "(NOT (t0.ZQUANTITY IN (?1, ?2)) OR typeof(t0.ZQUANTITY) NOT IN ('integer', 'null') OR t0.ZQUANTITY IS NULL)",
-         [.integer(1), .real(2.5)]),
-        ("Item", "active == YES", "((t0.ZACTIVE <> 0) = ?1 OR typeof(t0.ZACTIVE) NOT IN ('integer', 'null'))", [.integer(1)]),
-        ("Item", "created < CAST(0, 'NSDate')", nil, []),
-        ("Item", "maker == nil AND blob != nil", "(t0.ZMAKER IS NULL AND t0.ZBLOB IS NOT NULL)", []),
-        ("Item", "name ==[cd] 'Québec'",
-         "(lower(t0.ZNAME) = ?1 OR typeof(t0.ZNAME) NOT IN ('text', 'null') OR t0.ZNAME GLOB ?2 OR length(t0.ZNAME) <> length(CAST(t0.ZNAME AS BLOB)))",
-         [.text("quebec"), .text(PredicateTranslator.notPlainText)]),
-        ("Item", "name LIKE 'a?\\\\*b*'",
-         "(t0.ZNAME COLLATE BINARY GLOB ?1 OR typeof(t0.ZNAME) NOT IN ('text', 'null') OR t0.ZNAME GLOB ?2 OR length(t0.ZNAME) <> length(CAST(t0.ZNAME AS BLOB)))",
-         [.text("a?[*]b*"), .text(PredicateTranslator.notPlainText)]),
-        ("Item", "name MATCHES 'a.*'", nil, []),
-        ("Item", "maker.founded > CAST(0, 'NSDate') AND maker.country == 'FR'",
-         "EXISTS (SELECT 1 FROM ZMAKER t1 WHERE t1.Z_PK = t0.ZMAKER AND "
-            + "(t1.ZCOUNTRY COLLATE BINARY = ?1 OR typeof(t1.ZCOUNTRY) NOT IN ('text', 'null') OR t1.ZCOUNTRY GLOB ?2 OR length(t1.ZCOUNTRY) <> length(CAST(t1.ZCOUNTRY AS BLOB))))",
-         [.text("FR"), .text(PredicateTranslator.notPlainText)]),
-        ("Item", "maker.parent.name != nil",
-         "EXISTS (SELECT 1 FROM ZMAKER t1 WHERE t1.Z_PK = t0.ZMAKER AND EXISTS (SELECT 1 FROM ZMAKER t2 WHERE t2.Z_PK = t1.ZPARENT AND t2.ZNAME IS NOT NULL))", []),
-        ("Item", "ANY tags.name == nil",
-         "EXISTS (SELECT 1 FROM Z_1TAGS t1j JOIN ZTAG t1 ON t1.Z_PK = t1j.Z_6TAGS WHERE t1j.Z_1ITEMS = t0.Z_PK AND t1.ZNAME IS NULL)", []),
-        ("Item", "ALL reviews.stars > 2",
-         "NOT (EXISTS (SELECT 1 FROM ZREVIEW t1 WHERE t1.ZITEM = t0.Z_PK AND t1.Z_ENT IN (5) AND "
-            + "NOT ((t1.ZSTARS > ?1 OR typeof(t1.ZSTARS) NOT IN ('integer', 'null')))))", [.integer(2)]),
-        ("Maker", "items.@count >= 5",
-         "(SELECT count(*) FROM ZITEM t1 WHERE t1.ZMAKER = t0.Z_PK AND t1.Z_ENT IN (1, 2, 3)) >= ?1", [.integer(5)]),
-        ("Review", "item == %@ OR item == nil", "(t0.ZITEM = ?1 OR t0.ZITEM IS NULL)", [.integer(5)]),
-        ("Item", "SELF IN %@", "t0.Z_PK IN (?1, ?2)", [.integer(5), .integer(1)]),
-    ] as [(String, String, String?, [SQLiteValue])])
+    @Test(
+        arguments: [
+            (
+                "Item", "price > 10", "(t0.ZPRICE > ?1 OR typeof(t0.ZPRICE) NOT IN ('real', 'null'))",
+                [SQLiteValue.integer(10)]
+            ),
+            (
+                "Item", "NOT (quantity IN {1, 2.5, 'x'})",
+                "(NOT (t0.ZQUANTITY IN (?1, ?2)) OR typeof(t0.ZQUANTITY) NOT IN ('integer', 'null') OR t0.ZQUANTITY IS NULL)",
+                [.integer(1), .real(2.5)]
+            ),
+            (
+                "Item", "active == YES", "((t0.ZACTIVE <> 0) = ?1 OR typeof(t0.ZACTIVE) NOT IN ('integer', 'null'))",
+                [.integer(1)]
+            ),
+            ("Item", "created < CAST(0, 'NSDate')", nil, []),
+            ("Item", "maker == nil AND blob != nil", "(t0.ZMAKER IS NULL AND t0.ZBLOB IS NOT NULL)", []),
+            (
+                "Item", "name ==[cd] 'Québec'",
+                "(lower(t0.ZNAME) = ?1 OR typeof(t0.ZNAME) NOT IN ('text', 'null') OR t0.ZNAME GLOB ?2 OR length(t0.ZNAME) <> length(CAST(t0.ZNAME AS BLOB)))",
+                [.text("quebec"), .text(PredicateTranslator.notPlainText)]
+            ),
+            (
+                "Item", "name LIKE 'a?\\\\*b*'",
+                "(t0.ZNAME COLLATE BINARY GLOB ?1 OR typeof(t0.ZNAME) NOT IN ('text', 'null') OR t0.ZNAME GLOB ?2 OR length(t0.ZNAME) <> length(CAST(t0.ZNAME AS BLOB)))",
+                [.text("a?[*]b*"), .text(PredicateTranslator.notPlainText)]
+            ),
+            ("Item", "name MATCHES 'a.*'", nil, []),
+            (
+                "Item", "maker.founded > CAST(0, 'NSDate') AND maker.country == 'FR'",
+                "EXISTS (SELECT 1 FROM ZMAKER t1 WHERE t1.Z_PK = t0.ZMAKER AND "
+                    + "(t1.ZCOUNTRY COLLATE BINARY = ?1 OR typeof(t1.ZCOUNTRY) NOT IN ('text', 'null') OR t1.ZCOUNTRY GLOB ?2 OR length(t1.ZCOUNTRY) <> length(CAST(t1.ZCOUNTRY AS BLOB))))",
+                [.text("FR"), .text(PredicateTranslator.notPlainText)]
+            ),
+            (
+                "Item", "maker.parent.name != nil",
+                "EXISTS (SELECT 1 FROM ZMAKER t1 WHERE t1.Z_PK = t0.ZMAKER AND EXISTS (SELECT 1 FROM ZMAKER t2 WHERE t2.Z_PK = t1.ZPARENT AND t2.ZNAME IS NOT NULL))",
+                []
+            ),
+            (
+                "Item", "ANY tags.name == nil",
+                "EXISTS (SELECT 1 FROM Z_1TAGS t1j JOIN ZTAG t1 ON t1.Z_PK = t1j.Z_6TAGS WHERE t1j.Z_1ITEMS = t0.Z_PK AND t1.ZNAME IS NULL)",
+                []
+            ),
+            (
+                "Item", "ALL reviews.stars > 2",
+                "NOT (EXISTS (SELECT 1 FROM ZREVIEW t1 WHERE t1.ZITEM = t0.Z_PK AND t1.Z_ENT IN (5) AND "
+                    + "NOT ((t1.ZSTARS > ?1 OR typeof(t1.ZSTARS) NOT IN ('integer', 'null')))))", [.integer(2)]
+            ),
+            (
+                "Maker", "items.@count >= 5",
+                "(SELECT count(*) FROM ZITEM t1 WHERE t1.ZMAKER = t0.Z_PK AND t1.Z_ENT IN (1, 2, 3)) >= ?1",
+                [.integer(5)]
+            ),
+            ("Review", "item == %@ OR item == nil", "(t0.ZITEM = ?1 OR t0.ZITEM IS NULL)", [.integer(5)]),
+            ("Item", "SELF IN %@", "t0.Z_PK IN (?1, ?2)", [.integer(5), .integer(1)])
+        ] as [(String, String, String?, [SQLiteValue])])
     func predicatesBecomeSQL(entity: String, predicate: String, sql: String?, parameters: [SQLiteValue]) throws {
         let temp = try TemporaryStore("memory", model: ShopStore.model)
         try ShopStore.fill(temp.store)
         let context = ObjectContext(store: temp.store)
-        let objects: [Value] = try ["Book/5", "Item/1"].map { .object(ObjectReference(try ShopStore.object($0, in: context))) }
+        let objects: [Value] = try ["Book/5", "Item/1"].map {
+            .object(ObjectReference(try ShopStore.object($0, in: context)))
+        }
         let arguments: [Value] = predicate.contains("SELF") ? [.array(objects)] : [objects[0]]
-        let plan = try FetchPlan(FetchRequest(entityName: entity, predicate: predicate, arguments: arguments), context: context)
+        let plan = try FetchPlan(
+            FetchRequest(entityName: entity, predicate: predicate, arguments: arguments), context: context)
         #expect(plan.sqlWhere == sql)
         #expect(plan.parameters == parameters)
         #expect(plan.rows.sql.contains("FROM \(try context.binding(entity).layout.table) t0 WHERE "))
@@ -290,7 +342,9 @@ enum ShopStore {
         try ShopStore.fill(temp.store)
         let context = ObjectContext(store: temp.store)
         var nested = "price > 50"
-        for level in 0..<60 { nested = level % 2 == 0 ? "(quantity > \(level - 30) OR \(nested))" : "(price > \(-level) AND \(nested))" }
+        for level in 0..<60 {
+            nested = level % 2 == 0 ? "(quantity > \(level - 30) OR \(nested))" : "(price > \(-level) AND \(nested))"
+        }
         let deep = try FetchRequest(entityName: "Item", predicate: nested)
         var translator = PredicateTranslator(bindings: context.bindings, unsavedTables: [])
         #expect(translator.translate(deep.predicate!, on: try context.binding("Item")).whenTrue != "1")
@@ -300,7 +354,8 @@ enum ShopStore {
         #expect(Self.ids(try context.fetch(deep)) == expected)
         #expect(try context.count(deep) == expected.count)
 
-        let long = try FetchRequest(entityName: "Item", predicate: (0..<3_000).map { "quantity == \($0)" }.joined(separator: " OR "))
+        let long = try FetchRequest(
+            entityName: "Item", predicate: (0..<3_000).map { "quantity == \($0)" }.joined(separator: " OR "))
         #expect(try FetchPlan(long, context: context).sqlWhere != nil)
         #expect(Self.ids(try context.fetch(long)) == (try Self.evaluatingEveryObject(long, context)))
     }

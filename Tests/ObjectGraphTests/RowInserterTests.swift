@@ -22,7 +22,9 @@ import Testing
         #expect([first.primaryKey, object.objectID.primaryKey, second.primaryKey] == [1, 2, 3])
         // Seen by fetches before the save, as the database sees them.
         #expect(try context.count(FetchRequest(entityName: "Book")) == 3)
-        #expect(throws: ContextError.self) { try inserter.set("x", for: try context.attributeKey("name", of: "Author")) }
+        #expect(throws: ContextError.self) {
+            try inserter.set("x", for: try context.attributeKey("name", of: "Author"))
+        }
         #expect(throws: ContextError.self) { try inserter.set("many", for: pages) }
         try context.save()
 

@@ -6,23 +6,27 @@ import Testing
 /// Rows read without objects, and copied column to column: the same values a fetched
 /// object has, and the same rows as setting those values.
 @Suite struct RowReaderTests {
-    static let model: ObjectModel = try! ObjectModel(json: JSON.parse("""
-        {"version": "Rows1", "entities": {
-          "Row": {"attributes": {"text": "string", "small": "int16", "big": "int64", "flag": "boolean", "d": "double",
-                                 "f": "float", "when": "date", "blob": "binary", "id": "uuid", "amount": "decimal"},
-                  "relationships": {"owner": {"destination": "Owner", "inverse": "rows"}}},
-          "Owner": {"attributes": {"name": "string"},
-                    "relationships": {"rows": {"destination": "Row", "inverse": "owner", "toMany": true}}}
-        }}
-        """))
+    static let model: ObjectModel = try! ObjectModel(
+        json: JSON.parse(
+            """
+            {"version": "Rows1", "entities": {
+              "Row": {"attributes": {"text": "string", "small": "int16", "big": "int64", "flag": "boolean", "d": "double",
+                                     "f": "float", "when": "date", "blob": "binary", "id": "uuid", "amount": "decimal"},
+                      "relationships": {"owner": {"destination": "Owner", "inverse": "rows"}}},
+              "Owner": {"attributes": {"name": "string"},
+                        "relationships": {"rows": {"destination": "Row", "inverse": "owner", "toMany": true}}}
+            }}
+            """))
 
     /// The destination: the same names, two with narrower types (`big` int16, `d` float).
-    static let target: ObjectModel = try! ObjectModel(json: JSON.parse("""
-        {"version": "Rows2", "entities": {
-          "Row": {"attributes": {"text": "string", "small": "int32", "big": "int16", "flag": "boolean", "d": "float",
-                                 "f": "double", "when": "date", "blob": "transformable", "id": "uuid", "amount": "decimal"}}
-        }}
-        """))
+    static let target: ObjectModel = try! ObjectModel(
+        json: JSON.parse(
+            """
+            {"version": "Rows2", "entities": {
+              "Row": {"attributes": {"text": "string", "small": "int32", "big": "int16", "flag": "boolean", "d": "float",
+                                     "f": "double", "when": "date", "blob": "transformable", "id": "uuid", "amount": "decimal"}}
+            }}
+            """))
 
     static let names = ["text", "small", "big", "flag", "d", "f", "when", "blob", "id", "amount"]
 
@@ -34,7 +38,7 @@ import Testing
         "2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL",
         "3, '', 0, 0, 0, 0.0, -0.0, 0.0, X'', '', 0",
         "4, 'café', '42', 1.5, 5, '3.25', 7, 12, 'text as data', 'e621e1f8-c36c-495a-93fc-0c247a3e6e5f', '1.25'",
-        "5, CAST(X'61FF62' AS TEXT), -3, 70000, 1, 1e300, 16777217, -1e9, X'00', NULL, NULL",
+        "5, CAST(X'61FF62' AS TEXT), -3, 70000, 1, 1e300, 16777217, -1e9, X'00', NULL, NULL"
     ]
 
     func sourceStore() throws -> TemporaryStore {
@@ -42,7 +46,9 @@ import Testing
         let layout = temporary.store.layout.entities["Row"]!
         let columns = Self.names.map { layout.attributeColumns[$0]! }.joined(separator: ", ")
         for row in Self.rows {
-            try temporary.store.database.execute("INSERT INTO \(layout.table) (Z_PK, Z_ENT, Z_OPT, \(columns)) VALUES (\(row.replacingOccurrences(of: "^(\\d+), ", with: "$1, \(layout.number), 1, ", options: .regularExpression)))")
+            try temporary.store.database.execute(
+                "INSERT INTO \(layout.table) (Z_PK, Z_ENT, Z_OPT, \(columns)) VALUES (\(row.replacingOccurrences(of: "^(\\d+), ", with: "$1, \(layout.number), 1, ", options: .regularExpression)))"
+            )
         }
         return temporary
     }
@@ -61,7 +67,9 @@ import Testing
             for name in Self.names {
                 // Selected or not ("small" is read on its own), by key and by name.
                 let expected = try object.value(forKey: name)
-                #expect(try reader.value(for: context.attributeKey(name, of: "Row")) == expected, "\(object.objectID) .\(name)")
+                #expect(
+                    try reader.value(for: context.attributeKey(name, of: "Row")) == expected,
+                    "\(object.objectID) .\(name)")
                 #expect(try reader.value(forKey: name) == expected, "\(object.objectID) .\(name)")
             }
             index += 1
@@ -76,12 +84,16 @@ import Testing
         let reader = try context.makeRowReader(for: "Row")
         #expect(try reader.next())
         let compiled = try ExpressionCompiler().compileExpression("$source.small * 2")
-        #expect(try compiled.evaluate(with: .null, variables: ["source": .object(ObjectReference(reader))]) == .integer(14))
+        #expect(
+            try compiled.evaluate(with: .null, variables: ["source": .object(ObjectReference(reader))]) == .integer(14))
         #expect(try reader.next())
         // The same object, on the next row: `small` is NULL there.
-        #expect(throws: ExpressionError.self) { try compiled.evaluate(with: .null, variables: ["source": .object(ObjectReference(reader))]) }
-        #expect(try ExpressionCompiler().compileExpression("TERNARY($source.small == nil, 'none', $source.small)")
-            .evaluate(with: .null, variables: ["source": .object(ObjectReference(reader))]) == "none")
+        #expect(throws: ExpressionError.self) {
+            try compiled.evaluate(with: .null, variables: ["source": .object(ObjectReference(reader))])
+        }
+        #expect(
+            try ExpressionCompiler().compileExpression("TERNARY($source.small == nil, 'none', $source.small)")
+                .evaluate(with: .null, variables: ["source": .object(ObjectReference(reader))]) == "none")
         do {
             _ = try reader.value(forKey: "owner")
             Issue.record("a relationship was read")
@@ -92,7 +104,10 @@ import Testing
             _ = try reader.value(forKey: "titel")
             Issue.record("an unknown key was read")
         } catch let error as ExpressionError {
-            #expect(error.message == "Row/2 has no attribute or relationship 'titel'; Row has amount, big, blob, d, f, flag, id, owner, small, text, when")
+            #expect(
+                error.message
+                    == "Row/2 has no attribute or relationship 'titel'; Row has amount, big, blob, d, f, flag, id, owner, small, text, when"
+            )
         }
     }
 
@@ -110,7 +125,9 @@ import Testing
             let context = ObjectContext(store: destination.store)
             let reader = try source.makeRowReader(for: "Row", attributes: Self.names)
             let inserter = try context.makeRowInserter(for: "Row")
-            let pairs = try Self.names.map { (try source.attributeKey($0, of: "Row"), try context.attributeKey($0, of: "Row")) }
+            let pairs = try Self.names.map {
+                (try source.attributeKey($0, of: "Row"), try context.attributeKey($0, of: "Row"))
+            }
             let copier = try RowCopier(from: reader, to: inserter, attributes: pairs)
             var errors: [String] = []
             while try reader.next() {
@@ -134,7 +151,8 @@ import Testing
             try context.save()
             let layout = destination.store.layout.entities["Row"]!
             let quoted = Self.names.map { "quote(\(layout.attributeColumns[$0]!))" }.joined(separator: " || ' ' || ")
-            let statement = try destination.store.database.prepare("SELECT \(quoted) FROM \(layout.table) ORDER BY Z_PK")
+            let statement = try destination.store.database.prepare(
+                "SELECT \(quoted) FROM \(layout.table) ORDER BY Z_PK")
             var rows: [String] = []
             while try statement.step() { rows.append(statement.string(at: 0) ?? "") }
             written.append(rows)
@@ -145,11 +163,16 @@ import Testing
         #expect(leftByOnePass > 0, "some values need decoding (the test below says which)")
         // What the copies had to get right.
         #expect(written[0].count == Self.rows.count)
-        #expect(failures[0] == ["3 .id: a uuid attribute cannot hold string ", "5 .big: 70000 is out of range for a int16 attribute"])
+        #expect(
+            failures[0] == [
+                "3 .id: a uuid attribute cannot hold string ", "5 .big: 70000 is out of range for a int16 attribute"
+            ])
         #expect(written[0][0] == "'plain' 7 9 1 2.5 0.1 1000.5 X'0102' X'E621E1F8C36C495A93FC0C247A3E6E5F' 4.5")
         #expect(written[0][1] == "NULL NULL NULL NULL NULL NULL NULL NULL NULL NULL")
         // Text as a number, a real truncated, a boolean 5 as 1, text as data.
-        #expect(written[0][3] == "'café' 42 1 1 3.25 7.0 12 X'746578742061732064617461' X'E621E1F8C36C495A93FC0C247A3E6E5F' 1.25")
+        #expect(
+            written[0][3]
+                == "'café' 42 1 1 3.25 7.0 12 X'746578742061732064617461' X'E621E1F8C36C495A93FC0C247A3E6E5F' 1.25")
         #expect(written[0][4].hasPrefix("'a\u{FFFD}b' -3 NULL 1"), "invalid UTF-8 is repaired as reading repairs it")
     }
 
@@ -163,15 +186,16 @@ import Testing
             [0xED, 0x9F, 0xBF], [0xED, 0xA0, 0x80], [0xEF, 0xBF, 0xBF], [0xF0, 0x90, 0x80, 0x80],
             [0xF0, 0x8F, 0xBF, 0xBF], [0xF4, 0x8F, 0xBF, 0xBF], [0xF4, 0x90, 0x80, 0x80], [0xF5, 0x80, 0x80, 0x80],
             [0x80], [0xBF], [0xC2], [0xE1, 0x80], [0xF1, 0x80, 0x80], [0xE1, 0x80, 0x41], [0xFF], [0x61, 0xFF, 0x62],
-            Array("12345678".utf8) + [0xC3, 0xA9] + Array("12345678".utf8), Array("1234567".utf8) + [0xE2, 0x82, 0xAC],
+            Array("12345678".utf8) + [0xC3, 0xA9] + Array("12345678".utf8), Array("1234567".utf8) + [0xE2, 0x82, 0xAC]
         ]
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<2_000 {
             // Mostly ASCII with lead and continuation bytes mixed in, as broken text is.
-            cases.append((0..<Int.random(in: 0...20, using: &generator)).map { _ in
-                let r = UInt8.random(in: 0...255, using: &generator)
-                return r < 160 ? r & 0x7F : r
-            })
+            cases.append(
+                (0..<Int.random(in: 0...20, using: &generator)).map { _ in
+                    let r = UInt8.random(in: 0...255, using: &generator)
+                    return r < 160 ? r & 0x7F : r
+                })
         }
         for bytes in cases {
             let decoded = Array(String(decoding: bytes, as: UTF8.self).utf8)
@@ -191,18 +215,22 @@ import Testing
         let inserter = try context.makeRowInserter(for: "Row")
         var direct: [[String]] = []
         while try reader.next() {
-            direct.append(try Self.names.filter { name in
-                let from = try source.attributeKey(name, of: "Row"), to = try context.attributeKey(name, of: "Row")
-                guard let copy = inserter.storedCopy(from: reader.binding, slot: from.slot, to: to.slot) else { return false }
-                return inserter.copyStored(reader.column(ofSlot: from.slot), of: reader.statement.handle, copy)
-            })
+            direct.append(
+                try Self.names.filter { name in
+                    let from = try source.attributeKey(name, of: "Row"), to = try context.attributeKey(name, of: "Row")
+                    guard let copy = inserter.storedCopy(from: reader.binding, slot: from.slot, to: to.slot) else {
+                        return false
+                    }
+                    return inserter.copyStored(reader.column(ofSlot: from.slot), of: reader.statement.handle, copy)
+                })
         }
-        #expect(direct == [
-            ["text", "small", "big", "flag", "d", "f", "when", "blob"],
-            ["text", "small", "big", "flag", "d", "f", "when", "blob"],  // NULLs
-            ["text", "small", "big", "flag", "d", "f", "when", "blob"],
-            ["text", "small", "big", "flag", "d", "f", "when"],  // text as data
-            ["small", "flag", "d", "f", "when", "blob"],  // not UTF-8; 70000 is no int16
-        ])
+        #expect(
+            direct == [
+                ["text", "small", "big", "flag", "d", "f", "when", "blob"],
+                ["text", "small", "big", "flag", "d", "f", "when", "blob"],  // NULLs
+                ["text", "small", "big", "flag", "d", "f", "when", "blob"],
+                ["text", "small", "big", "flag", "d", "f", "when"],  // text as data
+                ["small", "flag", "d", "f", "when", "blob"]  // not UTF-8; 70000 is no int16
+            ])
     }
 }

@@ -8,16 +8,18 @@ import Testing
 @Suite struct StoreValidatorTests {
     /// Item: two required attributes, bounds on a number and on a string's length, a
     /// required to-one, and a to-many with a minimum (Box.items).
-    static let model: ObjectModel = try! ObjectModel(json: JSON.parse("""
-        {"version": "Checks1", "entities": {
-          "Item": {"attributes": {"name": {"type": "string", "optional": false, "max": 5},
-                                  "size": {"type": "int32", "min": 1, "max": 10},
-                                  "code": {"type": "string", "optional": false}},
-                   "relationships": {"box": {"destination": "Box", "inverse": "items", "optional": false}}},
-          "Box": {"attributes": {"label": "string"},
-                  "relationships": {"items": {"destination": "Item", "inverse": "box", "toMany": true, "minCount": 2}}}
-        }}
-        """))
+    static let model: ObjectModel = try! ObjectModel(
+        json: JSON.parse(
+            """
+            {"version": "Checks1", "entities": {
+              "Item": {"attributes": {"name": {"type": "string", "optional": false, "max": 5},
+                                      "size": {"type": "int32", "min": 1, "max": 10},
+                                      "code": {"type": "string", "optional": false}},
+                       "relationships": {"box": {"destination": "Box", "inverse": "items", "optional": false}}},
+              "Box": {"attributes": {"label": "string"},
+                      "relationships": {"items": {"destination": "Item", "inverse": "box", "toMany": true, "minCount": 2}}}
+            }}
+            """))
 
     /// A store whose items break the rules in several ways each, written without the
     /// context's own checks (as a migration writes, validating at the end).
@@ -27,10 +29,10 @@ import Testing
         context.validatesOnSave = false
         let box = try context.insert("Box")  // Box/1 gets one item: below its minimum of 2
         let rows: [(name: Value, size: Value, code: Value, boxed: Bool)] = [
-            ("ok", 5, "a", true),            // Item/1: fine
-            (.null, 0, "b", false),          // Item/2: no name, size below 1, no box
-            ("toolong", 11, .null, false),   // Item/3: name too long, size above 10, no code, no box
-            (.null, 5, .null, false),        // Item/4: no name, no code, no box
+            ("ok", 5, "a", true),  // Item/1: fine
+            (.null, 0, "b", false),  // Item/2: no name, size below 1, no box
+            ("toolong", 11, .null, false),  // Item/3: name too long, size above 10, no code, no box
+            (.null, 5, .null, false)  // Item/4: no name, no code, no box
         ]
         for row in rows {
             let item = try context.insert("Item")
@@ -55,7 +57,7 @@ import Testing
         ("Item/2", "'box' is required but has no destination"),
         ("Item/3", "'box' is required but has no destination"),
         ("Item/4", "'box' is required but has no destination"),
-        ("Box/1", "'items' has 1 destinations; it needs at least 2 (or none, as it is optional)"),
+        ("Box/1", "'items' has 1 destinations; it needs at least 2 (or none, as it is optional)")
     ]
 
     /// Entity by entity, each entity's checks in the order of its properties, each check's

@@ -9,10 +9,13 @@ public enum Repository {
     public static let root: URL = {
         var directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         while directory.path != "/" {
-            if FileManager.default.fileExists(atPath: directory.appendingPathComponent("Package.swift").path) { return directory }
+            if FileManager.default.fileExists(atPath: directory.appendingPathComponent("Package.swift").path) {
+                return directory
+            }
             directory.deleteLastPathComponent()
         }
-        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
     }()
 
     /// `path` below the repository's root.
@@ -27,7 +30,8 @@ public enum SharedFixtures {
 
     public static var isAvailable: Bool { FileManager.default.fileExists(atPath: root.path) }
 
-    public static let missingMessage: Comment = "skipped: needs ../shared/fixtures beside the repository (present in CI)"
+    public static let missingMessage: Comment =
+        "skipped: needs ../shared/fixtures beside the repository (present in CI)"
 
     /// The objc.io article's project: a store written by Apple's Core Data (4 books, 3
     /// users), its Xcode model and mapping models.

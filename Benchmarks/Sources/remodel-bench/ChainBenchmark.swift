@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 import CSQLiteBaseline
 import Foundation
@@ -43,13 +43,17 @@ final class NotesGenerator {
     init(notes: Int) {
         self.notes = notes
         folders = max(1, notes / 50)
-        let words = ["the", "a", "call", "plumber", "about", "sink", "draft", "numbers", "for", "Q3", "milk", "eggs", "bread",
-                     "book", "venue", "twelve", "meeting", "with", "design", "team", "review", "budget", "before", "Friday",
-                     "café", "order", "new", "chairs", "pick", "up", "kids", "at", "five", "renew", "passport", "Zürich",
-                     "trip", "notes", "from", "offsite", "ideas", "blog", "post", "fix", "bike", "tyre", "send", "invoice",
-                     "to", "client", "water", "plants", "gym", "on", "Monday", "read", "chapter", "three", "résumé", "update"]
-        let headings = ["Groceries", "Quarterly report", "Team offsite", "Ideas", "Trip to Zürich", "Call back", "Reading list",
-                        "Weekly plan", "Birthday gift", "Car service", "Recipes", "Meeting notes", "Garden", "Taxes", "Café list"]
+        let words = [
+            "the", "a", "call", "plumber", "about", "sink", "draft", "numbers", "for", "Q3", "milk", "eggs", "bread",
+            "book", "venue", "twelve", "meeting", "with", "design", "team", "review", "budget", "before", "Friday",
+            "café", "order", "new", "chairs", "pick", "up", "kids", "at", "five", "renew", "passport", "Zürich",
+            "trip", "notes", "from", "offsite", "ideas", "blog", "post", "fix", "bike", "tyre", "send", "invoice",
+            "to", "client", "water", "plants", "gym", "on", "Monday", "read", "chapter", "three", "résumé", "update"
+        ]
+        let headings = [
+            "Groceries", "Quarterly report", "Team offsite", "Ideas", "Trip to Zürich", "Call back", "Reading list",
+            "Weekly plan", "Birthday gift", "Car service", "Recipes", "Meeting notes", "Garden", "Taxes", "Café list"
+        ]
         titles = (0..<997).map { k -> String? in
             switch k % 100 {
             case 0..<4: return nil
@@ -148,7 +152,9 @@ func generateNotesStore(_ path: String, generator: NotesGenerator, model: Object
         sqlite3_bind_text(insertFolder, 3, generator.folderName(k), -1, sqliteTransient)
         RawSQLite.run(insertFolder, db)
     }
-    let insertNote = RawSQLite.prepare(db, """
+    let insertNote = RawSQLite.prepare(
+        db,
+        """
         INSERT INTO ZNOTE (Z_PK, Z_ENT, Z_OPT, ZFOLDER, ZTITLE, ZBODY, ZCREATED, ZPRIORITY, ZTRASHED)
         VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?)
         """)
@@ -157,16 +163,30 @@ func generateNotesStore(_ path: String, generator: NotesGenerator, model: Object
         let row = generator.row(i)
         sqlite3_bind_int64(insertNote, 1, Int64(i + 1))
         sqlite3_bind_int64(insertNote, 2, noteEntity)
-        if let folder = row.folder { sqlite3_bind_int64(insertNote, 3, folder) } else { sqlite3_bind_null(insertNote, 3) }
-        if let title = row.title { sqlite3_bind_text(insertNote, 4, title, -1, sqliteTransient) } else { sqlite3_bind_null(insertNote, 4) }
-        if let body = row.body { sqlite3_bind_text(insertNote, 5, body, -1, sqliteTransient) } else { sqlite3_bind_null(insertNote, 5) }
+        if let folder = row.folder {
+            sqlite3_bind_int64(insertNote, 3, folder)
+        } else {
+            sqlite3_bind_null(insertNote, 3)
+        }
+        if let title = row.title {
+            sqlite3_bind_text(insertNote, 4, title, -1, sqliteTransient)
+        } else {
+            sqlite3_bind_null(insertNote, 4)
+        }
+        if let body = row.body {
+            sqlite3_bind_text(insertNote, 5, body, -1, sqliteTransient)
+        } else {
+            sqlite3_bind_null(insertNote, 5)
+        }
         sqlite3_bind_double(insertNote, 6, row.created)
         sqlite3_bind_int64(insertNote, 7, row.priority)
         sqlite3_bind_int64(insertNote, 8, row.trashed ? 1 : 0)
         if row.trashed { trashed += 1 }
         RawSQLite.run(insertNote, db)
     }
-    RawSQLite.exec(db, """
+    RawSQLite.exec(
+        db,
+        """
         UPDATE Z_PRIMARYKEY SET Z_MAX = \(generator.folders) WHERE Z_ENT = \(folderEntity);
         UPDATE Z_PRIMARYKEY SET Z_MAX = \(generator.notes) WHERE Z_ENT = \(noteEntity);
         COMMIT
@@ -264,19 +284,27 @@ func notes3Columns(title: String, priority: String, text: String) -> String {
 /// transaction; then the new file synced (StoreMigrator syncs each new file too). Returns
 /// the step's seconds (without the sync) and, when `countRows`, the notes and folders of
 /// the source.
-func sqlStep(from previous: String, to path: String, model: ObjectModel, countRows: Bool,
-             _ sql: (_ entity: (String) -> Int64) -> String) -> (seconds: Double, rows: Int) {
+func sqlStep(
+    from previous: String, to path: String, model: ObjectModel, countRows: Bool,
+    _ sql: (_ entity: (String) -> Int64) -> String
+) -> (seconds: Double, rows: Int) {
     var rows = 0
     let (_, seconds) = timed {
         createEmptyStore(path, model)
         let db = RawSQLite.open(path, uri: true)
         applyMigrationPragmas(db)
         RawSQLite.exec(db, "ATTACH DATABASE '\(fileURI(previous, readOnly: true))' AS src")
-        if countRows { rows = Int(RawSQLite.integer(db, "SELECT (SELECT count(*) FROM src.ZNOTE) + (SELECT count(*) FROM src.ZFOLDER)")) }
+        if countRows {
+            rows = Int(
+                RawSQLite.integer(db, "SELECT (SELECT count(*) FROM src.ZNOTE) + (SELECT count(*) FROM src.ZFOLDER)"))
+        }
         RawSQLite.exec(db, "BEGIN IMMEDIATE")
         RawSQLite.exec(db, sql({ RawSQLite.entityNumber(db, $0) }))
-        RawSQLite.exec(db, "UPDATE Z_PRIMARYKEY SET Z_MAX = (SELECT ifnull(max(Z_PK), 0) FROM ZNOTE) WHERE Z_NAME = 'Note'")
-        RawSQLite.exec(db, "UPDATE Z_PRIMARYKEY SET Z_MAX = (SELECT ifnull(max(Z_PK), 0) FROM ZNOTEBOOK) WHERE Z_NAME = 'Notebook'")
+        RawSQLite.exec(
+            db, "UPDATE Z_PRIMARYKEY SET Z_MAX = (SELECT ifnull(max(Z_PK), 0) FROM ZNOTE) WHERE Z_NAME = 'Note'")
+        RawSQLite.exec(
+            db, "UPDATE Z_PRIMARYKEY SET Z_MAX = (SELECT ifnull(max(Z_PK), 0) FROM ZNOTEBOOK) WHERE Z_NAME = 'Notebook'"
+        )
         RawSQLite.exec(db, "COMMIT; DETACH DATABASE src")
         restorePragmas(db)
         RawSQLite.close(db)
@@ -303,37 +331,44 @@ func migrateChainSQL(_ options: Options) -> VariantResult {
             // Notes1 → Notes2 (inferred): Folder → Notebook, body → text, folder → notebook.
             // Every row is carried over, so the keys stay what they are (1…n, as the engine
             // numbers them).
-            { entity in """
+            { entity in
+                """
                 INSERT INTO ZNOTEBOOK (Z_PK, Z_ENT, Z_OPT, ZNAME)
                     SELECT Z_PK, \(entity("Notebook")), 1, ZNAME FROM src.ZFOLDER ORDER BY Z_PK;
                 INSERT INTO ZNOTE (Z_PK, Z_ENT, Z_OPT, ZNOTEBOOK, ZTITLE, ZTEXT, ZCREATED, ZPRIORITY, ZTRASHED)
                     SELECT Z_PK, \(entity("Note")), 1, ZFOLDER, ZTITLE, ZBODY, ZCREATED, ZPRIORITY, ZTRASHED
                     FROM src.ZNOTE ORDER BY Z_PK;
-                """ },
+                """
+            },
             // Notes2 → Notes3 (Notes2_to_Notes3.mapping.json): notebooks copied; notes not
             // in the trash, numbered 1, 2, … in source order as the engine numbers them.
-            { entity in """
+            { entity in
+                """
                 INSERT INTO ZNOTEBOOK (Z_PK, Z_ENT, Z_OPT, ZNAME)
                     SELECT Z_PK, \(entity("Notebook")), 1, ZNAME FROM src.ZNOTEBOOK ORDER BY Z_PK;
                 INSERT INTO ZNOTE (Z_PK, Z_ENT, Z_OPT, ZNOTEBOOK, ZTITLE, ZTEXT, ZCREATED, ZPRIORITY, ZWORDCOUNT)
                     SELECT row_number() OVER (ORDER BY Z_PK), \(entity("Note")), 1, ZNOTEBOOK,
                         \(notes3Columns(title: "ZTITLE", priority: "ZPRIORITY", text: "ZTEXT"))
                     FROM src.ZNOTE WHERE ZTRASHED = 0 ORDER BY Z_PK;
-                """ },
+                """
+            },
             // Notes3 → Notes4 (inferred): archived is new and required, default NO;
             // Attachment is new and stays empty.
-            { entity in """
+            { entity in
+                """
                 INSERT INTO ZNOTEBOOK (Z_PK, Z_ENT, Z_OPT, ZNAME)
                     SELECT Z_PK, \(entity("Notebook")), 1, ZNAME FROM src.ZNOTEBOOK ORDER BY Z_PK;
                 INSERT INTO ZNOTE (Z_PK, Z_ENT, Z_OPT, ZNOTEBOOK, ZTITLE, ZTEXT, ZCREATED, ZPRIORITY, ZWORDCOUNT, ZARCHIVED)
                     SELECT Z_PK, \(entity("Note")), 1, ZNOTEBOOK, ZTITLE, ZTEXT, ZCREATED, ZPRIORITY, ZWORDCOUNT, 0
                     FROM src.ZNOTE ORDER BY Z_PK;
-                """ },
+                """
+            }
         ]
         var previous = source
         for (index, step) in chainSteps.enumerated() {
             let path = paths[index]
-            let result = sqlStep(from: previous, to: path, model: models[index], countRows: index == 0, statements[index])
+            let result = sqlStep(
+                from: previous, to: path, model: models[index], countRows: index == 0, statements[index])
             splits[step] = result.seconds
             if index == 0 { rows = result.rows }
             if previous != source { removeStore(previous) }
@@ -357,7 +392,8 @@ func migrateChainSQLOnePass(_ options: Options) -> VariantResult {
     var stepSeconds = 0.0
     let (_, seconds) = timed {
         let model = loadModel(options.mappingsFolder, "notes-chain/Notes4.model.json")
-        (stepSeconds, rows) = sqlStep(from: source, to: destination, model: model, countRows: true) { entity in """
+        (stepSeconds, rows) = sqlStep(from: source, to: destination, model: model, countRows: true) { entity in
+            """
             INSERT INTO ZNOTEBOOK (Z_PK, Z_ENT, Z_OPT, ZNAME)
                 SELECT Z_PK, \(entity("Notebook")), 1, ZNAME FROM src.ZFOLDER ORDER BY Z_PK;
             INSERT INTO ZNOTE (Z_PK, Z_ENT, Z_OPT, ZNOTEBOOK, ZTITLE, ZTEXT, ZCREATED, ZPRIORITY, ZWORDCOUNT, ZARCHIVED)
@@ -391,7 +427,7 @@ struct Notes4Contents: Equatable {
 /// The columns of Notes4's Note and Notebook, in the order of ``NotesGenerator/expectedNotes4()``.
 let note4Columns: [(String, ColumnKind)] = [
     ("Z_PK", .integer), ("ZNOTEBOOK", .integer), ("ZTITLE", .text), ("ZTEXT", .text), ("ZCREATED", .real),
-    ("ZPRIORITY", .text), ("ZWORDCOUNT", .integer), ("ZARCHIVED", .integer),
+    ("ZPRIORITY", .text), ("ZWORDCOUNT", .integer), ("ZARCHIVED", .integer)
 ]
 let notebook4Columns: [(String, ColumnKind)] = [("Z_PK", .integer), ("ZNAME", .text)]
 
@@ -410,14 +446,16 @@ func readNotes4(_ path: String) -> Notes4Contents {
         for table in ["ZNOTE", "ZNOTEBOOK"] {
             let statement = RawSQLite.prepare(db, "SELECT \(column), count(*) FROM \(table) GROUP BY 1 ORDER BY 1")
             while sqlite3_step(statement) == SQLITE_ROW {
-                lines.append("\(table) \(column) \(sqlite3_column_int64(statement, 0)): \(sqlite3_column_int64(statement, 1))")
+                lines.append(
+                    "\(table) \(column) \(sqlite3_column_int64(statement, 0)): \(sqlite3_column_int64(statement, 1))")
             }
             sqlite3_finalize(statement)
         }
         return lines
     }
-    return Notes4Contents(notes: notes, noteChecksum: noteChecksum, notebooks: notebooks, notebookChecksum: notebookChecksum,
-                          attachments: attachments, maxima: maxima, entityColumn: groups("Z_ENT"), versionColumn: groups("Z_OPT"))
+    return Notes4Contents(
+        notes: notes, noteChecksum: noteChecksum, notebooks: notebooks, notebookChecksum: notebookChecksum,
+        attachments: attachments, maxima: maxima, entityColumn: groups("Z_ENT"), versionColumn: groups("Z_OPT"))
 }
 
 // MARK: - The benchmark
@@ -426,7 +464,7 @@ let chainVariants = [
     Variant(id: "chain-remodel", label: "StoreMigrator", role: .remodel),
     Variant(id: "chain-interpreted", label: "StoreMigrator, --no-pushdown", role: .remodel),
     Variant(id: "chain-sql", label: "pure SQL", role: .reference),
-    Variant(id: "chain-sql-one-pass", label: "pure SQL, one pass", role: .reference),
+    Variant(id: "chain-sql-one-pass", label: "pure SQL, one pass", role: .reference)
 ]
 
 func runChainBenchmark(_ options: Options) {
@@ -452,19 +490,24 @@ func runChainBenchmark(_ options: Options) {
     guard expected.notes == notes - trashed else { die("the generator's trashed notes do not add up") }
     let sourceBytes = fileSize(source)
     let migrator: StoreMigrator
-    do { migrator = try StoreMigrator(models: mappings.appendingPathComponent("notes-chain")) } catch { die("\(error)") }
+    do { migrator = try StoreMigrator(models: mappings.appendingPathComponent("notes-chain")) } catch {
+        die("\(error)")
+    }
 
     let common = ["--mappings", mappings.path]
     let idle = runVariant("idle", common, resultFile: resultFilePath())
     var finals: [String: Notes4Contents] = [:]
     var destinationBytes = 0
-    let runs = measureVariants("chain", chainVariants, rounds: options.roundCount, quiet: quiet,
+    let runs = measureVariants(
+        "chain", chainVariants, rounds: options.roundCount, quiet: quiet,
         arguments: { variant, _ in
             let path = "\(directory)/\(variant.id).sqlite"
             removeStore(path)
             if !variant.id.hasPrefix("chain-sql") {
                 // StoreMigrator migrates in place: a fresh copy of the source each round, not timed.
-                do { try FileManager.default.copyItem(atPath: source, toPath: path) } catch { die("cannot copy the source: \(error)") }
+                do { try FileManager.default.copyItem(atPath: source, toPath: path) } catch {
+                    die("cannot copy the source: \(error)")
+                }
                 return common + ["--source", path]
             }
             return common + ["--source", source, "--destination", path]
@@ -476,9 +519,12 @@ func runChainBenchmark(_ options: Options) {
             guard contents.notes == expected.notes, contents.noteChecksum == expected.noteChecksum,
                 contents.notebooks == generator.folders, contents.notebookChecksum == expected.folderChecksum,
                 contents.attachments == 0,
-                contents.maxima == ["Attachment": 0, "Note": Int64(expected.notes), "Notebook": Int64(generator.folders)]
+                contents.maxima == [
+                    "Attachment": 0, "Note": Int64(expected.notes), "Notebook": Int64(generator.folders)
+                ]
             else {
-                die("""
+                die(
+                    """
                     \(variant.label)'s Notes4 store has \(contents.notes) notes (checksum \(contents.noteChecksum.hex)), \
                     \(contents.notebooks) notebooks (\(contents.notebookChecksum.hex)), \(contents.attachments) attachments, \
                     Z_MAX \(contents.maxima.sorted { $0.key < $1.key }); expected \(expected.notes) notes \
@@ -497,13 +543,17 @@ func runChainBenchmark(_ options: Options) {
             } catch { die("\(variant.label)'s final store: \(error)") }
             destinationBytes = fileSize(path)
             if measurement.result.rows != notes + generator.folders {
-                die("\(variant.label) read \(measurement.result.rows) rows in the first step, not \(notes + generator.folders)")
+                die(
+                    "\(variant.label) read \(measurement.result.rows) rows in the first step, not \(notes + generator.folders)"
+                )
             }
         })
 
     var report = ChainReport(
-        title: "chain: \(notes) notes and \(generator.folders) folders, Notes1 → Notes2 → Notes3 → Notes4 (mappings/notes-chain)",
-        header: machineHeader(loadBefore: loadBefore, loadAfter: Machine.loadAverage, seconds: Date().timeIntervalSince(started))
+        title:
+            "chain: \(notes) notes and \(generator.folders) folders, Notes1 → Notes2 → Notes3 → Notes4 (mappings/notes-chain)",
+        header: machineHeader(
+            loadBefore: loadBefore, loadAfter: Machine.loadAverage, seconds: Date().timeIntervalSince(started))
             + ["rounds: \(options.roundCount) per variant, interleaved (median); each variant in its own process"],
         runs: runs,
         rowsIn: [notes + generator.folders, notes + generator.folders, expected.notes + generator.folders],
@@ -524,7 +574,7 @@ func runChainBenchmark(_ options: Options) {
         "peak RSS per step: the process's VmHWM reset (/proc/self/clear_refs) at each step's start (the first "
             + "step's includes loading the models, and for StoreMigrator compiling the chain); the total is the process's peak",
         "source store \(formatBytes(sourceBytes)); final store \(formatBytes(destinationBytes)); "
-            + "process floor (runtime and a model loaded, nothing done): \(formatMB(idle.maxRSS)) peak RSS",
+            + "process floor (runtime and a model loaded, nothing done): \(formatMB(idle.maxRSS)) peak RSS"
     ]
     if options.markdown { report.printMarkdown() } else { report.printText() }
 }
@@ -536,7 +586,8 @@ func onePassFootnote(_ runs: [VariantRuns]) -> String {
     let ratios = runs.filter { $0.variant.id != onePass.variant.id }.map {
         "\($0.variant.label) \(String(format: "%.1f×", $0.medianSeconds / onePass.medianSeconds))"
     }
-    return "against the one pass (Notes1 → Notes4 in one INSERT … SELECT per table, \(String(format: "%.2f", onePass.medianSeconds)) s): "
+    return
+        "against the one pass (Notes1 → Notes4 in one INSERT … SELECT per table, \(String(format: "%.2f", onePass.medianSeconds)) s): "
         + ratios.joined(separator: ", ")
 }
 
@@ -549,9 +600,13 @@ struct ChainReport {
     var rowsOut: [Int]
     var footnotes: [String] = []
 
-    private let columns = ["step", "variant", "s (median)", "s min–max", "rows in → out", "rows/s", "× pure SQL", "peak RSS"]
+    private let columns = [
+        "step", "variant", "s (median)", "s min–max", "rows in → out", "rows/s", "× pure SQL", "peak RSS"
+    ]
 
-    private func median(_ runs: VariantRuns, _ key: String) -> Double { runs.runs.compactMap { $0.result.splits[key] }.median }
+    private func median(_ runs: VariantRuns, _ key: String) -> Double {
+        runs.runs.compactMap { $0.result.splits[key] }.median
+    }
 
     private func range(_ values: [Double]) -> String {
         values.count > 1 ? String(format: "%.2f–%.2f", values.min()!, values.max()!) : ""
@@ -566,22 +621,31 @@ struct ChainReport {
                 guard !seconds.isEmpty else { continue }  // the one pass has no steps
                 let s = seconds.median
                 let ratio = reference.map { String(format: "%.1f×", s / median($0, step)) } ?? ""
-                let peak = variant.runs.compactMap { $0.result.splits[peakPrefix + step] }.max().map { formatMB(Int($0)) } ?? ""
-                table.append([step, variant.variant.label, String(format: "%.2f", s), range(seconds),
-                              "\(rowsIn[index]) → \(rowsOut[index])", formatRate(Double(rowsIn[index]) / s), ratio, peak])
+                let peak =
+                    variant.runs.compactMap { $0.result.splits[peakPrefix + step] }.max().map { formatMB(Int($0)) }
+                    ?? ""
+                table.append([
+                    step, variant.variant.label, String(format: "%.2f", s), range(seconds),
+                    "\(rowsIn[index]) → \(rowsOut[index])", formatRate(Double(rowsIn[index]) / s), ratio, peak
+                ])
             }
         }
         for variant in runs {
             let seconds = variant.runs.compactMap { $0.result.splits["files and setup"] }
             let s = seconds.median
             let ratio = reference.map { String(format: "%.1f×", s / median($0, "files and setup")) } ?? ""
-            table.append(["files and setup", variant.variant.label, String(format: "%.2f", s), range(seconds), "", "", ratio, ""])
+            table.append([
+                "files and setup", variant.variant.label, String(format: "%.2f", s), range(seconds), "", "", ratio, ""
+            ])
         }
         for variant in runs {
             let ratio = reference.map { String(format: "%.1f×", variant.medianSeconds / $0.medianSeconds) } ?? ""
-            table.append(["**total**", variant.variant.label, String(format: "%.2f", variant.medianSeconds), range(variant.seconds),
-                          "\(rowsIn[0]) → \(rowsOut[2])", formatRate(Double(rowsIn[0]) / variant.medianSeconds), ratio,
-                          formatMB(totalPeak(variant)) + String(format: ", CPU %.2f s", variant.medianCPU)])
+            table.append([
+                "**total**", variant.variant.label, String(format: "%.2f", variant.medianSeconds),
+                range(variant.seconds),
+                "\(rowsIn[0]) → \(rowsOut[2])", formatRate(Double(rowsIn[0]) / variant.medianSeconds), ratio,
+                formatMB(totalPeak(variant)) + String(format: ", CPU %.2f s", variant.medianCPU)
+            ])
         }
         return table
     }
@@ -594,10 +658,12 @@ struct ChainReport {
     }
 
     func printText() {
-        printReportTable(title: title, header: header, columns: columns, rows: rows, footnotes: footnotes, markdown: false)
+        printReportTable(
+            title: title, header: header, columns: columns, rows: rows, footnotes: footnotes, markdown: false)
     }
 
     func printMarkdown() {
-        printReportTable(title: title, header: header, columns: columns, rows: rows, footnotes: footnotes, markdown: true)
+        printReportTable(
+            title: title, header: header, columns: columns, rows: rows, footnotes: footnotes, markdown: true)
     }
 }

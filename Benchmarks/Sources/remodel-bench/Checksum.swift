@@ -78,7 +78,8 @@ func tableChecksum(_ path: String, table: String, columns: [(String, ColumnKind)
 {
     let db = RawSQLite.open(path, readOnly: true)
     defer { RawSQLite.close(db) }
-    let statement = RawSQLite.prepare(db, "SELECT \(columns.map(\.0).joined(separator: ", ")) FROM \(table) WHERE \(condition) ORDER BY Z_PK")
+    let statement = RawSQLite.prepare(
+        db, "SELECT \(columns.map(\.0).joined(separator: ", ")) FROM \(table) WHERE \(condition) ORDER BY Z_PK")
     defer { sqlite3_finalize(statement) }
     var checksum = Checksum()
     var rows = 0

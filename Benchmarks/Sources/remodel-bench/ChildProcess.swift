@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 import Foundation
 
@@ -67,19 +67,22 @@ func runVariant(_ name: String, _ arguments: [String], resultFile: String) -> Me
     let signal = status & 0x7F
     let code = (status >> 8) & 0xFF
     guard signal == 0, code == 0 else {
-        die("variant \(name) failed (\(signal != 0 ? "signal \(signal)" : "exit code \(code)")): \(argv.joined(separator: " "))")
+        die(
+            "variant \(name) failed (\(signal != 0 ? "signal \(signal)" : "exit code \(code)")): \(argv.joined(separator: " "))"
+        )
     }
     guard let data = FileManager.default.contents(atPath: resultFile),
         let result = try? JSONDecoder().decode(VariantResult.self, from: data)
     else { die("variant \(name) wrote no result to \(resultFile)") }
     try? FileManager.default.removeItem(atPath: resultFile)
     #if os(Linux)
-    let waitRSS = Int(usage.ru_maxrss) * 1024  // kilobytes on Linux, and at least the parent's (see above)
+        let waitRSS = Int(usage.ru_maxrss) * 1024  // kilobytes on Linux, and at least the parent's (see above)
     #else
-    let waitRSS = Int(usage.ru_maxrss)  // bytes on macOS
+        let waitRSS = Int(usage.ru_maxrss)  // bytes on macOS
     #endif
     let maxRSS = result.peakRSS ?? waitRSS
-    let cpu = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+    let cpu =
+        Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
         + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
     return Measurement(result: result, maxRSS: maxRSS, cpuSeconds: cpu)
 }
@@ -162,7 +165,8 @@ func freeBytes(at path: String) -> Int {
 func requireFreeSpace(_ needed: Int, at directory: String, for what: String) {
     let free = freeBytes(at: directory)
     if free < needed {
-        die("""
+        die(
+            """
             not enough disk space in \(directory) for \(what): it needs about \(formatBytes(needed)) and \
             \(formatBytes(free)) are free. Free some space, pass --dir with a roomier directory, or \
             make the benchmark smaller.

@@ -30,27 +30,33 @@ struct ExpressionCase {
 /// in the format language and in Swift.
 let emailPattern = "[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+([.][A-Za-z0-9-]+)+"
 
-var expressionCases: [ExpressionCase] { [
-    expressionCase(
-        id: "price", text: "$source.price * 1.03",
-        baselineDetail: "`source[\"price\"]`, `case .double(let p)`, `.double(p * 1.03)`",
-        closure: Baseline.price),
-    predicateCase(
-        id: "beginswith", text: "name BEGINSWITH[cd] 'jo' AND age > 18",
-        baselineDetail: "`source[\"name\"]`, ASCII byte loop lowercasing (Foundation `folding(options:)` when not ASCII), `source[\"age\"]`, `age > 18`",
-        evaluations: 400_000,
-        closure: Baseline.beginsWithAndAge),
-    predicateCase(
-        id: "matches", text: "email MATCHES '\(emailPattern)'",
-        baselineDetail: "`source[\"email\"]`, `pcre2_match_8` on the same JIT-compiled pattern (anchored, UTF, UCP) with reused match data",
-        evaluations: 1_000_000,
-        closure: Baseline.matches(emailPattern),
-        references: [
-            ("NSRegularExpression", "`NSRegularExpression.firstMatch` with `^(?:…)$`, for reference",
-             Baseline.matchesWithNSRegularExpression(emailPattern)),
-            ("Swift Regex", "`Regex.wholeMatch(in:)`, for reference", Baseline.matchesWithSwiftRegex(emailPattern)),
-        ]),
-] }
+var expressionCases: [ExpressionCase] {
+    [
+        expressionCase(
+            id: "price", text: "$source.price * 1.03",
+            baselineDetail: "`source[\"price\"]`, `case .double(let p)`, `.double(p * 1.03)`",
+            closure: Baseline.price),
+        predicateCase(
+            id: "beginswith", text: "name BEGINSWITH[cd] 'jo' AND age > 18",
+            baselineDetail:
+                "`source[\"name\"]`, ASCII byte loop lowercasing (Foundation `folding(options:)` when not ASCII), `source[\"age\"]`, `age > 18`",
+            evaluations: 400_000,
+            closure: Baseline.beginsWithAndAge),
+        predicateCase(
+            id: "matches", text: "email MATCHES '\(emailPattern)'",
+            baselineDetail:
+                "`source[\"email\"]`, `pcre2_match_8` on the same JIT-compiled pattern (anchored, UTF, UCP) with reused match data",
+            evaluations: 1_000_000,
+            closure: Baseline.matches(emailPattern),
+            references: [
+                (
+                    "NSRegularExpression", "`NSRegularExpression.firstMatch` with `^(?:…)$`, for reference",
+                    Baseline.matchesWithNSRegularExpression(emailPattern)
+                ),
+                ("Swift Regex", "`Regex.wholeMatch(in:)`, for reference", Baseline.matchesWithSwiftRegex(emailPattern))
+            ])
+    ]
+}
 
 private func scaled(_ n: Int, _ scale: Double) -> Int { max(1, Int(Double(n) * scale)) }
 
@@ -71,20 +77,32 @@ func expressionCase(
             let dictionaries = inputs.dictionaries
             let closure = opaque(closure)
             return [
-                Phase(name: "parse", detail: "`FormatParser(text).parseExpression()`, uncached",
-                      iterations: scaled(Iterations.parse, scale)) { n in
+                Phase(
+                    name: "parse", detail: "`FormatParser(text).parseExpression()`, uncached",
+                    iterations: scaled(Iterations.parse, scale)
+                ) { n in
                     for _ in 0..<n {
-                        do { blackHole(try FormatParser(opaque(text)).parseExpression()) } catch { fatalError("\(error)") }
+                        do { blackHole(try FormatParser(opaque(text)).parseExpression()) } catch {
+                            fatalError("\(error)")
+                        }
                     }
                 },
-                Phase(name: "compile", detail: "`ExpressionCompiler.compile(tree, source:)`, one compiler",
-                      iterations: scaled(Iterations.compile, scale)) { n in
+                Phase(
+                    name: "compile", detail: "`ExpressionCompiler.compile(tree, source:)`, one compiler",
+                    iterations: scaled(Iterations.compile, scale)
+                ) { n in
                     for _ in 0..<n {
-                        do { blackHole(try compiler.compile(opaque(tree), source: text)) } catch { fatalError("\(error)") }
+                        do { blackHole(try compiler.compile(opaque(tree), source: text)) } catch {
+                            fatalError("\(error)")
+                        }
                     }
                 },
-                Phase(name: "evaluate", detail: "`context[slot: source] = row; compiled.evaluate(in: context)`, one context, the slot resolved once",
-                      iterations: scaled(evaluations, scale), comparedWithBaseline: true) { n in
+                Phase(
+                    name: "evaluate",
+                    detail:
+                        "`context[slot: source] = row; compiled.evaluate(in: context)`, one context, the slot resolved once",
+                    iterations: scaled(evaluations, scale), comparedWithBaseline: true
+                ) { n in
                     let source = context.layout.existingSlot(for: "source")!
                     var row = 0
                     for _ in 0..<n {
@@ -94,8 +112,11 @@ func expressionCase(
                         if row == values.count { row = 0 }
                     }
                 },
-                Phase(name: "evaluate, bind by name", detail: "`context[variable: \"source\"] = row; compiled.evaluate(in: context)`, one context",
-                      iterations: scaled(evaluations, scale), comparedWithBaseline: true) { n in
+                Phase(
+                    name: "evaluate, bind by name",
+                    detail: "`context[variable: \"source\"] = row; compiled.evaluate(in: context)`, one context",
+                    iterations: scaled(evaluations, scale), comparedWithBaseline: true
+                ) { n in
                     var row = 0
                     for _ in 0..<n {
                         context[variable: "source"] = values[row]
@@ -104,24 +125,31 @@ func expressionCase(
                         if row == values.count { row = 0 }
                     }
                 },
-                Phase(name: "evaluate, one-shot", detail: "`compiled.evaluate(variables: [\"source\": row])`: a new context per call",
-                      iterations: scaled(Iterations.reference, scale), comparedWithBaseline: true) { n in
+                Phase(
+                    name: "evaluate, one-shot",
+                    detail: "`compiled.evaluate(variables: [\"source\": row])`: a new context per call",
+                    iterations: scaled(Iterations.reference, scale), comparedWithBaseline: true
+                ) { n in
                     var row = 0
                     for _ in 0..<n {
-                        do { blackHole(try compiled.evaluate(variables: ["source": values[row]])) } catch { fatalError("\(error)") }
+                        do { blackHole(try compiled.evaluate(variables: ["source": values[row]])) } catch {
+                            fatalError("\(error)")
+                        }
                         row += 1
                         if row == values.count { row = 0 }
                     }
                 },
-                Phase(name: "closure", detail: baselineDetail,
-                      iterations: scaled(evaluations, scale), isBaseline: true) { n in
+                Phase(
+                    name: "closure", detail: baselineDetail,
+                    iterations: scaled(evaluations, scale), isBaseline: true
+                ) { n in
                     var row = 0
                     for _ in 0..<n {
                         blackHole(closure(dictionaries[row]))
                         row += 1
                         if row == dictionaries.count { row = 0 }
                     }
-                },
+                }
             ]
         },
         verify: { inputs in
@@ -153,11 +181,15 @@ func predicateCase(
             let context = compiled.makeContext()
             let values = inputs.values
             let dictionaries = inputs.dictionaries
-            func closurePhase(_ name: String, _ detail: String, _ iterations: Int, isBaseline: Bool,
-                              _ closure: @escaping ([String: Value]) -> Bool) -> Phase {
+            func closurePhase(
+                _ name: String, _ detail: String, _ iterations: Int, isBaseline: Bool,
+                _ closure: @escaping ([String: Value]) -> Bool
+            ) -> Phase {
                 let closure = opaque(closure)
-                return Phase(name: name, detail: detail, iterations: iterations, isBaseline: isBaseline,
-                             comparedWithBaseline: !isBaseline) { n in
+                return Phase(
+                    name: name, detail: detail, iterations: iterations, isBaseline: isBaseline,
+                    comparedWithBaseline: !isBaseline
+                ) { n in
                     var row = 0
                     for _ in 0..<n {
                         blackHole(closure(dictionaries[row]))
@@ -167,20 +199,30 @@ func predicateCase(
                 }
             }
             return [
-                Phase(name: "parse", detail: "`FormatParser(text).parsePredicate()`, uncached",
-                      iterations: scaled(Iterations.parse, scale)) { n in
+                Phase(
+                    name: "parse", detail: "`FormatParser(text).parsePredicate()`, uncached",
+                    iterations: scaled(Iterations.parse, scale)
+                ) { n in
                     for _ in 0..<n {
-                        do { blackHole(try FormatParser(opaque(text)).parsePredicate()) } catch { fatalError("\(error)") }
+                        do { blackHole(try FormatParser(opaque(text)).parsePredicate()) } catch {
+                            fatalError("\(error)")
+                        }
                     }
                 },
-                Phase(name: "compile", detail: "`ExpressionCompiler.compile(tree, source:)`, one compiler",
-                      iterations: scaled(Iterations.compile, scale)) { n in
+                Phase(
+                    name: "compile", detail: "`ExpressionCompiler.compile(tree, source:)`, one compiler",
+                    iterations: scaled(Iterations.compile, scale)
+                ) { n in
                     for _ in 0..<n {
-                        do { blackHole(try compiler.compile(opaque(tree), source: text)) } catch { fatalError("\(error)") }
+                        do { blackHole(try compiler.compile(opaque(tree), source: text)) } catch {
+                            fatalError("\(error)")
+                        }
                     }
                 },
-                Phase(name: "evaluate", detail: "`context.object = row; compiled.evaluate(in: context)`, one context",
-                      iterations: scaled(evaluations, scale), comparedWithBaseline: true) { n in
+                Phase(
+                    name: "evaluate", detail: "`context.object = row; compiled.evaluate(in: context)`, one context",
+                    iterations: scaled(evaluations, scale), comparedWithBaseline: true
+                ) { n in
                     var row = 0
                     for _ in 0..<n {
                         context.object = values[row]
@@ -189,10 +231,11 @@ func predicateCase(
                         if row == values.count { row = 0 }
                     }
                 },
-                closurePhase("closure", baselineDetail, scaled(evaluations, scale), isBaseline: true, closure),
-            ] + references.map { name, detail, closure in
-                closurePhase(name, detail, scaled(Iterations.reference, scale), isBaseline: false, closure)
-            }
+                closurePhase("closure", baselineDetail, scaled(evaluations, scale), isBaseline: true, closure)
+            ]
+                + references.map { name, detail, closure in
+                    closurePhase(name, detail, scaled(Iterations.reference, scale), isBaseline: false, closure)
+                }
         },
         verify: { inputs in
             let compiled = try ExpressionCompiler().compile(FormatParser(text).parsePredicate(), source: text)

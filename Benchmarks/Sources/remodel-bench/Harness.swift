@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 import Foundation
 
@@ -69,8 +69,9 @@ func measure(_ phases: [Phase], rounds: Int, warmUpFraction: Double = 0.2) -> [P
         phase.body(max(1_000, Int(Double(phase.iterations) * warmUpFraction)))
     }
     var results = phases.map {
-        PhaseResult(name: $0.name, detail: $0.detail, iterations: $0.iterations, isBaseline: $0.isBaseline,
-                    comparedWithBaseline: $0.comparedWithBaseline, nanosecondsPerOperation: [])
+        PhaseResult(
+            name: $0.name, detail: $0.detail, iterations: $0.iterations, isBaseline: $0.isBaseline,
+            comparedWithBaseline: $0.comparedWithBaseline, nanosecondsPerOperation: [])
     }
     for _ in 0..<rounds {
         for (i, phase) in phases.enumerated() {
@@ -114,9 +115,9 @@ enum Machine {
 
     static var buildConfiguration: String {
         #if DEBUG
-        return "debug (figures are meaningless; build with -c release)"
+            return "debug (figures are meaningless; build with -c release)"
         #else
-        return "release"
+            return "release"
         #endif
     }
 }

@@ -33,12 +33,12 @@ struct Inputs {
         var random = SplitMix64(seed: seed)
         let joNames = [
             "John", "Joanna", "Joseph", "jonas", "JOHAN", "Josephine", "Jordan", "Joel", "Joy", "Joan",
-            "José", "Jörg", "Jóhanna",
+            "José", "Jörg", "Jóhanna"
         ]
         let otherNames = [
             "Anna", "Bob", "Carla", "David", "Emma", "Frank", "Grace", "Henry", "Irene", "Kevin",
             "Laura", "Mark", "Nina", "Oscar", "Paula", "Quentin", "Rosa", "Sam", "Tina", "Victor",
-            "Walter", "Xena", "Yann", "Zack", "Ajo", "Émile", "Zoë", "Chloé", "Björn", "Ñora",
+            "Walter", "Xena", "Yann", "Zack", "Ajo", "Émile", "Zoë", "Chloé", "Björn", "Ñora"
         ]
         let surnames = ["Smith", "Doe", "Martin", "Nguyen", "Garcia", "Müller", "Rossi", "Kowalski", "Brown", "Silva"]
         let domains = ["example.com", "mail.example.org", "store.test", "x.io"]
@@ -47,7 +47,8 @@ struct Inputs {
         var dictionaries: [[String: Value]] = []
         dictionaries.reserveCapacity(count)
         for i in 0..<count {
-            let first = random.next() % 3 == 0
+            let first =
+                random.next() % 3 == 0
                 ? joNames.randomElement(using: &random)!
                 : otherNames.randomElement(using: &random)!
             let last = surnames.randomElement(using: &random)!
@@ -56,7 +57,7 @@ struct Inputs {
             let email: String
             switch random.next() % 10 {
             case 0: email = "\(local) at \(domains.randomElement(using: &random)!)"  // no @
-            case 1: email = "\(local)@\(domains.randomElement(using: &random)!)."   // trailing dot
+            case 1: email = "\(local)@\(domains.randomElement(using: &random)!)."  // trailing dot
             default: email = "\(local)@\(domains.randomElement(using: &random)!)"
             }
             dictionaries.append([
@@ -65,7 +66,7 @@ struct Inputs {
                 "age": .integer(Int64(random.next() % 90) + 1),
                 "price": .double(Double(random.next() % 100_000) / 100 + 0.5),
                 "email": .string(email),
-                "title": .string(titles.randomElement(using: &random)!),
+                "title": .string(titles.randomElement(using: &random)!)
             ])
         }
         self.dictionaries = dictionaries

@@ -23,8 +23,10 @@ func migrateImagesRaw(_ options: Options) -> VariantResult {
         applyMigrationPragmas(dst)
         let (itemEntity, imageEntity) = (RawSQLite.entityNumber(dst, "Item"), RawSQLite.entityNumber(dst, "Image"))
         let select = RawSQLite.prepare(src, "SELECT Z_PK, ZNAME, ZCREATED, ZIMAGE FROM ZITEM ORDER BY Z_PK")
-        let insertItem = RawSQLite.prepare(dst, "INSERT INTO ZITEM (Z_PK, Z_ENT, Z_OPT, ZNAME, ZCREATED, ZIMAGE) VALUES (?, ?, 1, ?, ?, ?)")
-        let insertImage = RawSQLite.prepare(dst, "INSERT INTO ZIMAGE (Z_PK, Z_ENT, Z_OPT, ZITEM, ZDATA, ZBYTECOUNT) VALUES (?, ?, 1, ?, ?, ?)")
+        let insertItem = RawSQLite.prepare(
+            dst, "INSERT INTO ZITEM (Z_PK, Z_ENT, Z_OPT, ZNAME, ZCREATED, ZIMAGE) VALUES (?, ?, 1, ?, ?, ?)")
+        let insertImage = RawSQLite.prepare(
+            dst, "INSERT INTO ZIMAGE (Z_PK, Z_ENT, Z_OPT, ZITEM, ZDATA, ZBYTECOUNT) VALUES (?, ?, 1, ?, ?, ?)")
         let updateMax = RawSQLite.prepare(dst, "UPDATE Z_PRIMARYKEY SET Z_MAX = max(Z_MAX, ?) WHERE Z_ENT = ?")
         var (itemKey, imageKey): (Int64, Int64) = (0, 0)
         var (chunkObjects, chunkBytes) = (0, 0)
@@ -105,7 +107,9 @@ func migrateImagesSQL(_ options: Options) -> VariantResult {
         applyMigrationPragmas(dst)
         let (item, image) = (RawSQLite.entityNumber(dst, "Item"), RawSQLite.entityNumber(dst, "Image"))
         RawSQLite.exec(dst, "ATTACH DATABASE '\(fileURI(source, readOnly: true))' AS src")
-        RawSQLite.exec(dst, """
+        RawSQLite.exec(
+            dst,
+            """
             BEGIN IMMEDIATE;
             INSERT INTO ZIMAGE (Z_ENT, Z_OPT, ZITEM, ZBYTECOUNT, ZDATA)
                 SELECT \(image), 1, Z_PK, length(ZIMAGE) - 1, substr(ZIMAGE, 2) FROM src.ZITEM WHERE ZIMAGE IS NOT NULL ORDER BY Z_PK;
@@ -130,7 +134,7 @@ func migrateImagesSQL(_ options: Options) -> VariantResult {
 let itemImagesVariants = [
     Variant(id: "images-migrate-remodel", label: "MigrationManager", role: .remodel),
     Variant(id: "images-migrate-raw", label: "raw C API", role: .raw),
-    Variant(id: "images-migrate-sql", label: "pure SQL", role: .reference),
+    Variant(id: "images-migrate-sql", label: "pure SQL", role: .reference)
 ]
 
 /// What a correct destination holds, computed while generating the source.
@@ -144,8 +148,12 @@ struct ItemImagesExpectation {
     var imageChecksum = Checksum()
 }
 
-let itemColumns: [(String, ColumnKind)] = [("Z_PK", .integer), ("ZNAME", .text), ("ZCREATED", .real), ("ZIMAGE", .integer)]
-let imageColumns: [(String, ColumnKind)] = [("Z_PK", .integer), ("ZITEM", .integer), ("ZBYTECOUNT", .integer), ("ZDATA", .blob)]
+let itemColumns: [(String, ColumnKind)] = [
+    ("Z_PK", .integer), ("ZNAME", .text), ("ZCREATED", .real), ("ZIMAGE", .integer)
+]
+let imageColumns: [(String, ColumnKind)] = [
+    ("Z_PK", .integer), ("ZITEM", .integer), ("ZBYTECOUNT", .integer), ("ZDATA", .blob)
+]
 
 /// Writes `count` items into a new Items1 store: item `i` is named `item i`, has a date,
 /// and (except every 100th, which has none) an image of `size` random bytes from a seeded
@@ -155,7 +163,8 @@ func generateItemsStore(_ path: String, count: Int, size: Int, model: ObjectMode
     let db = RawSQLite.open(path)
     RawSQLite.exec(db, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF")
     let entity = RawSQLite.entityNumber(db, "Item")
-    let insert = RawSQLite.prepare(db, "INSERT INTO ZITEM (Z_PK, Z_ENT, Z_OPT, ZNAME, ZCREATED, ZIMAGE) VALUES (?, ?, 1, ?, ?, ?)")
+    let insert = RawSQLite.prepare(
+        db, "INSERT INTO ZITEM (Z_PK, Z_ENT, Z_OPT, ZNAME, ZCREATED, ZIMAGE) VALUES (?, ?, 1, ?, ?, ?)")
     var expected = ItemImagesExpectation()
     var random = SplitMix64(seed: 0x1DEA_5EED)
     let words = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: (size + 7) / 8)
@@ -221,8 +230,9 @@ func runItemImagesBenchmark(_ options: Options) {
     // The source, one destination at a time (the engine's can be larger than the data,
     // see docs/performance.md), and a margin.
     let payload = count * size
-    requireFreeSpace(payload * 7 / 2 + (100 << 20), at: parent,
-                     for: "a source of \(count) items of \(formatBytes(size)) (\(formatBytes(payload))) and its migrated copy")
+    requireFreeSpace(
+        payload * 7 / 2 + (100 << 20), at: parent,
+        for: "a source of \(count) items of \(formatBytes(size)) (\(formatBytes(payload))) and its migrated copy")
     let directory = makeTemporaryDirectory(in: parent)
     defer { removeTemporaryDirectory() }
     let loadBefore = Machine.loadAverage
@@ -231,13 +241,15 @@ func runItemImagesBenchmark(_ options: Options) {
 
     let source = directory + "/Items1.sqlite"
     if !quiet { progressLine("generating \(count) items with images of \(size) random bytes in \(source) …") }
-    let expected = generateItemsStore(source, count: count, size: size, model: loadModel(mappings, "item-images/Items1.model.json"))
+    let expected = generateItemsStore(
+        source, count: count, size: size, model: loadModel(mappings, "item-images/Items1.model.json"))
     let v2 = loadModel(mappings, "item-images/Items2.model.json")
     let common = ["--mappings", mappings.path, "--source", source]
 
     let idle = runVariant("idle", common, resultFile: resultFilePath())
     var destinationBytes: [String: Int] = [:]
-    let runs = measureVariants("migrate", itemImagesVariants, rounds: options.roundCount, quiet: quiet,
+    let runs = measureVariants(
+        "migrate", itemImagesVariants, rounds: options.roundCount, quiet: quiet,
         arguments: { variant, _ in common + ["--destination", "\(directory)/\(variant.id).sqlite"] },
         check: { variant, _, measurement in
             let path = "\(directory)/\(variant.id).sqlite"
@@ -245,10 +257,14 @@ func runItemImagesBenchmark(_ options: Options) {
             let items = tableChecksum(path, table: "ZITEM", columns: itemColumns)
             let images = tableChecksum(path, table: "ZIMAGE", columns: imageColumns)
             guard items.rows == expected.items, items.checksum == expected.itemChecksum else {
-                die("\(variant.label): \(items.rows) items, checksum \(items.checksum.hex); expected \(expected.items), \(expected.itemChecksum.hex)")
+                die(
+                    "\(variant.label): \(items.rows) items, checksum \(items.checksum.hex); expected \(expected.items), \(expected.itemChecksum.hex)"
+                )
             }
             guard images.rows == expected.images, images.checksum == expected.imageChecksum else {
-                die("\(variant.label): \(images.rows) images, checksum \(images.checksum.hex); expected \(expected.images), \(expected.imageChecksum.hex)")
+                die(
+                    "\(variant.label): \(images.rows) images, checksum \(images.checksum.hex); expected \(expected.images), \(expected.imageChecksum.hex)"
+                )
             }
             verifyPrimaryKeyMax(path, entity: "Item", expected.items)
             verifyPrimaryKeyMax(path, entity: "Image", expected.images)
@@ -266,18 +282,23 @@ func runItemImagesBenchmark(_ options: Options) {
     }
     let ratio = groups[1].medianSeconds / groups[0].medianSeconds
     var report = BenchmarkReport(
-        title: "item-images: \(count) items, \(expected.images) images of \(size) random bytes (\(formatBytes(expected.bytes))), Items1 → Items2",
-        header: machineHeader(loadBefore: loadBefore, loadAfter: Machine.loadAverage, seconds: Date().timeIntervalSince(started))
-            + ["rounds: \(options.roundCount) per variant, interleaved (median); each variant in its own process; rows/s counts source items, "
-               + "MB/s image bytes; raw commits at \(migrationChunkSize) objects or \(migrationChunkBytes >> 20) MiB (MigrationOptions' defaults), pure SQL in one transaction"],
+        title:
+            "item-images: \(count) items, \(expected.images) images of \(size) random bytes (\(formatBytes(expected.bytes))), Items1 → Items2",
+        header: machineHeader(
+            loadBefore: loadBefore, loadAfter: Machine.loadAverage, seconds: Date().timeIntervalSince(started))
+            + [
+                "rounds: \(options.roundCount) per variant, interleaved (median); each variant in its own process; rows/s counts source items, "
+                    + "MB/s image bytes; raw commits at \(migrationChunkSize) objects or \(migrationChunkBytes >> 20) MiB (MigrationOptions' defaults), pure SQL in one transaction"
+            ],
         groups: [groups], showsBytes: true)
-    report.footnotes = [
-        "checksums: all three destinations hold \(expected.items) items and \(expected.images) images that agree with the source "
-            + "(items \(expected.itemChecksum.hex), images and their bytes \(expected.imageChecksum.hex)); Z_MAX is right; each opens as an Items2 store",
-    ] + migrationFootnotes(source: source, destinationBytes: destinationBytes, idle: idle, engine: groups[0])
+    report.footnotes =
+        [
+            "checksums: all three destinations hold \(expected.items) items and \(expected.images) images that agree with the source "
+                + "(items \(expected.itemChecksum.hex), images and their bytes \(expected.imageChecksum.hex)); Z_MAX is right; each opens as an Items2 store"
+        ] + migrationFootnotes(source: source, destinationBytes: destinationBytes, idle: idle, engine: groups[0])
     report.targets = [
         "raw loop's speed: MigrationManager at \(String(format: "%.0f%%", ratio * 100)) (no target set)",
-        "target peak memory < 100 MB: \(formatMB(groups[0].peakRSS)) — \(verdict(groups[0].peakRSS < 100_000_000))",
+        "target peak memory < 100 MB: \(formatMB(groups[0].peakRSS)) — \(verdict(groups[0].peakRSS < 100_000_000))"
     ]
     if options.markdown { report.printMarkdown() } else { report.printText() }
 }

@@ -29,15 +29,24 @@ final class ProductGenerator {
     private let notes: [String]
 
     init() {
-        let adjectives = ["Stainless", "Enamel", "Cast Iron", "Glass", "Bamboo", "Copper", "Ceramic", "Crème", "Nordic", "Smørrebrød"]
-        let nouns = ["Kettle", "Teapot", "Mug", "Strainer", "Saucepan", "Whisk", "Colander", "Tray", "Grinder", "Ladle", "Jar"]
-        names = (0..<1_009).map { k in "\(adjectives[k % adjectives.count]) \(nouns[(k / 10) % nouns.count]) \(1_000 + k * 7)" }
+        let adjectives = [
+            "Stainless", "Enamel", "Cast Iron", "Glass", "Bamboo", "Copper", "Ceramic", "Crème", "Nordic", "Smørrebrød"
+        ]
+        let nouns = [
+            "Kettle", "Teapot", "Mug", "Strainer", "Saucepan", "Whisk", "Colander", "Tray", "Grinder", "Ladle", "Jar"
+        ]
+        names = (0..<1_009).map { k in
+            "\(adjectives[k % adjectives.count]) \(nouns[(k / 10) % nouns.count]) \(1_000 + k * 7)"
+        }
         skus = (0..<1_013).map { k in "SKU-\(String((k * 7_919) % 100_000))" }
-        let phrases = ["steel", "seconds", "free with a teapot", "discontinued after the spring catalogue",
-                       "ships in a separate box from the Lyon warehouse", "fragile — pack with care", "limited edition, numbered",
-                       "returned by a customer, inspected and resealed", "display model", "café grade"]
+        let phrases = [
+            "steel", "seconds", "free with a teapot", "discontinued after the spring catalogue",
+            "ships in a separate box from the Lyon warehouse", "fragile — pack with care", "limited edition, numbered",
+            "returned by a customer, inspected and resealed", "display model", "café grade"
+        ]
         notes = (0..<101).map { k in
-            k % 3 == 0 ? phrases[k % phrases.count] : "\(phrases[k % phrases.count]); \(phrases[(k / 3) % phrases.count])"
+            k % 3 == 0
+                ? phrases[k % phrases.count] : "\(phrases[k % phrases.count]); \(phrases[(k / 3) % phrases.count])"
         }
     }
 
@@ -94,7 +103,7 @@ let productAttributes = ["name", "sku", "price", "quantity", "weight", "added", 
 /// `Z_PK` and the columns of the eight attributes, as checksummed.
 let productColumns: [(String, ColumnKind)] = [
     ("Z_PK", .integer), ("ZNAME", .text), ("ZSKU", .text), ("ZPRICE", .real), ("ZQUANTITY", .integer),
-    ("ZWEIGHT", .real), ("ZADDED", .real), ("ZACTIVE", .integer), ("ZNOTES", .text),
+    ("ZWEIGHT", .real), ("ZADDED", .real), ("ZACTIVE", .integer), ("ZNOTES", .text)
 ]
 
 /// mappings/, found from this file's place in the repository unless `--mappings` says.

@@ -10,8 +10,10 @@ import Remodel
 
 /// `MigrationManager(mapping:source:destination:)` with default options, then
 /// `migrateStore(from:to:)`. The splits are the engine's stages, from its progress reports.
-func migrateWithManager(_ options: Options, source: String, destination: String, mappingPath: String,
-                        pushdown: Bool = true) -> VariantResult {
+func migrateWithManager(
+    _ options: Options, source: String, destination: String, mappingPath: String,
+    pushdown: Bool = true
+) -> VariantResult {
     let mappings = options.mappingsFolder
     let mapping = loadMapping(mappings, mappingPath)
     let folder = (mappingPath as NSString).deletingLastPathComponent
@@ -23,7 +25,8 @@ func migrateWithManager(_ options: Options, source: String, destination: String,
     var stageEnds: [MigrationProgress.Stage: ContinuousClock.Instant] = [:]
     let report: MigrationReport
     do {
-        let manager = try MigrationManager(mapping: mapping, source: v1, destination: v2, options: MigrationOptions(pushdown: pushdown))
+        let manager = try MigrationManager(
+            mapping: mapping, source: v1, destination: v2, options: MigrationOptions(pushdown: pushdown))
         report = try manager.migrateStore(from: source, to: destination) { progress in
             stageEnds[progress.stage] = clock.now
         }
@@ -33,9 +36,11 @@ func migrateWithManager(_ options: Options, source: String, destination: String,
     let end = clock.now
     var splits: [String: Double] = [:]
     var previous = start
-    for (stage, name) in [(MigrationProgress.Stage.createInstances, "1 create instances"),
-                          (.createRelationships, "2 create relationships"),
-                          (.validate, "3 save, validate, policies")] {
+    for (stage, name) in [
+        (MigrationProgress.Stage.createInstances, "1 create instances"),
+        (.createRelationships, "2 create relationships"),
+        (.validate, "3 save, validate, policies")
+    ] {
         guard let at = stageEnds[stage] else { continue }
         splits[name] = (at - previous).seconds
         previous = at
@@ -82,8 +87,12 @@ func migrateProductsRaw(_ options: Options) -> VariantResult {
         let dst = RawSQLite.open(destination)
         applyMigrationPragmas(dst)
         let entity = RawSQLite.entityNumber(dst, "Product")
-        let select = RawSQLite.prepare(src, "SELECT Z_PK, ZNAME, ZSKU, ZPRICE, ZQUANTITY, ZWEIGHT, ZADDED, ZACTIVE, ZNOTES FROM ZPRODUCT ORDER BY Z_PK")
-        let insert = RawSQLite.prepare(dst, """
+        let select = RawSQLite.prepare(
+            src,
+            "SELECT Z_PK, ZNAME, ZSKU, ZPRICE, ZQUANTITY, ZWEIGHT, ZADDED, ZACTIVE, ZNOTES FROM ZPRODUCT ORDER BY Z_PK")
+        let insert = RawSQLite.prepare(
+            dst,
+            """
             INSERT INTO ZPRODUCT (Z_PK, Z_ENT, Z_OPT, ZNAME, ZSKU, ZPRICE, ZQUANTITY, ZWEIGHT, ZADDED, ZACTIVE, ZNOTES)
             VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
@@ -157,7 +166,9 @@ func migrateProductsSQL(_ options: Options) -> VariantResult {
         applyMigrationPragmas(dst)
         let entity = RawSQLite.entityNumber(dst, "Product")
         RawSQLite.exec(dst, "ATTACH DATABASE '\(fileURI(source, readOnly: true))' AS src")
-        RawSQLite.exec(dst, """
+        RawSQLite.exec(
+            dst,
+            """
             BEGIN IMMEDIATE;
             INSERT INTO ZPRODUCT (Z_PK, Z_ENT, Z_OPT, ZNAME, ZSKU, ZPRICE, ZQUANTITY, ZWEIGHT, ZADDED, ZACTIVE, ZNOTES)
                 SELECT Z_PK, \(entity), 1, ZNAME, ZSKU, ZPRICE * 1.03, ZQUANTITY, ZWEIGHT, ZADDED, ZACTIVE, ZNOTES
@@ -192,7 +203,7 @@ let productMigrationVariants = [
     Variant(id: "products-migrate-remodel", label: "MigrationManager", role: .remodel),
     Variant(id: "products-migrate-interpreted", label: "MigrationManager, --no-pushdown", role: .remodel),
     Variant(id: "products-migrate-raw", label: "raw C API", role: .raw),
-    Variant(id: "products-migrate-sql", label: "pure SQL", role: .reference),
+    Variant(id: "products-migrate-sql", label: "pure SQL", role: .reference)
 ]
 
 /// Writes `rows` generated products into a new Products1 store with raw inserts, fast
@@ -203,7 +214,9 @@ func generateProductsStore(_ path: String, rows: Int, model: ObjectModel) {
     let db = RawSQLite.open(path)
     RawSQLite.exec(db, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF")
     let entity = RawSQLite.entityNumber(db, "Product")
-    let insert = RawSQLite.prepare(db, """
+    let insert = RawSQLite.prepare(
+        db,
+        """
         INSERT INTO ZPRODUCT (Z_PK, Z_ENT, Z_OPT, ZNAME, ZSKU, ZPRICE, ZQUANTITY, ZWEIGHT, ZADDED, ZACTIVE, ZNOTES)
         VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?)
         """)
@@ -237,20 +250,25 @@ func runProductsMigrationBenchmark(_ options: Options) {
     let v2 = loadModel(mappings, "product-price/Products2.model.json")
     let sourceExpected = ProductGenerator().checksum(count: rows)
     let (sourceRows, sourceChecksum) = tableChecksum(source, table: "ZPRODUCT", columns: productColumns)
-    guard sourceRows == rows, sourceChecksum == sourceExpected else { die("the generated source store does not hold the generated rows") }
+    guard sourceRows == rows, sourceChecksum == sourceExpected else {
+        die("the generated source store does not hold the generated rows")
+    }
     let expected = ProductGenerator().checksum(count: rows, priceFactor: 1.03)
     let common = ["--mappings", mappings.path, "--rows", "\(rows)", "--source", source]
 
     let idle = runVariant("idle", common, resultFile: resultFilePath())
     var destinationBytes: [String: Int] = [:]
-    let runs = measureVariants("migrate", productMigrationVariants, rounds: options.roundCount, quiet: quiet,
+    let runs = measureVariants(
+        "migrate", productMigrationVariants, rounds: options.roundCount, quiet: quiet,
         arguments: { variant, _ in common + ["--destination", "\(directory)/\(variant.id).sqlite"] },
         check: { variant, _, measurement in
             let path = "\(directory)/\(variant.id).sqlite"
             defer { removeStore(path) }
             let (count, checksum) = tableChecksum(path, table: "ZPRODUCT", columns: productColumns)
             guard count == rows, checksum == expected, measurement.result.rows == rows else {
-                die("\(variant.label) wrote \(count) rows with checksum \(checksum.hex); expected \(rows), \(expected.hex)")
+                die(
+                    "\(variant.label) wrote \(count) rows with checksum \(checksum.hex); expected \(rows), \(expected.hex)"
+                )
             }
             verifyPrimaryKeyMax(path, entity: "Product", rows)
             verifyStoreOpens(path, v2)
@@ -260,30 +278,38 @@ func runProductsMigrationBenchmark(_ options: Options) {
     let ratio = runs[1].medianSeconds / runs[0].medianSeconds
     var report = BenchmarkReport(
         title: "migrate-products: \(rows) rows, Products1 → Products2 (mappings/product-price: price * 1.03)",
-        header: machineHeader(loadBefore: loadBefore, loadAfter: Machine.loadAverage, seconds: Date().timeIntervalSince(started))
-            + ["rounds: \(options.roundCount) per variant, interleaved (median); each variant in its own process; "
-               + "raw commits every \(migrationChunkSize) rows (MigrationOptions' default chunkSize), pure SQL in one transaction"],
+        header: machineHeader(
+            loadBefore: loadBefore, loadAfter: Machine.loadAverage, seconds: Date().timeIntervalSince(started))
+            + [
+                "rounds: \(options.roundCount) per variant, interleaved (median); each variant in its own process; "
+                    + "raw commits every \(migrationChunkSize) rows (MigrationOptions' default chunkSize), pure SQL in one transaction"
+            ],
         groups: [runs])
-    report.footnotes = [
-        "checksums: all three destinations agree with the source's rows with price * 1.03 (\(rows) rows, \(expected.hex)), "
-            + "Z_PRIMARYKEY.Z_MAX is \(rows), and each opens as a Products2 store",
-    ] + migrationFootnotes(source: source, destinationBytes: destinationBytes, idle: idle, engine: runs[0])
+    report.footnotes =
+        [
+            "checksums: all three destinations agree with the source's rows with price * 1.03 (\(rows) rows, \(expected.hex)), "
+                + "Z_PRIMARYKEY.Z_MAX is \(rows), and each opens as a Products2 store"
+        ] + migrationFootnotes(source: source, destinationBytes: destinationBytes, idle: idle, engine: runs[0])
     report.targets = [
         "target ≥ 70% of the raw loop's rows/s: \(String(format: "%.0f%%", ratio * 100)) — \(verdict(ratio >= 0.7))",
-        "target peak memory < 64 MB: \(formatMB(runs[0].peakRSS)) — \(verdict(runs[0].peakRSS < 64_000_000))",
+        "target peak memory < 64 MB: \(formatMB(runs[0].peakRSS)) — \(verdict(runs[0].peakRSS < 64_000_000))"
     ]
     if options.markdown { report.printMarkdown() } else { report.printText() }
 }
 
 /// The footnotes every migration benchmark prints after its checksums: the destination
 /// pragmas, the file sizes, the process floor and the engine's stages.
-func migrationFootnotes(source: String, destinationBytes: [String: Int], idle: Measurement, engine: VariantRuns) -> [String] {
+func migrationFootnotes(source: String, destinationBytes: [String: Int], idle: Measurement, engine: VariantRuns)
+    -> [String]
+{
     [
         "destination pragmas while writing (all three): journal_mode OFF, synchronous OFF, cache_size -16384 (MigrationManager's)",
         "source store \(formatBytes(fileSize(source))); destinations "
-            + destinationBytes.sorted { $0.key < $1.key }.map { "\($0.key) \(formatBytes($0.value))" }.joined(separator: ", "),
+            + destinationBytes.sorted { $0.key < $1.key }.map { "\($0.key) \(formatBytes($0.value))" }.joined(
+                separator: ", "),
         "process floor (runtime and model loaded, nothing done): \(formatMB(idle.maxRSS)) peak RSS",
-        "MigrationManager's stages (median s): " + engine.splits.map { "\($0.0) \(String(format: "%.2f", $0.1))" }.joined(separator: "; "),
+        "MigrationManager's stages (median s): "
+            + engine.splits.map { "\($0.0) \(String(format: "%.2f", $0.1))" }.joined(separator: "; ")
     ]
 }
 

@@ -27,13 +27,21 @@ enum RawSQLite {
         sqlite3_bind_int64(insert, 1, key)
         sqlite3_bind_int64(insert, 2, entity)
         sqlite3_bind_text(insert, 3, row.name, -1, sqliteTransient)
-        if let sku = row.sku { sqlite3_bind_text(insert, 4, sku, -1, sqliteTransient) } else { sqlite3_bind_null(insert, 4) }
+        if let sku = row.sku {
+            sqlite3_bind_text(insert, 4, sku, -1, sqliteTransient)
+        } else {
+            sqlite3_bind_null(insert, 4)
+        }
         sqlite3_bind_double(insert, 5, row.price)
         sqlite3_bind_int64(insert, 6, row.quantity)
         if let weight = row.weight { sqlite3_bind_double(insert, 7, weight) } else { sqlite3_bind_null(insert, 7) }
         if let added = row.added { sqlite3_bind_double(insert, 8, added) } else { sqlite3_bind_null(insert, 8) }
         sqlite3_bind_int64(insert, 9, row.active ? 1 : 0)
-        if let notes = row.notes { sqlite3_bind_text(insert, 10, notes, -1, sqliteTransient) } else { sqlite3_bind_null(insert, 10) }
+        if let notes = row.notes {
+            sqlite3_bind_text(insert, 10, notes, -1, sqliteTransient)
+        } else {
+            sqlite3_bind_null(insert, 10)
+        }
     }
 
     static func close(_ db: OpaquePointer) {
@@ -72,7 +80,9 @@ enum RawSQLite {
     static func text(_ db: OpaquePointer, _ sql: String) -> String {
         let statement = prepare(db, sql)
         defer { sqlite3_finalize(statement) }
-        guard sqlite3_step(statement) == SQLITE_ROW, let text = sqlite3_column_text(statement, 0) else { die("\(sql): no row") }
+        guard sqlite3_step(statement) == SQLITE_ROW, let text = sqlite3_column_text(statement, 0) else {
+            die("\(sql): no row")
+        }
         return String(cString: text)
     }
 
@@ -87,7 +97,8 @@ enum RawSQLite {
     static func pragmas(_ db: OpaquePointer) -> String {
         let synchronous = ["OFF", "NORMAL", "FULL", "EXTRA"]
         let s = Int(integer(db, "PRAGMA synchronous"))
-        return "journal_mode \(text(db, "PRAGMA journal_mode").uppercased()), synchronous \(s < synchronous.count ? synchronous[s] : "\(s)"), "
+        return
+            "journal_mode \(text(db, "PRAGMA journal_mode").uppercased()), synchronous \(s < synchronous.count ? synchronous[s] : "\(s)"), "
             + "cache_size \(integer(db, "PRAGMA cache_size"))"
     }
 }

@@ -46,8 +46,10 @@ struct VariantRuns {
 /// Runs each variant `rounds` times, interleaved (round 1 of every variant, then round
 /// 2, …) so that a burst of load elsewhere hits every variant alike. `arguments` gives a
 /// variant's command line for a round; `check` verifies what the round did.
-func measureVariants(_ operation: String, _ variants: [Variant], rounds: Int, quiet: Bool,
-                     arguments: (Variant, Int) -> [String], check: (Variant, Int, Measurement) -> Void) -> [VariantRuns] {
+func measureVariants(
+    _ operation: String, _ variants: [Variant], rounds: Int, quiet: Bool,
+    arguments: (Variant, Int) -> [String], check: (Variant, Int, Measurement) -> Void
+) -> [VariantRuns] {
     var results = variants.map { VariantRuns(operation: operation, variant: $0) }
     for round in 0..<rounds {
         for (i, variant) in variants.enumerated() {
@@ -84,8 +86,10 @@ struct BenchmarkReport {
     private func cells(_ runs: VariantRuns, _ group: [VariantRuns]) -> [String] {
         let seconds = runs.seconds
         let range = seconds.count > 1 ? String(format: "%.2f–%.2f", seconds.min()!, seconds.max()!) : ""
-        var row = [runs.operation, runs.variant.label, String(format: "%.2f", runs.medianSeconds), range,
-                   formatRate(runs.rowsPerSecond)]
+        var row = [
+            runs.operation, runs.variant.label, String(format: "%.2f", runs.medianSeconds), range,
+            formatRate(runs.rowsPerSecond)
+        ]
         if showsBytes { row.append(String(format: "%.0f", runs.megabytesPerSecond)) }
         row += [Self.percent(runs, of: group), formatMB(runs.peakRSS), String(format: "%.2f", runs.medianCPU)]
         return row
@@ -103,8 +107,9 @@ struct BenchmarkReport {
 
     private func printTable(markdown: Bool) {
         let rows = groups.flatMap { group in group.map { cells($0, group) } }
-        printReportTable(title: title, header: header, columns: columns, rows: rows,
-                         footnotes: footnotes, targets: targets, markdown: markdown)
+        printReportTable(
+            title: title, header: header, columns: columns, rows: rows,
+            footnotes: footnotes, targets: targets, markdown: markdown)
     }
 }
 
@@ -112,8 +117,10 @@ struct BenchmarkReport {
 /// lines. As text, the table is aligned (numbers to the right, `**` left out); as Markdown,
 /// the title and header are comments and the footnotes and targets lists, for
 /// docs/performance.md. The first two columns are labels, the others numbers.
-func printReportTable(title: String, header: [String], columns: [String], rows: [[String]],
-                      footnotes: [String], targets: [String] = [], markdown: Bool) {
+func printReportTable(
+    title: String, header: [String], columns: [String], rows: [[String]],
+    footnotes: [String], targets: [String] = [], markdown: Bool
+) {
     if markdown {
         for line in [title] + header { print("<!-- \(line) -->") }
         print("")
@@ -149,6 +156,6 @@ func machineHeader(loadBefore: String, loadAfter: String, seconds: Double) -> [S
     [
         "machine: \(Machine.processors) processors, \(Machine.cpuModel); build: \(Machine.buildConfiguration)",
         "load average before: \(loadBefore); after: \(loadAfter); \(String(format: "%.0f", seconds)) s in all",
-        "date: \(ISO8601DateFormatter().string(from: Date()))",
+        "date: \(ISO8601DateFormatter().string(from: Date()))"
     ]
 }

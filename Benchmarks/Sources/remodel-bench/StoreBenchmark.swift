@@ -12,8 +12,10 @@ let productsModelPath = "product-price/Products1.model.json"
 
 /// Times `body` on a context over a new store at the destination: `body` inserts the
 /// generated rows, saving every `chunk`; the last save and the pragmas follow.
-private func timedProductInsert(_ options: Options, _ what: String,
-                                _ body: (ObjectContext, ProductGenerator, _ rows: Int, _ chunk: Int) throws -> Void) -> VariantResult {
+private func timedProductInsert(
+    _ options: Options, _ what: String,
+    _ body: (ObjectContext, ProductGenerator, _ rows: Int, _ chunk: Int) throws -> Void
+) -> VariantResult {
     let model = loadModel(options.mappingsFolder, productsModelPath)
     let generator = ProductGenerator()
     var pragmas = ""
@@ -51,7 +53,8 @@ func storeInsertRemodel(_ options: Options) -> VariantResult {
             try product.setValue(.double(row.price), forKey: "price")
             try product.setValue(.integer(row.quantity), forKey: "quantity")
             try product.setValue(row.weight.map(Value.double) ?? .null, forKey: "weight")
-            try product.setValue(row.added.map { .date(Date(timeIntervalSinceReferenceDate: $0)) } ?? .null, forKey: "added")
+            try product.setValue(
+                row.added.map { .date(Date(timeIntervalSinceReferenceDate: $0)) } ?? .null, forKey: "added")
             try product.setValue(.bool(row.active), forKey: "active")
             try product.setValue(row.notes.map(Value.string) ?? .null, forKey: "notes")
             if (i + 1) % chunk == 0 { try context.save() }
@@ -115,7 +118,8 @@ func connectionPragmas(_ database: Database) throws -> String {
     }
     let synchronous = ["0": "OFF", "1": "NORMAL", "2": "FULL", "3": "EXTRA"]
     let s = try text("PRAGMA synchronous")
-    return "journal_mode \(try text("PRAGMA journal_mode")), synchronous \(synchronous[s] ?? s), cache_size \(try text("PRAGMA cache_size"))"
+    return
+        "journal_mode \(try text("PRAGMA journal_mode")), synchronous \(synchronous[s] ?? s), cache_size \(try text("PRAGMA cache_size"))"
 }
 
 /// The same rows into the same layout with one prepared INSERT, the same chunks, the
@@ -131,7 +135,9 @@ func storeInsertRaw(_ options: Options) -> VariantResult {
         do { _ = try Store.create(at: path, model: model) } catch { die("\(error)") }
         let db = RawSQLite.open(path)
         let entity = RawSQLite.entityNumber(db, "Product")
-        let insert = RawSQLite.prepare(db, """
+        let insert = RawSQLite.prepare(
+            db,
+            """
             INSERT INTO ZPRODUCT (Z_PK, Z_ENT, Z_OPT, ZNAME, ZSKU, ZPRICE, ZQUANTITY, ZWEIGHT, ZADDED, ZACTIVE, ZNOTES)
             VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
@@ -163,7 +169,9 @@ func storeInsertRaw(_ options: Options) -> VariantResult {
 
 /// Times `body` on a context over the source store, opened read-only: `body` reads every
 /// Product into the checksum and returns how many it read.
-private func timedProductRead(_ options: Options, _ what: String, _ body: (ObjectContext, inout Checksum) throws -> Int) -> VariantResult {
+private func timedProductRead(_ options: Options, _ what: String, _ body: (ObjectContext, inout Checksum) throws -> Int)
+    -> VariantResult
+{
     let model = loadModel(options.mappingsFolder, productsModelPath)
     var checksum = Checksum()
     var rows = 0
@@ -247,7 +255,9 @@ func storeReadRaw(_ options: Options) -> VariantResult {
     var rows = 0
     let (_, seconds) = timed {
         let db = RawSQLite.open(options.source!, readOnly: true)
-        let select = RawSQLite.prepare(db, "SELECT Z_PK, ZNAME, ZSKU, ZPRICE, ZQUANTITY, ZWEIGHT, ZADDED, ZACTIVE, ZNOTES FROM ZPRODUCT ORDER BY Z_PK")
+        let select = RawSQLite.prepare(
+            db,
+            "SELECT Z_PK, ZNAME, ZSKU, ZPRICE, ZQUANTITY, ZWEIGHT, ZADDED, ZACTIVE, ZNOTES FROM ZPRODUCT ORDER BY Z_PK")
         while true {
             let rc = sqlite3_step(select)
             if rc != SQLITE_ROW {
@@ -279,10 +289,13 @@ func storeReadRawSwift(_ options: Options) -> VariantResult {
     var rows = 0
     let (_, seconds) = timed {
         let db = RawSQLite.open(options.source!, readOnly: true)
-        let select = RawSQLite.prepare(db, "SELECT Z_PK, ZNAME, ZSKU, ZPRICE, ZQUANTITY, ZWEIGHT, ZADDED, ZACTIVE, ZNOTES FROM ZPRODUCT ORDER BY Z_PK")
+        let select = RawSQLite.prepare(
+            db,
+            "SELECT Z_PK, ZNAME, ZSKU, ZPRICE, ZQUANTITY, ZWEIGHT, ZADDED, ZACTIVE, ZNOTES FROM ZPRODUCT ORDER BY Z_PK")
         @inline(__always) func string(_ i: Int32) -> String? {
             guard let text = sqlite3_column_text(select, i) else { return nil }
-            return String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(select, i))), as: UTF8.self)
+            return String(
+                decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(select, i))), as: UTF8.self)
         }
         @inline(__always) func real(_ i: Int32) -> Double? {
             sqlite3_column_type(select, i) == SQLITE_NULL ? nil : sqlite3_column_double(select, i)
@@ -322,14 +335,14 @@ let storeVariants = (
         Variant(id: "store-insert-remodel", label: "ObjectContext", role: .remodel),
         Variant(id: "store-insert-raw", label: "raw C API", role: .raw),
         Variant(id: "store-insert-remodel-keys", label: "ObjectContext, AttributeKey", role: .remodel),
-        Variant(id: "store-insert-rows", label: "RowInserter", role: .remodel),
+        Variant(id: "store-insert-rows", label: "RowInserter", role: .remodel)
     ],
     read: [
         Variant(id: "store-read-remodel", label: "FetchCursor", role: .remodel),
         Variant(id: "store-read-raw", label: "raw C API", role: .raw),
         Variant(id: "store-read-raw-swift", label: "raw C API + Swift values", role: .reference),
         Variant(id: "store-read-remodel-keys", label: "FetchCursor, AttributeKey", role: .remodel),
-        Variant(id: "store-read-rows", label: "RowReader", role: .remodel),
+        Variant(id: "store-read-rows", label: "RowReader", role: .remodel)
     ]
 )
 
@@ -355,13 +368,16 @@ func runStoreBenchmark(_ options: Options) {
     // kept for the reads.
     let kept = directory + "/read.sqlite"
     var pragmas: [String: String] = [:]
-    let inserts = measureVariants("insert", storeVariants.insert, rounds: options.roundCount, quiet: quiet,
+    let inserts = measureVariants(
+        "insert", storeVariants.insert, rounds: options.roundCount, quiet: quiet,
         arguments: { variant, round in common + ["--destination", "\(directory)/\(variant.id)-\(round).sqlite"] },
         check: { variant, round, measurement in
             let path = "\(directory)/\(variant.id)-\(round).sqlite"
             let (count, checksum) = tableChecksum(path, table: "ZPRODUCT", columns: productColumns)
             guard count == rows, checksum == expected else {
-                die("\(variant.label) wrote \(count) rows with checksum \(checksum.hex); expected \(rows), \(expected.hex)")
+                die(
+                    "\(variant.label) wrote \(count) rows with checksum \(checksum.hex); expected \(rows), \(expected.hex)"
+                )
             }
             verifyPrimaryKeyMax(path, entity: "Product", rows)
             pragmas[variant.label] = measurement.result.notes["pragmas"]
@@ -374,11 +390,14 @@ func runStoreBenchmark(_ options: Options) {
     let storeBytes = fileSize(kept)
 
     // (b) Reads of the kept store.
-    let reads = measureVariants("read", storeVariants.read, rounds: options.roundCount, quiet: quiet,
+    let reads = measureVariants(
+        "read", storeVariants.read, rounds: options.roundCount, quiet: quiet,
         arguments: { _, _ in common + ["--source", kept] },
         check: { variant, _, measurement in
             guard measurement.result.rows == rows, measurement.result.checksum == expected.hex else {
-                die("\(variant.label) read \(measurement.result.rows) rows with checksum \(measurement.result.checksum ?? "none"); expected \(rows), \(expected.hex)")
+                die(
+                    "\(variant.label) read \(measurement.result.rows) rows with checksum \(measurement.result.checksum ?? "none"); expected \(rows), \(expected.hex)"
+                )
             }
         })
     removeStore(kept)
@@ -392,13 +411,17 @@ func runStoreBenchmark(_ options: Options) {
     let peak = [inserts[0], inserts[2], inserts[3], reads[0], reads[3], reads[4]].map(\.peakRSS).max()!
     var report = BenchmarkReport(
         title: "store: \(rows) Product rows (mappings/product-price/Products1, 8 attributes)",
-        header: machineHeader(loadBefore: loadBefore, loadAfter: Machine.loadAverage, seconds: Date().timeIntervalSince(started))
-            + ["rounds: \(options.roundCount) per variant, interleaved (median); each variant in its own process; inserts save every \(options.chunk) objects"],
+        header: machineHeader(
+            loadBefore: loadBefore, loadAfter: Machine.loadAverage, seconds: Date().timeIntervalSince(started))
+            + [
+                "rounds: \(options.roundCount) per variant, interleaved (median); each variant in its own process; inserts save every \(options.chunk) objects"
+            ],
         groups: [inserts, reads])
     report.footnotes = [
         "checksums: every insert round's store and every read agree with the generated rows (\(rows) rows, \(expected.hex))",
-        "pragmas while inserting: " + pragmas.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: "; "),
-        "store file: \(formatBytes(storeBytes)); process floor (runtime and model loaded, nothing done): \(formatMB(idle.maxRSS)) peak RSS",
+        "pragmas while inserting: "
+            + pragmas.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: "; "),
+        "store file: \(formatBytes(storeBytes)); process floor (runtime and model loaded, nothing done): \(formatMB(idle.maxRSS)) peak RSS"
     ]
     report.targets = [
         "target insert ≥ 70% of raw: by name \(String(format: "%.0f%%", insertRatio * 100)) — \(verdict(insertRatio >= 0.7)); "
@@ -407,7 +430,7 @@ func runStoreBenchmark(_ options: Options) {
         "target read ≥ 70% of raw: by name \(String(format: "%.0f%%", readRatio * 100)) — \(verdict(readRatio >= 0.7)); "
             + "with attribute keys \(String(format: "%.0f%%", readKeysRatio * 100)) — \(verdict(readKeysRatio >= 0.7)); "
             + "RowReader \(String(format: "%.0f%%", readRowsRatio * 100)) — \(verdict(readRowsRatio >= 0.7))",
-        "target peak memory < 64 MB: insert \(formatMB([inserts[0], inserts[2], inserts[3]].map(\.peakRSS).max()!)), read \(formatMB([reads[0], reads[3], reads[4]].map(\.peakRSS).max()!)) — \(verdict(peak < 64_000_000))",
+        "target peak memory < 64 MB: insert \(formatMB([inserts[0], inserts[2], inserts[3]].map(\.peakRSS).max()!)), read \(formatMB([reads[0], reads[3], reads[4]].map(\.peakRSS).max()!)) — \(verdict(peak < 64_000_000))"
     ]
     if options.markdown { report.printMarkdown() } else { report.printText() }
 }
@@ -425,6 +448,8 @@ func checkNotInRepository(_ directory: String, _ mappings: URL) {
     let root = repositoryRoot(mappings).standardizedFileURL.resolvingSymlinksInPath().path
     let target = URL(fileURLWithPath: directory).standardizedFileURL.resolvingSymlinksInPath().path
     if target == root || target.hasPrefix(root + "/") {
-        die("\(directory) is inside the repository (\(root)); the benchmark's stores go in $TMPDIR or a --dir outside it")
+        die(
+            "\(directory) is inside the repository (\(root)); the benchmark's stores go in $TMPDIR or a --dir outside it"
+        )
     }
 }

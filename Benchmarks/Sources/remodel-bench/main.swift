@@ -118,7 +118,9 @@ func parseOptions(_ arguments: [String]) -> Options {
         case "--items": options.items = positive(argument)
         case "--notes": options.notes = positive(argument)
         case "--size":
-            guard let n = parseSize(value(for: argument)), n > 0 else { fail("--size needs a positive number of bytes (600K, 1M, 614400)") }
+            guard let n = parseSize(value(for: argument)), n > 0 else {
+                fail("--size needs a positive number of bytes (600K, 1M, 614400)")
+            }
             options.size = n
         case "--dir": options.dir = value(for: argument)
         case "--mappings": options.mappings = value(for: argument)
@@ -213,7 +215,7 @@ func runExpressions(_ options: Options) {
     let header = [
         "machine: \(Machine.processors) processors, \(Machine.cpuModel); build: \(Machine.buildConfiguration)",
         "load average before: \(loadBefore); after: \(loadAfter); \(String(format: "%.0f", seconds)) s",
-        "rows: \(inputs.values.count) different dictionaries, cycled; rounds: \(options.rounds ?? 7) (median); scale: \(options.scale)",
+        "rows: \(inputs.values.count) different dictionaries, cycled; rounds: \(options.rounds ?? 7) (median); scale: \(options.scale)"
     ]
     if options.markdown {
         printMarkdown(results, header: header)
@@ -227,16 +229,19 @@ func printText(_ results: [CaseResult], header: [String]) {
     for result in results {
         print("")
         print(result.testCase.text)
-        print("  " + padded("phase", 20) + padded("ns/op", 10, right: true) + padded("ops/s", 12, right: true)
-              + padded("× closure", 11, right: true) + padded("min–max ns/op", 20, right: true) + padded("iterations", 12, right: true))
+        print(
+            "  " + padded("phase", 20) + padded("ns/op", 10, right: true) + padded("ops/s", 12, right: true)
+                + padded("× closure", 11, right: true) + padded("min–max ns/op", 20, right: true)
+                + padded("iterations", 12, right: true))
         for phase in result.phases {
             let ratio = result.ratio(phase).map { String(format: "%.2f×", $0) } ?? ""
-            print("  " + padded(phase.name, 20)
-                  + padded(formatNanoseconds(phase.median), 10, right: true)
-                  + padded(formatRate(phase.operationsPerSecond), 12, right: true)
-                  + padded(ratio, 11, right: true)
-                  + padded("\(formatNanoseconds(phase.minimum))–\(formatNanoseconds(phase.maximum))", 20, right: true)
-                  + padded("\(phase.iterations)", 12, right: true))
+            print(
+                "  " + padded(phase.name, 20)
+                    + padded(formatNanoseconds(phase.median), 10, right: true)
+                    + padded(formatRate(phase.operationsPerSecond), 12, right: true)
+                    + padded(ratio, 11, right: true)
+                    + padded("\(formatNanoseconds(phase.minimum))–\(formatNanoseconds(phase.maximum))", 20, right: true)
+                    + padded("\(phase.iterations)", 12, right: true))
         }
     }
     print("")
@@ -252,8 +257,9 @@ func printMarkdown(_ results: [CaseResult], header: [String]) {
         for (i, phase) in result.phases.enumerated() {
             let expression = i == 0 ? "`\(result.testCase.text.replacingOccurrences(of: "|", with: "\\|"))`" : ""
             let ratio = result.ratio(phase).map { String(format: "%.2f×", $0) } ?? ""
-            print("| \(expression) | \(phase.name) | \(formatNanoseconds(phase.median)) | \(formatRate(phase.operationsPerSecond)) "
-                  + "| \(ratio) | \(formatNanoseconds(phase.minimum))–\(formatNanoseconds(phase.maximum)) |")
+            print(
+                "| \(expression) | \(phase.name) | \(formatNanoseconds(phase.median)) | \(formatRate(phase.operationsPerSecond)) "
+                    + "| \(ratio) | \(formatNanoseconds(phase.minimum))–\(formatNanoseconds(phase.maximum)) |")
         }
     }
     print("")
@@ -264,12 +270,12 @@ func printMarkdown(_ results: [CaseResult], header: [String]) {
 /// closure and at least 5 million evaluations per second.
 func targetLines(_ results: [CaseResult]) -> [String] {
     guard let price = results.first(where: { $0.testCase.id == "price" }),
-          let evaluate = price.phase("evaluate"), let ratio = price.ratio(evaluate)
+        let evaluate = price.phase("evaluate"), let ratio = price.ratio(evaluate)
     else { return [] }
     let rate = evaluate.operationsPerSecond
     return [
         "target ≤ 10× closure for `\(price.testCase.text)`: \(String(format: "%.2f×", ratio)) — \(ratio <= 10 ? "met" : "NOT met")",
-        "target ≥ 5 M evaluations/s for `\(price.testCase.text)`: \(formatRate(rate))/s — \(rate >= 5e6 ? "met" : "NOT met")",
+        "target ≥ 5 M evaluations/s for `\(price.testCase.text)`: \(formatRate(rate))/s — \(rate >= 5e6 ? "met" : "NOT met")"
     ]
 }
 
@@ -287,14 +293,23 @@ let childVariants: [String: (Options) -> VariantResult] = [
     "store-insert-rows": storeInsertRowInserter,
     "store-read-raw": storeReadRaw,
     "store-read-raw-swift": storeReadRawSwift,
-    "products-migrate-remodel": { migrateWithManager($0, source: $0.source!, destination: $0.destination!,
-                                                     mappingPath: "product-price/Products1_to_Products2.mapping.json") },
-    "products-migrate-interpreted": { migrateWithManager($0, source: $0.source!, destination: $0.destination!,
-                                                         mappingPath: "product-price/Products1_to_Products2.mapping.json", pushdown: false) },
+    "products-migrate-remodel": {
+        migrateWithManager(
+            $0, source: $0.source!, destination: $0.destination!,
+            mappingPath: "product-price/Products1_to_Products2.mapping.json")
+    },
+    "products-migrate-interpreted": {
+        migrateWithManager(
+            $0, source: $0.source!, destination: $0.destination!,
+            mappingPath: "product-price/Products1_to_Products2.mapping.json", pushdown: false)
+    },
     "products-migrate-raw": migrateProductsRaw,
     "products-migrate-sql": migrateProductsSQL,
-    "images-migrate-remodel": { migrateWithManager($0, source: $0.source!, destination: $0.destination!,
-                                                   mappingPath: "item-images/Items1_to_Items2.mapping.json") },
+    "images-migrate-remodel": {
+        migrateWithManager(
+            $0, source: $0.source!, destination: $0.destination!,
+            mappingPath: "item-images/Items1_to_Items2.mapping.json")
+    },
     "images-migrate-raw": migrateImagesRaw,
     "images-migrate-sql": migrateImagesSQL,
     "chain-remodel": { migrateChainWithStoreMigrator($0) },
@@ -304,26 +319,30 @@ let childVariants: [String: (Options) -> VariantResult] = [
     // Sources for profiling one variant by hand (docs/performance.md, "Profiling").
     "generate-products": { options in
         let (_, seconds) = timed {
-            generateProductsStore(options.destination!, rows: options.rowCount, model: loadModel(options.mappingsFolder, productsModelPath))
+            generateProductsStore(
+                options.destination!, rows: options.rowCount,
+                model: loadModel(options.mappingsFolder, productsModelPath))
         }
         return VariantResult(seconds: seconds, rows: options.rowCount)
     },
     "generate-notes": { options in
         let notes = options.notes ?? 1_000_000
         let (_, seconds) = timed {
-            _ = generateNotesStore(options.destination!, generator: NotesGenerator(notes: notes),
-                                   model: loadModel(options.mappingsFolder, "notes-chain/Notes1.model.json"))
+            _ = generateNotesStore(
+                options.destination!, generator: NotesGenerator(notes: notes),
+                model: loadModel(options.mappingsFolder, "notes-chain/Notes1.model.json"))
         }
         return VariantResult(seconds: seconds, rows: notes)
     },
     "generate-items": { options in
         let (count, size) = (options.items ?? 2_000, options.size ?? 600 * 1024)
         let (expected, seconds) = timed {
-            generateItemsStore(options.destination!, count: count, size: size,
-                               model: loadModel(options.mappingsFolder, "item-images/Items1.model.json"))
+            generateItemsStore(
+                options.destination!, count: count, size: size,
+                model: loadModel(options.mappingsFolder, "item-images/Items1.model.json"))
         }
         return VariantResult(seconds: seconds, rows: count, bytes: expected.bytes)
-    },
+    }
 ]
 
 let options = parseOptions(Array(CommandLine.arguments.dropFirst()))

@@ -65,7 +65,9 @@ struct ArchivedExpressionDecoder {
             let collection = try expression(try value.required("NSCollection"))
             let variableValue = try value.required("NSVariableExpression")
             guard case .variable(let variable) = try expression(variableValue).kind else {
-                throw ArchiveError("\(variableValue.path): a SUBQUERY's variable must be a variable expression, not \(variableValue.describe())")
+                throw ArchiveError(
+                    "\(variableValue.path): a SUBQUERY's variable must be a variable expression, not \(variableValue.describe())"
+                )
             }
             let predicate = try predicate(try value.required("NSPredicate"))
             return FormatExpression(.subquery(collection: collection, variable: variable, predicate: predicate))
@@ -79,8 +81,10 @@ struct ArchivedExpressionDecoder {
         if isA("NSKeyPathExpression") || isA("NSFunctionExpression") {
             return try function(value)
         }
-        throw ArchiveError("\(value.path): \(value.describe()) (keys \(value.keys.joined(separator: ", "))), "
-            + "an expression Remodel cannot read from an archive; write this mapping as JSON (docs/mapping-format.md)")
+        throw ArchiveError(
+            "\(value.path): \(value.describe()) (keys \(value.keys.joined(separator: ", "))), "
+                + "an expression Remodel cannot read from an archive; write this mapping as JSON (docs/mapping-format.md)"
+        )
     }
 
     /// `NSFunctionExpression` and its `NSKeyPathExpression` subclass: a key path, a built-in
@@ -97,14 +101,18 @@ struct ArchivedExpressionDecoder {
                 return FormatExpression(.arithmetic(op, arguments[0], arguments[1]))
             }
             guard let builtin = BuiltinFunction.bySelector(selector) else {
-                throw ArchiveError("\(value.path): the built-in function '\(selector)', which Remodel does not have (docs/language.md lists them)")
+                throw ArchiveError(
+                    "\(value.path): the built-in function '\(selector)', which Remodel does not have (docs/language.md lists them)"
+                )
             }
             guard builtin.arity == arguments.count else {
-                throw ArchiveError("\(value.path): \(selector) takes \(builtin.arity) arguments, the archive gives \(arguments.count)")
+                throw ArchiveError(
+                    "\(value.path): \(selector) takes \(builtin.arity) arguments, the archive gives \(arguments.count)")
             }
             return FormatExpression(.function(selector: selector, arguments: arguments))
         }
-        let operand = try operandValue.map { (v) throws(ArchiveError) in try expression(v) } ?? FormatExpression(.evaluatedObject)
+        let operand =
+            try operandValue.map { (v) throws(ArchiveError) in try expression(v) } ?? FormatExpression(.evaluatedObject)
         if selector == "valueForKeyPath:" || selector == "valueForKey:", arguments.count == 1 {
             let path: [String]
             switch arguments[0].kind {
@@ -119,7 +127,8 @@ struct ArchivedExpressionDecoder {
             default: return FormatExpression(.keyPath(operand: operand, path: path))
             }
         }
-        return FormatExpression(.functionCall(target: operand, selector: .constant(.string(selector)), arguments: arguments))
+        return FormatExpression(
+            .functionCall(target: operand, selector: .constant(.string(selector)), arguments: arguments))
     }
 
     /// Whether an archived function's target is the class of Apple's built-in functions.
@@ -146,7 +155,9 @@ struct ArchivedExpressionDecoder {
             case 0 where subpredicates.count == 1: return FormatPredicate(.not(subpredicates[0]))
             case 1: return FormatPredicate(.and(subpredicates))
             case 2: return FormatPredicate(.or(subpredicates))
-            default: throw ArchiveError("\(value.path): a compound predicate of type \(type) with \(subpredicates.count) parts")
+            default:
+                throw ArchiveError(
+                    "\(value.path): a compound predicate of type \(type) with \(subpredicates.count) parts")
             }
         }
         if hierarchy.contains("NSComparisonPredicate") {
@@ -155,7 +166,9 @@ struct ArchivedExpressionDecoder {
             let op = try value.required("NSPredicateOperator")
             let type = try op.integer(forKey: "NSOperatorType") ?? -1
             guard let comparison = Self.operators[type] else {
-                throw ArchiveError("\(op.path): the comparison operator \(type), which Remodel cannot read (custom selectors are not supported)")
+                throw ArchiveError(
+                    "\(op.path): the comparison operator \(type), which Remodel cannot read (custom selectors are not supported)"
+                )
             }
             let modifier: Comparison.Modifier
             switch try op.integer(forKey: "NSModifier") ?? 0 {
@@ -166,8 +179,9 @@ struct ArchivedExpressionDecoder {
             let options = ComparisonOptions(rawValue: Int(try op.integer(forKey: "NSOptions") ?? 0) & 0xF)
             return FormatPredicate(.comparison(Comparison(lhs, comparison, rhs, modifier: modifier, options: options)))
         }
-        throw ArchiveError("\(value.path): \(value.describe()) (keys \(value.keys.joined(separator: ", "))), "
-            + "a predicate Remodel cannot read from an archive; write it as a predicate string")
+        throw ArchiveError(
+            "\(value.path): \(value.describe()) (keys \(value.keys.joined(separator: ", "))), "
+                + "a predicate Remodel cannot read from an archive; write it as a predicate string")
     }
 
     /// One level deeper into `value`; an error past ``maximumDepth`` (each caller undoes
@@ -175,14 +189,15 @@ struct ArchivedExpressionDecoder {
     private mutating func descend(into value: ArchivedValue, _ what: String) throws(ArchiveError) {
         depth += 1
         guard depth <= Self.maximumDepth else {
-            throw ArchiveError("\(value.path): \(what) nested deeper than \(Self.maximumDepth) levels, or one that contains itself")
+            throw ArchiveError(
+                "\(value.path): \(what) nested deeper than \(Self.maximumDepth) levels, or one that contains itself")
         }
     }
 
     /// `NSPredicateOperatorType`'s values.
     static let operators: [Int64: ComparisonOperator] = [
         0: .lessThan, 1: .lessThanOrEqualTo, 2: .greaterThan, 3: .greaterThanOrEqualTo, 4: .equalTo,
-        5: .notEqualTo, 6: .matches, 7: .like, 8: .beginsWith, 9: .endsWith, 10: .in, 99: .contains, 100: .between,
+        5: .notEqualTo, 6: .matches, 7: .like, 8: .beginsWith, 9: .endsWith, 10: .in, 99: .contains, 100: .between
     ]
 
     private func required(_ value: ArchivedValue, _ key: String) throws(ArchiveError) -> String {

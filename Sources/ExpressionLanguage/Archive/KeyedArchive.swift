@@ -38,7 +38,8 @@ public struct KeyedArchive: Sendable {
     /// The object archived at the top level under `key` (`root` for `archivedData(withRootObject:)`).
     public func topObject(_ key: String = "root") throws(ArchiveError) -> ArchivedValue {
         guard let value = top[key] else {
-            throw ArchiveError("the archive has no top-level object '\(key)' (it has \(top.keys.sorted().joined(separator: ", ")))")
+            throw ArchiveError(
+                "the archive has no top-level object '\(key)' (it has \(top.keys.sorted().joined(separator: ", ")))")
         }
         return try resolve(value, path: key)
     }
@@ -114,7 +115,8 @@ public struct ArchivedValue: Sendable {
     /// The value under `key`, which must be there.
     public func required(_ key: String) throws(ArchiveError) -> ArchivedValue {
         guard let value = try value(forKey: key) else {
-            throw ArchiveError("\(path): \(className ?? "the object") has no \(key) (it has \(keys.joined(separator: ", ")))")
+            throw ArchiveError(
+                "\(path): \(className ?? "the object") has no \(key) (it has \(keys.joined(separator: ", ")))")
         }
         return value
     }
@@ -210,7 +212,8 @@ public struct ArchivedValue: Sendable {
 
     private func foundationValue(depth: Int) throws(ArchiveError) -> Value {
         guard depth < Self.maximumDepth else {
-            throw ArchiveError("\(path): collections nested deeper than \(Self.maximumDepth) levels, or one that contains itself")
+            throw ArchiveError(
+                "\(path): collections nested deeper than \(Self.maximumDepth) levels, or one that contains itself")
         }
         switch plist {
         case .null: return .null
@@ -268,7 +271,8 @@ public struct ArchivedValue: Sendable {
         let length = Int(try integer(forKey: "NS.length") ?? 0)
         let exponent = try integer(forKey: "NS.exponent") ?? 0
         guard (0...8).contains(length), (-128...127).contains(exponent) else {
-            throw ArchiveError("\(path): an archived NSDecimalNumber with length \(length) and exponent \(exponent), out of range")
+            throw ArchiveError(
+                "\(path): an archived NSDecimalNumber with length \(length) and exponent \(exponent), out of range")
         }
         let bigEndian = try integer(forKey: "NS.bo") == 2
         let bytesArray = Array(bytes)

@@ -93,14 +93,17 @@ public struct BinaryPropertyList {
         offsetSize = Int(bytes[trailer + 6])
         referenceSize = Int(bytes[trailer + 7])
         guard (1...8).contains(offsetSize), (1...8).contains(referenceSize) else {
-            throw ArchiveError("damaged binary property list: offset size \(offsetSize), reference size \(referenceSize)")
+            throw ArchiveError(
+                "damaged binary property list: offset size \(offsetSize), reference size \(referenceSize)")
         }
         func field(_ at: Int) -> UInt64 { bytes[at..<at + 8].reduce(0) { $0 << 8 | UInt64($1) } }
         let count = field(trailer + 8), top = field(trailer + 16), table = field(trailer + 24)
         guard count > 0, count <= UInt64(bytes.count), top < count, table >= 8,
             table <= UInt64(trailer), UInt64(trailer) - table >= count * UInt64(offsetSize)
         else {
-            throw ArchiveError("damaged binary property list: \(count) objects, top \(top), offset table at \(table) in \(bytes.count) bytes")
+            throw ArchiveError(
+                "damaged binary property list: \(count) objects, top \(top), offset table at \(table) in \(bytes.count) bytes"
+            )
         }
         objectCount = Int(count)
         topObject = Int(top)
@@ -118,7 +121,8 @@ public struct BinaryPropertyList {
     private func offset(of object: Int) throws(ArchiveError) -> Int {
         let value = unsigned(at: offsetTableStart + object * offsetSize, size: offsetSize)
         guard value >= 8, value < offsetTableStart else {
-            throw ArchiveError("damaged binary property list: object \(object) at offset \(value), outside the object area")
+            throw ArchiveError(
+                "damaged binary property list: object \(object) at offset \(value), outside the object area")
         }
         return value
     }
@@ -133,7 +137,9 @@ public struct BinaryPropertyList {
 
     /// The length of the object at `offset` whose marker's low nibble is `nibble`, and
     /// where its contents start.
-    private func length(_ nibble: Int, after offset: Int, of object: Int) throws(ArchiveError) -> (count: Int, start: Int) {
+    private func length(_ nibble: Int, after offset: Int, of object: Int) throws(ArchiveError) -> (
+        count: Int, start: Int
+    ) {
         guard nibble == 0xF else { return (nibble, offset + 1) }
         let marker = try span(offset + 1, 1, of: object).first!
         guard marker >> 4 == 0x1, marker & 0xF <= 3 else {
@@ -165,21 +171,33 @@ public struct BinaryPropertyList {
             case 0x0: value = .null
             case 0x8: value = .bool(false)
             case 0x9: value = .bool(true)
-            default: throw ArchiveError("damaged binary property list: object \(index) has the unknown marker 0x\(String(marker, radix: 16))")
+            default:
+                throw ArchiveError(
+                    "damaged binary property list: object \(index) has the unknown marker 0x\(String(marker, radix: 16))"
+                )
             }
         case 0x1:
-            guard nibble <= 4 else { throw ArchiveError("damaged binary property list: object \(index) is an integer of \(1 << nibble) bytes") }
+            guard nibble <= 4 else {
+                throw ArchiveError(
+                    "damaged binary property list: object \(index) is an integer of \(1 << nibble) bytes")
+            }
             let size = 1 << nibble
             let raw = try span(at + 1, size, of: index)
             // 16-byte integers hold unsigned 64-bit values; their low 8 bytes are the value.
             let low = raw.suffix(min(size, 8)).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
             value = .integer(size >= 8 ? Int64(bitPattern: low) : Int64(low))
         case 0x2:
-            guard nibble == 2 || nibble == 3 else { throw ArchiveError("damaged binary property list: object \(index) is a real of \(1 << nibble) bytes") }
+            guard nibble == 2 || nibble == 3 else {
+                throw ArchiveError("damaged binary property list: object \(index) is a real of \(1 << nibble) bytes")
+            }
             let raw = try span(at + 1, 1 << nibble, of: index).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
             value = .real(nibble == 2 ? Double(Float(bitPattern: UInt32(raw))) : Double(bitPattern: raw))
         case 0x3:
-            guard nibble == 3 else { throw ArchiveError("damaged binary property list: object \(index) has the unknown marker 0x\(String(marker, radix: 16))") }
+            guard nibble == 3 else {
+                throw ArchiveError(
+                    "damaged binary property list: object \(index) has the unknown marker 0x\(String(marker, radix: 16))"
+                )
+            }
             let raw = try span(at + 1, 8, of: index).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
             value = .date(Double(bitPattern: raw))
         case 0x4:
@@ -192,7 +210,9 @@ public struct BinaryPropertyList {
             value = .string(String(decoding: try span(start, count, of: index).map { UInt16($0) }, as: UTF16.self))
         case 0x6:
             let (count, start) = try length(nibble, after: at, of: index)
-            guard count <= Int.max / 2 else { throw ArchiveError("damaged binary property list: object \(index) is too long") }
+            guard count <= Int.max / 2 else {
+                throw ArchiveError("damaged binary property list: object \(index) is too long")
+            }
             let raw = try span(start, count * 2, of: index)
             var units: [UInt16] = []
             units.reserveCapacity(count)
@@ -204,11 +224,15 @@ public struct BinaryPropertyList {
             value = .string(String(decoding: try span(start, count, of: index), as: UTF8.self))
         case 0x8:
             let raw = try span(at + 1, nibble + 1, of: index)
-            guard raw.count <= 7 else { throw ArchiveError("damaged binary property list: object \(index) is a reference of \(raw.count) bytes") }
+            guard raw.count <= 7 else {
+                throw ArchiveError("damaged binary property list: object \(index) is a reference of \(raw.count) bytes")
+            }
             value = .uid(raw.reduce(0) { $0 << 8 | Int($1) })
         case 0xA, 0xC:
             let (count, start) = try length(nibble, after: at, of: index)
-            guard count <= objectCount * 64 else { throw ArchiveError("damaged binary property list: object \(index) claims \(count) elements") }
+            guard count <= objectCount * 64 else {
+                throw ArchiveError("damaged binary property list: object \(index) claims \(count) elements")
+            }
             let refs = try span(start, count * referenceSize, of: index)
             var elements: [PropertyList] = []
             elements.reserveCapacity(count)
@@ -219,7 +243,9 @@ public struct BinaryPropertyList {
             value = .array(elements)
         case 0xD:
             let (count, start) = try length(nibble, after: at, of: index)
-            guard count <= objectCount * 64 else { throw ArchiveError("damaged binary property list: object \(index) claims \(count) entries") }
+            guard count <= objectCount * 64 else {
+                throw ArchiveError("damaged binary property list: object \(index) claims \(count) entries")
+            }
             let refs = try span(start, count * 2 * referenceSize, of: index)
             var entries: [String: PropertyList] = [:]
             entries.reserveCapacity(count)
@@ -227,13 +253,15 @@ public struct BinaryPropertyList {
                 let keyRef = unsigned(at: refs.startIndex + i * referenceSize, size: referenceSize)
                 let valueRef = unsigned(at: refs.startIndex + (count + i) * referenceSize, size: referenceSize)
                 guard case .string(let key) = try object(at: keyRef, depth: depth + 1) else {
-                    throw ArchiveError("damaged binary property list: dictionary \(index) has a key that is not a string")
+                    throw ArchiveError(
+                        "damaged binary property list: dictionary \(index) has a key that is not a string")
                 }
                 entries[key] = try object(at: valueRef, depth: depth + 1)
             }
             value = .dictionary(entries)
         default:
-            throw ArchiveError("damaged binary property list: object \(index) has the unknown marker 0x\(String(marker, radix: 16))")
+            throw ArchiveError(
+                "damaged binary property list: object \(index) has the unknown marker 0x\(String(marker, radix: 16))")
         }
         decoded[index] = value
         return value

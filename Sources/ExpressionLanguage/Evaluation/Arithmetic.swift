@@ -43,7 +43,8 @@ enum Arithmetic {
         case .multiply: result = a.multipliedReportingOverflow(by: b)
         case .divide:
             guard b != 0 else {
-                throw ExpressionError(.divisionByZero,
+                throw ExpressionError(
+                    .divisionByZero,
                     "integer division by zero (\(a) / 0); divide by a double (\(a) / 0.0) for IEEE infinity")
             }
             result = a.dividedReportingOverflow(by: b)
@@ -51,8 +52,10 @@ enum Arithmetic {
             return .double(Foundation.pow(Double(a), Double(b)))
         }
         guard !result.overflow else {
-            throw ExpressionError(.overflow,
-                "integer overflow in \(a) \(op.rawValue) \(b); use a double operand (such as \(a).0) for floating-point arithmetic")
+            throw ExpressionError(
+                .overflow,
+                "integer overflow in \(a) \(op.rawValue) \(b); use a double operand (such as \(a).0) for floating-point arithmetic"
+            )
         }
         return .integer(result.partialValue)
     }
@@ -66,7 +69,8 @@ enum Arithmetic {
             guard !b.isZero else { throw ExpressionError(.divisionByZero, "decimal division by zero") }
             return .decimal(a / b)
         case .power:
-            return .double(Foundation.pow(NSDecimalNumber(decimal: a).doubleValue, NSDecimalNumber(decimal: b).doubleValue))
+            return .double(
+                Foundation.pow(NSDecimalNumber(decimal: a).doubleValue, NSDecimalNumber(decimal: b).doubleValue))
         }
     }
 
@@ -118,10 +122,12 @@ enum Arithmetic {
     static func number(_ value: Value, _ operation: String) throws(ExpressionError) -> Double {
         if let d = value.doubleValue { return d }
         if value.isNull {
-            throw ExpressionError(.type,
+            throw ExpressionError(
+                .type,
                 "\(operation) needs numbers, not nil; guard with TERNARY(x == nil, …, …) where a value may be missing")
         }
-        throw ExpressionError(.type,
+        throw ExpressionError(
+            .type,
             "\(operation) needs numbers, not \(describe(value)); convert with CAST(x, 'NSNumber')")
     }
 

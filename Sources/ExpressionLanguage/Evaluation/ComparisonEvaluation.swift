@@ -59,8 +59,10 @@ enum ComparisonEvaluation {
             return try RegexCache.regularExpression(pattern: p, options: options).matches(s)
         case .between:
             guard let bounds = rhs.collectionElements, bounds.count == 2 else {
-                throw ExpressionError(.type,
-                    "BETWEEN needs a collection of two bounds on the right, such as {1, 10}, not \(Arithmetic.describe(rhs))")
+                throw ExpressionError(
+                    .type,
+                    "BETWEEN needs a collection of two bounds on the right, such as {1, 10}, not \(Arithmetic.describe(rhs))"
+                )
             }
             if bounds[0].isNull || bounds[1].isNull || bounds[0].isNaN || bounds[1].isNaN { return false }
             guard try order(lhs, bounds[0], options: options, op: "BETWEEN") != .orderedAscending else { return false }
@@ -82,7 +84,9 @@ enum ComparisonEvaluation {
 
     /// `compare:`: strings (with options), numbers, dates. Anything else, or a mix such as
     /// a string with a number, is a type error, as on Apple (no implicit conversion).
-    static func order(_ lhs: Value, _ rhs: Value, options: ComparisonOptions, op: String) throws(ExpressionError) -> ComparisonResult {
+    static func order(_ lhs: Value, _ rhs: Value, options: ComparisonOptions, op: String) throws(ExpressionError)
+        -> ComparisonResult
+    {
         switch (lhs, rhs) {
         case (.string(let a), .string(let b)):
             if options.isEmpty { return a < b ? .orderedAscending : (a == b ? .orderedSame : .orderedDescending) }
@@ -95,13 +99,16 @@ enum ComparisonEvaluation {
                 if case .double(let b) = rhs, b.isNaN { return .orderedAscending }
                 return Value.compareNumbers(lhs, rhs)
             }
-            throw ExpressionError(.type,
+            throw ExpressionError(
+                .type,
                 "cannot order \(Arithmetic.describe(lhs)) and \(Arithmetic.describe(rhs)) with \(op); "
                     + "both sides must be numbers, strings or dates (convert with CAST)")
         }
     }
 
-    private static func strings(_ lhs: Value, _ rhs: Value, _ op: ComparisonOperator) throws(ExpressionError) -> (String, String) {
+    private static func strings(_ lhs: Value, _ rhs: Value, _ op: ComparisonOperator) throws(ExpressionError) -> (
+        String, String
+    ) {
         guard case .string(let a) = lhs else {
             throw ExpressionError(.type, "\(op.symbol) needs a string on the left, not \(Arithmetic.describe(lhs))")
         }
@@ -114,11 +121,14 @@ enum ComparisonEvaluation {
     /// `container CONTAINS element`: a substring test for two strings, membership for
     /// arrays and sets (`[c]`/`[d]` fold string elements), and a search of the values of a
     /// dictionary.
-    static func contains(_ container: Value, _ element: Value, _ options: ComparisonOptions, op: String) throws(ExpressionError) -> Bool {
+    static func contains(_ container: Value, _ element: Value, _ options: ComparisonOptions, op: String)
+        throws(ExpressionError) -> Bool
+    {
         switch container {
         case .string(let s):
             guard case .string(let needle) = element else {
-                throw ExpressionError(.type, "\(op) with a string container needs a string element, not \(Arithmetic.describe(element))")
+                throw ExpressionError(
+                    .type, "\(op) with a string container needs a string element, not \(Arithmetic.describe(element))")
             }
             return StringFolding.contains(s, needle, options)
         case .array(let elements):
@@ -129,7 +139,8 @@ enum ComparisonEvaluation {
         case .dictionary(let d):
             return d.values.contains { equal($0, element, options) }
         default:
-            throw ExpressionError(.type,
+            throw ExpressionError(
+                .type,
                 "\(op) needs a collection or a string to search, not \(Arithmetic.describe(container))")
         }
     }

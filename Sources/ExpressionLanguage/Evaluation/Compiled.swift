@@ -29,7 +29,8 @@ public struct CompiledExpression {
     }
 
     /// Evaluates against `object` (SELF) with `variables` bound.
-    public func evaluate(with object: Value = .null, variables: [String: Value] = [:]) throws(ExpressionError) -> Value {
+    public func evaluate(with object: Value = .null, variables: [String: Value] = [:]) throws(ExpressionError) -> Value
+    {
         let context = makeContext(object: object)
         context.bind(variables)
         return try thunk(context)
@@ -75,7 +76,9 @@ typealias Test = (EvaluationContext) throws(ExpressionError) -> Bool
 
 /// Places an error thrown by `body` at `range` unless it already has a place.
 @inline(__always)
-func locate<T>(_ range: SourceRange?, _ source: String?, _ body: () throws(ExpressionError) -> T) throws(ExpressionError) -> T {
+func locate<T>(_ range: SourceRange?, _ source: String?, _ body: () throws(ExpressionError) -> T)
+    throws(ExpressionError) -> T
+{
     do {
         return try body()
     } catch {

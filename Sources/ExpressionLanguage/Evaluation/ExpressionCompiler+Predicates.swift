@@ -108,7 +108,8 @@ extension Builder {
                 test = { ctx throws(ExpressionError) in
                     let a = try lt(ctx)
                     return try locate(range, source) { () throws(ExpressionError) in
-                        try ComparisonEvaluation.evaluate(op, a, rc, options: options, like: like, regex: regex, invalidPattern: invalidPattern)
+                        try ComparisonEvaluation.evaluate(
+                            op, a, rc, options: options, like: like, regex: regex, invalidPattern: invalidPattern)
                     }
                 }
             } else {
@@ -116,7 +117,8 @@ extension Builder {
                     let a = try lt(ctx)
                     let b = try rt(ctx)
                     return try locate(range, source) { () throws(ExpressionError) in
-                        try ComparisonEvaluation.evaluate(op, a, b, options: options, like: like, regex: regex, invalidPattern: invalidPattern)
+                        try ComparisonEvaluation.evaluate(
+                            op, a, b, options: options, like: like, regex: regex, invalidPattern: invalidPattern)
                     }
                 }
             }
@@ -131,13 +133,15 @@ extension Builder {
                 if let items = collection.collectionElements {
                     elements = items
                 } else {
-                    throw ExpressionError(.type,
+                    throw ExpressionError(
+                        .type,
                         "\(isAll ? "ALL" : "ANY") needs a collection on the left, not \(Arithmetic.describe(collection))",
                         source: source, range: c.lhs.range ?? range)
                 }
                 return try locate(range, source) { () throws(ExpressionError) in
                     for element in elements {
-                        let holds = try ComparisonEvaluation.evaluate(op, element, b, options: options, like: like, regex: regex, invalidPattern: invalidPattern)
+                        let holds = try ComparisonEvaluation.evaluate(
+                            op, element, b, options: options, like: like, regex: regex, invalidPattern: invalidPattern)
                         if holds != isAll { return holds }
                     }
                     return isAll

@@ -20,29 +20,38 @@ public final class ExpressionCompiler {
     }
 
     /// Parses (through the parse cache) and compiles an expression.
-    public func compileExpression(_ source: String, arguments: [Value] = []) throws(ExpressionError) -> CompiledExpression {
+    public func compileExpression(_ source: String, arguments: [Value] = []) throws(ExpressionError)
+        -> CompiledExpression
+    {
         try compile(FormatExpression(parsing: source, arguments: arguments), source: source)
     }
 
     /// Parses (through the parse cache) and compiles a predicate.
-    public func compilePredicate(_ source: String, arguments: [Value] = []) throws(ExpressionError) -> CompiledPredicate {
+    public func compilePredicate(_ source: String, arguments: [Value] = []) throws(ExpressionError) -> CompiledPredicate
+    {
         try compile(FormatPredicate(parsing: source, arguments: arguments), source: source)
     }
 
     /// Compiles a parsed expression; `source` is the text its ranges refer to.
-    public func compile(_ expression: FormatExpression, source: String? = nil) throws(ExpressionError) -> CompiledExpression {
+    public func compile(_ expression: FormatExpression, source: String? = nil) throws(ExpressionError)
+        -> CompiledExpression
+    {
         let builder = Builder(functions: functions, layout: layout, source: source)
         let node = try builder.expression(expression)
-        return CompiledExpression(expression: expression, source: source, layout: layout, functions: functions,
-                                  thunk: node.thunk, constantValue: node.constant)
+        return CompiledExpression(
+            expression: expression, source: source, layout: layout, functions: functions,
+            thunk: node.thunk, constantValue: node.constant)
     }
 
     /// Compiles a parsed predicate; `source` is the text its ranges refer to.
-    public func compile(_ predicate: FormatPredicate, source: String? = nil) throws(ExpressionError) -> CompiledPredicate {
+    public func compile(_ predicate: FormatPredicate, source: String? = nil) throws(ExpressionError)
+        -> CompiledPredicate
+    {
         let builder = Builder(functions: functions, layout: layout, source: source)
         let node = try builder.predicate(predicate)
-        return CompiledPredicate(predicate: predicate, source: source, layout: layout, functions: functions,
-                                 test: node.test, constantValue: node.constant)
+        return CompiledPredicate(
+            predicate: predicate, source: source, layout: layout, functions: functions,
+            test: node.test, constantValue: node.constant)
     }
 }
 
@@ -165,8 +174,10 @@ struct Builder {
                 throw compileError(.unknownFunction, "unknown function '\(selector)'", range)
             }
             guard function.arity == arguments.count else {
-                throw compileError(.unknownFunction,
-                    "\(function.formatName) takes \(function.arity) argument\(function.arity == 1 ? "" : "s"), not \(arguments.count)", range)
+                throw compileError(
+                    .unknownFunction,
+                    "\(function.formatName) takes \(function.arity) argument\(function.arity == 1 ? "" : "s"), not \(arguments.count)",
+                    range)
             }
             let nodes = try arguments.map { e throws(ExpressionError) in try expression(e) }
             let thunks = nodes.map(\.thunk)
@@ -235,8 +246,9 @@ struct Builder {
                 let value = try c(ctx)
                 if value.isNull { return .null }
                 guard let elements = value.collectionElements else {
-                    throw ExpressionError(.type, "SUBQUERY needs a collection, not \(Arithmetic.describe(value))",
-                                          source: source, range: collection.range ?? range)
+                    throw ExpressionError(
+                        .type, "SUBQUERY needs a collection, not \(Arithmetic.describe(value))",
+                        source: source, range: collection.range ?? range)
                 }
                 let saved = ctx.value(slot: slot)
                 defer { ctx.set(slot: slot, saved) }
@@ -257,12 +269,17 @@ struct Builder {
                 let contextValue = try ct(ctx)
                 let countValue = try nt(ctx)
                 return try locate(range, source) { () throws(ExpressionError) in
-                    guard case .object(let reference) = contextValue, let executor = reference.object as? FetchExecuting else {
-                        throw ExpressionError(.type,
-                            "FETCH needs a managed object context as its second argument (such as $manager.sourceContext), not \(Arithmetic.describe(contextValue))")
+                    guard case .object(let reference) = contextValue, let executor = reference.object as? FetchExecuting
+                    else {
+                        throw ExpressionError(
+                            .type,
+                            "FETCH needs a managed object context as its second argument (such as $manager.sourceContext), not \(Arithmetic.describe(contextValue))"
+                        )
                     }
                     guard countValue.isNumber else {
-                        throw ExpressionError(.type, "FETCH needs YES or NO as its third argument, not \(Arithmetic.describe(countValue))")
+                        throw ExpressionError(
+                            .type, "FETCH needs YES or NO as its third argument, not \(Arithmetic.describe(countValue))"
+                        )
                     }
                     do {
                         return try executor.executeFetch(requestValue, countOnly: (countValue.doubleValue ?? 0) != 0)
@@ -285,17 +302,20 @@ struct Builder {
 
         case .anyKey:
             return .dynamic { _ throws(ExpressionError) in
-                throw ExpressionError(.unsupported, "ANYKEY (Spotlight) is not supported on this platform",
-                                      source: source, range: range)
+                throw ExpressionError(
+                    .unsupported, "ANYKEY (Spotlight) is not supported on this platform",
+                    source: source, range: range)
             }
         }
     }
 
     static func unbound(_ name: String, _ range: SourceRange?, _ source: String?) -> ExpressionError {
-        ExpressionError(.unboundVariable, "$\(name) has no value; bind it before evaluating", source: source, range: range)
+        ExpressionError(
+            .unboundVariable, "$\(name) has no value; bind it before evaluating", source: source, range: range)
     }
 
-    func keyPath(_ operand: FormatExpression?, _ path: [String], _ range: SourceRange?) throws(ExpressionError) -> Node {
+    func keyPath(_ operand: FormatExpression?, _ path: [String], _ range: SourceRange?) throws(ExpressionError) -> Node
+    {
         let source = self.source
         let base = try operand.map { e throws(ExpressionError) in try expression(e) }
         let foldable = base?.constant.map { !$0.containsObjects } ?? false
@@ -309,19 +329,25 @@ struct Builder {
                 return .dynamic { ctx throws(ExpressionError) in
                     guard let value = ctx.value(slot: slot) else { throw Builder.unbound(name, variableRange, source) }
                     if case .dictionary(let d) = value, let v = d[key] { return v }
-                    return try locate(range, source) { () throws(ExpressionError) in try KeyValue.value(forKey: key, of: value) }
+                    return try locate(range, source) { () throws(ExpressionError) in
+                        try KeyValue.value(forKey: key, of: value)
+                    }
                 }
             }
             if let base {
                 let bt = base.thunk
                 return fold(foldable) { ctx throws(ExpressionError) in
                     let value = try bt(ctx)
-                    return try locate(range, source) { () throws(ExpressionError) in try KeyValue.value(forKey: key, of: value) }
+                    return try locate(range, source) { () throws(ExpressionError) in
+                        try KeyValue.value(forKey: key, of: value)
+                    }
                 }
             }
             return .dynamic { ctx throws(ExpressionError) in
                 if case .dictionary(let d) = ctx.object, let v = d[key] { return v }
-                return try locate(range, source) { () throws(ExpressionError) in try KeyValue.value(forKey: key, of: ctx.object) }
+                return try locate(range, source) { () throws(ExpressionError) in
+                    try KeyValue.value(forKey: key, of: ctx.object)
+                }
             }
         }
         let components = path[...]
@@ -329,16 +355,21 @@ struct Builder {
             let bt = base.thunk
             return fold(foldable) { ctx throws(ExpressionError) in
                 let value = try bt(ctx)
-                return try locate(range, source) { () throws(ExpressionError) in try KeyValue.value(forPath: components, of: value) }
+                return try locate(range, source) { () throws(ExpressionError) in
+                    try KeyValue.value(forPath: components, of: value)
+                }
             }
         }
         return .dynamic { ctx throws(ExpressionError) in
-            try locate(range, source) { () throws(ExpressionError) in try KeyValue.value(forPath: components, of: ctx.object) }
+            try locate(range, source) { () throws(ExpressionError) in
+                try KeyValue.value(forPath: components, of: ctx.object)
+            }
         }
     }
 
     func functionCall(
-        _ target: FormatExpression, _ selectorExpression: FormatExpression, _ arguments: [FormatExpression], _ range: SourceRange?
+        _ target: FormatExpression, _ selectorExpression: FormatExpression, _ arguments: [FormatExpression],
+        _ range: SourceRange?
     ) throws(ExpressionError) -> Node {
         let source = self.source
         let t = try expression(target)
@@ -360,7 +391,8 @@ struct Builder {
                 let values = try evaluateArguments(ctx)
                 return try locate(range, source) { () throws(ExpressionError) in
                     guard case .string(let selector) = selectorValue else {
-                        throw ExpressionError(.type, "FUNCTION needs a selector string, not \(Arithmetic.describe(selectorValue))")
+                        throw ExpressionError(
+                            .type, "FUNCTION needs a selector string, not \(Arithmetic.describe(selectorValue))")
                     }
                     let candidates = ctx.functions.implementations(of: selector)
                     guard !candidates.isEmpty else { throw Builder.unknownSelector(selector) }
@@ -381,7 +413,8 @@ struct Builder {
         if let constantTarget = t.constant, !constantTarget.isNull,
             !candidates.contains(where: { $0.target.accepts(constantTarget) })
         {
-            throw ExpressionError(.unknownSelector,
+            throw ExpressionError(
+                .unknownSelector,
                 "'\(selector)' is not registered for \(Arithmetic.describe(constantTarget)); it is registered for "
                     + candidates.map(\.target.description).joined(separator: ", "),
                 source: source, range: selectorExpression.range)
@@ -396,13 +429,16 @@ struct Builder {
     }
 
     static func unknownSelector(_ selector: String) -> ExpressionError {
-        ExpressionError(.unknownSelector,
-            "unknown selector '\(selector)'; FUNCTION calls only registered selectors (docs/functions.md lists them; embedders register more)")
+        ExpressionError(
+            .unknownSelector,
+            "unknown selector '\(selector)'; FUNCTION calls only registered selectors (docs/functions.md lists them; embedders register more)"
+        )
     }
 
     static func arityMismatch(_ selector: String, _ count: Int) -> ExpressionError {
         let arity = FunctionRegistry.arity(of: selector)
-        return ExpressionError(.unknownSelector,
+        return ExpressionError(
+            .unknownSelector,
             "'\(selector)' takes \(arity) argument\(arity == 1 ? "" : "s") (one per colon), not \(count)")
     }
 
@@ -424,7 +460,8 @@ struct Builder {
                     throw ExpressionError(.type, "a set has no order; use [FIRST], [LAST] or [SIZE], not an index")
                 }
                 guard let i = index?.integerValue else {
-                    throw ExpressionError(.type, "an array index must be an integer, not \(Arithmetic.describe(index ?? .null))")
+                    throw ExpressionError(
+                        .type, "an array index must be an integer, not \(Arithmetic.describe(index ?? .null))")
                 }
                 guard i >= 0, i < elements.count else {
                     throw ExpressionError(.range, "index \(i) is out of range for an array of \(elements.count)")
@@ -436,14 +473,17 @@ struct Builder {
             case .size: return .integer(Int64(d.count))
             case .expression:
                 guard case .string(let key)? = index else {
-                    throw ExpressionError(.type, "a dictionary key must be a string, not \(Arithmetic.describe(index ?? .null))")
+                    throw ExpressionError(
+                        .type, "a dictionary key must be a string, not \(Arithmetic.describe(index ?? .null))")
                 }
                 return d[key] ?? .null
             case .first, .last:
                 throw ExpressionError(.type, "a dictionary has no order; use [SIZE] or a key")
             }
         default:
-            throw ExpressionError(.type, "cannot subscript \(Arithmetic.describe(base)); subscripts apply to arrays, sets and dictionaries")
+            throw ExpressionError(
+                .type,
+                "cannot subscript \(Arithmetic.describe(base)); subscripts apply to arrays, sets and dictionaries")
         }
     }
 }

@@ -18,7 +18,8 @@ enum KeyValue {
             } catch let error as ExpressionError {
                 throw error
             } catch {
-                throw ExpressionError(.host, "reading '\(key)' of \(reference.object.objectDescription) failed: \(error)")
+                throw ExpressionError(
+                    .host, "reading '\(key)' of \(reference.object.objectDescription) failed: \(error)")
             }
         case .array(let elements):
             var result: [Value] = []
@@ -84,7 +85,9 @@ enum KeyValue {
     /// `@count`, `@sum.k`, `@avg.k`, `@min.k`, `@max.k`, `@unionOfObjects.k`,
     /// `@distinctUnionOfObjects.k`, `@unionOfArrays.k`, `@distinctUnionOfArrays.k`,
     /// `@distinctUnionOfSets.k`. A missing right key means the elements themselves.
-    static func collectionOperator(_ op: String, rest: ArraySlice<String>, of base: Value) throws(ExpressionError) -> Value {
+    static func collectionOperator(_ op: String, rest: ArraySlice<String>, of base: Value) throws(ExpressionError)
+        -> Value
+    {
         guard let items = try elements(of: base, for: op) else { return .null }
         func mapped() throws(ExpressionError) -> [Value] {
             if rest.isEmpty { return items }
@@ -124,7 +127,8 @@ enum KeyValue {
                 let inner = rest.isEmpty ? item : try value(forPath: rest, of: item)
                 guard let nested = inner.collectionElements else {
                     if inner.isNull { continue }
-                    throw ExpressionError(.type, "\(op) needs a collection of collections, found \(inner.kind.rawValue)")
+                    throw ExpressionError(
+                        .type, "\(op) needs a collection of collections, found \(inner.kind.rawValue)")
                 }
                 all.append(contentsOf: nested.filter { !$0.isNull })
             }
@@ -134,9 +138,11 @@ enum KeyValue {
             default: return .set(OrderedSet(all))
             }
         default:
-            throw ExpressionError(.unknownKey,
+            throw ExpressionError(
+                .unknownKey,
                 "unknown collection operator '\(op)'; the operators are @count, @sum, @avg, @min, @max, "
-                    + "@unionOfObjects, @distinctUnionOfObjects, @unionOfArrays, @distinctUnionOfArrays, @distinctUnionOfSets")
+                    + "@unionOfObjects, @distinctUnionOfObjects, @unionOfArrays, @distinctUnionOfArrays, @distinctUnionOfSets"
+            )
         }
     }
 }

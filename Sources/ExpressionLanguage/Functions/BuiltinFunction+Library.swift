@@ -53,16 +53,27 @@ extension BuiltinFunction {
         pure("ln:") { a throws(ExpressionError) in .double(Foundation.log(try Arithmetic.number(a[0], "ln"))) },
         pure("exp:") { a throws(ExpressionError) in .double(Foundation.exp(try Arithmetic.number(a[0], "exp"))) },
         pure("floor:") { a throws(ExpressionError) in .double(Foundation.floor(try Arithmetic.number(a[0], "floor"))) },
-        pure("ceiling:") { a throws(ExpressionError) in .double(Foundation.ceil(try Arithmetic.number(a[0], "ceiling"))) },
+        pure("ceiling:") { a throws(ExpressionError) in .double(Foundation.ceil(try Arithmetic.number(a[0], "ceiling")))
+        },
         pure("trunc:") { a throws(ExpressionError) in .double(Foundation.trunc(try Arithmetic.number(a[0], "trunc"))) },
         pure("abs:") { a throws(ExpressionError) in .double(Swift.abs(try Arithmetic.number(a[0], "abs"))) },
 
         // Bits (also the operators & | ^ << >>): on NSInteger values, as Apple's are.
-        pure("bitwiseAnd:with:") { a throws(ExpressionError) in .integer(try bits(a[0], "bitwiseAnd") & bits(a[1], "bitwiseAnd")) },
-        pure("bitwiseOr:with:") { a throws(ExpressionError) in .integer(try bits(a[0], "bitwiseOr") | bits(a[1], "bitwiseOr")) },
-        pure("bitwiseXor:with:") { a throws(ExpressionError) in .integer(try bits(a[0], "bitwiseXor") ^ bits(a[1], "bitwiseXor")) },
-        pure("leftshift:by:") { a throws(ExpressionError) in .integer(try bits(a[0], "leftshift") << bits(a[1], "leftshift")) },
-        pure("rightshift:by:") { a throws(ExpressionError) in .integer(try bits(a[0], "rightshift") >> bits(a[1], "rightshift")) },
+        pure("bitwiseAnd:with:") { a throws(ExpressionError) in
+            .integer(try bits(a[0], "bitwiseAnd") & bits(a[1], "bitwiseAnd"))
+        },
+        pure("bitwiseOr:with:") { a throws(ExpressionError) in
+            .integer(try bits(a[0], "bitwiseOr") | bits(a[1], "bitwiseOr"))
+        },
+        pure("bitwiseXor:with:") { a throws(ExpressionError) in
+            .integer(try bits(a[0], "bitwiseXor") ^ bits(a[1], "bitwiseXor"))
+        },
+        pure("leftshift:by:") { a throws(ExpressionError) in
+            .integer(try bits(a[0], "leftshift") << bits(a[1], "leftshift"))
+        },
+        pure("rightshift:by:") { a throws(ExpressionError) in
+            .integer(try bits(a[0], "rightshift") >> bits(a[1], "rightshift"))
+        },
         pure("onesComplement:") { a throws(ExpressionError) in .integer(~(try bits(a[0], "onesComplement"))) },
 
         // Strings.
@@ -86,15 +97,21 @@ extension BuiltinFunction {
             return .integer(Int64.random(in: 0..<n))
         },
         pure("distanceToLocation:fromLocation:") { _ throws(ExpressionError) in
-            throw ExpressionError(.unsupported, "distanceToLocation:fromLocation: is not supported on this platform (it needs CoreLocation)")
-        },
+            throw ExpressionError(
+                .unsupported,
+                "distanceToLocation:fromLocation: is not supported on this platform (it needs CoreLocation)")
+        }
     ]
 
-    private static func pure(_ selector: String, _ body: @escaping @Sendable ([Value]) throws(ExpressionError) -> Value) -> BuiltinFunction {
+    private static func pure(_ selector: String, _ body: @escaping @Sendable ([Value]) throws(ExpressionError) -> Value)
+        -> BuiltinFunction
+    {
         BuiltinFunction(selector: selector, arity: FunctionRegistry.arity(of: selector), isPure: true, body: body)
     }
 
-    private static func impure(_ selector: String, _ body: @escaping @Sendable ([Value]) throws(ExpressionError) -> Value) -> BuiltinFunction {
+    private static func impure(
+        _ selector: String, _ body: @escaping @Sendable ([Value]) throws(ExpressionError) -> Value
+    ) -> BuiltinFunction {
         BuiltinFunction(selector: selector, arity: FunctionRegistry.arity(of: selector), isPure: false, body: body)
     }
 
@@ -112,7 +129,9 @@ extension BuiltinFunction {
         return out
     }
 
-    private static func extreme(_ value: Value, _ name: String, _ wanted: ComparisonResult) throws(ExpressionError) -> Value {
+    private static func extreme(_ value: Value, _ name: String, _ wanted: ComparisonResult) throws(ExpressionError)
+        -> Value
+    {
         let items = try collection(value, name)
         guard var best = items.first else { throw ExpressionError(.range, "\(name) of an empty collection") }
         for item in items.dropFirst() {
@@ -138,7 +157,8 @@ extension BuiltinFunction {
         case .double(let d): number = d
         case .decimal(let d): number = NSDecimalNumber(decimal: d).doubleValue
         default:
-            throw ExpressionError(.type, "\(name) needs numbers (bit operators work on integers), not \(Arithmetic.describe(value))")
+            throw ExpressionError(
+                .type, "\(name) needs numbers (bit operators work on integers), not \(Arithmetic.describe(value))")
         }
         guard let i = Int64(exactly: number.rounded(.towardZero)) else {
             throw ExpressionError(.range, "\(name) needs a number within 64-bit integers, not \(number)")

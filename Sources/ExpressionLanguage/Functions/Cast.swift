@@ -19,8 +19,10 @@ enum Cast {
     }
 
     static func unknownType(_ typeName: String) -> ExpressionError {
-        ExpressionError(.type, "CAST does not know the type '\(typeName)'; use one of "
-            + typeNames.joined(separator: ", "))
+        ExpressionError(
+            .type,
+            "CAST does not know the type '\(typeName)'; use one of "
+                + typeNames.joined(separator: ", "))
     }
 
     /// From a string: an integer when it has no `.` or exponent, a decimal otherwise; from
@@ -52,10 +54,13 @@ enum Cast {
         case .bool(let b): return .decimal(b ? 1 : 0)
         case .double(let d): return .decimal(Decimal(string: Value.numberDescription(d)) ?? Decimal(d))
         case .string(let s):
-            guard let d = Decimal(string: s.trimmingCharacters(in: .whitespaces), locale: Locale(identifier: "en_US_POSIX")),
+            guard
+                let d = Decimal(
+                    string: s.trimmingCharacters(in: .whitespaces), locale: Locale(identifier: "en_US_POSIX")),
                 Double(s.trimmingCharacters(in: .whitespaces)) != nil
             else {
-                throw ExpressionError(.type, "CAST cannot make a decimal number of the string \(FormatPrinter.quoted(s))")
+                throw ExpressionError(
+                    .type, "CAST cannot make a decimal number of the string \(FormatPrinter.quoted(s))")
             }
             return .decimal(d)
         default:
@@ -75,7 +80,10 @@ enum Cast {
             if let d = formatter.date(from: s) { return .date(d) }
             formatter.formatOptions = [.withInternetDateTime]
             if let d = formatter.date(from: s) { return .date(d) }
-            throw ExpressionError(.type, "CAST cannot make a date of the string \(FormatPrinter.quoted(s)); use ISO 8601 such as \"2001-01-01T00:00:00Z\"")
+            throw ExpressionError(
+                .type,
+                "CAST cannot make a date of the string \(FormatPrinter.quoted(s)); use ISO 8601 such as \"2001-01-01T00:00:00Z\""
+            )
         default:
             throw ExpressionError(.type, "CAST cannot make a date of \(Arithmetic.describe(value))")
         }

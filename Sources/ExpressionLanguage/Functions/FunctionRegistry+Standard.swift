@@ -8,7 +8,9 @@ extension FunctionRegistry {
         var r = FunctionRegistry()
 
         // MARK: Strings
-        r.register("stringByAppendingString:", on: .string) { t, a in .string(try str(t) + str(a[0], "stringByAppendingString:")) }
+        r.register("stringByAppendingString:", on: .string) { t, a in
+            .string(try str(t) + str(a[0], "stringByAppendingString:"))
+        }
         r.register("substringToIndex:", on: .string) { t, a in
             let s = try str(t)
             let i = try index(a[0], upTo: s.utf16.count, "substringToIndex:")
@@ -26,19 +28,26 @@ extension FunctionRegistry {
                 let location = parts[0].integerValue, let length = parts[1].integerValue,
                 location >= 0, length >= 0, Int(location + length) <= s.utf16.count
             else {
-                throw ExpressionError(.range, "substringWithRange: needs {location, length} within the string's \(s.utf16.count) UTF-16 units")
+                throw ExpressionError(
+                    .range,
+                    "substringWithRange: needs {location, length} within the string's \(s.utf16.count) UTF-16 units")
             }
-            return .string(String(decoding: Array(s.utf16.dropFirst(Int(location)).prefix(Int(length))), as: UTF16.self))
+            return .string(
+                String(decoding: Array(s.utf16.dropFirst(Int(location)).prefix(Int(length))), as: UTF16.self))
         }
         r.register("componentsSeparatedByString:", on: .string) { t, a in
             let separator = try str(a[0], "componentsSeparatedByString:")
-            guard !separator.isEmpty else { throw ExpressionError(.range, "componentsSeparatedByString: needs a non-empty separator") }
+            guard !separator.isEmpty else {
+                throw ExpressionError(.range, "componentsSeparatedByString: needs a non-empty separator")
+            }
             return .array(try str(t).components(separatedBy: separator).map(Value.string))
         }
         r.register("stringByReplacingOccurrencesOfString:withString:", on: .string) { t, a in
             let target = try str(a[0], "stringByReplacingOccurrencesOfString:withString:")
             guard !target.isEmpty else { return t }
-            return .string(try str(t).replacingOccurrences(of: target, with: str(a[1], "stringByReplacingOccurrencesOfString:withString:")))
+            return .string(
+                try str(t).replacingOccurrences(
+                    of: target, with: str(a[1], "stringByReplacingOccurrencesOfString:withString:")))
         }
         r.register("stringByTrimmingWhitespace", on: .string) { t, _ in
             .string(try str(t).trimmingCharacters(in: .whitespacesAndNewlines))
@@ -47,7 +56,8 @@ extension FunctionRegistry {
             let s = try str(t)
             let length = try index(a[0], upTo: Int.max, "stringByPaddingToLength:withString:startingAtIndex:")
             let pad = try str(a[1], "stringByPaddingToLength:withString:startingAtIndex:")
-            let start = try index(a[2], upTo: max(0, pad.utf16.count - 1), "stringByPaddingToLength:withString:startingAtIndex:")
+            let start = try index(
+                a[2], upTo: max(0, pad.utf16.count - 1), "stringByPaddingToLength:withString:startingAtIndex:")
             guard !pad.isEmpty else { throw ExpressionError(.range, "the padding string is empty") }
             return .string(s.padding(toLength: length, withPad: pad, startingAt: start))
         }
@@ -129,7 +139,8 @@ extension FunctionRegistry {
         r.register("arrayByAddingObject:", on: .array) { t, a in .array((t.collectionElements ?? []) + [a[0]]) }
         r.register("arrayByAddingObjectsFromArray:", on: .array) { t, a in
             guard let more = a[0].collectionElements else {
-                throw ExpressionError(.type, "arrayByAddingObjectsFromArray: needs a collection, not \(Arithmetic.describe(a[0]))")
+                throw ExpressionError(
+                    .type, "arrayByAddingObjectsFromArray: needs a collection, not \(Arithmetic.describe(a[0]))")
             }
             return .array((t.collectionElements ?? []) + more)
         }
@@ -215,9 +226,13 @@ private func leadingDouble(_ s: String) -> Double {
     var end = trimmed.startIndex
     while end < trimmed.endIndex {
         end = trimmed.index(after: end)
-        if let d = Double(trimmed[trimmed.startIndex..<end]) { best = d }
-        else if trimmed[trimmed.index(before: end)].isLetter && trimmed[trimmed.index(before: end)] != "e"
-            && trimmed[trimmed.index(before: end)] != "E" { break }
+        if let d = Double(trimmed[trimmed.startIndex..<end]) {
+            best = d
+        } else if trimmed[trimmed.index(before: end)].isLetter && trimmed[trimmed.index(before: end)] != "e"
+            && trimmed[trimmed.index(before: end)] != "E"
+        {
+            break
+        }
     }
     return best
 }

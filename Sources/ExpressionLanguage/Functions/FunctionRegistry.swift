@@ -61,7 +61,8 @@ public struct FunctionRegistry: Sendable {
     public mutating func register(
         _ selector: String, on target: Target, _ body: @escaping @Sendable (Value, [Value]) throws -> Value
     ) {
-        implementations[selector, default: []].insert(Implementation(selector: selector, target: target, body: body), at: 0)
+        implementations[selector, default: []].insert(
+            Implementation(selector: selector, target: target, body: body), at: 0)
     }
 
     /// Registers `body` as `selector` for objects of type `T` (and its subclasses).
@@ -103,7 +104,8 @@ public struct FunctionRegistry: Sendable {
         guard let implementation = candidates.first(where: { $0.target.accepts(target) }) else {
             if target.isNull { return .null }
             let kinds = candidates.map(\.target.description)
-            throw ExpressionError(.unknownSelector,
+            throw ExpressionError(
+                .unknownSelector,
                 "'\(selector)' is not registered for \(Arithmetic.describe(target)); it is registered for "
                     + kinds.joined(separator: ", "))
         }

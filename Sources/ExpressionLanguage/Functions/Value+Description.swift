@@ -14,7 +14,9 @@ extension Value {
         case .decimal(let d): return d.description
         case .string(let s): return s
         case .date(let date): return Value.dateDescription(date)
-        case .data(let data): return "{length = \(data.count), bytes = 0x\(data.prefix(24).map { String(format: "%02x", $0) }.joined())\(data.count > 24 ? "..." : "")}"
+        case .data(let data):
+            return
+                "{length = \(data.count), bytes = 0x\(data.prefix(24).map { String(format: "%02x", $0) }.joined())\(data.count > 24 ? "..." : "")}"
         case .array(let elements): return "(" + elements.map(\.formatDescription).joined(separator: ", ") + ")"
         case .set(let elements): return "{(" + elements.map(\.formatDescription).joined(separator: ", ") + ")}"
         case .dictionary(let d):
@@ -36,7 +38,8 @@ extension Value {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
         let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
-        return String(format: "%04d-%02d-%02d %02d:%02d:%02d +0000",
-                      c.year ?? 0, c.month ?? 0, c.day ?? 0, c.hour ?? 0, c.minute ?? 0, c.second ?? 0)
+        return String(
+            format: "%04d-%02d-%02d %02d:%02d:%02d +0000",
+            c.year ?? 0, c.month ?? 0, c.day ?? 0, c.hour ?? 0, c.minute ?? 0, c.second ?? 0)
     }
 }

@@ -148,7 +148,8 @@ enum ISO8601Text {
         point += exponent
         var integer: Int64 = 0
         for byte in digits.prefix(max(0, point)) { integer = integer * 10 + Int64(byte - UInt8(ascii: "0")) }
-        var fraction = point <= 0
+        var fraction =
+            point <= 0
             ? [UInt8](repeating: UInt8(ascii: "0"), count: -point) + digits : Array(digits.dropFirst(point))
         while fraction.last == UInt8(ascii: "0") { fraction.removeLast() }
         if fraction.isEmpty { return (interval < 0 ? -integer : integer, "") }

@@ -155,7 +155,9 @@ struct JSONReader {
                         continue readValue
                     }
                     guard peek(UInt8(ascii: "}")) else {
-                        throw error("expected ',' or '}' to close '{' at \(location(of: stack[top].opener)), found \(token(at: position))", at: position)
+                        throw error(
+                            "expected ',' or '}' to close '{' at \(location(of: stack[top].opener)), found \(token(at: position))",
+                            at: position)
                     }
                     position += 1
                     value = .object(stack.removeLast().members)
@@ -170,7 +172,9 @@ struct JSONReader {
                         continue readValue
                     }
                     guard peek(UInt8(ascii: "]")) else {
-                        throw error("expected ',' or ']' to close '[' at \(location(of: stack[top].opener)), found \(token(at: position))", at: position)
+                        throw error(
+                            "expected ',' or ']' to close '[' at \(location(of: stack[top].opener)), found \(token(at: position))",
+                            at: position)
                     }
                     position += 1
                     value = .array(stack.removeLast().elements)
@@ -178,7 +182,9 @@ struct JSONReader {
             }
 
             skipWhitespace()
-            guard position == bytes.count else { throw error("expected end of input, found \(token(at: position))", at: position) }
+            guard position == bytes.count else {
+                throw error("expected end of input, found \(token(at: position))", at: position)
+            }
             return value
         }
     }
@@ -295,7 +301,8 @@ struct JSONReader {
             let limit = isNegative ? UInt64(Int64.max) + 1 : UInt64(Int64.max)
             guard !overflow, magnitude <= limit else {
                 let text = text(start..<position)
-                throw error("integer \(text) does not fit in 64 bits; write \(text).0 to read it as a double", at: start)
+                throw error(
+                    "integer \(text) does not fit in 64 bits; write \(text).0 to read it as a double", at: start)
             }
             return .integer(isNegative ? Int64(bitPattern: 0 &- magnitude) : Int64(magnitude))
         }
@@ -334,7 +341,9 @@ struct JSONReader {
                 runStart = position
             } else if byte < 0x20 {
                 let escape = Self.shortEscapes[Int(byte)] ?? String(format4: UInt32(byte))
-                throw error("unescaped control character \(Self.scalarName(UInt32(byte))) in string (write \(escape))", at: position)
+                throw error(
+                    "unescaped control character \(Self.scalarName(UInt32(byte))) in string (write \(escape))",
+                    at: position)
             } else if byte < 0x80 || isValidUTF8 {
                 position += 1
             } else {
@@ -367,7 +376,8 @@ struct JSONReader {
             var scalar = unit
             if (0xD800...0xDBFF).contains(unit) {
                 let lowStart = position
-                guard peek(UInt8(ascii: "\\")), lowStart + 1 < bytes.count, bytes[lowStart + 1] == UInt8(ascii: "u") else {
+                guard peek(UInt8(ascii: "\\")), lowStart + 1 < bytes.count, bytes[lowStart + 1] == UInt8(ascii: "u")
+                else {
                     throw loneHighSurrogate(escapeStart)
                 }
                 position += 2
@@ -375,12 +385,16 @@ struct JSONReader {
                 guard (0xDC00...0xDFFF).contains(low) else { throw loneHighSurrogate(escapeStart) }
                 scalar = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
             } else if (0xDC00...0xDFFF).contains(unit) {
-                throw error("lone low surrogate '\(text(escapeStart..<position))' (it must follow a high surrogate \\ud800...\\udbff)", at: escapeStart)
+                throw error(
+                    "lone low surrogate '\(text(escapeStart..<position))' (it must follow a high surrogate \\ud800...\\udbff)",
+                    at: escapeStart)
             }
             Self.appendUTF8(scalar, to: &buffer)
         default:
             if byte < 0x20 || byte == 0x7F {
-                throw error("invalid escape: '\\' followed by control character \(Self.scalarName(UInt32(byte))) in string", at: escapeStart)
+                throw error(
+                    "invalid escape: '\\' followed by control character \(Self.scalarName(UInt32(byte))) in string",
+                    at: escapeStart)
             }
             throw error("invalid escape '\\\(tokenCharacter(at: position - 1))' in string", at: escapeStart)
         }
@@ -395,7 +409,9 @@ struct JSONReader {
                 while end < min(escapeStart + 6, bytes.count), bytes[end] > 0x20, bytes[end] < 0x7F,
                     bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\")
                 { end += 1 }
-                throw error("invalid escape '\(text(escapeStart..<end))' in string: expected four hexadecimal digits after '\\u'", at: escapeStart)
+                throw error(
+                    "invalid escape '\(text(escapeStart..<end))' in string: expected four hexadecimal digits after '\\u'",
+                    at: escapeStart)
             }
             value = value << 4 | digit
         }
@@ -404,7 +420,9 @@ struct JSONReader {
     }
 
     private func loneHighSurrogate(_ escapeStart: Int) -> JSONError {
-        error("lone high surrogate '\(text(escapeStart..<(escapeStart + 6)))' (it must be followed by a low surrogate \\udc00...\\udfff)", at: escapeStart)
+        error(
+            "lone high surrogate '\(text(escapeStart..<(escapeStart + 6)))' (it must be followed by a low surrogate \\udc00...\\udfff)",
+            at: escapeStart)
     }
 
     private func unterminatedString(_ quote: Int) -> JSONError {

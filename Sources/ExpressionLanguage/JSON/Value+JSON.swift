@@ -205,14 +205,16 @@ private struct JSONDecoding {
             }
             guard let resolveObject else {
                 throw JSONDecodingFailure(
-                    "object reference \(JSON.quoted(reference)) cannot be resolved here: there is no object graph to look it up in")
+                    "object reference \(JSON.quoted(reference)) cannot be resolved here: there is no object graph to look it up in"
+                )
             }
             do {
                 return try resolveObject(reference)
             } catch let error as ExpressionError {
                 throw JSONDecodingFailure(error)
             } catch {
-                throw JSONDecodingFailure("cannot resolve object reference \(JSON.quoted(reference)): \(error)", kind: .host)
+                throw JSONDecodingFailure(
+                    "cannot resolve object reference \(JSON.quoted(reference)): \(error)", kind: .host)
             }
         default:
             return nil
@@ -222,7 +224,9 @@ private struct JSONDecoding {
     private static let dateExample = #"an ISO 8601 date-time string such as "2001-01-01T00:00:00Z""#
 
     /// `"$date" expects …, not 5 (reason)`, quoting at most 40 characters of what was found.
-    private func expected(_ key: String, _ expectation: String, _ found: JSON, reason: String? = nil) -> JSONDecodingFailure {
+    private func expected(_ key: String, _ expectation: String, _ found: JSON, reason: String? = nil)
+        -> JSONDecodingFailure
+    {
         var text = found.serialized()
         if text.count > 40 { text = text.prefix(40) + "…" }
         return JSONDecodingFailure("\"\(key)\" expects \(expectation), not \(text)\(reason.map { " (\($0))" } ?? "")")
@@ -253,15 +257,17 @@ private struct JSONDecoding {
 
     /// `.name` for identifier-like keys, `["a key"]` for others.
     private static func pathComponent(_ key: String) -> String {
-        let isIdentifier = !key.isEmpty && key.utf8.enumerated().allSatisfy { index, byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "_"),
-                UInt8(ascii: "$"):
-                true
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): index > 0
-            default: false
+        let isIdentifier =
+            !key.isEmpty
+            && key.utf8.enumerated().allSatisfy { index, byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "_"),
+                    UInt8(ascii: "$"):
+                    true
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): index > 0
+                default: false
+                }
             }
-        }
         return isIdentifier ? ".\(key)" : "[\(JSON.quoted(key))]"
     }
 }

@@ -11,8 +11,9 @@ extension FormatParser {
             try enter()
             let value = try expression()
             leave()
-            return FormatExpression(.assignment(variable: name, value: value),
-                                    range: first.range.union(value.range ?? first.range))
+            return FormatExpression(
+                .assignment(variable: name, value: value),
+                range: first.range.union(value.range ?? first.range))
         }
         return try binary(minimumPrecedence: 0)
     }
@@ -84,7 +85,9 @@ extension FormatParser {
     /// ``binary(minimumPrecedence:)``, saying whether the result's outermost operator,
     /// unparenthesised, is bitwise (true), arithmetic (false), or neither (nil): bitwise
     /// and arithmetic operators mixed without parentheses get a warning.
-    private func binaryTracked(minimumPrecedence: Int) throws(ExpressionError) -> (expression: FormatExpression, bitwise: Bool?) {
+    private func binaryTracked(minimumPrecedence: Int) throws(ExpressionError) -> (
+        expression: FormatExpression, bitwise: Bool?
+    ) {
         var lhs = try unary()
         var lhsBitwise: Bool?
         var levels = 0
@@ -96,10 +99,11 @@ extension FormatParser {
             let nextMinimum = op.associativity == .left ? op.precedence + 1 : op.precedence
             let (rhs, rhsBitwise) = try binaryTracked(minimumPrecedence: nextMinimum)
             if [lhsBitwise, rhsBitwise].contains(where: { $0 != nil && $0 != op.isBitwise }) {
-                warnings.append(ParseWarning(
-                    "bitwise and arithmetic operators are mixed without parentheses; Remodel binds arithmetic tighter "
-                        + "(as C does), but Apple does not document its order: add parentheses to say what you mean",
-                    source: source, range: opToken.range))
+                warnings.append(
+                    ParseWarning(
+                        "bitwise and arithmetic operators are mixed without parentheses; Remodel binds arithmetic tighter "
+                            + "(as C does), but Apple does not document its order: add parentheses to say what you mean",
+                        source: source, range: opToken.range))
             }
             lhs = FormatExpression(op.node(lhs, rhs), range: Self.span([lhs.range, rhs.range]))
             lhsBitwise = op.isBitwise
@@ -152,8 +156,9 @@ extension FormatParser {
                     specifier = .expression(try self.expression())
                 }
                 let close = try expectClosing(.rightBracket, opener: open)
-                expression = FormatExpression(.index(expression, specifier),
-                                              range: (expression.range ?? open.range).union(close.range))
+                expression = FormatExpression(
+                    .index(expression, specifier),
+                    range: (expression.range ?? open.range).union(close.range))
             } else if isPunctuation(.dot), case .variable(let name) = next.kind {
                 // A key path held in a variable, as Apple's parser takes it: `$a.$b` is
                 // `$a`'s value for the key path in `$b` (its valueForKeyPath:).
@@ -161,13 +166,15 @@ extension FormatParser {
                 let variable = advance()
                 let key = FormatExpression(.variable(name), range: variable.range)
                 let selector = FormatExpression(.constant(.string("valueForKeyPath:")), range: variable.range)
-                expression = FormatExpression(.functionCall(target: expression, selector: selector, arguments: [key]),
-                                              range: (expression.range ?? variable.range).union(variable.range))
+                expression = FormatExpression(
+                    .functionCall(target: expression, selector: selector, arguments: [key]),
+                    range: (expression.range ?? variable.range).union(variable.range))
             } else if isPunctuation(.dot) {
                 _ = advance()
                 let (components, last) = try keyComponents()
-                expression = Self.appending(components, to: expression,
-                                            range: (expression.range ?? last.range).union(last.range))
+                expression = Self.appending(
+                    components, to: expression,
+                    range: (expression.range ?? last.range).union(last.range))
             } else {
                 return expression
             }
@@ -260,7 +267,9 @@ extension FormatParser {
         switch token.kind {
         case .number(let value): kind = .constant(value)
         case .minimumIntegerMagnitude:
-            throw error("the integer 9223372036854775808 does not fit in 64 bits; write it with a decimal point to make it a double")
+            throw error(
+                "the integer 9223372036854775808 does not fit in 64 bits; write it with a decimal point to make it a double"
+            )
         case .string(let text): kind = .constant(.string(text))
         case .format(let specifier):
             _ = advance()
@@ -283,8 +292,9 @@ extension FormatParser {
         case .self: return .evaluatedObject
         case .anyKey: return .anyKey
         default:
-            throw error("'\(text(of: token))' is a reserved word and cannot start an expression; "
-                        + "write #\(text(of: token)) to use it as a key")
+            throw error(
+                "'\(text(of: token))' is a reserved word and cannot start an expression; "
+                    + "write #\(text(of: token)) to use it as a key")
         }
     }
 
@@ -364,7 +374,9 @@ extension FormatParser {
     }
 
     /// The `)` that ends the call `name(…`, and the call's node.
-    func finishCall(_ kind: FormatExpression.Kind, _ nameToken: Token, _ open: Token) throws(ExpressionError) -> FormatExpression {
+    func finishCall(_ kind: FormatExpression.Kind, _ nameToken: Token, _ open: Token) throws(ExpressionError)
+        -> FormatExpression
+    {
         let close = try expectClosing(.rightParen, opener: open)
         return FormatExpression(kind, range: nameToken.range.union(close.range))
     }
@@ -405,7 +417,8 @@ extension FormatParser {
         _ = advance()
         try comma(after: "variable", of: "SUBQUERY")
         let condition = try predicate()
-        return try finishCall(.subquery(collection: collection, variable: variable, predicate: condition), nameToken, open)
+        return try finishCall(
+            .subquery(collection: collection, variable: variable, predicate: condition), nameToken, open)
     }
 
     func cast(_ nameToken: Token, _ open: Token) throws(ExpressionError) -> FormatExpression {
@@ -427,22 +440,27 @@ extension FormatParser {
     func function(_ nameToken: Token, _ open: Token) throws(ExpressionError) -> FormatExpression {
         let arguments = try callArguments()
         guard arguments.count >= 2 else {
-            throw error("FUNCTION needs a target and a selector: FUNCTION(target, 'selector:', arguments…)", at: nameToken)
+            throw error(
+                "FUNCTION needs a target and a selector: FUNCTION(target, 'selector:', arguments…)", at: nameToken)
         }
-        return try finishCall(.functionCall(target: arguments[0], selector: arguments[1],
-                                            arguments: Array(arguments.dropFirst(2))), nameToken, open)
+        return try finishCall(
+            .functionCall(
+                target: arguments[0], selector: arguments[1],
+                arguments: Array(arguments.dropFirst(2))), nameToken, open)
     }
 
     func builtin(_ name: String, _ nameToken: Token, _ open: Token) throws(ExpressionError) -> FormatExpression {
         let arguments = try callArguments()
         guard let function = BuiltinFunction.named(name) else {
-            throw ExpressionError(.unknownFunction,
+            throw ExpressionError(
+                .unknownFunction,
                 "unknown function '\(name)'; the built-in functions are listed in docs/language.md, "
                     + "and methods are called with FUNCTION(target, 'selector:', …)",
                 source: source, range: nameToken.range, near: quoted(nameToken))
         }
         guard function.arity == arguments.count else {
-            throw ExpressionError(.unknownFunction,
+            throw ExpressionError(
+                .unknownFunction,
                 "\(function.formatName) takes \(function.arity) argument\(function.arity == 1 ? "" : "s"), not \(arguments.count)",
                 source: source, range: nameToken.range, near: quoted(nameToken))
         }
@@ -453,7 +471,8 @@ extension FormatParser {
 
     func nextArgument(_ token: Token) throws(ExpressionError) -> Value {
         guard argumentIndex < arguments.count else {
-            throw ExpressionError(.formatArgument,
+            throw ExpressionError(
+                .formatArgument,
                 "\(text(of: token)) has no argument (\(arguments.count) given); pass one argument per format specifier",
                 source: source, range: token.range, near: quoted(token))
         }
@@ -465,8 +484,9 @@ extension FormatParser {
         let argument = try nextArgument(token)
         guard case .string(let path) = argument, !path.isEmpty else {
             let given = argument == .string("") ? "an empty string" : argument.kind.rawValue
-            throw ExpressionError(.formatArgument, "%K needs a key path string, not \(given)",
-                                  source: source, range: token.range, near: quoted(token))
+            throw ExpressionError(
+                .formatArgument, "%K needs a key path string, not \(given)",
+                source: source, range: token.range, near: quoted(token))
         }
         return path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
     }
@@ -483,18 +503,21 @@ extension FormatParser {
             switch argument {
             case .integer(let i): value = i
             case .bool(let b): value = b ? 1 : 0
-            case .double(let d) where d.isFinite && d.rounded(.towardZero) >= -9.2e18 && d.rounded(.towardZero) <= 9.2e18:
+            case .double(let d)
+            where d.isFinite && d.rounded(.towardZero) >= -9.2e18 && d.rounded(.towardZero) <= 9.2e18:
                 value = Int64(d.rounded(.towardZero))
             default:
-                throw ExpressionError(.formatArgument, "\(specifier) needs an integer argument, not \(argument.kind.rawValue)",
-                                      source: source, range: token.range, near: quoted(token))
+                throw ExpressionError(
+                    .formatArgument, "\(specifier) needs an integer argument, not \(argument.kind.rawValue)",
+                    source: source, range: token.range, near: quoted(token))
             }
             return FormatExpression(.constant(.integer(value)), range: token.range)
         case .real:
             let argument = try nextArgument(token)
             guard let d = argument.doubleValue else {
-                throw ExpressionError(.formatArgument, "\(specifier) needs a number argument, not \(argument.kind.rawValue)",
-                                      source: source, range: token.range, near: quoted(token))
+                throw ExpressionError(
+                    .formatArgument, "\(specifier) needs a number argument, not \(argument.kind.rawValue)",
+                    source: source, range: token.range, near: quoted(token))
             }
             return FormatExpression(.constant(.double(d)), range: token.range)
         }

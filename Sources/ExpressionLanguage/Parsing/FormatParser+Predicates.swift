@@ -16,10 +16,11 @@ extension FormatParser {
             items.append(try andPredicate())
         }
         if let chain = items.first(where: \.isUnparenthesizedChain) {
-            warnings.append(ParseWarning(
-                "AND and OR are mixed without parentheses; Remodel binds AND tighter than OR (as C and SQL do), "
-                    + "but Apple does not document its order: add parentheses to say what you mean",
-                source: source, range: chain.predicate.range))
+            warnings.append(
+                ParseWarning(
+                    "AND and OR are mixed without parentheses; Remodel binds AND tighter than OR (as C and SQL do), "
+                        + "but Apple does not document its order: add parentheses to say what you mean",
+                    source: source, range: chain.predicate.range))
         }
         let predicates = items.map(\.predicate)
         return FormatPredicate(.or(predicates), range: Self.span(predicates.map(\.range)))
@@ -42,8 +43,9 @@ extension FormatParser {
             _ = advance()
             items.append(try notPredicate())
         }
-        return ChainItem(predicate: FormatPredicate(.and(items), range: Self.span(items.map(\.range))),
-                         isUnparenthesizedChain: true)
+        return ChainItem(
+            predicate: FormatPredicate(.and(items), range: Self.span(items.map(\.range))),
+            isUnparenthesizedChain: true)
     }
 
     /// notPredicate := ("NOT" | "!") notPredicate | "(" predicate ")"

@@ -146,8 +146,9 @@ public final class FormatParser {
     func enter() throws(ExpressionError) {
         depth += 1
         if depth > FormatParser.maximumDepth {
-            throw error("nesting is deeper than \(FormatParser.maximumDepth) levels; split the expression",
-                        at: tokens[max(0, index - 1)], kind: .tooDeep)
+            throw error(
+                "nesting is deeper than \(FormatParser.maximumDepth) levels; split the expression",
+                at: tokens[max(0, index - 1)], kind: .tooDeep)
         }
     }
 

@@ -155,8 +155,9 @@ struct Lexer {
         }
         if let function = Lexer.bitwiseFunctions[b] {
             let symbol = text(start, start + 1)
-            throw error("'\(symbol)' is not an operator of the format language; write \(function)", start,
-                        near: "'\(symbol)'")
+            throw error(
+                "'\(symbol)' is not an operator of the format language; write \(function)", start,
+                near: "'\(symbol)'")
         }
         // An unexpected character; quote the whole character, not a byte of it.
         let scalarEnd = Lexer.scalarEnd(bytes, start)
@@ -211,8 +212,9 @@ struct Lexer {
                 if let c = peek(), Lexer.isIdentifierStart(c) {
                     let part = identifierText()
                     guard peek() == UInt8(ascii: ":") else {
-                        throw error("expected ':' after '\(part)' in the function name '\(selector + part)'",
-                                    start, position, near: "'\(selector + part)'")
+                        throw error(
+                            "expected ':' after '\(part)' in the function name '\(selector + part)'",
+                            start, position, near: "'\(selector + part)'")
                     }
                     selector += part
                 }
@@ -265,10 +267,13 @@ struct Lexer {
                 }
                 let literal = text(start, position)
                 if let c = peek(), Lexer.isIdentifierPart(c) {
-                    throw error("invalid digit '\(text(position, position + 1))' in the number '\(literal)'",
-                                position, near: "'\(literal)'")
+                    throw error(
+                        "invalid digit '\(text(position, position + 1))' in the number '\(literal)'",
+                        position, near: "'\(literal)'")
                 }
-                guard !body.isEmpty else { throw error("expected digits after '\(literal)'", start, position, near: "'\(literal)'") }
+                guard !body.isEmpty else {
+                    throw error("expected digits after '\(literal)'", start, position, near: "'\(literal)'")
+                }
                 guard let value = Int64(body, radix: radix) else {
                     throw error("the integer \(literal) does not fit in 64 bits", start, position, near: "'\(literal)'")
                 }
@@ -293,8 +298,9 @@ struct Lexer {
         }
         let literal = text(start, position)
         if let c = peek(), Lexer.isIdentifierStart(c) {
-            throw error("a number cannot be followed directly by '\(text(position, position + 1))'", position,
-                        near: "'\(literal)\(text(position, position + 1))'")
+            throw error(
+                "a number cannot be followed directly by '\(text(position, position + 1))'", position,
+                near: "'\(literal)\(text(position, position + 1))'")
         }
         let range = SourceRange(start, position)
         if isReal {
@@ -305,8 +311,9 @@ struct Lexer {
         }
         if literal == "9223372036854775808" { return Token(kind: .minimumIntegerMagnitude, range: range) }
         guard let i = Int64(literal) else {
-            throw error("the integer \(literal) does not fit in 64 bits; write it with a decimal point to make it a double",
-                        start, position, near: "'\(literal)'")
+            throw error(
+                "the integer \(literal) does not fit in 64 bits; write it with a decimal point to make it a double",
+                start, position, near: "'\(literal)'")
         }
         return Token(kind: .number(.integer(i)), range: range)
     }
@@ -325,9 +332,10 @@ struct Lexer {
         func unterminated() -> ExpressionError {
             let quoteText = quote == UInt8(ascii: "'") ? "\"'\"" : "'\"'"
             let opener = SourceLocation(offset: start, in: source)
-            return ExpressionError(.syntax, "expected \(quoteText) to close the string at \(opener)", source: source,
-                                   range: SourceRange(bytes.count, bytes.count), near: "end of input",
-                                   related: SourceRange(start, start + 1))
+            return ExpressionError(
+                .syntax, "expected \(quoteText) to close the string at \(opener)", source: source,
+                range: SourceRange(bytes.count, bytes.count), near: "end of input",
+                related: SourceRange(start, start + 1))
         }
         position += 1
         var runStart = position
@@ -383,8 +391,9 @@ struct Lexer {
                     }
                 }
                 guard let s = Unicode.Scalar(scalar) else {
-                    throw error("the escape \(text(escapeStart, position)) is not a Unicode scalar (a lone surrogate)",
-                                escapeStart, position, near: quoted(escapeStart, position))
+                    throw error(
+                        "the escape \(text(escapeStart, position)) is not a Unicode scalar (a lone surrogate)",
+                        escapeStart, position, near: quoted(escapeStart, position))
                 }
                 result.unicodeScalars.append(s)
             case UInt8(ascii: "0")...UInt8(ascii: "7"):
@@ -392,8 +401,9 @@ struct Lexer {
                 var value = UInt32(e - UInt8(ascii: "0"))
                 for _ in 0..<2 {
                     guard let d = peek(), d >= UInt8(ascii: "0"), d <= UInt8(ascii: "7") else {
-                        throw error("an octal escape needs three octal digits (\\ooo)", escapeStart, position,
-                                    near: quoted(escapeStart, position))
+                        throw error(
+                            "an octal escape needs three octal digits (\\ooo)", escapeStart, position,
+                            near: quoted(escapeStart, position))
                     }
                     value = value * 8 + UInt32(d - UInt8(ascii: "0"))
                     position += 1
@@ -418,8 +428,9 @@ struct Lexer {
         for _ in 0..<count {
             guard let d = peek(), let digit = Lexer.hexDigit(d) else {
                 let letter = text(escapeStart + 1, escapeStart + 2)
-                throw error("the escape \\\(letter) needs \(count) hexadecimal digits", escapeStart, position,
-                            near: quoted(escapeStart, position))
+                throw error(
+                    "the escape \\\(letter) needs \(count) hexadecimal digits", escapeStart, position,
+                    near: quoted(escapeStart, position))
             }
             value = value * 16 + digit
             position += 1
@@ -454,12 +465,19 @@ struct Lexer {
     /// error, as is `%` used as an operator.
     private mutating func formatSpecifier(_ start: Int) throws(ExpressionError) -> Token {
         position += 1
-        let notASpecifier = "'%' starts a format specifier such as %@, %K or %d; for the remainder write modulus:by:(a, b)"
+        let notASpecifier =
+            "'%' starts a format specifier such as %@, %K or %d; for the remainder write modulus:by:(a, b)"
         guard let c = peek() else { throw error(notASpecifier, start, near: "'%'") }
-        if c == UInt8(ascii: "@") { position += 1; return Token(kind: .format(.object), range: SourceRange(start, position)) }
-        if c == UInt8(ascii: "K") { position += 1; return Token(kind: .format(.keyPath), range: SourceRange(start, position)) }
+        if c == UInt8(ascii: "@") {
+            position += 1; return Token(kind: .format(.object), range: SourceRange(start, position))
+        }
+        if c == UInt8(ascii: "K") {
+            position += 1; return Token(kind: .format(.keyPath), range: SourceRange(start, position))
+        }
         if c == UInt8(ascii: "%") {
-            throw error("'%%' is a literal percent sign, which is not valid outside a quoted string", start, start + 2, near: "'%%'")
+            throw error(
+                "'%%' is a literal percent sign, which is not valid outside a quoted string", start, start + 2,
+                near: "'%%'")
         }
         // printf-style: optional precision (ignored), length modifiers, conversion.
         let specStart = position

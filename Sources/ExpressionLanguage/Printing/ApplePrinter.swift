@@ -65,7 +65,8 @@ enum ApplePrinter {
 
     private static func writeOperand(_ predicate: FormatPredicate, to out: inout String) {
         switch predicate.kind {
-        case .and(let children), .or(let children) where children.count > 1:
+        case .and(let children),
+            .or(let children) where children.count > 1:
             out += "("
             write(predicate, to: &out)
             out += ")"
@@ -139,7 +140,9 @@ enum ApplePrinter {
             }
             out += "]"
         case .functionCall(let target, let selector, let arguments):
-            if case .constant(.string("valueForKeyPath:")) = selector.kind, arguments.count == 1, case .variable = arguments[0].kind {
+            if case .constant(.string("valueForKeyPath:")) = selector.kind, arguments.count == 1,
+                case .variable = arguments[0].kind
+            {
                 // `$a.$b`: Apple's key path expression with an expression after the dot.
                 writeOperand(target, to: &out)
                 out += "."
@@ -208,7 +211,8 @@ enum ApplePrinter {
         case .double(let d): out += numberDescription(d)
         case .decimal(let d): out += d.description
         case .string(let s): out += FormatPrinter.quoted(s)
-        case .date(let date): out += "CAST(" + String(format: "%f", date.timeIntervalSinceReferenceDate) + ", \"NSDate\")"
+        case .date(let date):
+            out += "CAST(" + String(format: "%f", date.timeIntervalSinceReferenceDate) + ", \"NSDate\")"
         case .array(let elements): writeConstantList(elements, to: &out)
         case .set(let elements): writeConstantList(elements.elements, to: &out)
         case .data, .dictionary, .object: FormatPrinter.writeConstant(value, to: &out)

@@ -102,7 +102,8 @@ public struct ExpressionError: Error, Hashable, Sendable, CustomStringConvertibl
         let line = String(decoding: lineBytes, as: UTF8.self)
         let lineStartOffset = lines[..<(location.line - 1)].reduce(0) { $0 + $1.count + 1 }
         let width = max(1, min(range.upperBound, lineStartOffset + line.utf8.count) - range.lowerBound)
-        let underlined = String(decoding: line.utf8.dropFirst(range.lowerBound - lineStartOffset).prefix(width), as: UTF8.self)
+        let underlined = String(
+            decoding: line.utf8.dropFirst(range.lowerBound - lineStartOffset).prefix(width), as: UTF8.self)
         return text + Self.caretLines(line, column: location.column, marks: underlined.count)
     }
 
@@ -123,7 +124,9 @@ public struct ExpressionError: Error, Hashable, Sendable, CustomStringConvertibl
         }
         let shown = (start > 0 ? "…" : "") + String(characters[start..<end]) + (end < characters.count ? "…" : "")
         // Tabs before the caret stay tabs, so that the caret lines up with the text.
-        let indent = (start > 0 ? " " : "") + String(characters[start..<caretAt].map { $0 == "\t" ? Character("\t") : Character(" ") })
+        let indent =
+            (start > 0 ? " " : "")
+            + String(characters[start..<caretAt].map { $0 == "\t" ? Character("\t") : Character(" ") })
         return "\n  " + shown + "\n  " + indent + "^" + String(repeating: "~", count: marks - 1)
     }
 

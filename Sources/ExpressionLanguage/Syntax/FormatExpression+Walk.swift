@@ -20,9 +20,12 @@ extension FormatExpression {
             target.forEachSubexpression(body); selector.forEachSubexpression(body)
             arguments.forEach { $0.forEachSubexpression(body) }
         case .cast(let a, let b): a.forEachSubexpression(body); b.forEachSubexpression(body)
-        case .ternary(let p, let a, let b): p.forEachSubexpression(body); a.forEachSubexpression(body); b.forEachSubexpression(body)
-        case .subquery(let collection, _, let predicate): collection.forEachSubexpression(body); predicate.forEachSubexpression(body)
-        case .fetch(let a, let b, let c): a.forEachSubexpression(body); b.forEachSubexpression(body); c.forEachSubexpression(body)
+        case .ternary(let p, let a, let b):
+            p.forEachSubexpression(body); a.forEachSubexpression(body); b.forEachSubexpression(body)
+        case .subquery(let collection, _, let predicate):
+            collection.forEachSubexpression(body); predicate.forEachSubexpression(body)
+        case .fetch(let a, let b, let c):
+            a.forEachSubexpression(body); b.forEachSubexpression(body); c.forEachSubexpression(body)
         case .assignment(_, let value): value.forEachSubexpression(body)
         }
     }

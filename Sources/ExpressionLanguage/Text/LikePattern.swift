@@ -168,10 +168,11 @@ struct LikePattern: Sendable {
         guard !tokens.contains(.any) else { return .general }
         let stars = tokens.indices.filter { tokens[$0] == .star }
         func text(_ range: Range<Int>) -> String {
-            String(tokens[range].map { token -> Character in
-                guard case .literal(let character) = token else { preconditionFailure() }
-                return character
-            })
+            String(
+                tokens[range].map { token -> Character in
+                    guard case .literal(let character) = token else { preconditionFailure() }
+                    return character
+                })
         }
         let n = tokens.count
         switch stars {

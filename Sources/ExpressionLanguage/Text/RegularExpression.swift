@@ -70,7 +70,8 @@ final class RegularExpression: @unchecked Sendable {
             return
         }
 
-        var flags = PCRE2_UTF | PCRE2_UCP | PCRE2_ANCHORED | PCRE2_ENDANCHORED
+        var flags =
+            PCRE2_UTF | PCRE2_UCP | PCRE2_ANCHORED | PCRE2_ENDANCHORED
             | PCRE2_NO_UTF_CHECK  // a Swift String is always valid UTF-8
         if effective.contains(.caseInsensitive) { flags |= PCRE2_CASELESS }
         var errorCode: Int32 = 0

@@ -51,9 +51,12 @@ enum StringFolding {
 
     /// Whether `a` and `b` are equal after folding (canonically equivalent).
     static func equals(_ a: String, _ b: String, _ options: ComparisonOptions) -> Bool {
-        if let result = withASCIIBytes(a, b, options, { a, b, caseless in
-            a.count == b.count && asciiEqual(a, 0, b, caseless: caseless)
-        }) {
+        if let result = withASCIIBytes(
+            a, b, options,
+            { a, b, caseless in
+                a.count == b.count && asciiEqual(a, 0, b, caseless: caseless)
+            })
+        {
             return result
         }
         return fold(a, options) == fold(b, options)
@@ -62,9 +65,12 @@ enum StringFolding {
     /// BEGINSWITH. An empty `prefix` gives false (`'abc' BEGINSWITH ''` is false).
     static func hasPrefix(_ s: String, _ prefix: String, _ options: ComparisonOptions) -> Bool {
         guard !prefix.isEmpty else { return false }
-        if let result = withASCIIBytes(s, prefix, options, { s, p, caseless in
-            p.count <= s.count && asciiEqual(s, 0, p, caseless: caseless)
-        }) {
+        if let result = withASCIIBytes(
+            s, prefix, options,
+            { s, p, caseless in
+                p.count <= s.count && asciiEqual(s, 0, p, caseless: caseless)
+            })
+        {
             return result
         }
         return literalHasPrefix(fold(s, options), fold(prefix, options))
@@ -73,9 +79,12 @@ enum StringFolding {
     /// ENDSWITH. An empty `suffix` gives false.
     static func hasSuffix(_ s: String, _ suffix: String, _ options: ComparisonOptions) -> Bool {
         guard !suffix.isEmpty else { return false }
-        if let result = withASCIIBytes(s, suffix, options, { s, p, caseless in
-            p.count <= s.count && asciiEqual(s, s.count - p.count, p, caseless: caseless)
-        }) {
+        if let result = withASCIIBytes(
+            s, suffix, options,
+            { s, p, caseless in
+                p.count <= s.count && asciiEqual(s, s.count - p.count, p, caseless: caseless)
+            })
+        {
             return result
         }
         return literalHasSuffix(fold(s, options), fold(suffix, options))
@@ -95,9 +104,12 @@ enum StringFolding {
 
     /// Whether the Characters of `s` start with those of `prefix`.
     static func literalHasPrefix(_ s: String, _ prefix: String) -> Bool {
-        if let result = withSimpleBytes(s, prefix, { s, p in
-            p.count <= s.count && memcmpEqual(s, 0, p)
-        }) {
+        if let result = withSimpleBytes(
+            s, prefix,
+            { s, p in
+                p.count <= s.count && memcmpEqual(s, 0, p)
+            })
+        {
             return result
         }
         return s.starts(with: prefix)
@@ -105,9 +117,12 @@ enum StringFolding {
 
     /// Whether the Characters of `s` end with those of `suffix`.
     static func literalHasSuffix(_ s: String, _ suffix: String) -> Bool {
-        if let result = withSimpleBytes(s, suffix, { s, p in
-            p.count <= s.count && memcmpEqual(s, s.count - p.count, p)
-        }) {
+        if let result = withSimpleBytes(
+            s, suffix,
+            { s, p in
+                p.count <= s.count && memcmpEqual(s, s.count - p.count, p)
+            })
+        {
             return result
         }
         return s.reversed().starts(with: suffix.reversed())

@@ -5,7 +5,9 @@ public enum Suggestion {
         var best: (String, Int)?
         for candidate in candidates {
             let distance = editDistance(lowered, candidate.lowercased())
-            if distance <= max(1, min(3, candidate.count / 3)), distance < (best?.1 ?? .max) { best = (candidate, distance) }
+            if distance <= max(1, min(3, candidate.count / 3)), distance < (best?.1 ?? .max) {
+                best = (candidate, distance)
+            }
         }
         return best?.0
     }
@@ -22,7 +24,9 @@ public enum Suggestion {
         for i in 1...a.count {
             for j in 1...b.count {
                 d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] { d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1) }
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                    d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+                }
             }
         }
         return d[a.count][b.count]

@@ -30,7 +30,9 @@ package enum UTF8Sequence {
         guard let base = bytes.baseAddress else { return true }
         var i = 0
         while i < bytes.count {
-            if i + 8 <= bytes.count, UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
+            if i + 8 <= bytes.count,
+                UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self) & 0x8080_8080_8080_8080 == 0
+            {
                 i += 8
             } else if base[i] < 0x80 {
                 i += 1

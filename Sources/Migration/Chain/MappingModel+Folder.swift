@@ -24,7 +24,11 @@ extension MappingModel {
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
         } catch {
-            throw MappingErrors([MappingError(.unreadable, file: folder.path, path: "", message: "cannot read the mappings folder: \(error.localizedDescription)")])
+            throw MappingErrors([
+                MappingError(
+                    .unreadable, file: folder.path, path: "",
+                    message: "cannot read the mappings folder: \(error.localizedDescription)")
+            ])
         }
         var loaded: [(file: String, mapping: MappingModel)] = []
         var errors: [MappingError] = []
@@ -38,13 +42,19 @@ extension MappingModel {
         for relative in xcodeMappingFiles(in: folder) {
             let url = folder.appendingPathComponent(relative)
             guard !models.isEmpty else {
-                errors.append(MappingError(file: url.relativePath, path: "", message:
-                    "an Xcode mapping model is read against the model versions it maps; pass them (MappingModel.loadAll(in:models:), or --models)"))
+                errors.append(
+                    MappingError(
+                        file: url.relativePath, path: "",
+                        message:
+                            "an Xcode mapping model is read against the model versions it maps; pass them (MappingModel.loadAll(in:models:), or --models)"
+                    ))
                 continue
             }
             do throws(MappingErrors) {
-                let mapping = url.pathExtension == "cdm"
-                    ? try load(compiledMappingModelAt: url, models: models) : try load(xcodeMappingModelAt: url, models: models)
+                let mapping =
+                    url.pathExtension == "cdm"
+                    ? try load(compiledMappingModelAt: url, models: models)
+                    : try load(xcodeMappingModelAt: url, models: models)
                 loaded.append((relative, mapping))
             } catch {
                 errors += error.errors
@@ -74,10 +84,14 @@ extension MappingModel {
                 }
                 var isDirectory: ObjCBool = false
                 // Models and build products hold no mapping models of the project's own.
-                let skip = ["xcdatamodeld", "xcdatamodel", "momd", "build"].contains((name as NSString).pathExtension) || name == "DerivedData"
+                let skip =
+                    ["xcdatamodeld", "xcdatamodel", "momd", "build"].contains((name as NSString).pathExtension)
+                    || name == "DerivedData"
                 if depth < xcodeSearchDepth, !skip,
-                    FileManager.default.fileExists(atPath: url.appendingPathComponent(name).path, isDirectory: &isDirectory),
-                    isDirectory.boolValue {
+                    FileManager.default.fileExists(
+                        atPath: url.appendingPathComponent(name).path, isDirectory: &isDirectory),
+                    isDirectory.boolValue
+                {
                     walk(path, depth: depth + 1)
                 }
             }
@@ -95,18 +109,33 @@ extension MappingModel {
         do throws(JSONError) {
             json = try JSON.parse(data)
         } catch {
-            throw MappingErrors([MappingError(.syntax, file: place, path: "", message: "invalid JSON at \(error.line):\(error.column): \(error.message)")])
+            throw MappingErrors([
+                MappingError(
+                    .syntax, file: place, path: "",
+                    message: "invalid JSON at \(error.line):\(error.column): \(error.message)")
+            ])
         }
         guard let list = json.objectValue?["order"]?.arrayValue else {
-            throw MappingErrors([MappingError(file: place, path: "", message: "expected {\"order\": [\"<mapping file>\", …]}, the files of a step in the order they run")])
+            throw MappingErrors([
+                MappingError(
+                    file: place, path: "",
+                    message: "expected {\"order\": [\"<mapping file>\", …]}, the files of a step in the order they run")
+            ])
         }
         var order: [String] = []
         for (i, element) in list.enumerated() {
             guard let name = element.stringValue else {
-                throw MappingErrors([MappingError(file: place, path: "order[\(i)]", message: "expected the name of a mapping file in the folder")])
+                throw MappingErrors([
+                    MappingError(
+                        file: place, path: "order[\(i)]", message: "expected the name of a mapping file in the folder")
+                ])
             }
             guard FileManager.default.fileExists(atPath: folder.appendingPathComponent(name).path) else {
-                throw MappingErrors([MappingError(file: place, path: "order[\(i)]", message: "no mapping file '\(name)' in \(folder.relativePath)")])
+                throw MappingErrors([
+                    MappingError(
+                        file: place, path: "order[\(i)]", message: "no mapping file '\(name)' in \(folder.relativePath)"
+                    )
+                ])
             }
             order.append(name)
         }
@@ -118,7 +147,8 @@ extension MappingModel {
     static func combinedBySteps(_ loaded: [(file: String, mapping: MappingModel)], order: [String]) -> [MappingModel] {
         func rank(_ file: String) -> Int { order.firstIndex(of: file) ?? order.count }
         let sorted = loaded.sorted { a, b in
-            rank(a.file) != rank(b.file) ? rank(a.file) < rank(b.file) : a.file.localizedStandardCompare(b.file) == .orderedAscending
+            rank(a.file) != rank(b.file)
+                ? rank(a.file) < rank(b.file) : a.file.localizedStandardCompare(b.file) == .orderedAscending
         }
         var steps: [String] = []
         var parts: [String: [MappingModel]] = [:]
@@ -148,7 +178,9 @@ extension MappingModel {
         for part in parts.dropFirst() {
             for entityMapping in located(part) {
                 if let i = result.entityMappings.firstIndex(where: { $0.name == entityMapping.name }) {
-                    result.notes.append("\(entityMapping.name) of \(part.file ?? "a later mapping") replaces the entity mapping of that name before it")
+                    result.notes.append(
+                        "\(entityMapping.name) of \(part.file ?? "a later mapping") replaces the entity mapping of that name before it"
+                    )
                     result.entityMappings[i] = entityMapping
                 } else {
                     result.entityMappings.append(entityMapping)

@@ -32,7 +32,9 @@ public struct ObjectSample: Sendable, Hashable, CustomStringConvertible {
     /// The members of a to-many relationship a sample lists.
     public static let maximumRelated = 5
 
-    public init(object: String, attributes: OrderedDictionary<String, JSON>, relationships: OrderedDictionary<String, Related>) {
+    public init(
+        object: String, attributes: OrderedDictionary<String, JSON>, relationships: OrderedDictionary<String, Related>
+    ) {
         self.object = object
         self.attributes = attributes
         self.relationships = relationships
@@ -50,7 +52,8 @@ public struct ObjectSample: Sendable, Hashable, CustomStringConvertible {
         for relationship in model.allRelationships(of: object.entity) where !relationship.isTransient {
             let value = try object.value(forKey: relationship.name)
             let members = (value.collectionElements ?? (value.isNull ? [] : [value])).map(\.formatDescription)
-            relationships[relationship.name] = relationship.isToMany
+            relationships[relationship.name] =
+                relationship.isToMany
                 ? .toMany(count: members.count, first: Array(members.prefix(Self.maximumRelated)))
                 : .toOne(members.first)
         }
@@ -112,7 +115,9 @@ public struct ObjectSample: Sendable, Hashable, CustomStringConvertible {
                 }
             }
             if members.count == 1, let length = members["$dataLength"]?.integerValue { return "<\(length) bytes>" }
-            if members.count == 1, let elements = members["$set"]?.arrayValue { return "{" + elements.map(compact).joined(separator: ", ") + "}" }
+            if members.count == 1, let elements = members["$set"]?.arrayValue {
+                return "{" + elements.map(compact).joined(separator: ", ") + "}"
+            }
             return json.serialized()
         default: return json.serialized()
         }

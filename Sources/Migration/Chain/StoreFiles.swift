@@ -2,9 +2,9 @@ import Foundation
 import ObjectGraph
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Replacing a store file with a new one so that, whatever happens — a failure, a
@@ -43,10 +43,12 @@ enum StoreFiles {
     /// committing to the store, and the new file is put in place only if no journal or
     /// WAL has appeared beside the store. On any failure, and when `beforeCommit` throws
     /// (a cancellation), the new file is removed and the store is as it was.
-    static func replace<T>(storeAt path: String, backupSuffix: String?,
-                           observe: ((Moment) -> Void)? = nil,
-                           beforeCommit: () throws(MigrationError) -> Void = {},
-                           _ body: (String) throws(MigrationError) -> T) throws(MigrationError) -> T {
+    static func replace<T>(
+        storeAt path: String, backupSuffix: String?,
+        observe: ((Moment) -> Void)? = nil,
+        beforeCommit: () throws(MigrationError) -> Void = {},
+        _ body: (String) throws(MigrationError) -> T
+    ) throws(MigrationError) -> T {
         let temporary = path + temporarySuffix
         try checkWritable(folderOf: path)
         // A new file left by a run that crashed is discarded, never used.
@@ -93,9 +95,10 @@ enum StoreFiles {
     static func checkWritable(folderOf path: String) throws(MigrationError) {
         let folder = directory(of: path)
         guard access(folder, W_OK | X_OK) == 0 else {
-            throw MigrationError(.destinationStore,
+            throw MigrationError(
+                .destinationStore,
                 "cannot migrate \(path): its folder \(folder) is not writable (\(errorText())); "
-                + "each step writes the new store beside the old one. Nothing was changed")
+                    + "each step writes the new store beside the old one. Nothing was changed")
         }
     }
 
@@ -104,14 +107,16 @@ enum StoreFiles {
     static func checkSpace(forReplacing path: String) throws(MigrationError) {
         let needed = fileSize(path) + fileSize(path + "-wal")
         if let free = freeSpace(inFolderOf: path), free < needed {
-            throw MigrationError(.destinationStore,
+            throw MigrationError(
+                .destinationStore,
                 "not enough free space for the new store in \(directory(of: path)): it needs about \(bytes(needed)) "
-                + "(the size of the store), and \(bytes(free)) is free. Nothing was changed")
+                    + "(the size of the store), and \(bytes(free)) is free. Nothing was changed")
         }
         if let limit = fileSizeLimit(), limit < needed {
-            throw MigrationError(.destinationStore,
+            throw MigrationError(
+                .destinationStore,
                 "this process may not write files larger than \(bytes(limit)) (ulimit -f), and the new store needs about "
-                + "\(bytes(needed)) (the size of the store). Nothing was changed")
+                    + "\(bytes(needed)) (the size of the store). Nothing was changed")
         }
     }
 
@@ -119,7 +124,9 @@ enum StoreFiles {
     /// all its data, and leaves it in rollback-journal mode. Fails, changing nothing, if
     /// another process has the store open in WAL mode.
     static func foldSideFiles(_ path: String) throws(MigrationError) {
-        guard ["-wal", "-shm", "-journal"].contains(where: { FileManager.default.fileExists(atPath: path + $0) }) else { return }
+        guard ["-wal", "-shm", "-journal"].contains(where: { FileManager.default.fileExists(atPath: path + $0) }) else {
+            return
+        }
         do {
             let database = try Database(path: path, mode: .readWrite)
             try database.execute("PRAGMA busy_timeout = 500")
@@ -136,14 +143,18 @@ enum StoreFiles {
         } catch let error as SQLiteError where error.code == 5 || error.code == 6 {  // SQLITE_BUSY, SQLITE_LOCKED
             throw MigrationError(.sourceStore, openElsewhere(path))
         } catch {
-            throw MigrationError(.sourceStore, "cannot fold the store's WAL into it before migrating: \(error). Nothing was changed", underlying: error)
+            throw MigrationError(
+                .sourceStore, "cannot fold the store's WAL into it before migrating: \(error). Nothing was changed",
+                underlying: error)
         }
         // Closing the last connection in rollback mode removes the WAL and the shared memory.
         unlink(path + "-shm")
         if let left = ["-wal", "-journal"].first(where: { FileManager.default.fileExists(atPath: path + $0) }) {
-            throw MigrationError(.sourceStore, "\(path + left) is beside the store, but SQLite does not fold it in: it is not this store's "
-                + "\(left == "-wal" ? "WAL" : "hot journal") (it may belong to another database, or be left from a finished transaction). "
-                + "The store itself is as it was; move \(path + left) away and run again")
+            throw MigrationError(
+                .sourceStore,
+                "\(path + left) is beside the store, but SQLite does not fold it in: it is not this store's "
+                    + "\(left == "-wal" ? "WAL" : "hot journal") (it may belong to another database, or be left from a finished transaction). "
+                    + "The store itself is as it was; move \(path + left) away and run again")
         }
     }
 
@@ -191,9 +202,10 @@ enum StoreFiles {
     /// (they would pair their journal with the new file).
     static func checkNoSideFiles(_ path: String) throws(MigrationError) {
         if let side = ["-journal", "-wal"].first(where: { FileManager.default.fileExists(atPath: path + $0) }) {
-            throw MigrationError(.sourceStore,
+            throw MigrationError(
+                .sourceStore,
                 "another process began writing to \(path) during the migration (\(path + side) appeared); "
-                + "the new store was not put in place. Close the app or tool using the store and run again")
+                    + "the new store was not put in place. Close the app or tool using the store and run again")
         }
     }
 
@@ -210,20 +222,27 @@ enum StoreFiles {
             while true {
                 let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
                 guard fd >= 0 else {
-                    throw MigrationError(.destinationStore, "cannot create the lock file \(path): \(errorText()). Nothing was changed")
+                    throw MigrationError(
+                        .destinationStore, "cannot create the lock file \(path): \(errorText()). Nothing was changed")
                 }
                 guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
                     let reason = errno
                     close(fd)
                     if reason == EWOULDBLOCK {
-                        throw MigrationError(.destinationStore, "another migration of \(store) is running (it holds \(path)); wait for it to end. Nothing was changed")
+                        throw MigrationError(
+                            .destinationStore,
+                            "another migration of \(store) is running (it holds \(path)); wait for it to end. Nothing was changed"
+                        )
                     }
-                    throw MigrationError(.destinationStore, "cannot lock \(path): \(errorText(reason)). Nothing was changed")
+                    throw MigrationError(
+                        .destinationStore, "cannot lock \(path): \(errorText(reason)). Nothing was changed")
                 }
                 // The run that held it may have removed it before we locked it: lock the file
                 // that is there now.
                 var locked = stat(), current = stat()
-                if fstat(fd, &locked) == 0, stat(path, &current) == 0, locked.st_ino == current.st_ino, locked.st_dev == current.st_dev {
+                if fstat(fd, &locked) == 0, stat(path, &current) == 0, locked.st_ino == current.st_ino,
+                    locked.st_dev == current.st_dev
+                {
                     descriptor = fd
                     return
                 }
@@ -246,7 +265,9 @@ enum StoreFiles {
     /// no step, when no other run holds the lock.
     static func removeLeftovers(of path: String) {
         let leftovers = [temporarySuffix, Lock.suffix].contains { FileManager.default.fileExists(atPath: path + $0) }
-        guard leftovers, access(directory(of: path), W_OK | X_OK) == 0, let lock = try? Lock(storeAt: path) else { return }
+        guard leftovers, access(directory(of: path), W_OK | X_OK) == 0, let lock = try? Lock(storeAt: path) else {
+            return
+        }
         removeFiles(of: path + temporarySuffix)
         lock.release()
     }
@@ -316,9 +337,9 @@ enum StoreFiles {
     static func fileSizeLimit() -> Int64? {
         var limit = rlimit()
         #if canImport(Glibc)
-        guard getrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limit) == 0 else { return nil }
+            guard getrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limit) == 0 else { return nil }
         #else
-        guard getrlimit(RLIMIT_FSIZE, &limit) == 0 else { return nil }
+            guard getrlimit(RLIMIT_FSIZE, &limit) == 0 else { return nil }
         #endif
         return limit.rlim_cur > rlim_t(Int64.max) ? nil : Int64(limit.rlim_cur)  // RLIM_INFINITY is all ones
     }
@@ -331,7 +352,8 @@ enum StoreFiles {
         var reasons: [String] = []
         // By now the new file is removed and its space free again: SQLite's own words
         // (SQLITE_FULL) tell, or a disk that has little room even so.
-        if let free = freeSpace(inFolderOf: path), error.message.contains("disk is full") || free < max(needed, 1 << 20) {
+        if let free = freeSpace(inFolderOf: path), error.message.contains("disk is full") || free < max(needed, 1 << 20)
+        {
             reasons.append("the disk is full (\(bytes(free)) free in \(directory(of: path)) with the new file removed)")
         }
         if let limit = fileSizeLimit() {
@@ -339,7 +361,8 @@ enum StoreFiles {
         }
         guard !reasons.isEmpty else { return error }
         var explained = error
-        explained.message += "; " + reasons.joined(separator: ", and ") + ". The new file was removed; the store is as it was"
+        explained.message +=
+            "; " + reasons.joined(separator: ", and ") + ". The new file was removed; the store is as it was"
         return explained
     }
 

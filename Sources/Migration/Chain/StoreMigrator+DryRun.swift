@@ -41,9 +41,11 @@ extension StoreMigrator {
     /// stops a dry run as it stops a run; the store is as it was either way.
     ///
     /// - Parameter samples: the objects of each entity to summarise after each step (0: none).
-    public func dryRun(storeAt path: String, from: String? = nil, to: String? = nil, samples: Int = 3,
-                       in directory: URL? = nil,
-                       progress: ((Step, MigrationProgress) -> Void)? = nil) throws(MigrationError) -> [DryRunStep] {
+    public func dryRun(
+        storeAt path: String, from: String? = nil, to: String? = nil, samples: Int = 3,
+        in directory: URL? = nil,
+        progress: ((Step, MigrationProgress) -> Void)? = nil
+    ) throws(MigrationError) -> [DryRunStep] {
         let steps = try plan(storeAt: path, from: from, to: to)
         guard !steps.isEmpty else { return [] }
         try refuseDamage(ofStoreAt: path, at: steps[0].source.version)
@@ -52,7 +54,9 @@ extension StoreMigrator {
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         } catch {
-            throw MigrationError(.destinationStore, "cannot make a folder for the dry run at \(folder.path): \(error.localizedDescription)")
+            throw MigrationError(
+                .destinationStore,
+                "cannot make a folder for the dry run at \(folder.path): \(error.localizedDescription)")
         }
         defer { try? FileManager.default.removeItem(at: folder) }
         // The store is read as it is, side files folded in a copy, never changed.
@@ -72,14 +76,18 @@ extension StoreMigrator {
             // Only files of the dry run are removed, never the store itself.
             if current != snapshot.path { MigrationManager.removeStoreFiles(at: current) }
             current = next
-            results.append(DryRunStep(step: step, report: report,
-                                      entities: try Self.summarize(storeAt: next, model: step.destination, samples: samples)))
+            results.append(
+                DryRunStep(
+                    step: step, report: report,
+                    entities: try Self.summarize(storeAt: next, model: step.destination, samples: samples)))
         }
         return results
     }
 
     /// Each entity of the store at `path`: its count and its first `samples` objects.
-    static func summarize(storeAt path: String, model: ObjectModel, samples: Int) throws(MigrationError) -> [EntitySummary] {
+    static func summarize(storeAt path: String, model: ObjectModel, samples: Int) throws(MigrationError)
+        -> [EntitySummary]
+    {
         do {
             let context = ObjectContext(store: try Store.open(at: path, model: model, mode: .readOnly))
             return try model.entities.sorted(by: { $0.name < $1.name }).map { entity in
@@ -92,7 +100,8 @@ extension StoreMigrator {
                 return EntitySummary(entity: entity.name, count: count, samples: try objects.map(ObjectSample.init))
             }
         } catch {
-            throw MigrationError(.destinationStore, "cannot read back the store of the dry run: \(error)", underlying: error)
+            throw MigrationError(
+                .destinationStore, "cannot read back the store of the dry run: \(error)", underlying: error)
         }
     }
 }

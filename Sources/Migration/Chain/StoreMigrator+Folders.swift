@@ -17,12 +17,16 @@ extension StoreMigrator {
     ///     (``defaultMappingsFolder(forModels:)``).
     /// - Throws: ``ModelErrors`` for models that do not load, ``MappingErrors`` for mapping
     ///   files that do not (every problem of every file, each with its file and place).
-    public init(models: URL, mappings: URL? = nil, policies: PolicyRegistry = PolicyRegistry(),
-                options: MigrationOptions = MigrationOptions()) throws {
+    public init(
+        models: URL, mappings: URL? = nil, policies: PolicyRegistry = PolicyRegistry(),
+        options: MigrationOptions = MigrationOptions()
+    ) throws {
         let versions = try ObjectModel.loadVersions(at: models)
-        self.init(models: versions,
-                  mappings: try MappingModel.loadAll(in: mappings ?? Self.defaultMappingsFolder(forModels: models), models: versions),
-                  policies: policies, options: options)
+        self.init(
+            models: versions,
+            mappings: try MappingModel.loadAll(
+                in: mappings ?? Self.defaultMappingsFolder(forModels: models), models: versions),
+            policies: policies, options: options)
     }
 
     /// Where the mapping files of the models at `models` are by default: the folder itself
@@ -77,29 +81,39 @@ extension StoreMigrator {
     ///   do not load; ``MigrationError`` when a step cannot be planned or fails (the store
     ///   is then at the last version reached).
     @discardableResult
-    public static func migrateStore(at store: URL, models: URL, mappings: URL? = nil, to version: String? = nil,
-                                    policies: PolicyRegistry = PolicyRegistry(), options: MigrationOptions = MigrationOptions(),
-                                    keepsBackup: Bool = true,
-                                    progress: ((Step, MigrationProgress) -> Void)? = nil) throws -> [StepReport] {
+    public static func migrateStore(
+        at store: URL, models: URL, mappings: URL? = nil, to version: String? = nil,
+        policies: PolicyRegistry = PolicyRegistry(), options: MigrationOptions = MigrationOptions(),
+        keepsBackup: Bool = true,
+        progress: ((Step, MigrationProgress) -> Void)? = nil
+    ) throws -> [StepReport] {
         var migrator = try StoreMigrator(models: models, mappings: mappings, policies: policies, options: options)
         migrator.keepsBackup = keepsBackup
-        return try migrator.migrate(storeAt: store.path, to: version ?? currentVersion(ofModelsAt: models), progress: progress)
+        return try migrator.migrate(
+            storeAt: store.path, to: version ?? currentVersion(ofModelsAt: models), progress: progress)
     }
 
     /// A checked and compiled manager for `step`; a mapping that cannot run is an
     /// ``MigrationError/Kind/invalidMapping`` error that says which step and why.
     func manager(for step: Step) throws(MigrationError) -> MigrationManager {
         do {
-            return try MigrationManager(mapping: step.mapping, source: step.source, destination: step.destination,
-                                        policies: policies, options: options)
+            return try MigrationManager(
+                mapping: step.mapping, source: step.source, destination: step.destination,
+                policies: policies, options: options)
         } catch {
             let name = "\(step.source.version) → \(step.destination.version)"
             if step.isInferred {
-                throw MigrationError(.invalidMapping, "the mapping inferred for \(name) (no mapping file maps it) cannot run:\n"
-                    + error.errors.map { Self.inInferred($0, step.source.version, step.destination.version).description }.joined(separator: "\n")
-                    + "\nwrite a mapping file for the step; `mapping-migrate infer --models <models> --from \(step.source.version) --to \(step.destination.version)` starts one")
+                throw MigrationError(
+                    .invalidMapping,
+                    "the mapping inferred for \(name) (no mapping file maps it) cannot run:\n"
+                        + error.errors.map {
+                            Self.inInferred($0, step.source.version, step.destination.version).description
+                        }.joined(separator: "\n")
+                        + "\nwrite a mapping file for the step; `mapping-migrate infer --models <models> --from \(step.source.version) --to \(step.destination.version)` starts one"
+                )
             }
-            throw MigrationError(.invalidMapping, "the mapping \(name) has problems:\n\(error.description)", underlying: error)
+            throw MigrationError(
+                .invalidMapping, "the mapping \(name) has problems:\n\(error.description)", underlying: error)
         }
     }
 }

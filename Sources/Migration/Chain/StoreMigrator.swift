@@ -29,8 +29,10 @@ public struct StoreMigrator {
     /// (tests stop there to check what a crash would leave).
     var stepObserver: ((Step, StoreFiles.Moment) -> Void)?
 
-    public init(models: [ObjectModel], mappings: [MappingModel], policies: PolicyRegistry = PolicyRegistry(),
-                options: MigrationOptions = MigrationOptions()) {
+    public init(
+        models: [ObjectModel], mappings: [MappingModel], policies: PolicyRegistry = PolicyRegistry(),
+        options: MigrationOptions = MigrationOptions()
+    ) {
         self.models = models
         self.mappings = mappings
         self.policies = policies
@@ -48,8 +50,10 @@ public struct StoreMigrator {
         /// For an inferred mapping: the required properties it can leave without a value.
         public let warnings: [InferenceWarning]
 
-        public init(source: ObjectModel, destination: ObjectModel, mapping: MappingModel, isInferred: Bool = false,
-                    warnings: [InferenceWarning] = []) {
+        public init(
+            source: ObjectModel, destination: ObjectModel, mapping: MappingModel, isInferred: Bool = false,
+            warnings: [InferenceWarning] = []
+        ) {
             self.source = source
             self.destination = destination
             self.mapping = mapping
@@ -76,7 +80,9 @@ public struct StoreMigrator {
 
     /// The damaged rows of the store at `path`, read as `version` (up to `limit`):
     /// ``StoreValidator/damage(limit:)`` on a snapshot of it.
-    public func damage(ofStoreAt path: String, at version: String, limit: Int = 10) throws(MigrationError) -> [ContextError] {
+    public func damage(ofStoreAt path: String, at version: String, limit: Int = 10) throws(MigrationError)
+        -> [ContextError]
+    {
         let snapshot = try self.snapshot(ofStoreAt: path)
         defer { snapshot.remove() }
         do {
@@ -85,21 +91,28 @@ public struct StoreMigrator {
         } catch let error as MigrationError {
             throw error
         } catch {
-            throw MigrationError(.sourceStore, "cannot check the store for damaged rows: \(error)".replacingOccurrences(of: snapshot.path, with: path), underlying: error)
+            throw MigrationError(
+                .sourceStore,
+                "cannot check the store for damaged rows: \(error)".replacingOccurrences(of: snapshot.path, with: path),
+                underlying: error)
         }
     }
 
     /// The tables of the store at `path`, read as `version`, that no version's layout has
     /// (``Store/tablesOutsideTheModel()``): a migration does not carry them.
-    public func tablesOutsideTheModel(ofStoreAt path: String, at version: String) throws(MigrationError) -> [(table: String, rows: Int)] {
+    public func tablesOutsideTheModel(ofStoreAt path: String, at version: String) throws(MigrationError) -> [(
+        table: String, rows: Int
+    )] {
         let snapshot = try self.snapshot(ofStoreAt: path)
         defer { snapshot.remove() }
         do {
-            return try Store.open(at: snapshot.path, model: try model(named: version), mode: .readOnly).tablesOutsideTheModel()
+            return try Store.open(at: snapshot.path, model: try model(named: version), mode: .readOnly)
+                .tablesOutsideTheModel()
         } catch let error as MigrationError {
             throw error
         } catch {
-            throw MigrationError(.sourceStore, "\(error)".replacingOccurrences(of: snapshot.path, with: path), underlying: error)
+            throw MigrationError(
+                .sourceStore, "\(error)".replacingOccurrences(of: snapshot.path, with: path), underlying: error)
         }
     }
 
@@ -107,9 +120,11 @@ public struct StoreMigrator {
     public static func tablesNote(_ tables: [(table: String, rows: Int)]) -> String? {
         guard !tables.isEmpty else { return nil }
         let list = tables.map { "\($0.table) (\($0.rows) row\($0.rows == 1 ? "" : "s"))" }.joined(separator: ", ")
-        let history = tables.contains { ["ATRANSACTION", "ACHANGE", "ATRANSACTIONSTRING"].contains($0.table) }
+        let history =
+            tables.contains { ["ATRANSACTION", "ACHANGE", "ATRANSACTIONSTRING"].contains($0.table) }
             ? " (Core Data's persistent history)" : ""
-        return "the store has tables its model does not describe: \(list)\(history); a migration writes a new store without them"
+        return
+            "the store has tables its model does not describe: \(list)\(history); a migration writes a new store without them"
     }
 
     /// Throws when ``refusesDamagedRows`` and the store has damaged rows, naming them.
@@ -117,8 +132,12 @@ public struct StoreMigrator {
         guard refusesDamagedRows else { return }
         let damage = try damage(ofStoreAt: path, at: version)
         guard !damage.isEmpty else { return }
-        throw MigrationError(.sourceStore, "\(path) has damaged rows, and damaged rows are refused:\n"
-            + damage.map { "  \($0)" }.joined(separator: "\n") + "\nrepair them or run without refusing them (they are then read converted, or not read). Nothing was changed")
+        throw MigrationError(
+            .sourceStore,
+            "\(path) has damaged rows, and damaged rows are refused:\n"
+                + damage.map { "  \($0)" }.joined(separator: "\n")
+                + "\nrepair them or run without refusing them (they are then read converted, or not read). Nothing was changed"
+        )
     }
 
     /// A snapshot of the store at `path` to read it without changing it; remove it when done.
@@ -161,25 +180,36 @@ public struct StoreMigrator {
         // infer its step instead, and what the file says would not happen.
         let misplaced = placementProblems()
         guard misplaced.isEmpty else {
-            throw MigrationError(.invalidMapping, "\(misplaced.count == 1 ? "a mapping file maps no step" : "\(misplaced.count) mapping files map no step") of the chain, so it would not be used:\n"
-                + misplaced.map { "  " + $0.description }.joined(separator: "\n"))
+            throw MigrationError(
+                .invalidMapping,
+                "\(misplaced.count == 1 ? "a mapping file maps no step" : "\(misplaced.count) mapping files map no step") of the chain, so it would not be used:\n"
+                    + misplaced.map { "  " + $0.description }.joined(separator: "\n"))
         }
         let start = try index(of: from), end = try index(of: to)
         guard start <= end else {
-            throw MigrationError(.invalidMapping, "cannot migrate backwards from \(from) to \(to); versions run \(models.map(\.version).joined(separator: " → "))")
+            throw MigrationError(
+                .invalidMapping,
+                "cannot migrate backwards from \(from) to \(to); versions run \(models.map(\.version).joined(separator: " → "))"
+            )
         }
         var steps: [Step] = []
         for i in stride(from: start, to: end, by: 1) {
             let source = models[i], destination = models[i + 1]
-            if let mapping = mappings.first(where: { $0.sourceModel == source.version && $0.destinationModel == destination.version }) {
+            if let mapping = mappings.first(where: {
+                $0.sourceModel == source.version && $0.destinationModel == destination.version
+            }) {
                 steps.append(Step(source: source, destination: destination, mapping: mapping))
                 continue
             }
             let inference = MappingInference(from: source, to: destination)
             guard inference.errors.isEmpty else {
-                throw MigrationError(.invalidMapping, Self.cannotInfer(source.version, destination.version, inference.errors))
+                throw MigrationError(
+                    .invalidMapping, Self.cannotInfer(source.version, destination.version, inference.errors))
             }
-            steps.append(Step(source: source, destination: destination, mapping: inference.mapping, isInferred: true, warnings: inference.warnings))
+            steps.append(
+                Step(
+                    source: source, destination: destination, mapping: inference.mapping, isInferred: true,
+                    warnings: inference.warnings))
         }
         return steps
     }
@@ -194,7 +224,9 @@ public struct StoreMigrator {
 
     private func index(of version: String) throws(MigrationError) -> Int {
         guard let i = models.firstIndex(where: { $0.version == version }) else {
-            throw MigrationError(.invalidMapping, "no model version '\(version)'; the versions are \(models.map(\.version).joined(separator: ", "))")
+            throw MigrationError(
+                .invalidMapping,
+                "no model version '\(version)'; the versions are \(models.map(\.version).joined(separator: ", "))")
         }
         return i
     }
@@ -209,13 +241,20 @@ public struct StoreMigrator {
     public func check() -> [MappingError] {
         var errors: [MappingError] = []
         for (source, destination) in zip(models, models.dropFirst())
-        where !mappings.contains(where: { $0.sourceModel == source.version && $0.destinationModel == destination.version }) {
+        where !mappings.contains(where: {
+            $0.sourceModel == source.version && $0.destinationModel == destination.version
+        }) {
             let inference = MappingInference(from: source, to: destination)
             if !inference.errors.isEmpty {
-                errors.append(MappingError(.step, file: nil, path: "", message: Self.cannotInfer(source.version, destination.version, inference.errors)))
+                errors.append(
+                    MappingError(
+                        .step, file: nil, path: "",
+                        message: Self.cannotInfer(source.version, destination.version, inference.errors)))
             } else {
-                errors += MigrationManager.check(inference.mapping, source: source, destination: destination, policies: policies)
-                    .map { Self.inInferred($0, source.version, destination.version) }
+                errors += MigrationManager.check(
+                    inference.mapping, source: source, destination: destination, policies: policies
+                )
+                .map { Self.inInferred($0, source.version, destination.version) }
             }
         }
         let misplaced = placementProblems()
@@ -236,21 +275,38 @@ public struct StoreMigrator {
         let list = versions.joined(separator: ", ")
         var errors: [MappingError] = []
         for mapping in mappings {
-            let source = versions.firstIndex(of: mapping.sourceModel), destination = versions.firstIndex(of: mapping.destinationModel)
+            let source = versions.firstIndex(of: mapping.sourceModel),
+                destination = versions.firstIndex(of: mapping.destinationModel)
             if source == nil {
-                let hint = Suggestion.closest(to: mapping.sourceModel, among: versions).map { "did you mean '\($0)'? " } ?? ""
-                errors.append(MappingError(.step, file: mapping.file, path: "sourceModel", message:
-                    "no model version '\(mapping.sourceModel)'; \(hint)the versions are \(list)"))
+                let hint =
+                    Suggestion.closest(to: mapping.sourceModel, among: versions).map { "did you mean '\($0)'? " } ?? ""
+                errors.append(
+                    MappingError(
+                        .step, file: mapping.file, path: "sourceModel",
+                        message:
+                            "no model version '\(mapping.sourceModel)'; \(hint)the versions are \(list)"))
             }
             if destination == nil {
-                let hint = Suggestion.closest(to: mapping.destinationModel, among: versions).map { "did you mean '\($0)'? " } ?? ""
-                errors.append(MappingError(file: mapping.file, path: "destinationModel", message:
-                    "no model version '\(mapping.destinationModel)'; \(hint)the versions are \(list)"))
+                let hint =
+                    Suggestion.closest(to: mapping.destinationModel, among: versions).map { "did you mean '\($0)'? " }
+                    ?? ""
+                errors.append(
+                    MappingError(
+                        file: mapping.file, path: "destinationModel",
+                        message:
+                            "no model version '\(mapping.destinationModel)'; \(hint)the versions are \(list)"))
             }
             if let source, let destination, destination != source + 1 {
-                let why = destination <= source ? "it goes backwards" : "versions between them (\(versions[(source + 1)..<destination].joined(separator: ", "))) would be skipped"
-                errors.append(MappingError(file: mapping.file, path: "", message:
-                    "maps \(mapping.sourceModel) → \(mapping.destinationModel), which is not a step of the chain (\(versions.joined(separator: " → "))): \(why); a mapping file maps one version to the next"))
+                let why =
+                    destination <= source
+                    ? "it goes backwards"
+                    : "versions between them (\(versions[(source + 1)..<destination].joined(separator: ", "))) would be skipped"
+                errors.append(
+                    MappingError(
+                        file: mapping.file, path: "",
+                        message:
+                            "maps \(mapping.sourceModel) → \(mapping.destinationModel), which is not a step of the chain (\(versions.joined(separator: " → "))): \(why); a mapping file maps one version to the next"
+                    ))
             }
         }
         return errors
@@ -279,8 +335,10 @@ public struct StoreMigrator {
     /// Every step's mapping is checked and compiled before the store is touched, and one
     /// migration of a store runs at a time (`<store>.remodel-lock`).
     @discardableResult
-    public func migrate(storeAt path: String, from: String? = nil, to: String? = nil,
-                        progress: ((Step, MigrationProgress) -> Void)? = nil) throws(MigrationError) -> [StepReport] {
+    public func migrate(
+        storeAt path: String, from: String? = nil, to: String? = nil,
+        progress: ((Step, MigrationProgress) -> Void)? = nil
+    ) throws(MigrationError) -> [StepReport] {
         // A link is followed: the file it names is migrated, and the link kept.
         let path = StoreFiles.followingLink(path)
         guard try !plan(storeAt: path, from: from, to: to).isEmpty else {
@@ -308,11 +366,16 @@ public struct StoreMigrator {
                 ) { (temporary: String) throws(MigrationError) in
                     try manager.migrateStore(from: path, to: temporary) { progress?(step, $0) }
                 }
-                reports.append(StepReport(source: step.source.version, destination: step.destination.version, report: report))
-            } catch where error.kind == .cancelled {
-                let done = reports.isEmpty ? "" : " (" + reports.map { "\($0.source) → \($0.destination)" }.joined(separator: ", ") + " done)"
-                throw MigrationError(.cancelled, "\(cancellation.reason ?? error.message): \(name) was stopped and its new file removed; "
-                    + "\(path) is at \(step.source.version)\(done). Run again to continue")
+                reports.append(
+                    StepReport(source: step.source.version, destination: step.destination.version, report: report))
+            } catch  where error.kind == .cancelled {
+                let done =
+                    reports.isEmpty
+                    ? "" : " (" + reports.map { "\($0.source) → \($0.destination)" }.joined(separator: ", ") + " done)"
+                throw MigrationError(
+                    .cancelled,
+                    "\(cancellation.reason ?? error.message): \(name) was stopped and its new file removed; "
+                        + "\(path) is at \(step.source.version)\(done). Run again to continue")
             }
         }
         return reports

@@ -77,7 +77,8 @@ struct AssociationTable {
             let table = tableOfEntity[Int(entity)]
             func start(_ run: Int) -> (UInt16, Int64) { (tableOfEntity[Int(runEntity[run])], runKey[run]) }
             func covers(_ run: Int) -> Bool {
-                tableOfEntity[Int(runEntity[run])] == table && runKey[run] <= key && key < runKey[run] + Int64(length(run))
+                tableOfEntity[Int(runEntity[run])] == table && runKey[run] <= key
+                    && key < runKey[run] + Int64(length(run))
             }
             if inOrder {
                 // The last run starting at or before (table, key) is the only candidate.
@@ -129,7 +130,8 @@ struct AssociationTable {
 
     /// Associates `count` sources with consecutive keys from `source.key` with as many
     /// destinations with consecutive keys from `destination.key`, pair by pair.
-    mutating func associate(source: (entity: UInt16, key: Int64), destination: (entity: UInt16, key: Int64), count: Int) {
+    mutating func associate(source: (entity: UInt16, key: Int64), destination: (entity: UInt16, key: Int64), count: Int)
+    {
         sources.append(entity: source.entity, key: source.key, count: count)
         destinations.append(entity: destination.entity, key: destination.key, count: count)
     }

@@ -66,16 +66,19 @@ final class EntityMappingRunner {
         attributeObjects = prepared.attributes.map { .object(ObjectReference(PropertyMappingObject($0.mapping))) }
         let source = manager.sourceContext, destination = manager.destinationContext
         copiedAttributes = prepared.attributes.map { property in
-            guard let entity = prepared.sourceEntity?.name, let name = Self.copiedAttribute(property.expression.expression) else { return nil }
+            guard let entity = prepared.sourceEntity?.name,
+                let name = Self.copiedAttribute(property.expression.expression)
+            else { return nil }
             return try? source.attributeKey(name, of: entity)
         }
         destinationAttributes = prepared.attributes.map { property in
             prepared.destinationEntity.flatMap { try? destination.attributeKey(property.mapping.name, of: $0.name) }
         }
         relationshipObjects = prepared.relationships.map { .object(ObjectReference(PropertyMappingObject($0.mapping))) }
-        (strategy, strategyReason) = InstanceStrategy.choose(prepared, policy: policy, copiedAttributes: copiedAttributes,
-                                                             destinationAttributes: destinationAttributes, source: source,
-                                                             destination: destination)
+        (strategy, strategyReason) = InstanceStrategy.choose(
+            prepared, policy: policy, copiedAttributes: copiedAttributes,
+            destinationAttributes: destinationAttributes, source: source,
+            destination: destination)
     }
 
     /// How an interpreted stage 1 runs: `row copy`, `rows` or `objects`, and why not faster.
@@ -107,7 +110,9 @@ final class EntityMappingRunner {
         do {
             try body()
         } catch {
-            throw error.filling(entityMapping: mapping.name, sourceEntity: currentSource?.entityName, sourceKey: currentSource?.primaryKey)
+            throw error.filling(
+                entityMapping: mapping.name, sourceEntity: currentSource?.entityName,
+                sourceKey: currentSource?.primaryKey)
         }
     }
 
@@ -123,7 +128,8 @@ final class EntityMappingRunner {
         } catch let error as ContextError {
             throw MigrationError(.value, error.description, underlying: error)
         } catch {
-            throw MigrationError(.policy, "\(mapping.policy ?? policy.kindName).\(name) failed: \(error)", underlying: error)
+            throw MigrationError(
+                .policy, "\(mapping.policy ?? policy.kindName).\(name) failed: \(error)", underlying: error)
         }
         try manager.checkCancelled()
     }
@@ -132,7 +138,9 @@ final class EntityMappingRunner {
     func createInstances(progress: (Int, Int?, Double) -> Void) throws(MigrationError) {
         try hook("begin(_:manager:)") { try policy.begin(mapping, manager: manager) }
         if let plan = sqlPlan, !manager.sourceContext.hasChanges, try createInstancesAsSQL(plan, progress: progress) {
-            try hook("endInstanceCreation(forMapping:manager:)") { try policy.endInstanceCreation(forMapping: mapping, manager: manager) }
+            try hook("endInstanceCreation(forMapping:manager:)") {
+                try policy.endInstanceCreation(forMapping: mapping, manager: manager)
+            }
             try manager.save()
             return
         }
@@ -152,7 +160,9 @@ final class EntityMappingRunner {
                 total = try manager.sourceContext.count(request)
                 cursor = try manager.sourceContext.makeCursor(request)
             } catch {
-                throw MigrationError(.sourceStore, "cannot read the source instances: \(error)", expression: mapping.sourceExpression, underlying: error)
+                throw MigrationError(
+                    .sourceStore, "cannot read the source instances: \(error)", expression: mapping.sourceExpression,
+                    underlying: error)
             }
             while true {
                 let next: ManagedObject?
@@ -161,7 +171,9 @@ final class EntityMappingRunner {
                 } catch {
                     // The error names the row it failed on; the last one read is done.
                     currentSource = nil
-                    throw MigrationError(.sourceStore, "cannot read the source instances: \(error)", expression: mapping.sourceExpression, underlying: error)
+                    throw MigrationError(
+                        .sourceStore, "cannot read the source instances: \(error)",
+                        expression: mapping.sourceExpression, underlying: error)
                 }
                 guard let source = next else { break }
                 try createDestinationInstances(for: source)
@@ -173,15 +185,17 @@ final class EntityMappingRunner {
             do {
                 value = try compiled.evaluate(in: evaluation)
             } catch {
-                throw MigrationError(.expression, error.description, expression: mapping.sourceExpression, underlying: error)
+                throw MigrationError(
+                    .expression, error.description, expression: mapping.sourceExpression, underlying: error)
             }
             let elements = value.isNull ? [] : (value.collectionElements ?? [value])
             for element in elements {
                 guard case .object(let reference) = element, let source = reference.object as? ManagedObject,
                     source.managedObjectContext === manager.sourceContext
                 else {
-                    throw MigrationError(.expression, "the source expression must give source objects, not \(element.kind.rawValue)",
-                                         expression: mapping.sourceExpression)
+                    throw MigrationError(
+                        .expression, "the source expression must give source objects, not \(element.kind.rawValue)",
+                        expression: mapping.sourceExpression)
                 }
                 try createDestinationInstances(for: source)
                 rows += 1
@@ -189,7 +203,9 @@ final class EntityMappingRunner {
             }
         }
         currentSource = nil
-        try hook("endInstanceCreation(forMapping:manager:)") { try policy.endInstanceCreation(forMapping: mapping, manager: manager) }
+        try hook("endInstanceCreation(forMapping:manager:)") {
+            try policy.endInstanceCreation(forMapping: mapping, manager: manager)
+        }
         try manager.save()
     }
 
@@ -226,7 +242,8 @@ final class EntityMappingRunner {
         do {
             id = try inserter.insert()
         } catch {
-            throw MigrationError(.destinationStore, "cannot write a \(inserter.entityName): \(error)", underlying: error)
+            throw MigrationError(
+                .destinationStore, "cannot write a \(inserter.entityName): \(error)", underlying: error)
         }
         manager.associate(source, id, runner: self)
     }
@@ -235,7 +252,9 @@ final class EntityMappingRunner {
     /// ``RowCopyPlan``): each source row's attributes are copied or evaluated with `$source`
     /// bound to the row, straight into a new row, and associated by key. What it does not
     /// do (no hook, no destination object) nothing can observe.
-    private func copyRows(_ plan: RowCopyPlan, with inserter: RowInserter, progress: (Int, Int?, Double) -> Void) throws(MigrationError) {
+    private func copyRows(_ plan: RowCopyPlan, with inserter: RowInserter, progress: (Int, Int?, Double) -> Void)
+        throws(MigrationError)
+    {
         let manager = self.manager  // one strong reference, not one per use of an unowned one
         let source = manager.sourceContext
         let reader: RowReader
@@ -243,12 +262,18 @@ final class EntityMappingRunner {
         let total: Int
         do {
             reader = try source.makeRowReader(for: plan.entity, attributes: plan.sourceAttributes)
-            copier = try RowCopier(from: reader, to: inserter, attributes: plan.copies.map { (try source.attributeKey($0.from, of: plan.entity), $0.to) })
+            copier = try RowCopier(
+                from: reader, to: inserter,
+                attributes: plan.copies.map { (try source.attributeKey($0.from, of: plan.entity), $0.to) })
             total = try reader.count()
         } catch {
-            throw MigrationError(.sourceStore, "cannot read the source instances: \(error)", expression: mapping.sourceExpression, underlying: error)
+            throw MigrationError(
+                .sourceStore, "cannot read the source instances: \(error)", expression: mapping.sourceExpression,
+                underlying: error)
         }
-        guard let entities = manager.associationEntities(source: plan.entity, destination: inserter.entityName) else { return }
+        guard let entities = manager.associationEntities(source: plan.entity, destination: inserter.entityName) else {
+            return
+        }
         let started = ContinuousClock.now
         var rows = 0
         // Associations are recorded in runs of consecutive keys on both sides, handed to the
@@ -256,8 +281,9 @@ final class EntityMappingRunner {
         var run = (source: Int64(0), destination: Int64(0), count: 0)
         func flush() {
             guard run.count > 0 else { return }
-            manager.associate(source: (entities.source, run.source), destination: (entities.destination, run.destination),
-                              count: run.count, runner: self)
+            manager.associate(
+                source: (entities.source, run.source), destination: (entities.destination, run.destination),
+                count: run.count, runner: self)
             run.count = 0
         }
         // The chunk is counted down here rather than asked of the context for every row:
@@ -275,13 +301,16 @@ final class EntityMappingRunner {
             do {
                 guard try reader.next() else { break }
             } catch {
-                throw MigrationError(.sourceStore, "cannot read the source instances: \(error)", expression: mapping.sourceExpression, underlying: error)
+                throw MigrationError(
+                    .sourceStore, "cannot read the source instances: \(error)", expression: mapping.sourceExpression,
+                    underlying: error)
             }
             do {
                 try copyRow(plan, copier)
                 let key = try insertRow(inserter)
                 let sourceKey = reader.primaryKey
-                if run.count > 0, sourceKey == run.source + Int64(run.count), key == run.destination + Int64(run.count) {
+                if run.count > 0, sourceKey == run.source + Int64(run.count), key == run.destination + Int64(run.count)
+                {
                     run.count += 1
                 } else {
                     flush()
@@ -338,13 +367,16 @@ final class EntityMappingRunner {
         do {
             return try inserter.insertRow()
         } catch {
-            throw MigrationError(.destinationStore, "cannot write a \(inserter.entityName): \(error)", underlying: error)
+            throw MigrationError(
+                .destinationStore, "cannot write a \(inserter.entityName): \(error)", underlying: error)
         }
     }
 
     /// Stage 2: one `createRelationships` per associated destination instance, then end.
-    func createAllRelationships(associations count: Int, destination: (Int) -> (entity: String, key: Int64),
-                                progress: (Int, Int?, Double) -> Void) throws(MigrationError) {
+    func createAllRelationships(
+        associations count: Int, destination: (Int) -> (entity: String, key: Int64),
+        progress: (Int, Int?, Double) -> Void
+    ) throws(MigrationError) {
         // The default policy without relationship mappings does nothing per instance.
         let trivial = policy.isDefault && prepared.relationships.isEmpty
         if !trivial, try !createRelationshipsAsSQL() {
@@ -357,17 +389,23 @@ final class EntityMappingRunner {
                 do {
                     object = try manager.destinationContext.object(entityName: entity, primaryKey: key)
                 } catch {
-                    throw MigrationError(.destinationStore, "cannot read back \(entity)/\(key): \(error)", underlying: error)
+                    throw MigrationError(
+                        .destinationStore, "cannot read back \(entity)/\(key): \(error)", underlying: error)
                 }
-                try hook("createRelationships(forDestination:in:manager:)") { try policy.createRelationships(forDestination: object, in: mapping, manager: manager) }
+                try hook("createRelationships(forDestination:in:manager:)") {
+                    try policy.createRelationships(forDestination: object, in: mapping, manager: manager)
+                }
                 try manager.saveIfNeeded()
                 if (position + 1) & 1023 == 0 {
-                    progress(position + 1, count, Double(position + 1) / max(1e-9, (ContinuousClock.now - started).seconds))
+                    progress(
+                        position + 1, count, Double(position + 1) / max(1e-9, (ContinuousClock.now - started).seconds))
                 }
             }
         }
         currentSource = nil
-        try hook("endRelationshipCreation(forMapping:manager:)") { try policy.endRelationshipCreation(forMapping: mapping, manager: manager) }
+        try hook("endRelationshipCreation(forMapping:manager:)") {
+            try policy.endRelationshipCreation(forMapping: mapping, manager: manager)
+        }
         try manager.save()
     }
 
@@ -406,14 +444,19 @@ final class EntityMappingRunner {
         guard !prepared.relationships.isEmpty else { return }
         let sources: [ManagedObject]
         do {
-            sources = try manager.sourceInstances(forEntityMappingNamed: mapping.name, destinationInstances: [destination])
+            sources = try manager.sourceInstances(
+                forEntityMappingNamed: mapping.name, destinationInstances: [destination])
         } catch {
-            throw MigrationError(.policy, "cannot find the source of \(destination.objectID): \(error)", underlying: error)
+            throw MigrationError(
+                .policy, "cannot find the source of \(destination.objectID): \(error)", underlying: error)
         }
         guard sources.count == 1 else {
-            throw MigrationError(.policy, sources.isEmpty
-                ? "Can't find source for destination \(destination.objectID) in default mapping policy (a policy created it without associating it)"
-                : "\(destination.objectID) has \(sources.count) source instances; the default policy needs exactly one")
+            throw MigrationError(
+                .policy,
+                sources.isEmpty
+                    ? "Can't find source for destination \(destination.objectID) in default mapping policy (a policy created it without associating it)"
+                    : "\(destination.objectID) has \(sources.count) source instances; the default policy needs exactly one"
+            )
         }
         let source = sources[0]
         currentSource = source.objectID
@@ -429,7 +472,9 @@ final class EntityMappingRunner {
 
     /// Runs `body` with `$source` and `$destination` bound, unbinding them afterwards so
     /// that the context holds no object between instances.
-    private func bound(_ source: ManagedObject, _ destination: ManagedObject?, _ body: () throws(MigrationError) -> Void) throws(MigrationError) {
+    private func bound(
+        _ source: ManagedObject, _ destination: ManagedObject?, _ body: () throws(MigrationError) -> Void
+    ) throws(MigrationError) {
         evaluation[slot: sourceSlot] = .object(ObjectReference(source))
         evaluation[slot: destinationSlot] = destination.map { .object(ObjectReference($0)) }
         defer {
@@ -442,7 +487,9 @@ final class EntityMappingRunner {
 
     /// The value of the `i`th attribute mapping for `source` (bound as `$source`): read
     /// directly when the mapping is a plain copy, else evaluated.
-    private func attributeValue(_ i: Int, _ property: PreparedProperty, of source: ManagedObject) throws(MigrationError) -> Value {
+    private func attributeValue(_ i: Int, _ property: PreparedProperty, of source: ManagedObject) throws(MigrationError)
+        -> Value
+    {
         currentProperty = property.mapping
         if let key = copiedAttributes[i] {
             do {
@@ -463,13 +510,19 @@ final class EntityMappingRunner {
         }
     }
 
-    func failure(_ kind: MigrationError.Kind, _ message: String, _ property: PreparedProperty, underlying: (any Error)? = nil) -> MigrationError {
-        MigrationError(kind, message, property: property.mapping.name, expression: property.mapping.valueExpression, underlying: underlying)
+    func failure(
+        _ kind: MigrationError.Kind, _ message: String, _ property: PreparedProperty, underlying: (any Error)? = nil
+    ) -> MigrationError {
+        MigrationError(
+            kind, message, property: property.mapping.name, expression: property.mapping.valueExpression,
+            underlying: underlying)
     }
 
     /// Core Data's coercions: a to-one takes nil, an object, or a collection of at most one;
     /// a to-many takes the union of what it holds with nil, an object or a collection.
-    private func setRelationship(_ value: Value, _ property: PreparedProperty, on destination: ManagedObject) throws(MigrationError) {
+    private func setRelationship(_ value: Value, _ property: PreparedProperty, on destination: ManagedObject)
+        throws(MigrationError)
+    {
         let relationship = property.relationship!
         let elements: [Value]
         switch value {
@@ -478,21 +531,32 @@ final class EntityMappingRunner {
         case .array(let a): elements = a
         case .set(let s): elements = Array(s)
         default:
-            throw failure(.value, "a relationship mapping must give objects, a collection of objects or nil; this one gave \(value.kind.rawValue)", property)
+            throw failure(
+                .value,
+                "a relationship mapping must give objects, a collection of objects or nil; this one gave \(value.kind.rawValue)",
+                property)
         }
         for element in elements {
             guard case .object(let reference) = element, let object = reference.object as? ManagedObject,
                 object.managedObjectContext === manager.destinationContext
             else {
                 var what = element.kind.rawValue
-                if case .object(let r) = element, let o = r.object as? ManagedObject { what = "the source object \(o.objectID)" }
-                throw failure(.value, "'\(relationship.name)' needs destination objects, but the expression gave \(what); look them up with FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"<EntityMapping>\", …)", property)
+                if case .object(let r) = element, let o = r.object as? ManagedObject {
+                    what = "the source object \(o.objectID)"
+                }
+                throw failure(
+                    .value,
+                    "'\(relationship.name)' needs destination objects, but the expression gave \(what); look them up with FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"<EntityMapping>\", …)",
+                    property)
             }
         }
         do {
             if !relationship.isToMany {
                 guard elements.count <= 1 else {
-                    throw failure(.value, "More than one relationship destination for the to-one relationship '\(relationship.name)' (\(elements.count) objects)", property)
+                    throw failure(
+                        .value,
+                        "More than one relationship destination for the to-one relationship '\(relationship.name)' (\(elements.count) objects)",
+                        property)
                 }
                 try destination.setValue(elements.first ?? .null, forKey: relationship.name)
             } else {
@@ -502,7 +566,8 @@ final class EntityMappingRunner {
                 var seen = Set(existing)
                 for element in elements where seen.insert(element).inserted { merged.append(element) }
                 if merged.count == existing.count { return }
-                try destination.setValue(relationship.isOrdered ? .array(merged) : .set(OrderedSet(merged)), forKey: relationship.name)
+                try destination.setValue(
+                    relationship.isOrdered ? .array(merged) : .set(OrderedSet(merged)), forKey: relationship.name)
             }
             report.relationshipsSet += 1
         } catch let error as MigrationError {

@@ -17,17 +17,26 @@ enum InstanceStrategy {
 
     /// The strategy for `prepared` run by `policy`, and why no faster one applies (nil
     /// for row copies, the fastest).
-    static func choose(_ prepared: PreparedEntityMapping, policy: any EntityMigrationPolicy, copiedAttributes: [AttributeKey?],
-                       destinationAttributes: [AttributeKey?], source: ObjectContext, destination: ObjectContext)
+    static func choose(
+        _ prepared: PreparedEntityMapping, policy: any EntityMigrationPolicy, copiedAttributes: [AttributeKey?],
+        destinationAttributes: [AttributeKey?], source: ObjectContext, destination: ObjectContext
+    )
         -> (strategy: InstanceStrategy, reason: String?)
     {
-        guard policy.isDefault else { return (.objects, "the policy \(prepared.mapping.policy ?? "") has its own hooks") }
-        guard let entity = prepared.destinationEntity else { return (.objects, "the mapping has no destination entity") }
+        guard policy.isDefault else {
+            return (.objects, "the policy \(prepared.mapping.policy ?? "") has its own hooks")
+        }
+        guard let entity = prepared.destinationEntity else {
+            return (.objects, "the mapping has no destination entity")
+        }
         if prepared.attributes.contains(where: { $0.expression.expression.variableNames.contains("destination") }) {
             return (.objects, "an attribute mapping reads $destination")
         }
         if let i = destinationAttributes.firstIndex(where: { $0 == nil }) {
-            return (.objects, "\(entity.name) has no attribute '\(prepared.attributes[i].mapping.name)' to write as a column")
+            return (
+                .objects,
+                "\(entity.name) has no attribute '\(prepared.attributes[i].mapping.name)' to write as a column"
+            )
         }
         let inserter: RowInserter
         do {
@@ -36,8 +45,10 @@ enum InstanceStrategy {
             return (.objects, "\(entity.name)'s rows cannot be written directly: \(error.message)")
         }
         guard prepared.sourceEntity != nil else { return (.rows(inserter), "the mapping has no source rows to read") }
-        guard let copy = RowCopyPlan(prepared, copiedAttributes: copiedAttributes.map { $0?.name },
-                                 destinationAttributes: destinationAttributes.map { $0! }, source: source)
+        guard
+            let copy = RowCopyPlan(
+                prepared, copiedAttributes: copiedAttributes.map { $0?.name },
+                destinationAttributes: destinationAttributes.map { $0! }, source: source)
         else {
             return (.rows(inserter), "the source expression or an attribute mapping needs source objects")
         }

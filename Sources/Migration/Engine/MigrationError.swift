@@ -37,8 +37,10 @@ public struct MigrationError: Error, Hashable, Sendable, CustomStringConvertible
     /// kept whole: ``sqlite`` finds SQLite's code and SQL beneath the message.
     public var underlying: UnderlyingError?
 
-    public init(_ kind: Kind, _ message: String, entityMapping: String? = nil, sourceEntity: String? = nil,
-                sourceKey: Int64? = nil, property: String? = nil, expression: String? = nil, underlying: (any Error)? = nil) {
+    public init(
+        _ kind: Kind, _ message: String, entityMapping: String? = nil, sourceEntity: String? = nil,
+        sourceKey: Int64? = nil, property: String? = nil, expression: String? = nil, underlying: (any Error)? = nil
+    ) {
         self.kind = kind
         self.message = message
         self.entityMapping = entityMapping
@@ -71,7 +73,9 @@ public struct MigrationError: Error, Hashable, Sendable, CustomStringConvertible
             place.append(sourceKey.map { "source \(sourceEntity) Z_PK \($0)" } ?? "source \(sourceEntity)")
         }
         // A long expression is quoted by its start: the message's own column says where.
-        let quoted = expression.map { $0.count > ExpressionError.quotedLineLimit ? String($0.prefix(ExpressionError.quotedWindow)) + "…" : $0 }
+        let quoted = expression.map {
+            $0.count > ExpressionError.quotedLineLimit ? String($0.prefix(ExpressionError.quotedWindow)) + "…" : $0
+        }
         if let property {
             place.append(quoted.map { "'\(property)' = \"\($0)\"" } ?? "'\(property)'")
         } else if let quoted {

@@ -5,22 +5,30 @@ import ObjectGraph
 // mappings and policies and asked by stage 2 (the manager's lookup functions).
 extension MigrationManager {
     /// Records that `destination` was made from `source` by `mapping`.
-    public func associate(sourceInstance source: ManagedObject, withDestinationInstance destination: ManagedObject,
-                          for mapping: EntityMapping) throws(MigrationError) {
+    public func associate(
+        sourceInstance source: ManagedObject, withDestinationInstance destination: ManagedObject,
+        for mapping: EntityMapping
+    ) throws(MigrationError) {
         let runner = try runner(for: mapping)
-        guard let s = sourceEntityIndex[source.entity.name], let d = destinationEntityIndex[destination.entity.name] else {
-            throw MigrationError(.policy, "associate needs a source object (\(source.objectID)) and a destination object (\(destination.objectID))",
-                                 entityMapping: mapping.name)
+        guard let s = sourceEntityIndex[source.entity.name], let d = destinationEntityIndex[destination.entity.name]
+        else {
+            throw MigrationError(
+                .policy,
+                "associate needs a source object (\(source.objectID)) and a destination object (\(destination.objectID))",
+                entityMapping: mapping.name)
         }
-        associations[runner.index].associate(source: (s, source.objectID.primaryKey), destination: (d, destination.objectID.primaryKey))
+        associations[runner.index].associate(
+            source: (s, source.objectID.primaryKey), destination: (d, destination.objectID.primaryKey))
         runner.report.destinationInstances += 1
     }
 
     /// Records an association for a destination written as a row (the default policy's
     /// fast path), by its ID.
     func associate(_ source: ManagedObject, _ destination: ObjectID, runner: EntityMappingRunner) {
-        guard let s = sourceEntityIndex[source.entity.name], let d = destinationEntityIndex[destination.entityName] else { return }
-        associations[runner.index].associate(source: (s, source.objectID.primaryKey), destination: (d, destination.primaryKey))
+        guard let s = sourceEntityIndex[source.entity.name], let d = destinationEntityIndex[destination.entityName]
+        else { return }
+        associations[runner.index].associate(
+            source: (s, source.objectID.primaryKey), destination: (d, destination.primaryKey))
         runner.report.destinationInstances += 1
     }
 
@@ -32,8 +40,10 @@ extension MigrationManager {
 
     /// Records `count` associations at once, for the row-copy path: sources with keys
     /// from `source.key` on made destinations with keys from `destination.key` on.
-    func associate(source: (entity: UInt16, key: Int64), destination: (entity: UInt16, key: Int64), count: Int,
-                   runner: EntityMappingRunner) {
+    func associate(
+        source: (entity: UInt16, key: Int64), destination: (entity: UInt16, key: Int64), count: Int,
+        runner: EntityMappingRunner
+    ) {
         associations[runner.index].associate(source: source, destination: destination, count: count)
         runner.report.destinationInstances += count
     }
@@ -48,7 +58,9 @@ extension MigrationManager {
 
     /// The destination instances made from `sourceInstances` by the entity mapping named
     /// `name` (every mapping when nil), in order, without duplicates.
-    public func destinationInstances(forEntityMappingNamed name: String?, sourceInstances: [ManagedObject]) throws -> [ManagedObject] {
+    public func destinationInstances(forEntityMappingNamed name: String?, sourceInstances: [ManagedObject]) throws
+        -> [ManagedObject]
+    {
         let tables = try associationTables(named: name)
         var seen = Set<ObjectID>()
         var result: [ManagedObject] = []
@@ -56,7 +68,8 @@ extension MigrationManager {
             guard let entity = sourceEntityIndex[object.entity.name] else { continue }
             for t in tables {
                 for d in associations[t].destinations(ofSource: entity, key: object.objectID.primaryKey) {
-                    let id = try destinationContext.objectID(entityName: destinationModel.entities[Int(d.entity)].name, primaryKey: d.key)
+                    let id = try destinationContext.objectID(
+                        entityName: destinationModel.entities[Int(d.entity)].name, primaryKey: d.key)
                     if seen.insert(id).inserted { result.append(try destinationContext.object(with: id)) }
                 }
             }
@@ -66,7 +79,9 @@ extension MigrationManager {
 
     /// The source instances the entity mapping named `name` (every mapping when nil) made
     /// `destinationInstances` from, in order, without duplicates.
-    public func sourceInstances(forEntityMappingNamed name: String?, destinationInstances: [ManagedObject]) throws -> [ManagedObject] {
+    public func sourceInstances(forEntityMappingNamed name: String?, destinationInstances: [ManagedObject]) throws
+        -> [ManagedObject]
+    {
         let tables = try associationTables(named: name)
         var seen = Set<ObjectID>()
         var result: [ManagedObject] = []
@@ -74,7 +89,8 @@ extension MigrationManager {
             guard let entity = destinationEntityIndex[object.entity.name] else { continue }
             for t in tables {
                 for s in associations[t].sources(ofDestination: entity, key: object.objectID.primaryKey) {
-                    let id = try sourceContext.objectID(entityName: sourceModel.entities[Int(s.entity)].name, primaryKey: s.key)
+                    let id = try sourceContext.objectID(
+                        entityName: sourceModel.entities[Int(s.entity)].name, primaryKey: s.key)
                     if seen.insert(id).inserted { result.append(try sourceContext.object(with: id)) }
                 }
             }
@@ -86,22 +102,33 @@ extension MigrationManager {
     /// (objects of the source relationship `name`'s destination) made by every entity
     /// mapping from that entity (or a sub-entity) to the destination relationship's entity
     /// (or a sub-entity) — what inferred mappings use.
-    public func destinationInstances(forSourceRelationshipNamed name: String, sourceInstances: [ManagedObject]) throws -> [ManagedObject] {
+    public func destinationInstances(forSourceRelationshipNamed name: String, sourceInstances: [ManagedObject]) throws
+        -> [ManagedObject]
+    {
         guard let runner = runners.first(where: { $0.mapping.name == currentEntityMapping?.name }),
             let sourceEntity = runner.prepared.sourceEntity, let destinationEntity = runner.prepared.destinationEntity,
             let propertyName = runner.currentProperty?.name
         else {
-            throw MigrationError(.policy, "destinationInstancesForSourceRelationshipNamed:sourceInstances: is only available in relationship mappings")
+            throw MigrationError(
+                .policy,
+                "destinationInstancesForSourceRelationshipNamed:sourceInstances: is only available in relationship mappings"
+            )
         }
         guard let sourceRelationship = sourceModel.allRelationships(of: sourceEntity).first(where: { $0.name == name }),
             let sourceTarget = sourceModel.entity(named: sourceRelationship.destination)
         else {
-            throw MigrationError(.policy, "\(sourceEntity.name) has no relationship '\(name)' in \(sourceModel.version)")
+            throw MigrationError(
+                .policy, "\(sourceEntity.name) has no relationship '\(name)' in \(sourceModel.version)")
         }
-        guard let destinationRelationship = destinationModel.allRelationships(of: destinationEntity).first(where: { $0.name == propertyName }),
+        guard
+            let destinationRelationship = destinationModel.allRelationships(of: destinationEntity).first(where: {
+                $0.name == propertyName
+            }),
             let destinationTarget = destinationModel.entity(named: destinationRelationship.destination)
         else {
-            throw MigrationError(.policy, "\(destinationEntity.name) has no relationship '\(propertyName)' in \(destinationModel.version)")
+            throw MigrationError(
+                .policy,
+                "\(destinationEntity.name) has no relationship '\(propertyName)' in \(destinationModel.version)")
         }
         let sourceKinds = Set(sourceModel.descendants(of: sourceTarget).map(\.name))
         let destinationKinds = Set(destinationModel.descendants(of: destinationTarget).map(\.name))
@@ -111,7 +138,8 @@ extension MigrationManager {
             guard let s = candidate.prepared.sourceEntity, let d = candidate.prepared.destinationEntity,
                 sourceKinds.contains(s.name), destinationKinds.contains(d.name)
             else { continue }
-            for object in try destinationInstances(forEntityMappingNamed: candidate.mapping.name, sourceInstances: sourceInstances)
+            for object in try destinationInstances(
+                forEntityMappingNamed: candidate.mapping.name, sourceInstances: sourceInstances)
             where seen.insert(object.objectID).inserted {
                 result.append(object)
             }
@@ -130,10 +158,13 @@ extension MigrationManager {
 
     /// A fetch request for `entityName`'s instances in the source (sub-entities excluded,
     /// as Core Data's is) that `predicateString` accepts.
-    public func fetchRequest(forSourceEntityNamed entityName: String, predicateString: String,
-                             includesSubentities: Bool = false) throws -> FetchRequest {
+    public func fetchRequest(
+        forSourceEntityNamed entityName: String, predicateString: String,
+        includesSubentities: Bool = false
+    ) throws -> FetchRequest {
         guard sourceModel.entity(named: entityName) != nil else {
-            throw MigrationError(.invalidMapping, "Can't find entity named \(entityName) in source model \(sourceModel.version)")
+            throw MigrationError(
+                .invalidMapping, "Can't find entity named \(entityName) in source model \(sourceModel.version)")
         }
         var request = try FetchRequest(entityName: entityName, predicate: predicateString)
         request.includesSubentities = includesSubentities

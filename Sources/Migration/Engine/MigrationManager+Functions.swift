@@ -7,25 +7,43 @@ extension MigrationManager {
     public static let standardFunctions: FunctionRegistry = {
         var r = FunctionRegistry.standard
         r.register("sourceContext", for: MigrationManager.self) { m, _ in .object(ObjectReference(m.sourceContext)) }
-        r.register("destinationContext", for: MigrationManager.self) { m, _ in .object(ObjectReference(m.destinationContext)) }
-        r.register("fetchRequestForSourceEntityNamed:predicateString:", for: MigrationManager.self) { m, a in
-            .object(ObjectReference(FetchRequestObject(
-                try m.fetchRequest(forSourceEntityNamed: try string(a[0], "an entity name"), predicateString: try string(a[1], "a predicate")))))
+        r.register("destinationContext", for: MigrationManager.self) { m, _ in
+            .object(ObjectReference(m.destinationContext))
         }
-        r.register("fetchRequestForSourceEntityNamed:predicateString:includesSubentities:", for: MigrationManager.self) { m, a in
-            .object(ObjectReference(FetchRequestObject(
-                try m.fetchRequest(forSourceEntityNamed: try string(a[0], "an entity name"), predicateString: try string(a[1], "a predicate"),
-                                   includesSubentities: a[2].doubleValue.map { $0 != 0 } ?? false))))
+        r.register("fetchRequestForSourceEntityNamed:predicateString:", for: MigrationManager.self) { m, a in
+            .object(
+                ObjectReference(
+                    FetchRequestObject(
+                        try m.fetchRequest(
+                            forSourceEntityNamed: try string(a[0], "an entity name"),
+                            predicateString: try string(a[1], "a predicate")))))
+        }
+        r.register("fetchRequestForSourceEntityNamed:predicateString:includesSubentities:", for: MigrationManager.self)
+        { m, a in
+            .object(
+                ObjectReference(
+                    FetchRequestObject(
+                        try m.fetchRequest(
+                            forSourceEntityNamed: try string(a[0], "an entity name"),
+                            predicateString: try string(a[1], "a predicate"),
+                            includesSubentities: a[2].doubleValue.map { $0 != 0 } ?? false))))
         }
         r.register("destinationInstancesForEntityMappingNamed:sourceInstances:", for: MigrationManager.self) { m, a in
-            objects(try m.destinationInstances(forEntityMappingNamed: try optionalString(a[0]), sourceInstances: try managedObjects(a[1])))
+            objects(
+                try m.destinationInstances(
+                    forEntityMappingNamed: try optionalString(a[0]), sourceInstances: try managedObjects(a[1])))
         }
         r.register("sourceInstancesForEntityMappingNamed:destinationInstances:", for: MigrationManager.self) { m, a in
-            objects(try m.sourceInstances(forEntityMappingNamed: try optionalString(a[0]), destinationInstances: try managedObjects(a[1])))
+            objects(
+                try m.sourceInstances(
+                    forEntityMappingNamed: try optionalString(a[0]), destinationInstances: try managedObjects(a[1])))
         }
-        r.register("destinationInstancesForSourceRelationshipNamed:sourceInstances:", for: MigrationManager.self) { m, a in
-            objects(try m.destinationInstances(forSourceRelationshipNamed: try string(a[0], "a relationship name"),
-                                               sourceInstances: try managedObjects(a[1])))
+        r.register("destinationInstancesForSourceRelationshipNamed:sourceInstances:", for: MigrationManager.self) {
+            m, a in
+            objects(
+                try m.destinationInstances(
+                    forSourceRelationshipNamed: try string(a[0], "a relationship name"),
+                    sourceInstances: try managedObjects(a[1])))
         }
         // Inferred mappings' form: the source value of the property renamed to the
         // destination attribute, or the destination attribute's default when it is nil.
@@ -34,16 +52,23 @@ extension MigrationManager {
             guard case .object(let s) = a[1], let source = s.object as? ManagedObject,
                 case .object(let d) = a[2], let destination = d.object as? ManagedObject
             else {
-                throw ExpressionError(.type, "_nonNilValueOrDefaultValueForAttribute:source:destination: needs the source and destination objects")
+                throw ExpressionError(
+                    .type,
+                    "_nonNilValueOrDefaultValueForAttribute:source:destination: needs the source and destination objects"
+                )
             }
             // Paired as inferred mappings pair them: by renaming identifier (the name when
             // there is none) on both sides, inherited attributes included.
-            let destinationAttributes = destination.managedObjectContext.map { $0.store.model.allAttributes(of: destination.entity) }
+            let destinationAttributes =
+                destination.managedObjectContext.map { $0.store.model.allAttributes(of: destination.entity) }
                 ?? destination.entity.attributes
-            let sourceAttributes = source.managedObjectContext.map { $0.store.model.allAttributes(of: source.entity) } ?? source.entity.attributes
+            let sourceAttributes =
+                source.managedObjectContext.map { $0.store.model.allAttributes(of: source.entity) }
+                ?? source.entity.attributes
             let attribute = destinationAttributes.first { $0.name == name }
             let id = attribute?.renamingIdentifier ?? name
-            let sourceName = sourceAttributes.first { ($0.renamingIdentifier ?? $0.name) == id }?.name
+            let sourceName =
+                sourceAttributes.first { ($0.renamingIdentifier ?? $0.name) == id }?.name
                 ?? (sourceAttributes.contains { $0.name == id } ? id : name)
             let value = (try? source.value(forKey: sourceName)) ?? .null
             if !value.isNull { return value }
@@ -53,7 +78,9 @@ extension MigrationManager {
     }()
 
     private static func string(_ value: Value, _ what: String) throws -> String {
-        guard case .string(let s) = value else { throw ExpressionError(.type, "expected \(what) (a string), not \(value.kind.rawValue)") }
+        guard case .string(let s) = value else {
+            throw ExpressionError(.type, "expected \(what) (a string), not \(value.kind.rawValue)")
+        }
         return s
     }
 

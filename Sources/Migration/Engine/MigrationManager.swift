@@ -66,8 +66,10 @@ public final class MigrationManager: KeyValueCoding {
 
     /// Checks `mapping` against the models and the policies and compiles it.
     /// Throws every problem found (see ``check(_:source:destination:policies:)``).
-    public init(mapping: MappingModel, source: ObjectModel, destination: ObjectModel,
-                policies: PolicyRegistry = PolicyRegistry(), options: MigrationOptions = MigrationOptions()) throws(MappingErrors) {
+    public init(
+        mapping: MappingModel, source: ObjectModel, destination: ObjectModel,
+        policies: PolicyRegistry = PolicyRegistry(), options: MigrationOptions = MigrationOptions()
+    ) throws(MappingErrors) {
         var compiler = MappingCompiler(mapping, source: source, destination: destination, policies: policies)
         let prepared = compiler.prepare()
         if !compiler.errors.isEmpty { throw MappingErrors(compiler.errors) }
@@ -78,14 +80,17 @@ public final class MigrationManager: KeyValueCoding {
         self.policies = policies
         self.options = options
         sourceEntityIndex = Dictionary(uniqueKeysWithValues: source.entities.enumerated().map { ($1.name, UInt16($0)) })
-        destinationEntityIndex = Dictionary(uniqueKeysWithValues: destination.entities.enumerated().map { ($1.name, UInt16($0)) })
+        destinationEntityIndex = Dictionary(
+            uniqueKeysWithValues: destination.entities.enumerated().map { ($1.name, UInt16($0)) })
     }
 
     /// The entity mappings of `mapping` as a run applies them: a copy or transform mapping
     /// with the property mappings it implies (same-named attributes copied, relationships
     /// re-linked) added (``PropertyMapping/isImplicit``), and every problem found.
-    public static func effectiveEntityMappings(_ mapping: MappingModel, source: ObjectModel, destination: ObjectModel,
-                                               policies: PolicyRegistry = PolicyRegistry()) -> (entityMappings: [EntityMapping], errors: [MappingError]) {
+    public static func effectiveEntityMappings(
+        _ mapping: MappingModel, source: ObjectModel, destination: ObjectModel,
+        policies: PolicyRegistry = PolicyRegistry()
+    ) -> (entityMappings: [EntityMapping], errors: [MappingError]) {
         var compiler = MappingCompiler(mapping, source: source, destination: destination, policies: policies)
         let prepared = compiler.prepare()
         return (prepared.entityMappings.map(\.mapping), compiler.errors)
@@ -94,15 +99,20 @@ public final class MigrationManager: KeyValueCoding {
     /// How a run would run each entity mapping of `mapping` (docs/pushdown.md): as SQL or
     /// interpreted, and why, before any row is seen. A run can still interpret a mapping
     /// planned as SQL, when a source row meets one of its checks.
-    public static func plannedExecutions(_ mapping: MappingModel, source: ObjectModel, destination: ObjectModel,
-                                         policies: PolicyRegistry = PolicyRegistry(),
-                                         options: MigrationOptions = MigrationOptions()) -> [(entityMapping: String, execution: MappingExecution)] {
+    public static func plannedExecutions(
+        _ mapping: MappingModel, source: ObjectModel, destination: ObjectModel,
+        policies: PolicyRegistry = PolicyRegistry(),
+        options: MigrationOptions = MigrationOptions()
+    ) -> [(entityMapping: String, execution: MappingExecution)] {
         var compiler = MappingCompiler(mapping, source: source, destination: destination, policies: policies)
         let prepared = compiler.prepare().entityMappings
-        let plans = options.pushdown
-            ? SQLMappingPlan.plans(prepared, usesDefaultPolicy: { p in
-                (p.mapping.policy.flatMap { policies.makePolicy($0) } ?? DefaultMigrationPolicy()).isDefault
-            }, source: StoreLayout(model: source), destination: StoreLayout(model: destination))
+        let plans =
+            options.pushdown
+            ? SQLMappingPlan.plans(
+                prepared,
+                usesDefaultPolicy: { p in
+                    (p.mapping.policy.flatMap { policies.makePolicy($0) } ?? DefaultMigrationPolicy()).isDefault
+                }, source: StoreLayout(model: source), destination: StoreLayout(model: destination))
             : [:]
         let byName = Dictionary(prepared.map { ($0.mapping.name, $0) }, uniquingKeysWith: { a, _ in a })
         return mapping.entityMappings.map { m in
@@ -120,14 +130,17 @@ public final class MigrationManager: KeyValueCoding {
     static func execution(of plan: Result<SQLMappingPlan, SQLTranslator.Refusal>?) -> MappingExecution {
         switch plan {
         case .success(let plan)?: plan.plannedExecution
-        case .failure(let refusal)?: MappingExecution(instancesAsSQL: false, instancesReason: refusal.reason, relationshipsAsSQL: false)
+        case .failure(let refusal)?:
+            MappingExecution(instancesAsSQL: false, instancesReason: refusal.reason, relationshipsAsSQL: false)
         case nil: MappingExecution(instancesAsSQL: false, instancesReason: "--no-pushdown", relationshipsAsSQL: false)
         }
     }
 
     /// Every problem of `mapping` against the models and policies; empty when it can run.
-    public static func check(_ mapping: MappingModel, source: ObjectModel, destination: ObjectModel,
-                             policies: PolicyRegistry = PolicyRegistry()) -> [MappingError] {
+    public static func check(
+        _ mapping: MappingModel, source: ObjectModel, destination: ObjectModel,
+        policies: PolicyRegistry = PolicyRegistry()
+    ) -> [MappingError] {
         var compiler = MappingCompiler(mapping, source: source, destination: destination, policies: policies)
         _ = compiler.prepare()
         return compiler.errors
@@ -138,8 +151,10 @@ public final class MigrationManager: KeyValueCoding {
     /// Migrates the store at `sourcePath` into a new store at `destinationPath`.
     /// On failure the destination is removed and the source is as it was.
     @discardableResult
-    public func migrateStore(from sourcePath: String, to destinationPath: String,
-                             progress: ((MigrationProgress) -> Void)? = nil) throws(MigrationError) -> MigrationReport {
+    public func migrateStore(
+        from sourcePath: String, to destinationPath: String,
+        progress: ((MigrationProgress) -> Void)? = nil
+    ) throws(MigrationError) -> MigrationReport {
         let started = ContinuousClock.now
         progressHandler = progress
         var succeeded = false
@@ -181,8 +196,11 @@ public final class MigrationManager: KeyValueCoding {
             if let error = error as? MigrationError { throw error }
             throw MigrationError(.destinationStore, "\(error)", underlying: error)
         }
-        let report = MigrationReport(entityMappings: runners.map { var r = $0.report; r.execution = $0.execution; return r },
-                                     seconds: (ContinuousClock.now - started).seconds)
+        let report = MigrationReport(
+            entityMappings: runners.map {
+                var r = $0.report; r.execution = $0.execution; return r
+            },
+            seconds: (ContinuousClock.now - started).seconds)
         succeeded = true
         return report
     }
@@ -208,7 +226,9 @@ public final class MigrationManager: KeyValueCoding {
         contexts = (sourceContext, destinationContext)
         let sourceTables = sourceModel.entities.map { tableIndex(source.layout, $0.name) }
         let destinationTables = destinationModel.entities.map { tableIndex(destination.layout, $0.name) }
-        associations = prepared.entityMappings.map { _ in AssociationTable(sourceTables: sourceTables, destinationTables: destinationTables) }
+        associations = prepared.entityMappings.map { _ in
+            AssociationTable(sourceTables: sourceTables, destinationTables: destinationTables)
+        }
         sqlLinksWritten = []
         prelinked = []
         runners = []
@@ -230,27 +250,35 @@ public final class MigrationManager: KeyValueCoding {
                     self.report(.createInstances, runner, (done + fraction(rows, total)) / steps, rows, total, rate)
                 }
             }
-            if !runner.execution.instancesAsSQL, runners.contains(where: { $0.sqlPlan?.linksTo(runner.index) == true }) {
+            if !runner.execution.instancesAsSQL, runners.contains(where: { $0.sqlPlan?.linksTo(runner.index) == true })
+            {
                 try writeKeys(of: runner, in: destination.database)
             }
             done += 1
             migrationProgress = done / steps
-            report(.createInstances, runner, migrationProgress, runner.report.sourceInstances, runner.report.sourceInstances, 0, force: true)
+            report(
+                .createInstances, runner, migrationProgress, runner.report.sourceInstances,
+                runner.report.sourceInstances, 0, force: true)
         }
         // Stage 2: relationships.
         for runner in runners {
             currentEntityMapping = runner.mapping
             try runner.stage { () throws(MigrationError) in
-                try runner.createAllRelationships(associations: associationCount(runner), destination: { position in
-                    let d = self.associations[runner.index][position].destination
-                    return (self.destinationModel.entities[Int(d.entity)].name, d.key)
-                }) { rows, total, rate in
+                try runner.createAllRelationships(
+                    associations: associationCount(runner),
+                    destination: { position in
+                        let d = self.associations[runner.index][position].destination
+                        return (self.destinationModel.entities[Int(d.entity)].name, d.key)
+                    }
+                ) { rows, total, rate in
                     self.report(.createRelationships, runner, (done + fraction(rows, total)) / steps, rows, total, rate)
                 }
             }
             done += 1
             migrationProgress = done / steps
-            report(.createRelationships, runner, migrationProgress, runner.report.destinationInstances, runner.report.destinationInstances, 0, force: true)
+            report(
+                .createRelationships, runner, migrationProgress, runner.report.destinationInstances,
+                runner.report.destinationInstances, 0, force: true)
         }
         // Stage 3: the store against the destination model's rules, then the policies.
         do {
@@ -265,14 +293,20 @@ public final class MigrationManager: KeyValueCoding {
             throw MigrationError(.destinationStore, "cannot validate the new store: \(error)", underlying: error)
         }
         if let first = failures.first {
-            let more = failures.count > 1 ? " (and \(failures.count - 1) more: " + failures.dropFirst().map(\.description).joined(separator: "; ") + ")" : ""
-            throw MigrationError(.validation, "the new store fails validation: \(first.description)\(more)",
-                                 entityMapping: entityMapping(producing: first.object))
+            let more =
+                failures.count > 1
+                ? " (and \(failures.count - 1) more: " + failures.dropFirst().map(\.description).joined(separator: "; ")
+                    + ")" : ""
+            throw MigrationError(
+                .validation, "the new store fails validation: \(first.description)\(more)",
+                entityMapping: entityMapping(producing: first.object))
         }
         for runner in runners {
             currentEntityMapping = runner.mapping
             try runner.stage { () throws(MigrationError) in
-                try runner.hook("performCustomValidation(forMapping:manager:)") { try runner.policy.performCustomValidation(forMapping: runner.mapping, manager: self) }
+                try runner.hook("performCustomValidation(forMapping:manager:)") {
+                    try runner.policy.performCustomValidation(forMapping: runner.mapping, manager: self)
+                }
                 try runner.hook("end(_:manager:)") { try runner.policy.end(runner.mapping, manager: self) }
                 try self.save()
             }
@@ -298,7 +332,8 @@ public final class MigrationManager: KeyValueCoding {
 
     /// The entity mapping that created the destination object described as `Entity/pk`.
     func entityMapping(producing object: String?) -> String? {
-        guard let object, let slash = object.firstIndex(of: "/"), let key = Int64(object[object.index(after: slash)...]),
+        guard let object, let slash = object.firstIndex(of: "/"),
+            let key = Int64(object[object.index(after: slash)...]),
             let entity = destinationEntityIndex[String(object[..<slash])]
         else { return nil }
         for runner in runners where !associations[runner.index].sources(ofDestination: entity, key: key).isEmpty {
@@ -307,21 +342,27 @@ public final class MigrationManager: KeyValueCoding {
         return nil
     }
 
-    func report(_ stage: MigrationProgress.Stage, _ runner: EntityMappingRunner, _ fraction: Double,
-                        _ rows: Int, _ total: Int?, _ rate: Double, force: Bool = false) {
+    func report(
+        _ stage: MigrationProgress.Stage, _ runner: EntityMappingRunner, _ fraction: Double,
+        _ rows: Int, _ total: Int?, _ rate: Double, force: Bool = false
+    ) {
         migrationProgress = fraction
         guard let progressHandler else { return }
         let now = ContinuousClock.now
         guard force || now - lastProgress > .milliseconds(100) else { return }
         lastProgress = now
-        progressHandler(MigrationProgress(fraction: fraction, stage: stage, entityMapping: runner.mapping.name,
-                                          rows: rows, totalRows: total, rowsPerSecond: rate))
+        progressHandler(
+            MigrationProgress(
+                fraction: fraction, stage: stage, entityMapping: runner.mapping.name,
+                rows: rows, totalRows: total, rowsPerSecond: rate))
     }
 
     /// Saves the destination context if a chunk's worth of objects is waiting.
     func saveIfNeeded() throws(MigrationError) {
         let context = destinationContext
-        if context.pendingObjectCount + context.rowsWritten >= options.chunkSize || context.pendingValueBytes >= options.chunkBytes {
+        if context.pendingObjectCount + context.rowsWritten >= options.chunkSize
+            || context.pendingValueBytes >= options.chunkBytes
+        {
             try save()
         }
     }
@@ -355,7 +396,8 @@ public final class MigrationManager: KeyValueCoding {
         case "sourceContext": return .object(ObjectReference(sourceContext))
         case "destinationContext": return .object(ObjectReference(destinationContext))
         case "userInfo": return .dictionary(userInfo)
-        case "currentEntityMapping": return currentEntityMapping.map { .object(ObjectReference(EntityMappingObject($0))) } ?? .null
+        case "currentEntityMapping":
+            return currentEntityMapping.map { .object(ObjectReference(EntityMappingObject($0))) } ?? .null
         case "migrationProgress": return .double(migrationProgress)
         case "sourceModel": return .string(sourceModel.version)
         case "destinationModel": return .string(destinationModel.version)

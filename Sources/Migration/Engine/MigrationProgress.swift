@@ -21,7 +21,9 @@ public struct MigrationProgress: Sendable, Hashable {
     public var rowsPerSecond: Double
 
     /// A report, for tests of progress handlers (the engine makes the real ones).
-    public init(fraction: Double, stage: Stage, entityMapping: String, rows: Int, totalRows: Int?, rowsPerSecond: Double) {
+    public init(
+        fraction: Double, stage: Stage, entityMapping: String, rows: Int, totalRows: Int?, rowsPerSecond: Double
+    ) {
         self.fraction = fraction
         self.stage = stage
         self.entityMapping = entityMapping

@@ -39,7 +39,10 @@ final class RowCopyPlan {
     /// The variables an expression may read besides `$source`: they hold no source object.
     static let harmlessVariables: Set<String> = ["propertyMapping", "entityMapping"]
 
-    init?(_ prepared: PreparedEntityMapping, copiedAttributes: [String?], destinationAttributes: [AttributeKey], source: ObjectContext) {
+    init?(
+        _ prepared: PreparedEntityMapping, copiedAttributes: [String?], destinationAttributes: [AttributeKey],
+        source: ObjectContext
+    ) {
         guard case .fetch(let request) = prepared.source, request.fetchLimit == nil,
             request.predicate == nil || request.predicate?.kind == .constant(true),
             let entity = source.store.model.entity(named: request.entityName),

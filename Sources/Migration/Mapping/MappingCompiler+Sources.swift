@@ -4,7 +4,9 @@ import ObjectGraph
 // Source expressions: the FETCH a mapping reads its rows with, narrowed by SQL where the
 // filter predicate allows, and the literals' offsets that errors point into.
 extension MappingCompiler {
-    mutating func sourcePlan(_ mapping: EntityMapping, _ path: String, _ compiler: ExpressionCompiler, _ sourceEntity: EntityDescription?) -> SourcePlan {
+    mutating func sourcePlan(
+        _ mapping: EntityMapping, _ path: String, _ compiler: ExpressionCompiler, _ sourceEntity: EntityDescription?
+    ) -> SourcePlan {
         let place = "\(path) .sourceExpression"
         // Add and remove mappings have no source instances (the file reader says so of a
         // sourceExpression they are given).
@@ -16,7 +18,9 @@ extension MappingCompiler {
             return .fetch(request)
         }
         if text.allSatisfy(\.isWhitespace) {
-            fail(place, "the sourceExpression is empty; leave it out to fetch every instance of the source entity", kind: .expression)
+            fail(
+                place, "the sourceExpression is empty; leave it out to fetch every instance of the source entity",
+                kind: .expression)
             return .none
         }
         let parsed: FormatExpression
@@ -43,7 +47,8 @@ extension MappingCompiler {
             case .functionCall(let target, let selector, let arguments) = request.kind,
             case .variable("manager") = target.kind,
             let selectorName = selector.constantString,
-            (selectorName == Self.fetchSelector && arguments.count == 2) || (selectorName == Self.fetchWithSubentitiesSelector && arguments.count == 3),
+            (selectorName == Self.fetchSelector && arguments.count == 2)
+                || (selectorName == Self.fetchWithSubentitiesSelector && arguments.count == 3),
             let entityName = arguments[0].constantString,
             let predicateText = arguments[1].constantString,
             let includesSubentities = arguments.count == 2 ? false : Self.constantFlag(arguments[2])
@@ -52,17 +57,30 @@ extension MappingCompiler {
             return found.isEmpty ? .expression(compiled) : .none
         }
         guard let entity = source.entity(named: entityName) else {
-            let hint = Suggestion.closest(to: entityName, among: source.entities.map(\.name)).map { "; did you mean '\($0)'?" } ?? ""
-            found.append(ExpressionError(.host, "the source model \(source.version) has no entity '\(entityName)'\(hint)", source: text, range: arguments[0].range))
+            let hint =
+                Suggestion.closest(to: entityName, among: source.entities.map(\.name)).map { "; did you mean '\($0)'?" }
+                ?? ""
+            found.append(
+                ExpressionError(
+                    .host, "the source model \(source.version) has no entity '\(entityName)'\(hint)", source: text,
+                    range: arguments[0].range))
             report(found, at: place)
             return .none
         }
-        if let sourceEntity, entity.name != sourceEntity.name, !source.ancestors(of: entity).contains(where: { $0.name == sourceEntity.name }) {
-            found.append(ExpressionError(.type, "the mapping's sourceEntity is \(sourceEntity.name), but this fetches \(entityName) instances; fetch \(sourceEntity.name) (or one of its sub-entities), or change the sourceEntity",
-                                         source: text, range: arguments[0].range))
+        if let sourceEntity, entity.name != sourceEntity.name,
+            !source.ancestors(of: entity).contains(where: { $0.name == sourceEntity.name })
+        {
+            found.append(
+                ExpressionError(
+                    .type,
+                    "the mapping's sourceEntity is \(sourceEntity.name), but this fetches \(entityName) instances; fetch \(sourceEntity.name) (or one of its sub-entities), or change the sourceEntity",
+                    source: text, range: arguments[0].range))
         } else if entity.isAbstract, !includesSubentities {
-            found.append(ExpressionError(.type, "'\(entityName)' is abstract, and this fetch leaves out sub-entities, so it would find no instances; map each sub-entity (\(Self.concreteNames(below: entity, in: source))) with a mapping of its own",
-                                         source: text, range: arguments[0].range))
+            found.append(
+                ExpressionError(
+                    .type,
+                    "'\(entityName)' is abstract, and this fetch leaves out sub-entities, so it would find no instances; map each sub-entity (\(Self.concreteNames(below: entity, in: source))) with a mapping of its own",
+                    source: text, range: arguments[0].range))
         }
         var fetch = FetchRequest(entityName: entityName)
         fetch.includesSubentities = includesSubentities
@@ -89,7 +107,8 @@ extension MappingCompiler {
             fetch.predicateSource = predicateText
             predicate.forEachSubexpression { e in
                 guard case .keyPath(nil, let keys) = e.kind,
-                    let (message, keyIndex) = Self.keyPathProblem(keys, from: entity, in: source, described: "the fetched entity \(entity.name)", prefix: "")
+                    let (message, keyIndex) = Self.keyPathProblem(
+                        keys, from: entity, in: source, described: "the fetched entity \(entity.name)", prefix: "")
                 else { return }
                 let range = Self.keyRange(keyIndex, of: keys, in: predicateText, node: e.range, from: nil)
                 found.append(ExpressionError(.unknownKey, message, source: text, range: inExpression(range)))

@@ -61,23 +61,31 @@ public struct MappingInference: Sendable {
             switch (sourceEntities[id], destinationEntities[id]) {
             case (nil, let d?):
                 if d.isAbstract { continue }
-                mapping.entityMappings.append(EntityMapping(name: "IEM_Add_\(id)", type: .add, destinationEntity: d.name))
+                mapping.entityMappings.append(
+                    EntityMapping(name: "IEM_Add_\(id)", type: .add, destinationEntity: d.name))
             case (let s?, nil):
                 if s.isAbstract { continue }
-                mapping.entityMappings.append(EntityMapping(name: "IEM_Remove_\(id)", type: .remove, sourceEntity: s.name))
+                mapping.entityMappings.append(
+                    EntityMapping(name: "IEM_Remove_\(id)", type: .remove, sourceEntity: s.name))
             case (let s?, let d?):
                 // An abstract source entity has no instances of its own to migrate.
                 if s.isAbstract { continue }
                 let type: MappingType = sourceHashes[s.name] == destinationHashes[d.name] ? .copy : .transform
                 let name = type == .copy ? "IEM_Copy_\(id)" : "IEM_Transform_\(id)"
                 if d.isAbstract {
-                    let subentities = destination.descendants(of: d, includingSelf: false).filter { !$0.isAbstract }.map(\.name)
+                    let subentities = destination.descendants(of: d, includingSelf: false).filter { !$0.isAbstract }
+                        .map(\.name)
                     let choice = subentities.isEmpty ? "" : " (\(MappingCompiler.list(subentities)))"
-                    errors.append(InferenceError(.abstractDestination, entity: d.name, entityMapping: name, message:
-                        "it has instances in \(source.version) but is abstract in \(destination.version), so an inferred mapping has nowhere to put them; map them to one of its sub-entities\(choice) in a mapping file"))
+                    errors.append(
+                        InferenceError(
+                            .abstractDestination, entity: d.name, entityMapping: name,
+                            message:
+                                "it has instances in \(source.version) but is abstract in \(destination.version), so an inferred mapping has nowhere to put them; map them to one of its sub-entities\(choice) in a mapping file"
+                        ))
                 }
-                var entityMapping = EntityMapping(name: name, type: type, sourceEntity: s.name, destinationEntity: d.name,
-                                                  sourceExpression: Self.standardFetch(of: s.name))
+                var entityMapping = EntityMapping(
+                    name: name, type: type, sourceEntity: s.name, destinationEntity: d.name,
+                    sourceExpression: Self.standardFetch(of: s.name))
                 inferProperties(of: &entityMapping, from: s, to: d)
                 mapping.entityMappings.append(entityMapping)
             case (nil, nil):
@@ -102,8 +110,12 @@ public struct MappingInference: Sendable {
             if let first = byIdentifier[id] {
                 duplicates.insert(id)
                 hasNoDraft = true
-                errors.append(InferenceError(.duplicateRenamingIdentifier, entity: entity.name, message:
-                    "\(first.name) and \(entity.name) both have the renaming identifier '\(id)' in \(model.version); each \(side) entity must have a unique renaming identifier, since an inferred mapping pairs entities by it"))
+                errors.append(
+                    InferenceError(
+                        .duplicateRenamingIdentifier, entity: entity.name,
+                        message:
+                            "\(first.name) and \(entity.name) both have the renaming identifier '\(id)' in \(model.version); each \(side) entity must have a unique renaming identifier, since an inferred mapping pairs entities by it"
+                    ))
             } else {
                 byIdentifier[id] = entity
             }
@@ -125,13 +137,24 @@ public struct MappingInference: Sendable {
     }
 
     /// The property mappings of a copy or transform mapping from `s` to `d`.
-    private mutating func inferProperties(of entityMapping: inout EntityMapping, from s: EntityDescription, to d: EntityDescription) {
+    private mutating func inferProperties(
+        of entityMapping: inout EntityMapping, from s: EntityDescription, to d: EntityDescription
+    ) {
         var byIdentifier: [String: SourceProperty] = [:]
         var shared: [String: [String]] = [:]
-        let stored = source.allAttributes(of: s).filter { !$0.isTransient }.map { ($0.renamingIdentifier ?? $0.name, SourceProperty.attribute($0)) }
-            + source.allRelationships(of: s).filter { !$0.isTransient }.map { ($0.renamingIdentifier ?? $0.name, SourceProperty.relationship($0)) }
+        let stored =
+            source.allAttributes(of: s).filter { !$0.isTransient }.map {
+                ($0.renamingIdentifier ?? $0.name, SourceProperty.attribute($0))
+            }
+            + source.allRelationships(of: s).filter { !$0.isTransient }.map {
+                ($0.renamingIdentifier ?? $0.name, SourceProperty.relationship($0))
+            }
         for (id, property) in stored {
-            if let first = byIdentifier[id] { shared[id, default: [first.name]].append(property.name) } else { byIdentifier[id] = property }
+            if let first = byIdentifier[id] {
+                shared[id, default: [first.name]].append(property.name)
+            } else {
+                byIdentifier[id] = property
+            }
         }
         var reportedShared: Set<String> = []
         /// The source property paired with a destination property of identifier `id`;
@@ -139,8 +162,13 @@ public struct MappingInference: Sendable {
         func paired(_ id: String, _ name: String) -> SourceProperty? {
             if let names = shared[id] {
                 if reportedShared.insert(id).inserted {
-                    errors.append(InferenceError(.duplicateRenamingIdentifier, entity: d.name, property: name, entityMapping: entityMapping.name, message:
-                        "\(MappingCompiler.list(names.map { "'\($0)'" })) of \(s.name) all have the renaming identifier '\(id)' in \(source.version), so an inferred mapping cannot tell which one '\(name)' comes from; give each source property a unique renaming identifier, or map '\(name)' in a mapping file"))
+                    errors.append(
+                        InferenceError(
+                            .duplicateRenamingIdentifier, entity: d.name, property: name,
+                            entityMapping: entityMapping.name,
+                            message:
+                                "\(MappingCompiler.list(names.map { "'\($0)'" })) of \(s.name) all have the renaming identifier '\(id)' in \(source.version), so an inferred mapping cannot tell which one '\(name)' comes from; give each source property a unique renaming identifier, or map '\(name)' in a mapping file"
+                        ))
                 }
                 return nil
             }
@@ -152,7 +180,10 @@ public struct MappingInference: Sendable {
             guard case .attribute(let old)? = paired(id, attribute.name) else {
                 entityMapping.attributeMappings.append(PropertyMapping(name: attribute.name, valueExpression: nil))
                 if !attribute.isOptional, attribute.defaultValue == nil, shared[id] == nil {
-                    warn(d, attribute.name, "new in \(destination.version), required, and without a default value, so nothing gives it a value: checking the mapping fails, and Core Data's migration would fail validation for any \(d.name); give it a default value, make it optional, or map it in a mapping file")
+                    warn(
+                        d, attribute.name,
+                        "new in \(destination.version), required, and without a default value, so nothing gives it a value: checking the mapping fails, and Core Data's migration would fail validation for any \(d.name); give it a default value, make it optional, or map it in a mapping file"
+                    )
                 }
                 continue
             }
@@ -160,50 +191,84 @@ public struct MappingInference: Sendable {
                 let renamed = old.name == attribute.name ? "" : " (named '\(old.name)')"
                 let example = MappingCompiler.conversionExample(old.type.staticKind, attribute, "$source.\(old.name)")
                     .replacingOccurrences(of: ", such as \"", with: ", such as \"\(attribute.name)\": \"")
-                errors.append(InferenceError(.incompatibleAttributeTypes, entity: d.name, property: attribute.name, entityMapping: entityMapping.name, message:
-                    "it is \(MappingCompiler.article(old.type.rawValue)) attribute in \(source.version)\(renamed) and \(MappingCompiler.article(attribute.type.rawValue)) attribute in \(destination.version), and \(why) (Core Data: \"Source and destination attribute types are incompatible\"); map it in a mapping file\(example.isEmpty ? " with an expression that converts it" : example)"))
+                errors.append(
+                    InferenceError(
+                        .incompatibleAttributeTypes, entity: d.name, property: attribute.name,
+                        entityMapping: entityMapping.name,
+                        message:
+                            "it is \(MappingCompiler.article(old.type.rawValue)) attribute in \(source.version)\(renamed) and \(MappingCompiler.article(attribute.type.rawValue)) attribute in \(destination.version), and \(why) (Core Data: \"Source and destination attribute types are incompatible\"); map it in a mapping file\(example.isEmpty ? " with an expression that converts it" : example)"
+                    ))
                 // The draft reads the old value, so that checking it shows the conversion to write.
-                entityMapping.attributeMappings.append(PropertyMapping(name: attribute.name, valueExpression: "$source.\(old.name)"))
+                entityMapping.attributeMappings.append(
+                    PropertyMapping(name: attribute.name, valueExpression: "$source.\(old.name)"))
                 continue
             }
             if old.isOptional, !attribute.isOptional {
-                entityMapping.attributeMappings.append(PropertyMapping(name: attribute.name, valueExpression:
-                    "FUNCTION($entityPolicy, \"\(Self.nonNilOrDefault)\", \"\(attribute.name)\", $source, $destination)"))
+                entityMapping.attributeMappings.append(
+                    PropertyMapping(
+                        name: attribute.name,
+                        valueExpression:
+                            "FUNCTION($entityPolicy, \"\(Self.nonNilOrDefault)\", \"\(attribute.name)\", $source, $destination)"
+                    ))
                 if attribute.defaultValue == nil {
-                    warn(d, attribute.name, "optional in \(source.version) and required in \(destination.version) without a default value, so the migration fails validation if any \(s.name) has no '\(old.name)'; give it a default value, or map it in a mapping file")
+                    warn(
+                        d, attribute.name,
+                        "optional in \(source.version) and required in \(destination.version) without a default value, so the migration fails validation if any \(s.name) has no '\(old.name)'; give it a default value, or map it in a mapping file"
+                    )
                 }
             } else {
-                entityMapping.attributeMappings.append(PropertyMapping(name: attribute.name, valueExpression: "FUNCTION($source, \"valueForKey:\", \"\(old.name)\")"))
+                entityMapping.attributeMappings.append(
+                    PropertyMapping(
+                        name: attribute.name, valueExpression: "FUNCTION($source, \"valueForKey:\", \"\(old.name)\")"))
             }
         }
         for relationship in destination.allRelationships(of: d) where !relationship.isTransient {
             let id = relationship.renamingIdentifier ?? relationship.name
             guard case .relationship(let old)? = paired(id, relationship.name) else {
-                entityMapping.relationshipMappings.append(PropertyMapping(name: relationship.name, valueExpression: nil))
+                entityMapping.relationshipMappings.append(
+                    PropertyMapping(name: relationship.name, valueExpression: nil))
                 // A required to-many without a minimum count starts empty, as in Core Data.
                 if !relationship.isOptional, !relationship.isToMany || relationship.minCount > 0, shared[id] == nil {
-                    let needs = relationship.isToMany ? " with at least \(relationship.minCount) destination\(relationship.minCount == 1 ? "" : "s")" : ""
-                    warn(d, relationship.name, "new in \(destination.version) and required\(needs), so the migration fails validation for any \(d.name); make it optional, or map it in a mapping file")
+                    let needs =
+                        relationship.isToMany
+                        ? " with at least \(relationship.minCount) destination\(relationship.minCount == 1 ? "" : "s")"
+                        : ""
+                    warn(
+                        d, relationship.name,
+                        "new in \(destination.version) and required\(needs), so the migration fails validation for any \(d.name); make it optional, or map it in a mapping file"
+                    )
                 }
                 continue
             }
             if old.isToMany, !relationship.isToMany {
                 let renamed = old.name == relationship.name ? "" : " (named '\(old.name)')"
-                errors.append(InferenceError(.toManyToToOne, entity: d.name, property: relationship.name, entityMapping: entityMapping.name, message:
-                    "it is a to-many relationship in \(source.version)\(renamed) and a to-one in \(destination.version), and an inferred mapping cannot choose which object to keep (Core Data: \"Can not map from a to-many to a to-one relationship\"); map it in a mapping file with an expression that chooses one"))
+                errors.append(
+                    InferenceError(
+                        .toManyToToOne, entity: d.name, property: relationship.name, entityMapping: entityMapping.name,
+                        message:
+                            "it is a to-many relationship in \(source.version)\(renamed) and a to-one in \(destination.version), and an inferred mapping cannot choose which object to keep (Core Data: \"Can not map from a to-many to a to-one relationship\"); map it in a mapping file with an expression that chooses one"
+                    ))
             } else if old.isOptional, !relationship.isOptional, !relationship.isToMany || relationship.minCount > 0 {
-                warn(d, relationship.name, "optional in \(source.version) and required in \(destination.version), so the migration fails validation if any \(s.name) has none; map it in a mapping file if some may have none")
+                warn(
+                    d, relationship.name,
+                    "optional in \(source.version) and required in \(destination.version), so the migration fails validation if any \(s.name) has none; map it in a mapping file if some may have none"
+                )
             }
-            if !(old.isToMany && !relationship.isToMany), let inverse = orderedInverse(of: relationship, pairedWith: old) {
+            if !(old.isToMany && !relationship.isToMany),
+                let inverse = orderedInverse(of: relationship, pairedWith: old)
+            {
                 // Filled from this side as well, the ordered side would get its members in
                 // the order this side's instances are migrated, not in its own order.
-                entityMapping.relationshipMappings.append(PropertyMapping(name: relationship.name, valueExpression: nil))
+                entityMapping.relationshipMappings.append(
+                    PropertyMapping(name: relationship.name, valueExpression: nil))
                 notes[entityMapping.name, default: [:]][relationship.name] =
                     "set through its inverse, \(inverse), whose mapping keeps that relationship's order"
                 continue
             }
-            let expression = "FUNCTION($manager, \"\(Self.relationshipLookup)\", \"\(old.name)\", FUNCTION($source, \"valueForKey:\", \"\(old.name)\"))"
-            entityMapping.relationshipMappings.append(PropertyMapping(name: relationship.name, valueExpression: expression))
+            let expression =
+                "FUNCTION($manager, \"\(Self.relationshipLookup)\", \"\(old.name)\", FUNCTION($source, \"valueForKey:\", \"\(old.name)\"))"
+            entityMapping.relationshipMappings.append(
+                PropertyMapping(name: relationship.name, valueExpression: expression))
         }
     }
 
@@ -211,12 +276,16 @@ public struct MappingInference: Sendable {
     /// unordered side of a pair whose other side is an ordered to-many that the mapping
     /// fills from the source's inverse of `old`: then that side alone says who belongs and
     /// in which order, and this one follows through inverse maintenance.
-    private func orderedInverse(of relationship: RelationshipDescription, pairedWith old: RelationshipDescription) -> String? {
-        guard !relationship.isOrdered, let inverseName = relationship.inverse, let target = destination.entity(named: relationship.destination),
+    private func orderedInverse(of relationship: RelationshipDescription, pairedWith old: RelationshipDescription)
+        -> String?
+    {
+        guard !relationship.isOrdered, let inverseName = relationship.inverse,
+            let target = destination.entity(named: relationship.destination),
             let inverse = destination.allRelationships(of: target).first(where: { $0.name == inverseName }),
             inverse.isToMany, inverse.isOrdered, !inverse.isTransient,
             let oldInverseName = old.inverse, let oldTarget = source.entity(named: old.destination),
-            let oldInverse = source.allRelationships(of: oldTarget).first(where: { $0.name == oldInverseName }), !oldInverse.isTransient,
+            let oldInverse = source.allRelationships(of: oldTarget).first(where: { $0.name == oldInverseName }),
+            !oldInverse.isTransient,
             (oldInverse.renamingIdentifier ?? oldInverse.name) == (inverse.renamingIdentifier ?? inverse.name),
             (oldTarget.renamingIdentifier ?? oldTarget.name) == (target.renamingIdentifier ?? target.name),
             source.descendants(of: oldTarget).contains(where: { !$0.isAbstract })
@@ -231,9 +300,11 @@ public struct MappingInference: Sendable {
         let data: Set<AttributeType> = [.binary, .transformable]
         if data.contains(old.type), data.contains(new.type) {
             if new.userInfo["NSMigrationAllowTypeTransformation"] != nil { return nil }
-            return "an inferred mapping changes \(old.type.rawValue) to \(new.type.rawValue) only when the destination attribute's userInfo has NSMigrationAllowTypeTransformation (add it to '\(new.name)' in \(destination.version) to copy the data as it is)"
+            return
+                "an inferred mapping changes \(old.type.rawValue) to \(new.type.rawValue) only when the destination attribute's userInfo has NSMigrationAllowTypeTransformation (add it to '\(new.name)' in \(destination.version) to copy the data as it is)"
         }
-        return "an inferred mapping converts only between numbers and booleans (int16, int32, int64, decimal, double, float, boolean)"
+        return
+            "an inferred mapping converts only between numbers and booleans (int16, int32, int64, decimal, double, float, boolean)"
     }
 
     private mutating func warn(_ entity: EntityDescription, _ property: String, _ message: String) {
@@ -248,9 +319,11 @@ public struct MappingInference: Sendable {
     /// draft to show (entities that share a renaming identifier).
     public func mappingFile() -> JSON? {
         guard !hasNoDraft, case .object(var root) = mapping.json else { return nil }
-        var comment = "Inferred from \(source.version) to \(destination.version) by Core Data's lightweight rules (docs/engine.md, \"Inferred mappings\"); edit it as you need."
+        var comment =
+            "Inferred from \(source.version) to \(destination.version) by Core Data's lightweight rules (docs/engine.md, \"Inferred mappings\"); edit it as you need."
         if !errors.isEmpty {
-            comment += " A draft: \(errors.count) thing\(errors.count == 1 ? "" : "s") could not be inferred; each has a comment saying why, and `mapping-migrate check` shows what is left to do."
+            comment +=
+                " A draft: \(errors.count) thing\(errors.count == 1 ? "" : "s") could not be inferred; each has a comment saying why, and `mapping-migrate check` shows what is left to do."
         }
         var file = OrderedDictionary<String, JSON>()
         file["comment"] = .string(comment)
@@ -260,7 +333,8 @@ public struct MappingInference: Sendable {
         for (index, entityMapping) in mapping.entityMappings.enumerated() {
             let problems = errors.filter { $0.entityMapping == entityMapping.name }
             let comments = (notes[entityMapping.name] ?? [:]).merging(
-                problems.compactMap { p in p.property.map { ($0, p.message) } }, uniquingKeysWith: { _, problem in problem })
+                problems.compactMap { p in p.property.map { ($0, p.message) } },
+                uniquingKeysWith: { _, problem in problem })
             guard !comments.isEmpty || !problems.isEmpty, case .object(var o) = entityMappings[index] else { continue }
             if let whole = problems.first(where: { $0.property == nil }) {
                 o = Self.withComment(whole.message, o)
@@ -279,7 +353,9 @@ public struct MappingInference: Sendable {
         return .object(root)
     }
 
-    private static func withComment(_ comment: String, _ members: OrderedDictionary<String, JSON>) -> OrderedDictionary<String, JSON> {
+    private static func withComment(_ comment: String, _ members: OrderedDictionary<String, JSON>) -> OrderedDictionary<
+        String, JSON
+    > {
         var result: OrderedDictionary<String, JSON> = ["comment": .string(comment)]
         for (key, value) in members { result[key] = value }
         return result
@@ -291,7 +367,9 @@ extension MappingModel {
     /// ``MappingInference``); throws every reason it cannot be inferred.
     ///
     ///     let mapping = try MappingModel.inferred(from: v1, to: v2)
-    public static func inferred(from source: ObjectModel, to destination: ObjectModel) throws(InferenceErrors) -> MappingModel {
+    public static func inferred(from source: ObjectModel, to destination: ObjectModel) throws(InferenceErrors)
+        -> MappingModel
+    {
         let inference = MappingInference(from: source, to: destination)
         if !inference.errors.isEmpty { throw InferenceErrors(inference.errors) }
         return inference.mapping

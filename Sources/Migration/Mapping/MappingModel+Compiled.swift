@@ -10,10 +10,16 @@ extension MappingModel {
     /// that has every entity it maps and, as Core Data requires, the entity version hashes
     /// it records: a `.cdm` compiled from other versions of the models is an error that
     /// says which entities differ.
-    public static func load(compiledMappingModelAt url: URL, models: [ObjectModel]) throws(MappingErrors) -> MappingModel {
+    public static func load(compiledMappingModelAt url: URL, models: [ObjectModel]) throws(MappingErrors)
+        -> MappingModel
+    {
         let file = url.relativePath
         guard let data = FileManager.default.contents(atPath: url.path) else {
-            throw MappingErrors([MappingError(.unreadable, file: file, path: "", message: "cannot read the file: no such file, or it is not readable")])
+            throw MappingErrors([
+                MappingError(
+                    .unreadable, file: file, path: "",
+                    message: "cannot read the file: no such file, or it is not readable")
+            ])
         }
         let mapping: XcodeMapping
         do throws(ArchiveError) {
@@ -56,9 +62,13 @@ extension XcodeMapping {
         guard let list = try entity.value(forKey: key) else { return [] }
         var properties: [Property] = []
         for value in try list.elements() {
-            let expression = try value.value(forKey: "NSValueExpression").map { (v) throws(ArchiveError) in try FormatExpression(archived: v) }
-            properties.append(Property(name: try value.required("NSDestinationPropertyName").stringValue ?? "",
-                                       expression: expression, autogenerates: false, userInfo: try userInfo(value)))
+            let expression = try value.value(forKey: "NSValueExpression").map { (v) throws(ArchiveError) in
+                try FormatExpression(archived: v)
+            }
+            properties.append(
+                Property(
+                    name: try value.required("NSDestinationPropertyName").stringValue ?? "",
+                    expression: expression, autogenerates: false, userInfo: try userInfo(value)))
         }
         return properties
     }

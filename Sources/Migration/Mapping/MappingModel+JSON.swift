@@ -15,14 +15,20 @@ extension MappingModel {
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw MappingErrors([MappingError(.unreadable, file: file, path: "", message: "cannot read the file: \(error.localizedDescription)")])
+            throw MappingErrors([
+                MappingError(
+                    .unreadable, file: file, path: "", message: "cannot read the file: \(error.localizedDescription)")
+            ])
         }
         let json: JSON
         do throws(JSONError) {
             json = try JSON.parse(data)
         } catch {
-            let location = MappingError.TextLocation(line: error.line, column: error.column, lineText: Self.line(error.line, of: data))
-            throw MappingErrors([MappingError(file: file, textLocation: location, message: "invalid JSON: \(error.message)")])
+            let location = MappingError.TextLocation(
+                line: error.line, column: error.column, lineText: Self.line(error.line, of: data))
+            throw MappingErrors([
+                MappingError(file: file, textLocation: location, message: "invalid JSON: \(error.message)")
+            ])
         }
         return try MappingModel(json: json, file: file)
     }
@@ -59,7 +65,7 @@ extension MappingModel {
     /// The keys an entity mapping may have.
     static let entityMappingKeys = [
         "comment", "name", "type", "sourceEntity", "destinationEntity", "sourceExpression", "attributeMappings",
-        "relationshipMappings", "policy", "userInfo",
+        "relationshipMappings", "policy", "userInfo"
     ]
     /// The keys of a property mapping written as an object.
     static let propertyMappingKeys = ["comment", "valueExpression", "userInfo"]
@@ -80,13 +86,19 @@ extension EntityMapping {
                 if mapping.userInfo.isEmpty {
                     members[mapping.name] = expression
                 } else {
-                    members[mapping.name] = .object(["valueExpression": expression, "userInfo": Value.dictionary(mapping.userInfo).json])
+                    members[mapping.name] = .object([
+                        "valueExpression": expression, "userInfo": Value.dictionary(mapping.userInfo).json
+                    ])
                 }
             }
             return .object(members)
         }
-        if attributeMappings.contains(where: { !$0.isImplicit }) { o["attributeMappings"] = properties(attributeMappings) }
-        if relationshipMappings.contains(where: { !$0.isImplicit }) { o["relationshipMappings"] = properties(relationshipMappings) }
+        if attributeMappings.contains(where: { !$0.isImplicit }) {
+            o["attributeMappings"] = properties(attributeMappings)
+        }
+        if relationshipMappings.contains(where: { !$0.isImplicit }) {
+            o["relationshipMappings"] = properties(relationshipMappings)
+        }
         if let policy { o["policy"] = .string(policy) }
         if !userInfo.isEmpty { o["userInfo"] = Value.dictionary(userInfo).json }
         return .object(o)
@@ -111,7 +123,9 @@ private struct MappingJSONReader {
     /// about the object as a whole stand at `wholeObjectKey`'s place; errors about keys
     /// it lacks come first.
     mutating func orderByKeys(since start: Int, base: String, keys: [String], wholeObjectKey: String? = nil) {
-        errors.sortByKey(from: start, under: base) { key in keys.firstIndex(of: key.isEmpty ? wholeObjectKey ?? "" : key) ?? -1 }
+        errors.sortByKey(from: start, under: base) { key in
+            keys.firstIndex(of: key.isEmpty ? wholeObjectKey ?? "" : key) ?? -1
+        }
     }
 
     /// The members of an object, after reporting its unknown keys (with the nearest known
@@ -145,7 +159,8 @@ private struct MappingJSONReader {
         case .bool: return "the boolean \(text)"
         case .integer, .double: return "the number \(text)"
         case .string: return text.count <= 40 ? "the string \(text)" : "a string"
-        case .array(let elements): return elements.isEmpty ? "an empty array" : text.count <= 40 ? "the array \(text)" : "an array"
+        case .array(let elements):
+            return elements.isEmpty ? "an empty array" : text.count <= 40 ? "the array \(text)" : "an array"
         case .object(let members): return members.isEmpty ? "an empty object" : "an object"
         }
     }
@@ -176,12 +191,14 @@ private struct MappingJSONReader {
     }
 
     mutating func mapping(_ json: JSON) -> MappingModel? {
-        guard let (root, suggested) = object(json, "", keyPrefix: "", allowed: MappingModel.fileKeys,
-                                             expected: "an object with sourceModel, destinationModel and entityMappings")
+        guard
+            let (root, suggested) = object(
+                json, "", keyPrefix: "", allowed: MappingModel.fileKeys,
+                expected: "an object with sourceModel, destinationModel and entityMappings")
         else { return nil }
         let models = [
             ("sourceModel", "the source model's version name, such as \"Model1\""),
-            ("destinationModel", "the destination model's version name, such as \"Model2\""),
+            ("destinationModel", "the destination model's version name, such as \"Model2\"")
         ]
         var versions: [String] = []
         for (key, what) in models {
@@ -194,17 +211,22 @@ private struct MappingJSONReader {
         var entityMappings: [EntityMapping] = []
         switch root["entityMappings"] {
         case nil, .null?:
-            if !suggested.contains("entityMappings") { fail("entityMappings", "missing: the entity mappings, in the order they run") }
+            if !suggested.contains("entityMappings") {
+                fail("entityMappings", "missing: the entity mappings, in the order they run")
+            }
         case .array(let elements)?:
             for (index, element) in elements.enumerated() {
                 if let mapping = entityMapping(element, index) { entityMappings.append(mapping) }
             }
         case let other?:
-            fail("entityMappings", "expected an array of entity mappings, in the order they run, found \(Self.describe(other))")
+            fail(
+                "entityMappings",
+                "expected an array of entity mappings, in the order they run, found \(Self.describe(other))")
         }
         orderByKeys(since: 0, base: "", keys: Array(root.keys))
         guard versions.count == 2 else { return nil }
-        var mapping = MappingModel(sourceModel: versions[0], destinationModel: versions[1], entityMappings: entityMappings, file: file)
+        var mapping = MappingModel(
+            sourceModel: versions[0], destinationModel: versions[1], entityMappings: entityMappings, file: file)
         mapping.keyOrder.keys = Array(root.keys)
         return mapping
     }
@@ -212,18 +234,27 @@ private struct MappingJSONReader {
     mutating func entityMapping(_ json: JSON, _ index: Int) -> EntityMapping? {
         let start = errors.count
         let explicitName = json["name"]?.stringValue
-        let name = explicitName ?? EntityMapping.defaultName(source: json["sourceEntity"]?.stringValue,
-                                                             destination: json["destinationEntity"]?.stringValue)
+        let name =
+            explicitName
+            ?? EntityMapping.defaultName(
+                source: json["sourceEntity"]?.stringValue,
+                destination: json["destinationEntity"]?.stringValue)
         let path = MappingPath.entityMapping(index, name)
-        guard let (o, _) = object(json, path, keyPrefix: "\(path) .", allowed: MappingModel.entityMappingKeys,
-                                  expected: "an entity mapping ({\"name\": …, \"type\": …, \"sourceEntity\": …, \"destinationEntity\": …})")
+        guard
+            let (o, _) = object(
+                json, path, keyPrefix: "\(path) .", allowed: MappingModel.entityMappingKeys,
+                expected:
+                    "an entity mapping ({\"name\": …, \"type\": …, \"sourceEntity\": …, \"destinationEntity\": …})")
         else { return nil }
         defer { orderByKeys(since: start, base: path, keys: Array(o.keys), wholeObjectKey: "type") }
 
         func has(_ key: String) -> Bool { o[key].map { !$0.isNull } ?? false }
         _ = string(o["name"], "\(path) .name", what: "a name")
-        let sourceEntity = string(o["sourceEntity"], "\(path) .sourceEntity", what: "the name of an entity of the source model")
-        let destinationEntity = string(o["destinationEntity"], "\(path) .destinationEntity", what: "the name of an entity of the destination model")
+        let sourceEntity = string(
+            o["sourceEntity"], "\(path) .sourceEntity", what: "the name of an entity of the source model")
+        let destinationEntity = string(
+            o["destinationEntity"], "\(path) .destinationEntity", what: "the name of an entity of the destination model"
+        )
         let sourceExpression = string(o["sourceExpression"], "\(path) .sourceExpression", what: "an expression string")
         let policy = string(o["policy"], "\(path) .policy", what: "the name of a registered policy")
 
@@ -231,10 +262,15 @@ private struct MappingJSONReader {
         let hasSource = has("sourceEntity"), hasDestination = has("destinationEntity")
         var type: MappingType?
         if has("type") {
-            if let text = string(o["type"], "\(path) .type", what: "a mapping type (add, remove, copy, transform or custom)") {
+            if let text = string(
+                o["type"], "\(path) .type", what: "a mapping type (add, remove, copy, transform or custom)")
+            {
                 type = MappingType(rawValue: text)
                 if type == nil {
-                    let hint = Suggestion.closest(to: text, among: MappingType.allCases.map(\.rawValue)).map { "did you mean '\($0)'?" }
+                    let hint =
+                        Suggestion.closest(to: text, among: MappingType.allCases.map(\.rawValue)).map {
+                            "did you mean '\($0)'?"
+                        }
                         ?? "the types are add, remove, copy, transform and custom"
                     fail("\(path) .type", "unknown mapping type '\(text)'; \(hint)")
                 }
@@ -245,46 +281,80 @@ private struct MappingJSONReader {
             case (true, false): type = .remove
             case (true, true): type = .transform
             case (false, false):
-                fail(path, "an entity mapping needs a sourceEntity, a destinationEntity or both (without a type, they decide it)")
+                fail(
+                    path,
+                    "an entity mapping needs a sourceEntity, a destinationEntity or both (without a type, they decide it)"
+                )
             }
         }
         switch type {
         case .add?:
-            if !hasDestination { fail(path, "an add mapping needs a destinationEntity: the entity it adds instances of") }
+            if !hasDestination {
+                fail(path, "an add mapping needs a destinationEntity: the entity it adds instances of")
+            }
             if hasSource {
-                fail("\(path) .sourceEntity",
-                     "an add mapping has no source instances, so it has no sourceEntity; drop it, or make the mapping a transform to create \(destinationEntity ?? "destination") instances from \(sourceEntity ?? "source") instances")
+                fail(
+                    "\(path) .sourceEntity",
+                    "an add mapping has no source instances, so it has no sourceEntity; drop it, or make the mapping a transform to create \(destinationEntity ?? "destination") instances from \(sourceEntity ?? "source") instances"
+                )
             }
             if has("sourceExpression") {
-                fail("\(path) .sourceExpression", "an add mapping has no source instances, so it has no sourceExpression; drop it, or make the mapping a transform")
+                fail(
+                    "\(path) .sourceExpression",
+                    "an add mapping has no source instances, so it has no sourceExpression; drop it, or make the mapping a transform"
+                )
             }
         case .remove?:
-            if !hasSource { fail(path, "a remove mapping needs a sourceEntity: the entity whose instances are left behind") }
+            if !hasSource {
+                fail(path, "a remove mapping needs a sourceEntity: the entity whose instances are left behind")
+            }
             if hasDestination {
-                fail("\(path) .destinationEntity", "a remove mapping creates nothing; drop the destinationEntity, or make the mapping a transform")
+                fail(
+                    "\(path) .destinationEntity",
+                    "a remove mapping creates nothing; drop the destinationEntity, or make the mapping a transform")
             }
             if has("sourceExpression") {
-                fail("\(path) .sourceExpression", "a remove mapping migrates no instances, so it has no sourceExpression; drop it, or make the mapping a transform")
+                fail(
+                    "\(path) .sourceExpression",
+                    "a remove mapping migrates no instances, so it has no sourceExpression; drop it, or make the mapping a transform"
+                )
             }
-            for group in ["attributeMappings", "relationshipMappings"] where has(group) && o[group]?.objectValue?.isEmpty != true {
-                fail("\(path) .\(group)", "a remove mapping creates nothing, so it has no property mappings; drop \(group), or make the mapping a transform")
+            for group in ["attributeMappings", "relationshipMappings"]
+            where has(group) && o[group]?.objectValue?.isEmpty != true {
+                fail(
+                    "\(path) .\(group)",
+                    "a remove mapping creates nothing, so it has no property mappings; drop \(group), or make the mapping a transform"
+                )
             }
         case .copy?, .transform?:
-            let missing = [hasSource ? nil : "sourceEntity", hasDestination ? nil : "destinationEntity"].compactMap { $0 }
+            let missing = [hasSource ? nil : "sourceEntity", hasDestination ? nil : "destinationEntity"].compactMap {
+                $0
+            }
             if !missing.isEmpty {
-                fail(path, "a \(type!.rawValue) mapping needs both a sourceEntity and a destinationEntity; this one has no \(missing.joined(separator: " and no "))")
+                fail(
+                    path,
+                    "a \(type!.rawValue) mapping needs both a sourceEntity and a destinationEntity; this one has no \(missing.joined(separator: " and no "))"
+                )
             }
         case .custom?:
-            if !hasDestination && !has("policy") { fail(path, "a custom mapping needs a destinationEntity or a policy") }
+            if !hasDestination && !has("policy") {
+                fail(path, "a custom mapping needs a destinationEntity or a policy")
+            }
         case nil:
             break
         }
         if let name {
             if let first = names[name] {
                 if explicitName == nil {
-                    fail(path, "without a name, this mapping is called '\(name)' after its entities, but entityMappings[\(first)] is called that already; give one of them a name of its own")
+                    fail(
+                        path,
+                        "without a name, this mapping is called '\(name)' after its entities, but entityMappings[\(first)] is called that already; give one of them a name of its own"
+                    )
                 } else {
-                    fail("\(path) .name", "the name '\(name)' is already used by entityMappings[\(first)]; entity mapping names must be unique (relationship mappings find mappings by name)")
+                    fail(
+                        "\(path) .name",
+                        "the name '\(name)' is already used by entityMappings[\(first)]; entity mapping names must be unique (relationship mappings find mappings by name)"
+                    )
                 }
             } else {
                 names[name] = index
@@ -321,18 +391,29 @@ private struct MappingJSONReader {
                 result.append(PropertyMapping(name: name, valueExpression: expression))
             case .object:
                 let start = errors.count
-                guard let (o, _) = object(value, place, keyPrefix: "\(place).", allowed: MappingModel.propertyMappingKeys, expected: "")
+                guard
+                    let (o, _) = object(
+                        value, place, keyPrefix: "\(place).", allowed: MappingModel.propertyMappingKeys, expected: "")
                 else { continue }
-                let expression = string(o["valueExpression"], "\(place).valueExpression", what: "an expression string or null")
+                let expression = string(
+                    o["valueExpression"], "\(place).valueExpression", what: "an expression string or null")
                 let info = userInfo(o["userInfo"], "\(place).userInfo")
                 orderByKeys(since: start, base: place, keys: Array(o.keys))
                 result.append(PropertyMapping(name: name, valueExpression: expression, userInfo: info))
             case .bool(let b):
-                fail(place, "\(expected); found \(Self.describe(value)); write the constant as an expression: \"\(b ? "YES" : "NO")\"")
+                fail(
+                    place,
+                    "\(expected); found \(Self.describe(value)); write the constant as an expression: \"\(b ? "YES" : "NO")\""
+                )
             case .integer, .double:
-                fail(place, "\(expected); found \(Self.describe(value)); write the constant as an expression: \"\(value.serialized())\"")
+                fail(
+                    place,
+                    "\(expected); found \(Self.describe(value)); write the constant as an expression: \"\(value.serialized())\""
+                )
             case .array(let elements):
-                let hint = elements.count == 1 && elements[0].stringValue != nil ? "; write the expression without the brackets: \(elements[0].serialized())" : ""
+                let hint =
+                    elements.count == 1 && elements[0].stringValue != nil
+                    ? "; write the expression without the brackets: \(elements[0].serialized())" : ""
                 fail(place, "\(expected); found \(Self.describe(value))\(hint)")
             }
         }

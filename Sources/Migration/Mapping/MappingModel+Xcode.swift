@@ -19,7 +19,11 @@ extension MappingModel {
         let file = url.relativePath
         let xml = url.pathExtension == "xcmappingmodel" ? url.appendingPathComponent("xcmapping.xml") : url
         guard let data = FileManager.default.contents(atPath: xml.path) else {
-            throw MappingErrors([MappingError(.unreadable, file: file, path: "", message: "cannot read \(xml.lastPathComponent): no such file, or it is not readable")])
+            throw MappingErrors([
+                MappingError(
+                    .unreadable, file: file, path: "",
+                    message: "cannot read \(xml.lastPathComponent): no such file, or it is not readable")
+            ])
         }
         let document: XcodeMappingDocument
         do throws(MappingDocumentError) {
@@ -77,10 +81,14 @@ struct XcodeMapping {
     /// The mapping with the compiler's fill-ins, against the versions it maps.
     func compiled(file: String, models: [ObjectModel]) throws(MappingErrors) -> MappingModel {
         let (source, destination) = try versions(file: file, models: models)
-        let ordered = entities.enumerated().sorted { ($0.element.mappingNumber, $0.offset) < ($1.element.mappingNumber, $1.offset) }.map(\.element)
+        let ordered = entities.enumerated().sorted {
+            ($0.element.mappingNumber, $0.offset) < ($1.element.mappingNumber, $1.offset)
+        }.map(\.element)
         var errors: [MappingError] = []
         // Names first: relationship fill-ins refer to other entity mappings by name.
-        let names = ordered.map { $0.name ?? EntityMapping.defaultName(source: $0.sourceEntity, destination: $0.destinationEntity) ?? "" }
+        let names = ordered.map {
+            $0.name ?? EntityMapping.defaultName(source: $0.sourceEntity, destination: $0.destinationEntity) ?? ""
+        }
         var result: [EntityMapping] = []
         for (index, entity) in ordered.enumerated() {
             let name = names[index]
@@ -101,8 +109,9 @@ struct XcodeMapping {
             } else {
                 type = .transform
             }
-            var mapping = EntityMapping(name: name, type: type, sourceEntity: entity.sourceEntity,
-                                        destinationEntity: entity.destinationEntity, policy: entity.policy, userInfo: entity.userInfo)
+            var mapping = EntityMapping(
+                name: name, type: type, sourceEntity: entity.sourceEntity,
+                destinationEntity: entity.destinationEntity, policy: entity.policy, userInfo: entity.userInfo)
             if let expression = entity.sourceExpression {
                 mapping.sourceExpression = expression.description
             } else if let sourceName = entity.sourceEntity, type != .remove {
@@ -117,11 +126,14 @@ struct XcodeMapping {
             for property in entity.attributes.sorted(by: { $0.name < $1.name }) {
                 var expression = property.expression
                 if expression == nil, let sourceEntity,
-                    source.allAttributes(of: sourceEntity).contains(where: { $0.name == property.name }) {
+                    source.allAttributes(of: sourceEntity).contains(where: { $0.name == property.name })
+                {
                     expression = FormatExpression(.keyPath(operand: .variable("source"), path: [property.name]))
                 }
-                mapping.attributeMappings.append(PropertyMapping(name: property.name, valueExpression: expression?.description,
-                                                                 userInfo: property.userInfo))
+                mapping.attributeMappings.append(
+                    PropertyMapping(
+                        name: property.name, valueExpression: expression?.description,
+                        userInfo: property.userInfo))
             }
             for property in entity.relationships.sorted(by: { $0.name < $1.name }) {
                 var expression = property.expression
@@ -129,14 +141,23 @@ struct XcodeMapping {
                     do throws(ExpressionError) {
                         expression = Self.lookup(mappingName, try FormatExpression(parsing: keyPath))
                     } catch {
-                        errors.append(MappingError(file: file, path: MappingPath.property(index, name, "relationshipMappings", property.name),
-                                                   expressionError: error))
+                        errors.append(
+                            MappingError(
+                                file: file,
+                                path: MappingPath.property(index, name, "relationshipMappings", property.name),
+                                expressionError: error))
                     }
                 } else if expression == nil, property.autogenerates, let sourceEntity, let destinationEntity,
                     destination.allRelationships(of: destinationEntity).contains(where: { $0.name == property.name }),
-                    let sourceRelationship = source.allRelationships(of: sourceEntity).first(where: { $0.name == property.name }) {
+                    let sourceRelationship = source.allRelationships(of: sourceEntity).first(where: {
+                        $0.name == property.name
+                    })
+                {
                     // The entity mappings that migrate what the source relationship points to.
-                    let targets = source.entity(named: sourceRelationship.destination).map { source.descendants(of: $0).map(\.name) } ?? []
+                    let targets =
+                        source.entity(named: sourceRelationship.destination).map {
+                            source.descendants(of: $0).map(\.name)
+                        } ?? []
                     let candidates = ordered.indices.filter {
                         ordered[$0].sourceEntity.map(targets.contains) == true && ordered[$0].destinationEntity != nil
                     }
@@ -149,13 +170,16 @@ struct XcodeMapping {
                         expression = Self.relationshipLookup(sourceRelationship.name, instances)
                     }
                 }
-                mapping.relationshipMappings.append(PropertyMapping(name: property.name, valueExpression: expression?.description,
-                                                                    userInfo: property.userInfo))
+                mapping.relationshipMappings.append(
+                    PropertyMapping(
+                        name: property.name, valueExpression: expression?.description,
+                        userInfo: property.userInfo))
             }
             result.append(mapping)
         }
         if !errors.isEmpty { throw MappingErrors(errors) }
-        return MappingModel(sourceModel: source.version, destinationModel: destination.version, entityMappings: result, file: file)
+        return MappingModel(
+            sourceModel: source.version, destinationModel: destination.version, entityMappings: result, file: file)
     }
 
     /// The model versions the mapping maps: the ones it names, or else the one pair of
@@ -163,36 +187,58 @@ struct XcodeMapping {
     private func versions(file: String, models: [ObjectModel]) throws(MappingErrors) -> (ObjectModel, ObjectModel) {
         let all = models.map(\.version).joined(separator: ", ")
         if let sourceVersion, let destinationVersion {
-            let source = models.first { $0.version == sourceVersion }, destination = models.first { $0.version == destinationVersion }
+            let source = models.first { $0.version == sourceVersion },
+                destination = models.first { $0.version == destinationVersion }
             guard let source, let destination else {
-                let missing = [source == nil ? sourceVersion : nil, destination == nil ? destinationVersion : nil].compactMap { $0 }
-                throw MappingErrors([MappingError(.step, file: file, path: "", message:
-                    "the mapping model maps \(sourceVersion) → \(destinationVersion), but the models have no version named \(missing.joined(separator: " or ")) (the versions are \(all)); pass the models the mapping was made from")])
+                let missing = [source == nil ? sourceVersion : nil, destination == nil ? destinationVersion : nil]
+                    .compactMap { $0 }
+                throw MappingErrors([
+                    MappingError(
+                        .step, file: file, path: "",
+                        message:
+                            "the mapping model maps \(sourceVersion) → \(destinationVersion), but the models have no version named \(missing.joined(separator: " or ")) (the versions are \(all)); pass the models the mapping was made from"
+                    )
+                ])
             }
             return (source, destination)
         }
-        let sourceNames = Set(entities.compactMap(\.sourceEntity)), destinationNames = Set(entities.compactMap(\.destinationEntity))
+        let sourceNames = Set(entities.compactMap(\.sourceEntity)),
+            destinationNames = Set(entities.compactMap(\.destinationEntity))
         var fits = zip(models, models.dropFirst()).filter { pair in
-            sourceNames.allSatisfy { pair.0.entity(named: $0) != nil } && destinationNames.allSatisfy { pair.1.entity(named: $0) != nil }
+            sourceNames.allSatisfy { pair.0.entity(named: $0) != nil }
+                && destinationNames.allSatisfy { pair.1.entity(named: $0) != nil }
         }
         // A compiled mapping model records its entities' version hashes: as Core Data, use
         // it only for the versions it was compiled from.
         if entities.contains(where: { $0.sourceHash != nil || $0.destinationHash != nil }), !fits.isEmpty {
             let byHashes = fits.filter { hashDifferences($0.0, $0.1).isEmpty }
             guard !byHashes.isEmpty else {
-                let report = fits.map { "\($0.0.version) → \($0.1.version): \(hashDifferences($0.0, $0.1).joined(separator: "; "))" }
-                throw MappingErrors([MappingError(.step, file: file, path: "", message:
-                    "the compiled mapping model was compiled from other versions of the models: its entity version hashes are not those of "
-                    + report.joined(separator: ", nor of ")
-                    + "; Core Data would not use it either: compile it again from these models, or give the models it was compiled from")])
+                let report = fits.map {
+                    "\($0.0.version) → \($0.1.version): \(hashDifferences($0.0, $0.1).joined(separator: "; "))"
+                }
+                throw MappingErrors([
+                    MappingError(
+                        .step, file: file, path: "",
+                        message:
+                            "the compiled mapping model was compiled from other versions of the models: its entity version hashes are not those of "
+                            + report.joined(separator: ", nor of ")
+                            + "; Core Data would not use it either: compile it again from these models, or give the models it was compiled from"
+                    )
+                ])
             }
             fits = byHashes
         }
         guard fits.count == 1 else {
-            let which = fits.isEmpty ? "no pair of consecutive versions has all its entities"
+            let which =
+                fits.isEmpty
+                ? "no pair of consecutive versions has all its entities"
                 : "it fits \(fits.map { "\($0.0.version) → \($0.1.version)" }.joined(separator: " and "))"
-            throw MappingErrors([MappingError(.step, file: file, path: "", message:
-                "the mapping model does not say which versions it maps, and \(which) (the versions are \(all))")])
+            throw MappingErrors([
+                MappingError(
+                    .step, file: file, path: "",
+                    message:
+                        "the mapping model does not say which versions it maps, and \(which) (the versions are \(all))")
+            ])
         }
         return fits[0]
     }
@@ -215,24 +261,29 @@ struct XcodeMapping {
 
     /// `FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "<entity>", "<predicate>"), $manager.sourceContext, NO)`.
     static func standardFetch(of entity: String, predicate: String) -> FormatExpression {
-        let request = managerCall(MappingCompiler.fetchSelector, .constant(.string(entity)), .constant(.string(predicate)))
+        let request = managerCall(
+            MappingCompiler.fetchSelector, .constant(.string(entity)), .constant(.string(predicate)))
         let context = FormatExpression(.keyPath(operand: .variable("manager"), path: ["sourceContext"]))
         return FormatExpression(.fetch(request: request, context: context, countOnly: .constant(.bool(false))))
     }
 
     /// `FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "<mapping>", <instances>)`.
     static func lookup(_ mapping: String, _ instances: FormatExpression) -> FormatExpression {
-        managerCall("destinationInstancesForEntityMappingNamed:sourceInstances:", .constant(.string(mapping)), instances)
+        managerCall(
+            "destinationInstancesForEntityMappingNamed:sourceInstances:", .constant(.string(mapping)), instances)
     }
 
     /// `FUNCTION($manager, "destinationInstancesForSourceRelationshipNamed:sourceInstances:", "<relationship>", <instances>)`.
     static func relationshipLookup(_ relationship: String, _ instances: FormatExpression) -> FormatExpression {
-        managerCall("destinationInstancesForSourceRelationshipNamed:sourceInstances:", .constant(.string(relationship)), instances)
+        managerCall(
+            "destinationInstancesForSourceRelationshipNamed:sourceInstances:", .constant(.string(relationship)),
+            instances)
     }
 
     /// `FUNCTION($manager, "<selector>", <arguments>…)`.
     static func managerCall(_ selector: String, _ arguments: FormatExpression...) -> FormatExpression {
-        FormatExpression(.functionCall(target: .variable("manager"), selector: .constant(.string(selector)), arguments: arguments))
+        FormatExpression(
+            .functionCall(target: .variable("manager"), selector: .constant(.string(selector)), arguments: arguments))
     }
 }
 
@@ -251,7 +302,9 @@ struct XcodeMappingReader {
         var mapping = XcodeMapping()
         let models = document.objects(ofType: "XDDEVMAPPINGMODEL")
         guard let model = models.first else {
-            errors.append(MappingError(.syntax, file: file, path: "", message: "not an Xcode mapping model: no XDDEVMAPPINGMODEL object"))
+            errors.append(
+                MappingError(
+                    .syntax, file: file, path: "", message: "not an Xcode mapping model: no XDDEVMAPPINGMODEL object"))
             return mapping
         }
         func version(_ attribute: String) -> String? {
@@ -261,14 +314,16 @@ struct XcodeMappingReader {
         mapping.destinationVersion = version("destinationmodelpath")
         var entityMappings = document.targets(of: model, "entitymappings")
         // Mappings that point at the model without being listed in it are still the model's.
-        for object in document.objects(ofType: "XDDEVENTITYMAPPING") where !entityMappings.contains(where: { $0.id == object.id }) {
+        for object in document.objects(ofType: "XDDEVENTITYMAPPING")
+        where !entityMappings.contains(where: { $0.id == object.id }) {
             entityMappings.append(object)
         }
         for object in entityMappings {
             var entity = XcodeMapping.Entity(
                 name: object.string("name"), mappingNumber: Int(object.string("mappingnumber") ?? "") ?? Int.max,
                 sourceEntity: object.string("sourcename"), destinationEntity: object.string("destinationname"),
-                policy: object.string("migrationpolicyclassname"), filterPredicate: object.string("sourcefilterpredicatestring"))
+                policy: object.string("migrationpolicyclassname"),
+                filterPredicate: object.string("sourcefilterpredicatestring"))
             entity.sourceExpression = expression(object, "sourceexpressiondata")
             entity.userInfo = userInfo(object)
             entity.attributes = document.targets(of: object, "attributemappings").map { property($0) }

@@ -20,7 +20,8 @@ enum StaticKind: Equatable {
 
     var isScalar: Bool { [.number, .string, .bool, .date, .data].contains(self) }
 
-    static func of(_ expression: FormatExpression, source: ObjectModel, sourceEntity: EntityDescription?) -> StaticKind? {
+    static func of(_ expression: FormatExpression, source: ObjectModel, sourceEntity: EntityDescription?) -> StaticKind?
+    {
         switch expression.kind {
         case .constant(let value):
             switch value {
@@ -34,7 +35,8 @@ enum StaticKind: Equatable {
             case .object: return .object
             }
         case .arithmetic(_, let a, let b):
-            let ka = of(a, source: source, sourceEntity: sourceEntity), kb = of(b, source: source, sourceEntity: sourceEntity)
+            let ka = of(a, source: source, sourceEntity: sourceEntity),
+                kb = of(b, source: source, sourceEntity: sourceEntity)
             return ka == .number && kb == .number ? .number : nil
         case .negate(let a):
             return of(a, source: source, sourceEntity: sourceEntity) == .number ? .number : nil
@@ -73,7 +75,8 @@ enum StaticKind: Equatable {
         case .undefined, .objectID, .composite: return nil
         }
         if self == .null || accepted.contains(self) { return nil }
-        return "'\(attribute.name)' is \(MappingCompiler.article(attribute.type.rawValue)) attribute, but the expression gives \(name)"
+        return
+            "'\(attribute.name)' is \(MappingCompiler.article(attribute.type.rawValue)) attribute, but the expression gives \(name)"
     }
 }
 

@@ -1,7 +1,7 @@
 import Foundation
 import ObjectGraph
 #if canImport(FoundationXML)
-import FoundationXML
+    import FoundationXML
 #endif
 
 /// The objects of an Xcode mapping model's `xcmapping.xml`, which is itself a Core Data
@@ -52,7 +52,9 @@ struct XcodeMappingDocument {
         parser.shouldResolveExternalEntities = false
         if !parser.parse() {
             let message = parser.parserError.map { $0.localizedDescription } ?? "unknown error"
-            throw MappingDocumentError(line: parser.lineNumber, message: "invalid XML at line \(parser.lineNumber), column \(parser.columnNumber): \(message)")
+            throw MappingDocumentError(
+                line: parser.lineNumber,
+                message: "invalid XML at line \(parser.lineNumber), column \(parser.columnNumber): \(message)")
         }
         guard delegate.sawDatabase else {
             throw MappingDocumentError(line: nil, message: "not an Xcode mapping model: no <database> element")
@@ -69,8 +71,10 @@ struct XcodeMappingDocument {
         private var attributeName: String?
         private var text = ""
 
-        func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
-                    attributes a: [String: String] = [:]) {
+        func parser(
+            _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
+            attributes a: [String: String] = [:]
+        ) {
             switch name {
             case "database":
                 sawDatabase = true

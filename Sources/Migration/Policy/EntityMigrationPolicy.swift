@@ -25,11 +25,13 @@ public protocol EntityMigrationPolicy: KeyValueCoding {
     /// Stage 1, before any instance of the mapping is created.
     func begin(_ mapping: EntityMapping, manager: MigrationManager) throws
     /// Stage 1, once per source instance: create and associate destination instances.
-    func createDestinationInstances(forSource source: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws
+    func createDestinationInstances(
+        forSource source: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws
     /// Stage 1, after the mapping's last source instance.
     func endInstanceCreation(forMapping mapping: EntityMapping, manager: MigrationManager) throws
     /// Stage 2, once per destination instance associated with the mapping.
-    func createRelationships(forDestination destination: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws
+    func createRelationships(
+        forDestination destination: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws
     /// Stage 2, after the mapping's last destination instance.
     func endRelationshipCreation(forMapping mapping: EntityMapping, manager: MigrationManager) throws
     /// Stage 3, after the destination store passed validation.
@@ -41,13 +43,17 @@ public protocol EntityMigrationPolicy: KeyValueCoding {
 extension EntityMigrationPolicy {
     public func begin(_ mapping: EntityMapping, manager: MigrationManager) throws {}
 
-    public func createDestinationInstances(forSource source: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
+    public func createDestinationInstances(
+        forSource source: ManagedObject, in mapping: EntityMapping, manager: MigrationManager
+    ) throws {
         _ = try defaultCreateDestinationInstances(forSource: source, in: mapping, manager: manager)
     }
 
     public func endInstanceCreation(forMapping mapping: EntityMapping, manager: MigrationManager) throws {}
 
-    public func createRelationships(forDestination destination: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
+    public func createRelationships(
+        forDestination destination: ManagedObject, in mapping: EntityMapping, manager: MigrationManager
+    ) throws {
         try defaultCreateRelationships(forDestination: destination, in: mapping, manager: manager)
     }
 
@@ -61,8 +67,10 @@ extension EntityMigrationPolicy {
     /// `$entityPolicy` bound), and associates it with `source`. Returns the new instance
     /// (none for a mapping without a destination entity).
     @discardableResult
-    public func defaultCreateDestinationInstances(forSource source: ManagedObject, in mapping: EntityMapping,
-                                                  manager: MigrationManager) throws -> [ManagedObject] {
+    public func defaultCreateDestinationInstances(
+        forSource source: ManagedObject, in mapping: EntityMapping,
+        manager: MigrationManager
+    ) throws -> [ManagedObject] {
         try manager.runner(for: mapping).createDestination(for: source)
     }
 
@@ -70,8 +78,10 @@ extension EntityMigrationPolicy {
     /// with `destination`, evaluates every relationship mapping and sets the result,
     /// coerced to the relationship's kind (a to-one takes a single object or a collection
     /// of at most one; a to-many takes the union with what it holds).
-    public func defaultCreateRelationships(forDestination destination: ManagedObject, in mapping: EntityMapping,
-                                           manager: MigrationManager) throws {
+    public func defaultCreateRelationships(
+        forDestination destination: ManagedObject, in mapping: EntityMapping,
+        manager: MigrationManager
+    ) throws {
         try manager.runner(for: mapping).createRelationships(for: destination)
     }
 

@@ -37,7 +37,8 @@ public struct PolicyRegistry: Sendable {
 
     /// Registers `selector` for other targets (strings, numbers, any value).
     public mutating func registerFunction(
-        _ selector: String, on target: FunctionRegistry.Target, _ body: @escaping @Sendable (Value, [Value]) throws -> Value
+        _ selector: String, on target: FunctionRegistry.Target,
+        _ body: @escaping @Sendable (Value, [Value]) throws -> Value
     ) {
         functions.register(selector, on: target, body)
     }

@@ -17,7 +17,9 @@ extension EntityMappingRunner {
     /// association goes to the manager's table, and to `temp.remodel_keys_<n>` (a view
     /// when the keys are contiguous) for the links of stage 2. False, with what was
     /// written removed, when a source row meets a guard.
-    func createInstancesAsSQL(_ plan: SQLMappingPlan, progress: (Int, Int?, Double) -> Void) throws(MigrationError) -> Bool {
+    func createInstancesAsSQL(_ plan: SQLMappingPlan, progress: (Int, Int?, Double) -> Void) throws(MigrationError)
+        -> Bool
+    {
         let context = manager.destinationContext
         let database = context.store.database
         let pairs = KeyPairs()
@@ -39,16 +41,24 @@ extension EntityMappingRunner {
             // written again with counted keys.)
             let range = try database.prepare("SELECT count(*), min(Z_PK), max(Z_PK) FROM src.\(plan.sourceTable)")
             _ = try range.step()
-            let (count, low, high) = (Int(range.int64(at: 0)), range.int64(at: 1), max(range.int64(at: 1), range.int64(at: 2)))
-            let contiguous = plan.filter == "1" && !plan.sourceTableIsShared && count > 0 && high - low + 1 == Int64(count)
+            let (count, low, high) = (
+                Int(range.int64(at: 0)), range.int64(at: 1), max(range.int64(at: 1), range.int64(at: 2))
+            )
+            let contiguous =
+                plan.filter == "1" && !plan.sourceTableIsShared && count > 0 && high - low + 1 == Int64(count)
             written = try context.insertRows(of: plan.destinationEntity) { database, first in
-                try writeRows(plan, first: first, keys: (count, low, high), contiguous: contiguous, pairs: pairs, prelinks: prelinks,
-                              progress: progress)
+                try writeRows(
+                    plan, first: first, keys: (count, low, high), contiguous: contiguous, pairs: pairs,
+                    prelinks: prelinks,
+                    progress: progress)
             }
         } catch let error as MigrationError {
             throw error
         } catch {
-            throw evaluationFailure ?? MigrationError(.destinationStore, "cannot write the \(plan.destinationEntity) rows with SQL: \(error)", underlying: error)
+            throw evaluationFailure
+                ?? MigrationError(
+                    .destinationStore, "cannot write the \(plan.destinationEntity) rows with SQL: \(error)",
+                    underlying: error)
         }
         if let guarded = pairs.guarded {
             execution.instancesAsSQL = false
@@ -62,10 +72,13 @@ extension EntityMappingRunner {
             execution.instancesReason = "SQLite refused the statement (\(failure))"
             return false
         }
-        if let entities = manager.associationEntities(source: prepared.sourceEntity!.name, destination: plan.destinationEntity) {
+        if let entities = manager.associationEntities(
+            source: prepared.sourceEntity!.name, destination: plan.destinationEntity)
+        {
             for run in pairs.runs {
-                manager.associate(source: (entities.source, run.source), destination: (entities.destination, run.destination),
-                                  count: run.count, runner: self)
+                manager.associate(
+                    source: (entities.source, run.source), destination: (entities.destination, run.destination),
+                    count: run.count, runner: self)
             }
         }
         report.sourceInstances += written.count
@@ -77,8 +90,10 @@ extension EntityMappingRunner {
 
     /// Stage 1's rows from the key `first` on (see ``createInstancesAsSQL(_:progress:)``):
     /// how many, 0 when a guard stopped it (nothing written then).
-    private func writeRows(_ plan: SQLMappingPlan, first: Int64, keys: (count: Int, low: Int64, high: Int64), contiguous: Bool,
-                           pairs: KeyPairs, prelinks: [SQLLink.Key], progress: (Int, Int?, Double) -> Void) throws -> Int {
+    private func writeRows(
+        _ plan: SQLMappingPlan, first: Int64, keys: (count: Int, low: Int64, high: Int64), contiguous: Bool,
+        pairs: KeyPairs, prelinks: [SQLLink.Key], progress: (Int, Int?, Double) -> Void
+    ) throws -> Int {
         let database = manager.destinationContext.store.database
         let (count, low, high) = keys
         let n = Int32(plan.parameters.count)
@@ -87,7 +102,8 @@ extension EntityMappingRunner {
         if contiguous {
             let insert = try insertStatement(plan, key: "t0.Z_PK + ?\(n + 3)", prelinks: prelinks)
             try insert.bind(first - low, at: n + 3)
-            finished = try insertChunks(insert, keys: low...high, total: count, parameter: n + 1, pairs: pairs, progress: progress)
+            finished = try insertChunks(
+                insert, keys: low...high, total: count, parameter: n + 1, pairs: pairs, progress: progress)
             if finished, pairs.count != count {
                 // Rows of other entities in the table: numbered by counting after all.
                 try database.execute("DELETE FROM main.\(plan.destinationTable) WHERE Z_PK >= \(first)")
@@ -96,8 +112,10 @@ extension EntityMappingRunner {
         }
         if counted {
             pairs.reset(next: first)
-            finished = try insertChunks(try insertStatement(plan, key: "remodel_key_\(index)(t0.Z_PK)", prelinks: prelinks), keys: low...high, total: nil,
-                                        parameter: n + 1, pairs: pairs, progress: progress)
+            finished = try insertChunks(
+                try insertStatement(plan, key: "remodel_key_\(index)(t0.Z_PK)", prelinks: prelinks), keys: low...high,
+                total: nil,
+                parameter: n + 1, pairs: pairs, progress: progress)
         }
         guard finished else {
             // Back to where the mapping started: the interpreter runs it.
@@ -106,8 +124,9 @@ extension EntityMappingRunner {
         }
         if !counted {
             pairs.runs = count > 0 ? [(low, first, count)] : []
-            try database.execute("CREATE TEMP VIEW remodel_keys_\(index) AS SELECT Z_PK AS source, Z_PK + \(first - low) AS destination "
-                                 + "FROM src.\(plan.sourceTable) WHERE Z_ENT = \(plan.sourceEntityNumber)")
+            try database.execute(
+                "CREATE TEMP VIEW remodel_keys_\(index) AS SELECT Z_PK AS source, Z_PK + \(first - low) AS destination "
+                    + "FROM src.\(plan.sourceTable) WHERE Z_ENT = \(plan.sourceEntityNumber)")
         } else {
             try SQLLink.createKeysTable(index, from: pairs, in: database)
         }
@@ -142,13 +161,17 @@ extension EntityMappingRunner {
     /// Runs `insert` over the source keys in chunks (its parameters `parameter` and the
     /// next: the first and last key), reporting progress and checking cancellation between
     /// two; counts the rows in `pairs`. False when a guard stopped it.
-    private func insertChunks(_ insert: Statement, keys: ClosedRange<Int64>, total: Int?, parameter: Int32, pairs: KeyPairs,
-                              progress: (Int, Int?, Double) -> Void) throws -> Bool {
+    private func insertChunks(
+        _ insert: Statement, keys: ClosedRange<Int64>, total: Int?, parameter: Int32, pairs: KeyPairs,
+        progress: (Int, Int?, Double) -> Void
+    ) throws -> Bool {
         let database = manager.destinationContext.store.database
         let started = ContinuousClock.now
         var from = keys.lowerBound, done = 0
         while from <= keys.upperBound {
-            let to = from > keys.upperBound - Int64(Self.sqlChunkRows) ? keys.upperBound : from + Int64(Self.sqlChunkRows) - 1
+            let to =
+                from > keys.upperBound - Int64(Self.sqlChunkRows)
+                ? keys.upperBound : from + Int64(Self.sqlChunkRows) - 1
             try insert.bind(from, at: parameter)
             try insert.bind(to, at: parameter + 1)
             do {
@@ -201,7 +224,9 @@ extension EntityMappingRunner {
         /// Records that `source` made `destination`.
         func append(source: Int64, destination: Int64) {
             count += 1
-            if let last = runs.last, last.source + Int64(last.count) == source, last.destination + Int64(last.count) == destination {
+            if let last = runs.last, last.source + Int64(last.count) == source,
+                last.destination + Int64(last.count) == destination
+            {
                 runs[runs.count - 1].count += 1
             } else {
                 runs.append((source, destination, 1))
@@ -221,7 +246,8 @@ extension EntityMappingRunner {
         evaluationFailure = nil
         if !plan.evaluated.isEmpty {
             let rows = plan.evaluated.map { SQLFunctionRow(entity: sourceEntity, model: model, attributes: $0.reads)! }
-            try database.registerFunction(SQLMappingPlan.evaluateFunction(index), arity: -1) { [unowned self] arguments in
+            try database.registerFunction(SQLMappingPlan.evaluateFunction(index), arity: -1) {
+                [unowned self] arguments in
                 let item = plan.evaluated[Int(arguments.int64(at: 0))]
                 let row = rows[Int(arguments.int64(at: 0))]
                 let property = prepared.attributes[item.property]
@@ -234,13 +260,18 @@ extension EntityMappingRunner {
                 do {
                     value = try property.expression.evaluate(in: evaluation)
                 } catch {
-                    throw keep(failure(.expression, (error as? ExpressionError)?.description ?? "\(error)", property, underlying: error), row)
+                    throw keep(
+                        failure(
+                            .expression, (error as? ExpressionError)?.description ?? "\(error)", property,
+                            underlying: error), row)
                 }
                 let written: SQLiteValue
                 do {
                     written = try item.attribute.columnValue(value)
                 } catch {
-                    throw keep(failure(.value, (error as? ContextError)?.message ?? "\(error)", property, underlying: error), row)
+                    throw keep(
+                        failure(.value, (error as? ContextError)?.message ?? "\(error)", property, underlying: error),
+                        row)
                 }
                 // Cancelled (by a function the expression called, say): the run stops at
                 // this row, as the interpreter's does.
@@ -252,9 +283,12 @@ extension EntityMappingRunner {
                 return written
             }
         }
-        if let reads = plan.predicateAttributes, case .fetch(let request) = prepared.source, let predicate = request.predicate {
+        if let reads = plan.predicateAttributes, case .fetch(let request) = prepared.source,
+            let predicate = request.predicate
+        {
             let row = SQLFunctionRow(entity: sourceEntity, model: model, attributes: reads)!
-            let compiled = try ExpressionCompiler(functions: manager.sourceContext.functions).compile(predicate, source: request.predicateSource)
+            let compiled = try ExpressionCompiler(functions: manager.sourceContext.functions).compile(
+                predicate, source: request.predicateSource)
             let context = compiled.makeContext()
             let sourceExpression = mapping.sourceExpression
             try database.registerFunction(SQLMappingPlan.acceptFunction(index), arity: -1) { [unowned self] arguments in
@@ -266,9 +300,12 @@ extension EntityMappingRunner {
                     return .integer(try compiled.evaluate(in: context) ? 1 : 0)
                 } catch {
                     // What a fetch reports (FetchPlan.accepts), as a cursor's error.
-                    let failure = ContextError(.predicate, "the fetch predicate failed on \(row.objectDescription): \((error as? ExpressionError)?.description ?? "\(error)")",
-                                               object: row.objectDescription)
-                    evaluationFailure = MigrationError(.sourceStore, "cannot read the source instances: \(failure)", expression: sourceExpression)
+                    let failure = ContextError(
+                        .predicate,
+                        "the fetch predicate failed on \(row.objectDescription): \((error as? ExpressionError)?.description ?? "\(error)")",
+                        object: row.objectDescription)
+                    evaluationFailure = MigrationError(
+                        .sourceStore, "cannot read the source instances: \(failure)", expression: sourceExpression)
                     currentSource = nil
                     throw failure
                 }
@@ -279,7 +316,8 @@ extension EntityMappingRunner {
     /// Before the interpreter links this mapping's objects: the keys stage 1 wrote for
     /// links that have not run yet are unset again, as the interpreter expects them.
     private func unlinkWrittenKeys(_ links: [SQLLink], _ plan: SQLMappingPlan) throws {
-        for link in links where link.key.holder == index && manager.prelinked.contains(link.key)
+        for link in links
+        where link.key.holder == index && manager.prelinked.contains(link.key)
             && !manager.sqlLinksWritten.contains(link.key)
         {
             let entity = link.key.entity.map { ", \($0) = NULL" } ?? ""
@@ -323,7 +361,8 @@ extension EntityMappingRunner {
                 guard let sql = link.guardSQL else { continue }
                 let statement = try context.store.database.prepare(sql)
                 if try statement.step() {
-                    execution.relationshipsReason = "'\(link.relationship)': source row \(plan.sourceTable) \(statement.int64(at: 0)) points to no row"
+                    execution.relationshipsReason =
+                        "'\(link.relationship)': source row \(plan.sourceTable) \(statement.int64(at: 0)) points to no row"
                     try unlinkWrittenKeys(links, plan)
                     return false
                 }
@@ -343,7 +382,9 @@ extension EntityMappingRunner {
                 }
             }
         } catch {
-            throw MigrationError(.destinationStore, "cannot link the \(plan.destinationEntity) rows with SQL: \(error)", underlying: error)
+            throw MigrationError(
+                .destinationStore, "cannot link the \(plan.destinationEntity) rows with SQL: \(error)",
+                underlying: error)
         }
         execution.relationshipsAsSQL = true
         execution.relationshipsReason = nil

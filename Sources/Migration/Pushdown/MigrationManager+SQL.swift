@@ -8,9 +8,11 @@ extension MigrationManager {
     /// Decides which entity mappings run as SQL (docs/pushdown.md) and, if any does,
     /// attaches the source to the destination's connection as `src`.
     func planSQL(source: Store, destination: Store) throws(MigrationError) {
-        let plans = options.pushdown
-            ? SQLMappingPlan.plans(prepared.entityMappings, usesDefaultPolicy: { self.runners[$0.index].policy.isDefault },
-                                   source: source.layout, destination: destination.layout)
+        let plans =
+            options.pushdown
+            ? SQLMappingPlan.plans(
+                prepared.entityMappings, usesDefaultPolicy: { self.runners[$0.index].policy.isDefault },
+                source: source.layout, destination: destination.layout)
             : [:]
         for runner in runners {
             if case .success(let plan)? = plans[runner.index] { runner.sqlPlan = plan }
@@ -40,14 +42,19 @@ extension MigrationManager {
             }
             for holder in runners.indices {
                 for key in keys where key.holder == holder {
-                    guard let from = stage1Order.firstIndex(of: key.keysOf), let to = stage1Order.firstIndex(of: holder), from > to,
-                        let plan = runners[key.keysOf].sqlPlan, plan.evaluated.isEmpty, plan.predicateAttributes == nil, plan.guards.isEmpty,
-                        !stage1Order[to..<from].contains(where: { destinationTable(of: runners[$0], in: destination.layout) == plan.destinationTable })
+                    guard let from = stage1Order.firstIndex(of: key.keysOf),
+                        let to = stage1Order.firstIndex(of: holder), from > to,
+                        let plan = runners[key.keysOf].sqlPlan, plan.evaluated.isEmpty, plan.predicateAttributes == nil,
+                        plan.guards.isEmpty,
+                        !stage1Order[to..<from].contains(where: {
+                            destinationTable(of: runners[$0], in: destination.layout) == plan.destinationTable
+                        })
                     else { continue }
                     stage1Order.insert(stage1Order.remove(at: from), at: to)
                 }
             }
-            for key in keys where stage1Order.firstIndex(of: key.keysOf)! < stage1Order.firstIndex(of: key.holder)!
+            for key in keys
+            where stage1Order.firstIndex(of: key.keysOf)! < stage1Order.firstIndex(of: key.holder)!
                 && !prelinks[key.holder, default: []].contains(key)
             {
                 prelinks[key.holder, default: []].append(key)
@@ -76,7 +83,8 @@ extension MigrationManager {
             let (source, destination) = table[position]
             guard source.entity == s, destination.entity == d, source.key > last else {
                 let entities = (sourceModel.entities[Int(s)].name, destinationModel.entities[Int(d)].name)
-                runner.keysFromAssociations = .failure(SQLTranslator.Refusal("did not make one \(entities.1) per \(entities.0)"))
+                runner.keysFromAssociations = .failure(
+                    SQLTranslator.Refusal("did not make one \(entities.1) per \(entities.0)"))
                 return
             }
             last = source.key
@@ -88,7 +96,9 @@ extension MigrationManager {
         } catch let error as MigrationError {
             throw error
         } catch {
-            throw MigrationError(.destinationStore, "cannot write the keys of \(runner.mapping.name) for SQL: \(error)", underlying: error)
+            throw MigrationError(
+                .destinationStore, "cannot write the keys of \(runner.mapping.name) for SQL: \(error)",
+                underlying: error)
         }
         runner.keysFromAssociations = .success(())
     }

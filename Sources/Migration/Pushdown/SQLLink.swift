@@ -48,17 +48,23 @@ struct SQLLink {
         /// The column's value for the source row `t0`.
         var value: String { "(SELECT destination FROM \(keysTable(keysOf)) WHERE source = t0.\(sourceColumn))" }
         /// The `Z_ENT` column's value, when there is one.
-        var entityValue: String { "(SELECT \(entityNumber) FROM \(keysTable(keysOf)) WHERE source = t0.\(sourceColumn))" }
+        var entityValue: String {
+            "(SELECT \(entityNumber) FROM \(keysTable(keysOf)) WHERE source = t0.\(sourceColumn))"
+        }
     }
 
     static func keysTable(_ index: Int) -> String { "temp.remodel_keys_\(index)" }
 
     /// Creates the key table of the entity mapping at `index` from `pairs`' runs of
     /// consecutive keys on both sides.
-    static func createKeysTable(_ index: Int, from pairs: EntityMappingRunner.KeyPairs, in database: Database) throws(SQLiteError) {
-        try database.execute("CREATE TEMP TABLE \(keysTable(index)) (source INTEGER PRIMARY KEY, destination INTEGER NOT NULL)")
+    static func createKeysTable(_ index: Int, from pairs: EntityMappingRunner.KeyPairs, in database: Database)
+        throws(SQLiteError)
+    {
+        try database.execute(
+            "CREATE TEMP TABLE \(keysTable(index)) (source INTEGER PRIMARY KEY, destination INTEGER NOT NULL)")
         let fill = try database.prepare(
-            "WITH RECURSIVE r(k) AS (SELECT ?1 UNION ALL SELECT k + 1 FROM r WHERE k < ?2) INSERT INTO \(keysTable(index)) SELECT k, k + ?3 FROM r")
+            "WITH RECURSIVE r(k) AS (SELECT ?1 UNION ALL SELECT k + 1 FROM r WHERE k < ?2) INSERT INTO \(keysTable(index)) SELECT k, k + ?3 FROM r"
+        )
         for run in pairs.runs {
             try fill.bind(run.source, at: 1)
             try fill.bind(run.source + Int64(run.count) - 1, at: 2)
@@ -86,10 +92,14 @@ struct SQLLink {
     }
 
     /// The links of `prepared`'s relationship mappings, or why stage 2 is interpreted.
-    static func links(of prepared: PreparedEntityMapping, plans: [Int: SQLMappingPlan], all: [PreparedEntityMapping],
-                      source: StoreLayout, destination: StoreLayout) throws(SQLTranslator.Refusal) -> [SQLLink] {
+    static func links(
+        of prepared: PreparedEntityMapping, plans: [Int: SQLMappingPlan], all: [PreparedEntityMapping],
+        source: StoreLayout, destination: StoreLayout
+    ) throws(SQLTranslator.Refusal) -> [SQLLink] {
         typealias Refusal = SQLTranslator.Refusal
-        guard let plan = plans[prepared.index], let sourceEntity = prepared.sourceEntity else { throw Refusal("stage 1 is interpreted") }
+        guard let plan = plans[prepared.index], let sourceEntity = prepared.sourceEntity else {
+            throw Refusal("stage 1 is interpreted")
+        }
         var links: [SQLLink] = []
         for property in prepared.relationships {
             let name = property.mapping.name
@@ -97,7 +107,8 @@ struct SQLLink {
                 throw Refusal("'\(name)' is ordered (positions are written by the interpreter)")
             }
             guard let (lookup, argument, sourceName) = Self.lookup(property.expression.expression),
-                let s = source.model.allRelationships(of: sourceEntity).first(where: { $0.name == sourceName }), !s.isOrdered
+                let s = source.model.allRelationships(of: sourceEntity).first(where: { $0.name == sourceName }),
+                !s.isOrdered
             else { throw Refusal("'\(name)' is evaluated by the interpreter") }
             // The entity mapping whose instances the lookup finds.
             let candidates: [PreparedEntityMapping]
@@ -122,48 +133,66 @@ struct SQLLink {
                 throw Refusal("'\(name)': \(candidates[0].mapping.name) has no source entity")
             }
             let target = candidates[0].index
-            guard let sTargetLayout = source.entities[s.destination], sTargetLayout.table == targetPlan.sourceTable else {
+            guard let sTargetLayout = source.entities[s.destination], sTargetLayout.table == targetPlan.sourceTable
+            else {
                 throw Refusal("'\(name)': the target mapping reads another table than \(sourceName) points to")
             }
             let me = keysTable(prepared.index), them = keysTable(target)
             if !r.isToMany {
                 // The key is in this mapping's rows.
                 guard !s.isToMany, let sColumn = source.entities[sourceEntity.name]?.toOneColumns[s.name]?.key,
-                    let columns = destination.entities[plan.destinationEntity]?.toOneColumns[r.name], columns.order == nil
+                    let columns = destination.entities[plan.destinationEntity]?.toOneColumns[r.name],
+                    columns.order == nil
                 else { throw Refusal("'\(name)' is a to-one filled from a to-many") }
-                if let inverse = r.inverse, let i = destination.model.entity(named: r.destination)
-                    .flatMap({ destination.model.allRelationships(of: $0).first { $0.name == inverse } }), !i.isToMany
-                { throw Refusal("'\(name)' is one-to-one: both rows hold a key") }
+                if let inverse = r.inverse,
+                    let i = destination.model.entity(named: r.destination)
+                        .flatMap({ destination.model.allRelationships(of: $0).first { $0.name == inverse } }),
+                    !i.isToMany
+                {
+                    throw Refusal("'\(name)' is one-to-one: both rows hold a key")
+                }
                 let entity = columns.entity.map { ", \($0) = \(targetPlan.destinationEntityNumber)" } ?? ""
-                links.append(SQLLink(
-                    relationship: name, target: target,
-                    sql: update(plan.destinationTable, set: columns.key, entity, rows: me, from: plan.sourceTable, following: sColumn, to: them),
-                    countSQL: "SELECT count(*) FROM \(me)",
-                    guardSQL: "SELECT s.Z_PK FROM \(me) AS k JOIN src.\(plan.sourceTable) AS s ON s.Z_PK = k.source "
-                        + "WHERE s.\(sColumn) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM src.\(sTargetLayout.table) WHERE Z_PK = s.\(sColumn)) LIMIT 1",
-                    key: Key(holder: prepared.index, keysOf: target, column: columns.key, entity: columns.entity,
-                                     entityNumber: targetPlan.destinationEntityNumber, sourceColumn: sColumn),
-                    countBeforeAnyLinkSQL: "SELECT count(*) FROM \(me)"))
+                links.append(
+                    SQLLink(
+                        relationship: name, target: target,
+                        sql: update(
+                            plan.destinationTable, set: columns.key, entity, rows: me, from: plan.sourceTable,
+                            following: sColumn, to: them),
+                        countSQL: "SELECT count(*) FROM \(me)",
+                        guardSQL:
+                            "SELECT s.Z_PK FROM \(me) AS k JOIN src.\(plan.sourceTable) AS s ON s.Z_PK = k.source "
+                            + "WHERE s.\(sColumn) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM src.\(sTargetLayout.table) WHERE Z_PK = s.\(sColumn)) LIMIT 1",
+                        key: Key(
+                            holder: prepared.index, keysOf: target, column: columns.key, entity: columns.entity,
+                            entityNumber: targetPlan.destinationEntityNumber, sourceColumn: sColumn),
+                        countBeforeAnyLinkSQL: "SELECT count(*) FROM \(me)"))
             } else {
                 // The key is in the target's rows: the inverse to-ones on both sides.
                 guard s.isToMany, let sInverse = s.inverse,
                     let sInverseColumn = sTargetLayout.toOneColumns[sInverse]?.key,
                     let rInverse = r.inverse,
-                    let columns = destination.entities[targetPlan.destinationEntity]?.toOneColumns[rInverse], columns.order == nil
+                    let columns = destination.entities[targetPlan.destinationEntity]?.toOneColumns[rInverse],
+                    columns.order == nil
                 else { throw Refusal("'\(name)' uses a join table") }
                 let entity = columns.entity.map { ", \($0) = \(plan.destinationEntityNumber)" } ?? ""
-                links.append(SQLLink(
-                    relationship: name, target: target,
-                    sql: update(targetPlan.destinationTable, set: columns.key, entity, rows: them, from: targetPlan.sourceTable,
-                                following: sInverseColumn, to: me),
-                    countSQL: "SELECT count(DISTINCT k.destination) FROM \(them) AS t JOIN src.\(targetPlan.sourceTable) AS s ON s.Z_PK = t.source "
-                        + "JOIN \(me) AS k ON k.source = s.\(sInverseColumn) JOIN main.\(targetPlan.destinationTable) AS d ON d.Z_PK = t.destination "
-                        + "WHERE d.\(columns.key) IS NOT k.destination",
-                    guardSQL: nil,
-                    key: Key(holder: target, keysOf: prepared.index, column: columns.key, entity: columns.entity,
-                                     entityNumber: plan.destinationEntityNumber, sourceColumn: sInverseColumn),
-                    countBeforeAnyLinkSQL: "SELECT count(DISTINCT k.destination) FROM \(them) AS t JOIN src.\(targetPlan.sourceTable) AS s ON s.Z_PK = t.source "
-                        + "JOIN \(me) AS k ON k.source = s.\(sInverseColumn)"))
+                links.append(
+                    SQLLink(
+                        relationship: name, target: target,
+                        sql: update(
+                            targetPlan.destinationTable, set: columns.key, entity, rows: them,
+                            from: targetPlan.sourceTable,
+                            following: sInverseColumn, to: me),
+                        countSQL:
+                            "SELECT count(DISTINCT k.destination) FROM \(them) AS t JOIN src.\(targetPlan.sourceTable) AS s ON s.Z_PK = t.source "
+                            + "JOIN \(me) AS k ON k.source = s.\(sInverseColumn) JOIN main.\(targetPlan.destinationTable) AS d ON d.Z_PK = t.destination "
+                            + "WHERE d.\(columns.key) IS NOT k.destination",
+                        guardSQL: nil,
+                        key: Key(
+                            holder: target, keysOf: prepared.index, column: columns.key, entity: columns.entity,
+                            entityNumber: plan.destinationEntityNumber, sourceColumn: sInverseColumn),
+                        countBeforeAnyLinkSQL:
+                            "SELECT count(DISTINCT k.destination) FROM \(them) AS t JOIN src.\(targetPlan.sourceTable) AS s ON s.Z_PK = t.source "
+                            + "JOIN \(me) AS k ON k.source = s.\(sInverseColumn)"))
             }
         }
         return links
@@ -174,8 +203,10 @@ struct SQLLink {
     /// `table`, to the destination key `targets` gives for their source key column
     /// `foreignKey`; only rows whose key changes are written. (`Z_OPT` stays 1: see
     /// `ObjectContext.versionsUpdates`.)
-    private static func update(_ destinationTable: String, set key: String, _ entity: String, rows: String, from table: String,
-                               following foreignKey: String, to targets: String) -> String {
+    private static func update(
+        _ destinationTable: String, set key: String, _ entity: String, rows: String, from table: String,
+        following foreignKey: String, to targets: String
+    ) -> String {
         "UPDATE main.\(destinationTable) AS d SET \(key) = t.destination\(entity) "
             + "FROM \(rows) AS k JOIN src.\(table) AS s ON s.Z_PK = k.source JOIN \(targets) AS t ON t.source = s.\(foreignKey) "
             + "WHERE d.Z_PK = k.destination AND d.\(key) IS NOT t.destination"
@@ -186,7 +217,8 @@ struct SQLLink {
     static func lookup(_ expression: FormatExpression) -> (lookup: String, argument: String, relationship: String)? {
         guard case .functionCall(let target, let selector, let arguments) = expression.kind, arguments.count == 2,
             case .variable("manager") = target.kind, let lookup = selector.constantString,
-            lookup == "destinationInstancesForEntityMappingNamed:sourceInstances:" || lookup == MappingInference.relationshipLookup,
+            lookup == "destinationInstancesForEntityMappingNamed:sourceInstances:"
+                || lookup == MappingInference.relationshipLookup,
             let argument = arguments[0].constantString,
             let relationship = EntityMappingRunner.copiedAttribute(arguments[1])
         else { return nil }

@@ -32,8 +32,10 @@ public struct MappingExecution: Sendable, Hashable, CustomStringConvertible {
     /// and why not faster (docs/engine.md, "How stage 1 runs").
     public var interpretedAs: String?
 
-    public init(instancesAsSQL: Bool, instancesReason: String? = nil, relationshipsAsSQL: Bool,
-                relationshipsReason: String? = nil, checks: [String] = []) {
+    public init(
+        instancesAsSQL: Bool, instancesReason: String? = nil, relationshipsAsSQL: Bool,
+        relationshipsReason: String? = nil, checks: [String] = []
+    ) {
         self.instancesAsSQL = instancesAsSQL
         self.instancesReason = instancesReason
         self.relationshipsAsSQL = relationshipsAsSQL
@@ -45,7 +47,9 @@ public struct MappingExecution: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         if let problem { return "does not check: \(problem)" }
         guard instancesAsSQL else { return "interpreted: \(instancesReason ?? "")" }
-        if let relationshipsReason, !relationshipsAsSQL { return "SQL, relationships interpreted: \(relationshipsReason)" }
+        if let relationshipsReason, !relationshipsAsSQL {
+            return "SQL, relationships interpreted: \(relationshipsReason)"
+        }
         return "SQL"
     }
 }
@@ -93,47 +97,65 @@ struct SQLMappingPlan {
     var links: Result<[SQLLink], SQLTranslator.Refusal>
 
     /// The plan of `prepared`, or why it runs interpreted.
-    static func make(_ prepared: PreparedEntityMapping, usesDefaultPolicy: Bool,
-                     source: StoreLayout, destination: StoreLayout) -> Result<SQLMappingPlan, SQLTranslator.Refusal> {
+    static func make(
+        _ prepared: PreparedEntityMapping, usesDefaultPolicy: Bool,
+        source: StoreLayout, destination: StoreLayout
+    ) -> Result<SQLMappingPlan, SQLTranslator.Refusal> {
         Result { () throws(SQLTranslator.Refusal) in
             try SQLMappingPlan(prepared, usesDefaultPolicy: usesDefaultPolicy, source: source, destination: destination)
         }
     }
 
-    private init(_ prepared: PreparedEntityMapping, usesDefaultPolicy: Bool,
-                 source: StoreLayout, destination: StoreLayout) throws(SQLTranslator.Refusal) {
+    private init(
+        _ prepared: PreparedEntityMapping, usesDefaultPolicy: Bool,
+        source: StoreLayout, destination: StoreLayout
+    ) throws(SQLTranslator.Refusal) {
         typealias Refusal = SQLTranslator.Refusal
-        guard usesDefaultPolicy else { throw Refusal("a custom policy (\(prepared.mapping.policy ?? "")) makes the instances") }
-        guard let destinationEntity = prepared.destinationEntity, let destinationLayout = destination.entities[destinationEntity.name]
+        guard usesDefaultPolicy else {
+            throw Refusal("a custom policy (\(prepared.mapping.policy ?? "")) makes the instances")
+        }
+        guard let destinationEntity = prepared.destinationEntity,
+            let destinationLayout = destination.entities[destinationEntity.name]
         else { throw Refusal("the mapping makes no destination instances") }
         guard !destinationEntity.isAbstract else { throw Refusal("\(destinationEntity.name) is abstract") }
         guard case .fetch(let request) = prepared.source else {
-            throw Refusal(prepared.mapping.sourceExpression == nil ? "the mapping has no source entity" : "the source expression is evaluated by the interpreter")
+            throw Refusal(
+                prepared.mapping.sourceExpression == nil
+                    ? "the mapping has no source entity" : "the source expression is evaluated by the interpreter")
         }
         guard request.fetchLimit == nil else { throw Refusal("the source fetch has a limit") }
-        guard let sourceEntity = source.model.entity(named: request.entityName), let sourceLayout = source.entities[sourceEntity.name] else {
+        guard let sourceEntity = source.model.entity(named: request.entityName),
+            let sourceLayout = source.entities[sourceEntity.name]
+        else {
             throw Refusal("the source entity \(request.entityName) is not in the source model")
         }
         guard !request.includesSubentities || sourceLayout.numbers.count == 1 else {
             throw Refusal("the source fetch includes the sub-entities of \(sourceEntity.name)")
         }
-        for property in prepared.attributes where property.expression.expression.variableNames.contains("destination")
+        for property in prepared.attributes
+        where property.expression.expression.variableNames.contains("destination")
             && Self.nonNilOrDefault(property.expression.expression) == nil
         {
             throw Refusal("the attribute mapping '\(property.mapping.name)' reads $destination")
         }
         var sourceAttributes: [String: (attribute: AttributeDescription, column: String)] = [:]
         for attribute in source.model.allAttributes(of: sourceEntity) where !attribute.isTransient {
-            if let column = sourceLayout.attributeColumns[attribute.name] { sourceAttributes[attribute.name] = (attribute, column) }
+            if let column = sourceLayout.attributeColumns[attribute.name] {
+                sourceAttributes[attribute.name] = (attribute, column)
+            }
         }
         let sourceName = sourceEntity.name
-        var translator = SQLTranslator(sourceAttributes: sourceAttributes) { source.rowConditions(of: $0, on: sourceName) }
+        var translator = SQLTranslator(sourceAttributes: sourceAttributes) {
+            source.rowConditions(of: $0, on: sourceName)
+        }
         var evaluated: [Evaluated] = []
         let storedNames = Set(sourceAttributes.keys)
         /// The column of an attribute mapping the interpreter evaluates for SQL, when its
         /// expression reads nothing of `$source` but stored attributes SQL can hand over.
-        func evaluatedColumn(_ i: Int, _ attribute: AttributeDescription, _ refusal: Refusal,
-                             undecidedOnly: Bool = false) throws(Refusal) -> String {
+        func evaluatedColumn(
+            _ i: Int, _ attribute: AttributeDescription, _ refusal: Refusal,
+            undecidedOnly: Bool = false
+        ) throws(Refusal) -> String {
             let expression = prepared.attributes[i].expression.expression
             guard let reads = RowCopyPlan.sourceAttributesRead(by: expression, among: storedNames) else {
                 throw Refusal("'\(prepared.attributes[i].mapping.name)': \(refusal.reason)")
@@ -158,8 +180,10 @@ struct SQLMappingPlan {
             let saved = translator
             do throws(Refusal) {
                 if let name = Self.nonNilOrDefault(property.expression.expression) {
-                    values.append(try Self.nonNilOrDefault(name, attribute, &translator, source: source.model.allAttributes(of: sourceEntity),
-                                                          destination: attributes))
+                    values.append(
+                        try Self.nonNilOrDefault(
+                            name, attribute, &translator, source: source.model.allAttributes(of: sourceEntity),
+                            destination: attributes))
                     columns.append(column)
                     mapped.insert(attribute.name)
                     continue
@@ -168,19 +192,25 @@ struct SQLMappingPlan {
                 let term = try translator.term(property.expression.expression)
                 // A constant goes through the coercion a row's value goes through: its
                 // type error is the interpreter's to report.
-                if case .constant(let value) = property.expression.expression.kind, (try? attribute.columnValue(value)) == nil {
+                if case .constant(let value) = property.expression.expression.kind,
+                    (try? attribute.columnValue(value)) == nil
+                {
                     throw Refusal("the constant is not a \(attribute.type.rawValue) (an error)")
                 }
                 let written = try translator.written(term, to: attribute)
                 // Rows SQL cannot decide a condition on get the interpreter's value.
                 if let undecided = translator.endMapping() {
-                    values.append("CASE WHEN \(undecided) THEN \(try evaluatedColumn(i, attribute, Refusal("undecided"), undecidedOnly: true)) ELSE \(written) END")
+                    values.append(
+                        "CASE WHEN \(undecided) THEN \(try evaluatedColumn(i, attribute, Refusal("undecided"), undecidedOnly: true)) ELSE \(written) END"
+                    )
                 } else {
                     values.append(written)
                 }
             } catch {
                 translator = saved
-                guard !attribute.storesExternalEncoding else { throw Refusal("'\(property.mapping.name)': \(error.reason)") }
+                guard !attribute.storesExternalEncoding else {
+                    throw Refusal("'\(property.mapping.name)': \(error.reason)")
+                }
                 values.append(try evaluatedColumn(i, attribute, error))
             }
             columns.append(column)
@@ -197,7 +227,9 @@ struct SQLMappingPlan {
         var filter = "1"
         var predicateReads: [String]? = nil
         if let predicate = request.predicate {
-            guard let fetch = source.rowConditions(of: predicate, on: sourceName) else { throw Refusal("the source fetch cannot be read") }
+            guard let fetch = source.rowConditions(of: predicate, on: sourceName) else {
+                throw Refusal("the source fetch cannot be read")
+            }
             let offset = translator.parameters.count
             translator.append(parameters: fetch.parameters)
             filter = SQLTranslator.renumbered(fetch.whenTrue, by: offset)
@@ -210,7 +242,8 @@ struct SQLMappingPlan {
                 else { throw Refusal("its source fetch's predicate reads more than attributes") }
                 let arguments = reads.map { ", t0.\(sourceAttributes[$0]!.column)" }.joined()
                 let rejected = SQLTranslator.renumbered(fetch.whenFalse, by: offset)
-                filter = "CASE WHEN NOT coalesce(\(filter), 0) THEN 0 WHEN coalesce(\(rejected), 0) "
+                filter =
+                    "CASE WHEN NOT coalesce(\(filter), 0) THEN 0 WHEN coalesce(\(rejected), 0) "
                     + "THEN \(Self.acceptFunction(prepared.index))(t0.Z_PK\(arguments)) ELSE 1 END"
                 predicateReads = reads
             }
@@ -220,7 +253,9 @@ struct SQLMappingPlan {
         self.evaluated = evaluated
         self.sourceTable = sourceLayout.table
         self.sourceEntityNumber = sourceLayout.number
-        self.sourceTableIsShared = source.entities.values.contains { $0.table == sourceLayout.table && $0.number != sourceLayout.number }
+        self.sourceTableIsShared = source.entities.values.contains {
+            $0.table == sourceLayout.table && $0.number != sourceLayout.number
+        }
         self.destinationEntity = destinationEntity.name
         self.destinationTable = destinationLayout.table
         self.destinationEntityNumber = destinationLayout.number
@@ -274,26 +309,34 @@ extension SQLMappingPlan {
     /// That function as SQL, written to `attribute`: the source attribute paired with the
     /// destination attribute `name` by renaming identifier, as the function pairs them,
     /// or the destination attribute's default value where the source's is nil.
-    static func nonNilOrDefault(_ name: String, _ attribute: AttributeDescription, _ translator: inout SQLTranslator,
-                                source: [AttributeDescription], destination: [AttributeDescription]) throws(SQLTranslator.Refusal) -> String {
+    static func nonNilOrDefault(
+        _ name: String, _ attribute: AttributeDescription, _ translator: inout SQLTranslator,
+        source: [AttributeDescription], destination: [AttributeDescription]
+    ) throws(SQLTranslator.Refusal) -> String {
         let paired = destination.first { $0.name == name }
         let id = paired?.renamingIdentifier ?? name
-        let sourceName = source.first { ($0.renamingIdentifier ?? $0.name) == id }?.name ?? (source.contains { $0.name == id } ? id : name)
-        let value = try translator.term(FormatExpression(.keyPath(operand: FormatExpression(.variable("source")), path: [sourceName])))
+        let sourceName =
+            source.first { ($0.renamingIdentifier ?? $0.name) == id }?.name
+            ?? (source.contains { $0.name == id } ? id : name)
+        let value = try translator.term(
+            FormatExpression(.keyPath(operand: FormatExpression(.variable("source")), path: [sourceName])))
         let fallback = paired?.defaultValue ?? .null
         guard (try? attribute.columnValue(fallback)) != nil else {
             throw SQLTranslator.Refusal("the default value of \(name) is not a \(attribute.type.rawValue) (an error)")
         }
         let written = try translator.written(value, to: attribute)
-        let writtenFallback = try translator.written(try translator.term(FormatExpression(.constant(fallback))), to: attribute)
+        let writtenFallback = try translator.written(
+            try translator.term(FormatExpression(.constant(fallback))), to: attribute)
         return "CASE WHEN \(value.sql) IS NULL THEN \(writtenFallback) ELSE \(written) END"
     }
 
     /// The plans of a step's entity mappings, by index (nil where stage 1 is interpreted,
     /// with the reason), links included: what ``MigrationManager`` runs and
     /// `mapping-migrate plan` prints.
-    static func plans(_ prepared: [PreparedEntityMapping], usesDefaultPolicy: (PreparedEntityMapping) -> Bool,
-                      source: StoreLayout, destination: StoreLayout) -> [Int: Result<SQLMappingPlan, SQLTranslator.Refusal>] {
+    static func plans(
+        _ prepared: [PreparedEntityMapping], usesDefaultPolicy: (PreparedEntityMapping) -> Bool,
+        source: StoreLayout, destination: StoreLayout
+    ) -> [Int: Result<SQLMappingPlan, SQLTranslator.Refusal>] {
         var results: [Int: Result<SQLMappingPlan, SQLTranslator.Refusal>] = [:]
         var plans: [Int: SQLMappingPlan] = [:]
         for p in prepared {
@@ -321,7 +364,8 @@ extension SQLMappingPlan {
     var plannedExecution: MappingExecution {
         var execution = MappingExecution(instancesAsSQL: true, relationshipsAsSQL: false, checks: guards.map(\.check))
         execution.evaluated = evaluated.filter { !$0.undecidedOnly }.map(\.attribute.name)
-        execution.evaluatedWhereUndecided = evaluated.filter(\.undecidedOnly).map(\.attribute.name)
+        execution.evaluatedWhereUndecided =
+            evaluated.filter(\.undecidedOnly).map(\.attribute.name)
             + (predicateAttributes == nil ? [] : ["the source predicate"])
         switch links {
         case .success: execution.relationshipsAsSQL = true

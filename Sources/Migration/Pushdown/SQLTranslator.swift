@@ -47,8 +47,10 @@ struct SQLTranslator {
     typealias RowConditions = (whenTrue: String, whenFalse: String, parameters: [SQLiteValue], isExact: Bool)
     let rowConditions: (FormatPredicate) -> RowConditions?
 
-    init(sourceAttributes: [String: (attribute: AttributeDescription, column: String)],
-         rowConditions: @escaping (FormatPredicate) -> RowConditions? = { _ in nil }) {
+    init(
+        sourceAttributes: [String: (attribute: AttributeDescription, column: String)],
+        rowConditions: @escaping (FormatPredicate) -> RowConditions? = { _ in nil }
+    ) {
         self.sourceAttributes = sourceAttributes
         self.rowConditions = rowConditions
     }
@@ -131,7 +133,8 @@ struct SQLTranslator {
         case .negate(let operand):
             let o = try term(operand)
             guard o.kind == .double else {
-                throw Refusal("negating \(o.kind == .integer ? "an integer (its overflow is an error)" : "a non-number")")
+                throw Refusal(
+                    "negating \(o.kind == .integer ? "an integer (its overflow is an error)" : "a non-number")")
             }
             nonNil(o, "-")
             return SQLTerm(sql: "(-\(o.sql))", kind: .double, isNullable: false)
@@ -164,10 +167,13 @@ struct SQLTranslator {
             return SQLTerm(sql: "CAST(\(c) AS REAL)", kind: .date, isNullable: true, nullness: c)
         case .string, .uri:
             // remodel_text's value, without copying text that is already well-formed.
-            return SQLTerm(sql: "(CASE WHEN remodel_wellformed(\(c)) THEN \(c) ELSE remodel_text(\(c)) END)", kind: .text, isNullable: true)
+            return SQLTerm(
+                sql: "(CASE WHEN remodel_wellformed(\(c)) THEN \(c) ELSE remodel_text(\(c)) END)", kind: .text,
+                isNullable: true)
         case .binary, .transformable:
             guard !attribute.storesExternalEncoding else {
-                throw Refusal("\(name) allows external storage: its column holds Core Data's encoding, which reading decodes")
+                throw Refusal(
+                    "\(name) allows external storage: its column holds Core Data's encoding, which reading decodes")
             }
             return SQLTerm(sql: "CAST(\(c) AS BLOB)", kind: .data, isNullable: true)
         case .decimal, .uuid, .undefined, .objectID, .composite:
@@ -190,11 +196,15 @@ struct SQLTranslator {
     /// NULL as binding a NaN does. Two integers are left to the interpreter (its overflow
     /// is an error, SQLite's a double), as is division by anything but a non-zero
     /// constant (SQLite's x / 0.0 is NULL, the interpreter's an infinity).
-    private mutating func arithmetic(_ op: ArithmeticOperator, _ lhs: FormatExpression, _ rhs: FormatExpression) throws(Refusal) -> SQLTerm {
+    private mutating func arithmetic(_ op: ArithmeticOperator, _ lhs: FormatExpression, _ rhs: FormatExpression)
+        throws(Refusal) -> SQLTerm
+    {
         guard op != .power else { throw Refusal("'**' is evaluated by the interpreter") }
         let a = try term(lhs), b = try term(rhs)
         for operand in [a, b] where operand.kind != .integer && operand.kind != .double {
-            throw Refusal("'\(op.rawValue)' of \(operand.kind == .null ? "nil" : "a non-number") is an error the interpreter reports")
+            throw Refusal(
+                "'\(op.rawValue)' of \(operand.kind == .null ? "nil" : "a non-number") is an error the interpreter reports"
+            )
         }
         guard a.kind == .double || b.kind == .double else {
             throw Refusal("'\(op.rawValue)' of two integers: the interpreter reports overflow, SQLite gives a double")
@@ -215,8 +225,10 @@ struct SQLTranslator {
     /// plain ASCII, a value stored with another type) are ``endMapping()``'s, evaluated by
     /// the interpreter. A branch's guards are checked only on the rows that take it, as
     /// the interpreter evaluates only that branch.
-    private mutating func ternary(_ predicate: FormatPredicate, _ whenTrue: FormatExpression,
-                                  _ whenFalse: FormatExpression) throws(Refusal) -> SQLTerm {
+    private mutating func ternary(
+        _ predicate: FormatPredicate, _ whenTrue: FormatExpression,
+        _ whenFalse: FormatExpression
+    ) throws(Refusal) -> SQLTerm {
         guard let onRow = onSourceRow(predicate), let decided = rowConditions(onRow) else {
             throw Refusal("TERNARY's condition reads more than attributes of $source")
         }
@@ -235,7 +247,9 @@ struct SQLTranslator {
         case (let x, .null): kind = x
         default: throw Refusal("TERNARY gives a \(a.kind) or a \(b.kind), which are written differently")
         }
-        return SQLTerm(sql: "(CASE WHEN \(yes) THEN \(a.sql) ELSE \(b.sql) END)", kind: kind, isNullable: a.isNullable || b.isNullable)
+        return SQLTerm(
+            sql: "(CASE WHEN \(yes) THEN \(a.sql) ELSE \(b.sql) END)", kind: kind,
+            isNullable: a.isNullable || b.isNullable)
     }
 
     /// The Foundation string methods whose SQL is exact on plain ASCII text, of a string
@@ -244,19 +258,24 @@ struct SQLTranslator {
     /// constant ASCII separator. Rows whose text is not plain ASCII (or not stored as
     /// text) are ``endMapping()``'s, evaluated by the interpreter; nil stays nil, as a
     /// message to nil answers nil.
-    private mutating func stringFunction(_ target: FormatExpression, _ selector: FormatExpression, _ arguments: [FormatExpression],
-                                         _ expression: FormatExpression) throws(Refusal) -> SQLTerm {
+    private mutating func stringFunction(
+        _ target: FormatExpression, _ selector: FormatExpression, _ arguments: [FormatExpression],
+        _ expression: FormatExpression
+    ) throws(Refusal) -> SQLTerm {
         let refusal = Refusal("\(Self.describe(expression)) is evaluated by the interpreter")
         guard let name = selector.constantString else { throw refusal }
         // count of componentsSeparatedByString: — the separators plus one.
-        if name == "count", arguments.isEmpty, case .functionCall(let inner, let split, let splitArguments) = target.kind,
+        if name == "count", arguments.isEmpty,
+            case .functionCall(let inner, let split, let splitArguments) = target.kind,
             split.constantString == "componentsSeparatedByString:", splitArguments.count == 1,
             let separator = splitArguments[0].constantString, !separator.isEmpty,
             separator.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F })
         {
             let x = try plainText(inner, refusal)
             let sep = parameter(.text(separator))
-            return SQLTerm(sql: "((length(\(x)) - length(replace(\(x), \(sep), ''))) / length(\(sep)) + 1)", kind: .integer, isNullable: true)
+            return SQLTerm(
+                sql: "((length(\(x)) - length(replace(\(x), \(sep), ''))) / length(\(sep)) + 1)", kind: .integer,
+                isNullable: true)
         }
         guard arguments.isEmpty else { throw refusal }
         switch name {
@@ -269,7 +288,9 @@ struct SQLTranslator {
         case "stringByTrimmingWhitespace":
             // .whitespacesAndNewlines in ASCII: tab, line feed, vertical tab, form feed,
             // carriage return (never plain text here) and space.
-            return SQLTerm(sql: "trim(\(try plainText(target, refusal)), char(9, 10, 11, 12, 13, 32))", kind: .text, isNullable: true)
+            return SQLTerm(
+                sql: "trim(\(try plainText(target, refusal)), char(9, 10, 11, 12, 13, 32))", kind: .text,
+                isNullable: true)
         default:
             throw refusal
         }
@@ -278,7 +299,8 @@ struct SQLTranslator {
     /// A string attribute of `$source` as its column, the rows whose value is not plain
     /// ASCII text (or not text, or with a NUL) left undecided.
     private mutating func plainText(_ expression: FormatExpression, _ refusal: Refusal) throws(Refusal) -> String {
-        guard let name = EntityMappingRunner.copiedAttribute(expression), let (attribute, column) = sourceAttributes[name],
+        guard let name = EntityMappingRunner.copiedAttribute(expression),
+            let (attribute, column) = sourceAttributes[name],
             attribute.type == .string
         else { throw refusal }
         let c = "t0.\(column)"
@@ -341,7 +363,9 @@ struct SQLTranslator {
     /// A nil operand is an error in the interpreter: such a row is left to it.
     private mutating func nonNil(_ operand: SQLTerm, _ operation: String) {
         if operand.isNullable {
-            guarding("\(operand.nullness ?? operand.sql) IS NULL", check: "no nil in '\(operation)'", "a nil operand of '\(operation)' (an error)")
+            guarding(
+                "\(operand.nullness ?? operand.sql) IS NULL", check: "no nil in '\(operation)'",
+                "a nil operand of '\(operation)' (an error)")
         }
     }
 
@@ -360,20 +384,25 @@ struct SQLTranslator {
         case (.integer, .int16), (.integer, .int32), (.integer, .int64):
             let range = attribute.type.integerRange!
             if range != Int64.min...Int64.max {
-                guarding("\(x) NOT BETWEEN \(range.lowerBound) AND \(range.upperBound)", check: "\(attribute.name) in range",
-                         "a value out of range for \(attribute.name) (an error)")
+                guarding(
+                    "\(x) NOT BETWEEN \(range.lowerBound) AND \(range.upperBound)", check: "\(attribute.name) in range",
+                    "a value out of range for \(attribute.name) (an error)")
             }
             return x
         case (.integer, .double): return "CAST(\(x) AS REAL)"
         case (.integer, .float), (.double, .float): return "remodel_float(\(x))"
         case (.integer, .boolean):
-            guarding("\(x) NOT IN (0, 1)", check: "\(attribute.name) 0 or 1", "a number other than 0 or 1 for \(attribute.name) (an error)")
+            guarding(
+                "\(x) NOT IN (0, 1)", check: "\(attribute.name) 0 or 1",
+                "a number other than 0 or 1 for \(attribute.name) (an error)")
             return x
         case (.bool, .boolean), (.bool, .int16), (.bool, .int32), (.bool, .int64), (.double, .double),
-             (.text, .string), (.text, .uri), (.date, .date), (.data, .binary), (.data, .transformable):
+            (.text, .string), (.text, .uri), (.date, .date), (.data, .binary), (.data, .transformable):
             return x
         default:
-            throw Refusal("a \(term.kind) value for the \(attribute.type.rawValue) attribute \(attribute.name) is converted by the interpreter")
+            throw Refusal(
+                "a \(term.kind) value for the \(attribute.type.rawValue) attribute \(attribute.name) is converted by the interpreter"
+            )
         }
     }
 
@@ -384,7 +413,8 @@ struct SQLTranslator {
             return "the key path \(path.joined(separator: "."))"
         case .variable(let name): return "$\(name)"
         case .function(let selector, _): return "the function \(selector)"
-        case .functionCall(_, let selector, _): return "FUNCTION(…, \(selector.constantString.map { "'\($0)'" } ?? "…"))"
+        case .functionCall(_, let selector, _):
+            return "FUNCTION(…, \(selector.constantString.map { "'\($0)'" } ?? "…"))"
         case .ternary: return "TERNARY"
         case .cast: return "CAST"
         case .subquery: return "SUBQUERY"

@@ -11,10 +11,14 @@ enum AttributeCoercion {
     }
 
     /// The same, with the type and the name (for errors) apart: the hot path's form.
-    static func coerce(_ value: Value, to type: AttributeType, name: @autoclosure () -> String) throws(ContextError) -> Value {
+    static func coerce(_ value: Value, to type: AttributeType, name: @autoclosure () -> String) throws(ContextError)
+        -> Value
+    {
         func mismatch() -> ContextError {
-            ContextError(.type, "a \(type.rawValue) attribute cannot hold \(value.kind.rawValue) \(value.formatDescription.prefix(40))",
-                         key: name())
+            ContextError(
+                .type,
+                "a \(type.rawValue) attribute cannot hold \(value.kind.rawValue) \(value.formatDescription.prefix(40))",
+                key: name())
         }
         switch (type, value) {
         case (_, .null):
@@ -25,7 +29,8 @@ enum AttributeCoercion {
             case .integer(let i): integer = i
             case .bool(let b): integer = b ? 1 : 0
             case .double(let d) where d == d.rounded() && abs(d) < 9.2e18: integer = Int64(d)
-            case .decimal(let d) where Decimal(NSDecimalNumber(decimal: d).int64Value) == d: integer = NSDecimalNumber(decimal: d).int64Value
+            case .decimal(let d) where Decimal(NSDecimalNumber(decimal: d).int64Value) == d:
+                integer = NSDecimalNumber(decimal: d).int64Value
             default: throw mismatch()
             }
             guard type.integerRange!.contains(integer) else {
@@ -39,7 +44,8 @@ enum AttributeCoercion {
             return .double(type == .float ? Double(Float(d)) : d)
         case (.decimal, .decimal): return value
         case (.decimal, .integer(let i)): return .decimal(Decimal(i))
-        case (.decimal, .double(let d)): return .decimal(Decimal(string: Value.double(d).formatDescription) ?? Decimal(d))
+        case (.decimal, .double(let d)):
+            return .decimal(Decimal(string: Value.double(d).formatDescription) ?? Decimal(d))
         case (.string, .string), (.uri, .string): return value
         case (.date, .date): return value
         case (.binary, .data), (.transformable, .data): return value

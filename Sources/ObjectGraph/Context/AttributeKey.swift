@@ -41,7 +41,8 @@ extension ManagedObject {
     /// Sets the attribute, coerced to its type (see ``AttributeKey``).
     public func setValue(_ value: Value, for key: AttributeKey) throws {
         if key.binding === binding, !isDeleted,
-           try binding.withContext({ context in try context.setAttribute(value, of: self, slot: key.slot) }) != nil {
+            try binding.withContext({ context in try context.setAttribute(value, of: self, slot: key.slot) }) != nil
+        {
             return
         }
         try setValue(value, forKey: key.name)

@@ -17,7 +17,9 @@ public struct ContextError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The error this one was made from (SQLite's, or a predicate's), kept whole.
     public var underlying: UnderlyingError?
 
-    public init(_ kind: Kind, _ message: String, object: String? = nil, key: String? = nil, underlying: (any Error)? = nil) {
+    public init(
+        _ kind: Kind, _ message: String, object: String? = nil, key: String? = nil, underlying: (any Error)? = nil
+    ) {
         self.kind = kind
         self.message = message
         self.object = object

@@ -100,7 +100,8 @@ final class EntityBinding {
         attributeNames = attributes.map(\.name)
         attributeNameLengths = attributes.map(\.name.utf8.count)
         attributeColumns = attributes.map { entityLayout.attributeColumns[$0.name]! }
-        lazySlots = Set(attributes.indices.filter { attributes[$0].type == .binary || attributes[$0].type == .transformable })
+        lazySlots = Set(
+            attributes.indices.filter { attributes[$0].type == .binary || attributes[$0].type == .transformable })
         externalSlots = attributes.map(\.storesExternalEncoding)
         hasExternalSlots = externalSlots.contains(true)
         self.toOnes = toOnes
@@ -116,7 +117,8 @@ final class EntityBinding {
             if let e = c.entity { columns.append(e) }
             if let o = c.order { columns.append(o) }
         }
-        insertSQL = "INSERT INTO \(entityLayout.table) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
+        insertSQL =
+            "INSERT INTO \(entityLayout.table) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
     }
 
     /// The slot of the attribute `name`. Entities have few attributes and their names are
@@ -151,7 +153,13 @@ final class EntityBinding {
             let data = statement.data(at: index) ?? Data()
             guard data.count == 16 else { return .data(data) }
             let u = [UInt8](data)
-            return .string(UUID(uuid: (u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15])).uuidString)
+            return .string(
+                UUID(
+                    uuid: (
+                        u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
+                        u[15]
+                    )
+                ).uuidString)
         default:
             return .data(statement.data(at: index) ?? Data())  // binary, transformable
         }
@@ -169,11 +177,14 @@ final class EntityBinding {
     @inline(__always)
     func decoded(_ value: Value, slot: Int, primaryKey: Int64, storePath: String) throws(ContextError) -> Value {
         guard hasExternalSlots && externalSlots[slot] else { return value }
-        return try ExternalBinaryData.decode(value, storePath: storePath, object: "\(entity.name)/\(primaryKey)", attribute: attributeNames[slot])
+        return try ExternalBinaryData.decode(
+            value, storePath: storePath, object: "\(entity.name)/\(primaryKey)", attribute: attributeNames[slot])
     }
 
     /// Binds an attribute's value to a parameter, as its type stores it.
-    static func bind(_ value: Value, as type: AttributeType, to statement: Statement, at index: Int32) throws(SQLiteError) {
+    static func bind(_ value: Value, as type: AttributeType, to statement: Statement, at index: Int32)
+        throws(SQLiteError)
+    {
         try statement.bind(sqliteValue(value, as: type), at: index)
     }
 
@@ -194,7 +205,9 @@ final class EntityBinding {
         switch type {
         case .string, .uri:
             guard let text = sqlite3_value_text(value) else { return .null }
-            return .string(String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(value))), as: UTF8.self))
+            return .string(
+                String(
+                    decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(value))), as: UTF8.self))
         case .int16, .int32, .int64:
             return sqlite3_value_type(value) == SQLITE_NULL ? .null : .integer(sqlite3_value_int64(value))
         case .boolean:
@@ -202,7 +215,8 @@ final class EntityBinding {
         case .double, .float:
             return sqlite3_value_type(value) == SQLITE_NULL ? .null : .double(sqlite3_value_double(value))
         case .date:
-            return sqlite3_value_type(value) == SQLITE_NULL ? .null : .date(Date(timeIntervalSinceReferenceDate: sqlite3_value_double(value)))
+            return sqlite3_value_type(value) == SQLITE_NULL
+                ? .null : .date(Date(timeIntervalSinceReferenceDate: sqlite3_value_double(value)))
         case .binary, .transformable:
             if sqlite3_value_type(value) == SQLITE_NULL { return .null }
             guard let bytes = sqlite3_value_blob(value) else { return .data(Data()) }
@@ -224,7 +238,11 @@ final class EntityBinding {
         case .double(let d): .real(d)
         case .decimal(let d): .real(NSDecimalNumber(decimal: d).doubleValue)
         case .string(let s):
-            if type == .uuid, let uuid = UUID(uuidString: s) { .blob(withUnsafeBytes(of: uuid.uuid) { Data($0) }) } else { .text(s) }
+            if type == .uuid, let uuid = UUID(uuidString: s) {
+                .blob(withUnsafeBytes(of: uuid.uuid) { Data($0) })
+            } else {
+                .text(s)
+            }
         case .date(let d): .real(d.timeIntervalSinceReferenceDate)
         case .data(let d): .blob(d)
         case .array, .set, .dictionary, .object: .null

@@ -36,7 +36,8 @@ struct FetchPlan {
                 predicate = compiled
                 evaluation = compiled.makeContext()
             } catch {
-                throw ContextError(.predicate, "the fetch predicate does not compile: \(error.description)", underlying: error)
+                throw ContextError(
+                    .predicate, "the fetch predicate does not compile: \(error.description)", underlying: error)
             }
         } else {
             predicate = nil
@@ -47,7 +48,9 @@ struct FetchPlan {
             do {
                 keys.append((try compiler.compileExpression(descriptor.keyPath), descriptor.ascending))
             } catch {
-                throw ContextError(.predicate, "the sort key '\(descriptor.keyPath)' does not compile: \(error.description)", underlying: error)
+                throw ContextError(
+                    .predicate, "the sort key '\(descriptor.keyPath)' does not compile: \(error.description)",
+                    underlying: error)
             }
         }
         sortKeys = keys
@@ -55,7 +58,8 @@ struct FetchPlan {
         var narrowing = SQLNarrowing.always
         var parameters: [SQLiteValue] = []
         if let p = request.predicate {
-            var translator = PredicateTranslator(bindings: context.bindings, unsavedTables: context.tablesWithUnsavedChanges)
+            var translator = PredicateTranslator(
+                bindings: context.bindings, unsavedTables: context.tablesWithUnsavedChanges)
             narrowing = translator.translate(p, on: binding)
             parameters = translator.parameters
         }
@@ -94,10 +98,12 @@ struct FetchPlan {
         // An exact narrowing's rows are decided by `whenTrue` alone. (Testing `whenFalse` too
         // would cost a read of its columns on every row: SQLite loads a blob to say that
         // `ZIMAGE IS NULL` inside coalesce(…) is false.)
-        let notRejected = narrowing.whenFalse == "0" || narrowing.isExact ? "1" : "coalesce(\(narrowing.whenFalse), 0) = 0"
+        let notRejected =
+            narrowing.whenFalse == "0" || narrowing.isExact ? "1" : "coalesce(\(narrowing.whenFalse), 0) = 0"
         let undecidedRows = narrowing.isExact ? "0" : narrowing.whenFalse
         let decided = "SELECT count(*) FROM \(table) t0 WHERE \(SQL.all([entityTest, narrowing.whenTrue, notRejected]))"
-        let undecided = "SELECT \(reader.selectList) FROM \(table) t0 "
+        let undecided =
+            "SELECT \(reader.selectList) FROM \(table) t0 "
             + "WHERE \(SQL.all([entityTest, narrowing.whenTrue, undecidedRows])) ORDER BY t0.Z_PK"
         guard let a = try? Self.prepare(decided, parameters, in: database),
             let b = try? Self.prepare(undecided, parameters, in: database)
@@ -105,7 +111,9 @@ struct FetchPlan {
         return (a, b)
     }
 
-    private static func prepare(_ sql: String, _ parameters: [SQLiteValue], in database: Database) throws(SQLiteError) -> Statement {
+    private static func prepare(_ sql: String, _ parameters: [SQLiteValue], in database: Database) throws(SQLiteError)
+        -> Statement
+    {
         let statement = try database.prepare(sql)
         // A statement may use only some of them (`whenTrue` without those of `whenFalse`).
         for (i, value) in parameters.prefix(Int(statement.parameterCount)).enumerated() {
@@ -130,8 +138,9 @@ struct FetchPlan {
         do {
             return try predicate.evaluate(in: evaluation)
         } catch {
-            throw ContextError(.predicate, "the fetch predicate failed on \(object.objectID): \(error.description)",
-                               object: object.objectID.description, underlying: error)
+            throw ContextError(
+                .predicate, "the fetch predicate failed on \(object.objectID): \(error.description)",
+                object: object.objectID.description, underlying: error)
         }
     }
 }
@@ -192,7 +201,8 @@ public final class FetchCursor {
                 break
             }
             var made = false
-            let object = try context.nextScanned(statement, plan, register: false, reusing: reusable, onRow: true, made: &made)
+            let object = try context.nextScanned(
+                statement, plan, register: false, reusing: reusable, onRow: true, made: &made)
             if made, let object { spare = object }
             if let object { return object }
         }

@@ -10,9 +10,13 @@ struct JoinRow: Hashable {
     init(side: StoreLayout.JoinTable.Side, source: Int64, destination: Int64) {
         table = side.table
         if side.sourceColumn < side.destinationColumn {
-            (firstColumn, secondColumn, first, second) = (side.sourceColumn, side.destinationColumn, source, destination)
+            (firstColumn, secondColumn, first, second) = (
+                side.sourceColumn, side.destinationColumn, source, destination
+            )
         } else {
-            (firstColumn, secondColumn, first, second) = (side.destinationColumn, side.sourceColumn, destination, source)
+            (firstColumn, secondColumn, first, second) = (
+                side.destinationColumn, side.sourceColumn, destination, source
+            )
         }
     }
 

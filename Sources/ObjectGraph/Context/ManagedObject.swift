@@ -111,9 +111,12 @@ public final class ManagedObject: KeyValueCoding {
         }
         if failure.kind == .unknownKey {
             let model = context.store.model
-            let keys = (model.allAttributes(of: entity).map(\.name) + model.allRelationships(of: entity).map(\.name)).sorted()
-            throw ExpressionError(.unknownKey,
-                "\(objectID) has no attribute or relationship '\(key)'; \(entity.name) has \(keys.joined(separator: ", "))")
+            let keys = (model.allAttributes(of: entity).map(\.name) + model.allRelationships(of: entity).map(\.name))
+                .sorted()
+            throw ExpressionError(
+                .unknownKey,
+                "\(objectID) has no attribute or relationship '\(key)'; \(entity.name) has \(keys.joined(separator: ", "))"
+            )
         }
         throw failure
     }
@@ -122,7 +125,8 @@ public final class ManagedObject: KeyValueCoding {
     public func setValue(_ value: Value, forKey key: String) throws {
         // Attributes of a live object go straight to their slot.
         if let slot = binding.slot(ofAttribute: key), !isDeleted,
-           try binding.withContext({ context in try context.setAttribute(value, of: self, slot: slot) }) != nil {
+            try binding.withContext({ context in try context.setAttribute(value, of: self, slot: slot) }) != nil
+        {
             return
         }
         try attachedContext().setValue(value, of: self, forKey: key)
@@ -132,7 +136,9 @@ public final class ManagedObject: KeyValueCoding {
     /// Reading an object whose context is gone is a programming error: keep the context
     /// while you use its objects.
     public subscript(key: String) -> Value {
-        precondition(context != nil, "\(objectID) was read after its ObjectContext was released; keep the context while using its objects")
+        precondition(
+            context != nil,
+            "\(objectID) was read after its ObjectContext was released; keep the context while using its objects")
         return (try? value(forKey: key)) ?? .null
     }
 

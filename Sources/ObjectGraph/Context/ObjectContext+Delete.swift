@@ -10,7 +10,8 @@ extension ObjectContext {
         // Deny is checked before anything changes.
         for relationship in store.model.allRelationships(of: object.entity) where relationship.deleteRule == .deny {
             if try !related(object, relationship).isEmpty {
-                throw ContextError(.deleteDenied,
+                throw ContextError(
+                    .deleteDenied,
                     "cannot delete: '\(relationship.name)' has the delete rule deny and is not empty",
                     object: object.objectID.description, key: relationship.name)
             }
@@ -35,9 +36,12 @@ extension ObjectContext {
         for d in cascade { try delete(d) }
     }
 
-    func related(_ object: ManagedObject, _ relationship: RelationshipDescription) throws(ContextError) -> [ManagedObject] {
+    func related(_ object: ManagedObject, _ relationship: RelationshipDescription) throws(ContextError)
+        -> [ManagedObject]
+    {
         if relationship.isToMany {
-            return try destinations(of: object, relationship).map { id throws(ContextError) in try self.object(with: id) }
+            return try destinations(of: object, relationship).map { id throws(ContextError) in try self.object(with: id)
+            }
         }
         guard let slot = object.binding.toOneSlots[relationship.name], let id = object.toOne[slot] else { return [] }
         return [try self.object(with: id)]

@@ -17,7 +17,10 @@ extension ObjectContext: FetchExecuting {
     /// gives): the objects as an array, or their number.
     public func executeFetch(_ request: Value, countOnly: Bool) throws -> Value {
         guard case .object(let reference) = request, let fetch = reference.object as? FetchRequestObject else {
-            throw ExpressionError(.type, "FETCH needs a fetch request (such as FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"Book\", \"TRUEPREDICATE\")), not \(request.kind.rawValue)")
+            throw ExpressionError(
+                .type,
+                "FETCH needs a fetch request (such as FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"Book\", \"TRUEPREDICATE\")), not \(request.kind.rawValue)"
+            )
         }
         if countOnly { return .integer(Int64(try count(fetch.request))) }
         return .array(try self.fetch(fetch.request).map { .object(ObjectReference($0)) })

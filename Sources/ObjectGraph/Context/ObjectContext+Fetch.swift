@@ -7,7 +7,9 @@ extension ObjectContext {
     public func fetch(_ request: FetchRequest) throws(ContextError) -> [ManagedObject] {
         var results: [ManagedObject] = []
         let plan = try FetchPlan(request, context: self)
-        try scan(plan, plan.rows, register: true) { results.append($0); return true }
+        try scan(plan, plan.rows, register: true) {
+            results.append($0); return true
+        }
         results += try pendingMatches(plan)
         if !request.sortDescriptors.isEmpty { try sort(&results, by: plan.sortKeys) }
         if let limit = request.fetchLimit, results.count > limit { results.removeLast(results.count - limit) }
@@ -22,7 +24,9 @@ extension ObjectContext {
             // Without a predicate SQLite counts; pending objects adjust the count.
             let numbers = plan.numbers.map(String.init).joined(separator: ",")
             do {
-                if case .integer(let n)? = try database.scalar("SELECT count(*) FROM \(plan.table) WHERE Z_ENT IN (\(numbers))") {
+                if case .integer(let n)? = try database.scalar(
+                    "SELECT count(*) FROM \(plan.table) WHERE Z_ENT IN (\(numbers))")
+                {
                     count = Int(n)
                 }
             } catch {
@@ -32,16 +36,22 @@ extension ObjectContext {
                 if object.isInserted && !object.isDeleted { count += 1 }
                 if object.isDeleted && !object.isInserted { count -= 1 }
             }
-        } else if !tablesWithUnsavedChanges.contains(plan.table), let (decided, undecided) = plan.countStatements(in: database) {
+        } else if !tablesWithUnsavedChanges.contains(plan.table),
+            let (decided, undecided) = plan.countStatements(in: database)
+        {
             // SQLite counts the rows whose answer it knows; the predicate decides the others.
             do {
                 if try decided.step() { count = Int(decided.int64(at: 0)) }
             } catch {
                 throw ContextError(error)
             }
-            try scan(plan, undecided, register: false) { _ in count += 1; return true }
+            try scan(plan, undecided, register: false) { _ in
+                count += 1; return true
+            }
         } else {
-            try scan(plan, plan.rows, register: false) { _ in count += 1; return true }
+            try scan(plan, plan.rows, register: false) { _ in
+                count += 1; return true
+            }
             count += try pendingMatches(plan).count
         }
         if let limit = request.fetchLimit { count = min(count, limit) }
@@ -59,7 +69,9 @@ extension ObjectContext {
     /// Steps through `statement` (the plan's rows, or some of them) and hands `visit` each
     /// saved object the predicate accepts, skipping objects that have unsaved changes (see
     /// ``pendingMatches``).
-    func scan(_ plan: FetchPlan, _ statement: Statement, register: Bool, _ visit: (ManagedObject) throws(ContextError) -> Bool) throws(ContextError) {
+    func scan(
+        _ plan: FetchPlan, _ statement: Statement, register: Bool, _ visit: (ManagedObject) throws(ContextError) -> Bool
+    ) throws(ContextError) {
         while true {
             do {
                 guard try statement.step() else { return }
@@ -75,10 +87,13 @@ extension ObjectContext {
     /// The object of the current row of `statement` if the plan's predicate accepts it. A
     /// `spare` is refilled instead of making a new object (see ``makeObject``); `made` says
     /// whether the object was read from the row (rather than found in the context).
-    func nextScanned(_ statement: Statement, _ plan: FetchPlan, register: Bool,
-                     reusing spare: ManagedObject? = nil, onRow: Bool = false, made: inout Bool) throws(ContextError) -> ManagedObject? {
+    func nextScanned(
+        _ statement: Statement, _ plan: FetchPlan, register: Bool,
+        reusing spare: ManagedObject? = nil, onRow: Bool = false, made: inout Bool
+    ) throws(ContextError) -> ManagedObject? {
         // Cursors over a context that holds nothing (a migration's source) skip the lookups.
-        let known = pending.changed.isEmpty && registry.isEmpty
+        let known =
+            pending.changed.isEmpty && registry.isEmpty
             ? nil : ObjectID(entityName: plan.entityName, primaryKey: statement.int64(at: 0), table: plan.table)
         if let known, pending.hasChanges(savedRow: known) { return nil }
         let object: ManagedObject
@@ -115,9 +130,12 @@ extension ObjectContext {
     func sort(_ objects: inout [ManagedObject], by keys: [(CompiledExpression, Bool)]) throws(ContextError) {
         var failure: ContextError?
         let decorated = objects.map { object in
-            (object, keys.map { key in
-                (try? key.0.evaluate(with: .object(ObjectReference(object)))) ?? .null
-            })
+            (
+                object,
+                keys.map { key in
+                    (try? key.0.evaluate(with: .object(ObjectReference(object)))) ?? .null
+                }
+            )
         }
         let sorted = decorated.sorted { (a: (ManagedObject, [Value]), b: (ManagedObject, [Value])) -> Bool in
             for (i, key) in keys.enumerated() {

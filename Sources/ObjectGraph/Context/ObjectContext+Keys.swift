@@ -25,8 +25,9 @@ extension ObjectContext {
         let key = counter.next
         counter.next += 1
         let id = ObjectID(entityName: binding.entity.name, primaryKey: key, table: binding.layout.table)
-        let object = ManagedObject(objectID: id, binding: binding, values: SlotValues(copying: binding.defaultValues),
-                                   toOne: binding.noDestinations, version: 0)
+        let object = ManagedObject(
+            objectID: id, binding: binding, values: SlotValues(copying: binding.defaultValues),
+            toOne: binding.noDestinations, version: 0)
         object.isInserted = true
         // Pending holds it until it is saved; it joins the registry then, if anyone still
         // has it (a weak reference costs every object a side table).
@@ -104,7 +105,8 @@ extension ObjectContext {
         let numbers = bindings.values.filter { $0.layout.table == table }.map { String($0.layout.number) }
         do {
             let fromTable = try database.scalar("SELECT max(Z_PK) FROM \(table)")
-            let fromCounter = try database.scalar("SELECT max(Z_MAX) FROM Z_PRIMARYKEY WHERE Z_ENT IN (\(numbers.joined(separator: ",")))")
+            let fromCounter = try database.scalar(
+                "SELECT max(Z_MAX) FROM Z_PRIMARYKEY WHERE Z_ENT IN (\(numbers.joined(separator: ",")))")
             var highest: Int64 = 0
             for value in [fromTable, fromCounter] { if case .integer(let i)? = value { highest = max(highest, i) } }
             let counter = KeyCounter(next: highest + 1)

@@ -16,10 +16,12 @@ extension ObjectContext {
             object = try self.object(with: id)
         } catch {
             guard error.kind == .noSuchObject else { throw error }
-            throw ContextError(.noSuchObject, "no such object in the store; " + (try keyRange(of: binding)), object: id.description)
+            throw ContextError(
+                .noSuchObject, "no such object in the store; " + (try keyRange(of: binding)), object: id.description)
         }
         guard binding.layout.numbers.contains(object.binding.layout.number) else {
-            throw ContextError(.noSuchObject,
+            throw ContextError(
+                .noSuchObject,
                 "row \(primaryKey) of \(binding.layout.table) is \(object.objectID), not an object of \(entityName); "
                     + (try keyRange(of: binding)),
                 object: id.description)
@@ -29,8 +31,10 @@ extension ObjectContext {
 
     /// The object that `reference` names: `Book/9` (as `{"$object": "Book/9"}` writes it).
     public func object(reference: String) throws(ContextError) -> ManagedObject {
-        guard let slash = reference.lastIndex(of: "/"), let key = Int64(reference[reference.index(after: slash)...]) else {
-            throw ContextError(.noSuchObject, "'\(reference)' does not name an object; write ENTITY/PRIMARY-KEY, such as Book/9")
+        guard let slash = reference.lastIndex(of: "/"), let key = Int64(reference[reference.index(after: slash)...])
+        else {
+            throw ContextError(
+                .noSuchObject, "'\(reference)' does not name an object; write ENTITY/PRIMARY-KEY, such as Book/9")
         }
         return try object(entityName: String(reference[..<slash]), primaryKey: key)
     }

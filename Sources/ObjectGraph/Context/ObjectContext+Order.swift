@@ -47,7 +47,9 @@ extension ObjectContext {
         for object in pending.all where !object.isDeleted {
             for (slot, columns) in object.binding.toOneColumns.enumerated() {
                 guard let orderColumn = columns.order, let owner = object.toOne[slot] else { continue }
-                let group = OrderGroup(table: object.objectID.table, keyColumn: columns.key, orderColumn: orderColumn, owner: owner.primaryKey)
+                let group = OrderGroup(
+                    table: object.objectID.table, keyColumn: columns.key, orderColumn: orderColumn,
+                    owner: owner.primaryKey)
                 if let position = object.positions[slot] {
                     highest[group] = max(highest[group] ?? 0, position)
                 } else if object.isInserted || object.changedSlots.contains(toOne: slot) {
@@ -83,9 +85,14 @@ extension ObjectContext {
         }
         for (row, insert) in joinChanges where insert {
             for side in orderedSides(row.table) where joinPositions[row]?[side.order] == nil {
-                guard let source = row.key(in: side.source), let destination = row.key(in: side.destination) else { continue }
-                rows[OrderGroup(table: row.table, keyColumn: side.source, orderColumn: side.order, owner: source), default: []]
-                    .append((row, destination))
+                guard let source = row.key(in: side.source), let destination = row.key(in: side.destination) else {
+                    continue
+                }
+                rows[
+                    OrderGroup(table: row.table, keyColumn: side.source, orderColumn: side.order, owner: source),
+                    default: []
+                ]
+                .append((row, destination))
             }
         }
         for (group, list) in rows {
@@ -99,7 +106,8 @@ extension ObjectContext {
 
     /// The largest saved position of a group (0 when it has none).
     private func savedHighest(_ group: OrderGroup) throws(ContextError) -> Int64 {
-        let statement = try statement("SELECT max(\(group.orderColumn)) FROM \(group.table) WHERE \(group.keyColumn) = ?")
+        let statement = try statement(
+            "SELECT max(\(group.orderColumn)) FROM \(group.table) WHERE \(group.keyColumn) = ?")
         defer { statement.reset() }
         do {
             try statement.bind(group.owner, at: 1)

@@ -10,7 +10,8 @@ extension ObjectContext {
     /// Takes `object` out of the registry as it goes (its deinit calls this): the entry
     /// for its ID, if it is still this object's.
     func forget(_ object: ManagedObject) {
-        guard let entry = registry[object.objectID], entry.toOpaque() == Unmanaged.passUnretained(object).toOpaque() else { return }
+        guard let entry = registry[object.objectID], entry.toOpaque() == Unmanaged.passUnretained(object).toOpaque()
+        else { return }
         registry[object.objectID] = nil
     }
 
@@ -27,7 +28,9 @@ extension ObjectContext {
             if object.isDeleted { throw ContextError(.noSuchObject, "the object was deleted", object: id.description) }
             return object
         }
-        guard let reader = tableColumns[id.table] else { throw ContextError(.noSuchObject, "no such table", object: id.description) }
+        guard let reader = tableColumns[id.table] else {
+            throw ContextError(.noSuchObject, "no such table", object: id.description)
+        }
         let statement: Statement
         let found: Bool
         do throws(SQLiteError) {
@@ -53,8 +56,10 @@ extension ObjectContext {
     /// leaves the attribute values in the row, where the object reads them while the
     /// statement stays on it: the caller must ``ManagedObject/detachFromRow()`` the
     /// object before the statement moves if anyone else may still hold it.
-    func makeObject(_ statement: Statement, _ reader: TableColumns, reusing spare: ManagedObject? = nil,
-                            onRow: Bool = false) throws(ContextError) -> ManagedObject {
+    func makeObject(
+        _ statement: Statement, _ reader: TableColumns, reusing spare: ManagedObject? = nil,
+        onRow: Bool = false
+    ) throws(ContextError) -> ManagedObject {
         let key = statement.int64(at: 0)
         let number = statement.int64(at: 1)
         guard let binding = binding(number: number) else {
@@ -70,8 +75,11 @@ extension ObjectContext {
                     // A row whose Z_ENT names an entity of another table: the store's entity
                     // numbers are not the model's.
                     guard let index = reader.index[binding.attributeColumns[slot]] else {
-                        throw ContextError(.noSuchObject, "row \(key) of \(reader.table) has the entity number \(number) (\(binding.entity.name)), "
-                            + "whose column \(binding.attributeColumns[slot]) is not in \(reader.table); the store's entity numbers (Z_PRIMARYKEY) do not match the model's")
+                        throw ContextError(
+                            .noSuchObject,
+                            "row \(key) of \(reader.table) has the entity number \(number) (\(binding.entity.name)), "
+                                + "whose column \(binding.attributeColumns[slot]) is not in \(reader.table); the store's entity numbers (Z_PRIMARYKEY) do not match the model's"
+                        )
                     }
                     column = index
                 }
@@ -95,10 +103,12 @@ extension ObjectContext {
         } else {
             // `.none`, not `nil`: Value is ExpressibleByNilLiteral, and a `nil` here would
             // be `.null`, a value read as null rather than one not read yet.
-            object = ManagedObject(objectID: ObjectID(entityName: binding.entity.name, primaryKey: key, table: reader.table), binding: binding,
-                                   values: SlotValues(unread: binding.rowReads.count),
-                                   toOne: [ObjectID?](repeating: nil, count: binding.toOnes.count),
-                                   version: onRow ? 0 : statement.int64(at: EntityBinding.versionColumn))
+            object = ManagedObject(
+                objectID: ObjectID(entityName: binding.entity.name, primaryKey: key, table: reader.table),
+                binding: binding,
+                values: SlotValues(unread: binding.rowReads.count),
+                toOne: [ObjectID?](repeating: nil, count: binding.toOnes.count),
+                version: onRow ? 0 : statement.int64(at: EntityBinding.versionColumn))
         }
         if onRow {
             // The values (and Z_OPT) stay in the row until asked for, or until the cursor
@@ -113,7 +123,9 @@ extension ObjectContext {
     }
 
     /// The destination of the to-one relationship in `slot` in the current row.
-    func toOneDestination(_ statement: Statement, _ reader: TableColumns, _ binding: EntityBinding, _ slot: Int) -> ObjectID? {
+    func toOneDestination(_ statement: Statement, _ reader: TableColumns, _ binding: EntityBinding, _ slot: Int)
+        -> ObjectID?
+    {
         let columns = binding.toOneColumns[slot]
         let index = reader.index[columns.key]!
         if statement.isNull(index) { return nil }

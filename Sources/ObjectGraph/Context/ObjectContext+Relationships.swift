@@ -3,31 +3,42 @@ import ExpressionLanguage
 // Relationships: destinations checked, inverses kept in step, to-many members read
 // from the store and adjusted by unsaved changes.
 extension ObjectContext {
-    func destinationObject(_ value: Value, _ relationship: RelationshipDescription, _ owner: ManagedObject) throws(ContextError) -> ManagedObject? {
+    func destinationObject(_ value: Value, _ relationship: RelationshipDescription, _ owner: ManagedObject)
+        throws(ContextError) -> ManagedObject?
+    {
         switch value {
         case .null: return nil
         case .object(let reference):
             guard let object = reference.object as? ManagedObject, object.context === self else {
-                throw ContextError(.type, "'\(relationship.name)' needs an object of this context, not \(reference.object.objectDescription)",
-                                   object: owner.objectID.description, key: relationship.name)
+                throw ContextError(
+                    .type,
+                    "'\(relationship.name)' needs an object of this context, not \(reference.object.objectDescription)",
+                    object: owner.objectID.description, key: relationship.name)
             }
-            let allowed = Set(store.model.descendants(of: store.model.entity(named: relationship.destination)!).map(\.name))
+            let allowed = Set(
+                store.model.descendants(of: store.model.entity(named: relationship.destination)!).map(\.name))
             guard allowed.contains(object.entity.name) else {
-                throw ContextError(.type, "'\(relationship.name)' needs a \(relationship.destination), not a \(object.entity.name)",
-                                   object: owner.objectID.description, key: relationship.name)
+                throw ContextError(
+                    .type, "'\(relationship.name)' needs a \(relationship.destination), not a \(object.entity.name)",
+                    object: owner.objectID.description, key: relationship.name)
             }
             return object
         default:
-            throw ContextError(.type, "'\(relationship.name)' needs an object or nil, not \(value.kind.rawValue)",
-                               object: owner.objectID.description, key: relationship.name)
+            throw ContextError(
+                .type, "'\(relationship.name)' needs an object or nil, not \(value.kind.rawValue)",
+                object: owner.objectID.description, key: relationship.name)
         }
     }
 
-    func destinationObjects(_ value: Value, _ relationship: RelationshipDescription, _ owner: ManagedObject) throws(ContextError) -> [ManagedObject] {
+    func destinationObjects(_ value: Value, _ relationship: RelationshipDescription, _ owner: ManagedObject)
+        throws(ContextError) -> [ManagedObject]
+    {
         if value.isNull { return [] }
         guard let elements = value.collectionElements else {
-            throw ContextError(.type, "'\(relationship.name)' is to-many and needs a set or an array of objects, not \(value.kind.rawValue)",
-                               object: owner.objectID.description, key: relationship.name)
+            throw ContextError(
+                .type,
+                "'\(relationship.name)' is to-many and needs a set or an array of objects, not \(value.kind.rawValue)",
+                object: owner.objectID.description, key: relationship.name)
         }
         var seen = Set<ObjectID>()
         var objects: [ManagedObject] = []
@@ -40,7 +51,8 @@ extension ObjectContext {
 
     /// The inverse of `relationship` as declared on its destination.
     func inverse(of relationship: RelationshipDescription) -> RelationshipDescription? {
-        guard let name = relationship.inverse, let destination = store.model.entity(named: relationship.destination) else { return nil }
+        guard let name = relationship.inverse, let destination = store.model.entity(named: relationship.destination)
+        else { return nil }
         return store.model.allRelationships(of: destination).first { $0.name == name }
     }
 
@@ -64,7 +76,8 @@ extension ObjectContext {
             }
             if let destination, let s = destination.binding.toOneSlots[inverse.name] {
                 if let previous = destination.toOne[s], previous != object.objectID,
-                    let previousObject = try? self.object(with: previous), let p = previousObject.binding.toOneSlots[relationship.name]
+                    let previousObject = try? self.object(with: previous),
+                    let p = previousObject.binding.toOneSlots[relationship.name]
                 {
                     previousObject.toOne[p] = nil
                     markChanged(previousObject, toOne: p)
@@ -78,7 +91,9 @@ extension ObjectContext {
     }
 
     /// Replaces the members of a to-many relationship.
-    func setToMany(_ object: ManagedObject, _ relationship: RelationshipDescription, _ members: [ManagedObject]) throws(ContextError) {
+    func setToMany(_ object: ManagedObject, _ relationship: RelationshipDescription, _ members: [ManagedObject])
+        throws(ContextError)
+    {
         let current = try destinations(of: object, relationship)
         let wanted = Set(members.map(\.objectID))
         if let side = object.binding.layout.joinTables[relationship.name] {
@@ -89,7 +104,8 @@ extension ObjectContext {
             }
             if let orderColumn = side.orderColumn {
                 for (i, member) in members.enumerated() {
-                    let row = JoinRow(side: side, source: object.objectID.primaryKey, destination: member.objectID.primaryKey)
+                    let row = JoinRow(
+                        side: side, source: object.objectID.primaryKey, destination: member.objectID.primaryKey)
                     joinPositions[row, default: [:]][orderColumn] = Int64(i + 1)
                 }
             }
@@ -124,7 +140,9 @@ extension ObjectContext {
     }
 
     /// The destinations of a to-many relationship: saved rows adjusted by unsaved changes.
-    func destinations(of object: ManagedObject, _ relationship: RelationshipDescription) throws(ContextError) -> [ObjectID] {
+    func destinations(of object: ManagedObject, _ relationship: RelationshipDescription) throws(ContextError)
+        -> [ObjectID]
+    {
         guard let destinationBinding = bindings[relationship.destination] else { return [] }
         let table = destinationBinding.layout.table
         var ids: [ObjectID] = []
@@ -132,9 +150,10 @@ extension ObjectContext {
             var keys: [Int64] = []
             var saved: [Int64: Int64] = [:]  // saved positions, when ordered
             if !object.isInserted {
-                let sql = side.orderColumn.map {
-                    "SELECT \(side.destinationColumn), \($0) FROM \(side.table) WHERE \(side.sourceColumn) = ? ORDER BY \($0), \(side.destinationColumn)"
-                } ?? "SELECT \(side.destinationColumn) FROM \(side.table) WHERE \(side.sourceColumn) = ?"
+                let sql =
+                    side.orderColumn.map {
+                        "SELECT \(side.destinationColumn), \($0) FROM \(side.table) WHERE \(side.sourceColumn) = ? ORDER BY \($0), \(side.destinationColumn)"
+                    } ?? "SELECT \(side.destinationColumn) FROM \(side.table) WHERE \(side.sourceColumn) = ?"
                 let statement = try statement(sql)
                 defer { statement.reset() }
                 do {
@@ -151,7 +170,9 @@ extension ObjectContext {
             var keySet = Set(keys)
             var added: [Int64] = []
             for (row, insert) in joinChanges where row.table == side.table {
-                guard let (source, destination) = row.pair(for: side), source == object.objectID.primaryKey else { continue }
+                guard let (source, destination) = row.pair(for: side), source == object.objectID.primaryKey else {
+                    continue
+                }
                 if insert, keySet.insert(destination).inserted { added.append(destination) }
                 if !insert { keySet.remove(destination) }
             }
@@ -159,19 +180,23 @@ extension ObjectContext {
             if let orderColumn = side.orderColumn {
                 let source = object.objectID.primaryKey
                 keys = Self.ordered(keys) { key in
-                    self.joinPositions[JoinRow(side: side, source: source, destination: key)]?[orderColumn] ?? saved[key]
+                    self.joinPositions[JoinRow(side: side, source: source, destination: key)]?[orderColumn]
+                        ?? saved[key]
                 }
             }
             for key in keys {
                 ids.append(try identify(key, table: table, fallback: relationship.destination))
             }
-        } else if let inverse = inverse(of: relationship), let column = destinationBinding.layout.toOneColumns[inverse.name] {
+        } else if let inverse = inverse(of: relationship),
+            let column = destinationBinding.layout.toOneColumns[inverse.name]
+        {
             var saved: [Int64: Int64] = [:]  // saved positions, when ordered
             if !object.isInserted {
                 let numbers = destinationBinding.layout.numbers.map(String.init).joined(separator: ",")
                 let order = column.order.map { ($0 + ", ", ", " + $0) } ?? ("", "")
                 let statement = try statement(
-                    "SELECT Z_PK, Z_ENT\(order.1) FROM \(table) WHERE \(column.key) = ? AND Z_ENT IN (\(numbers)) ORDER BY \(order.0)Z_PK")
+                    "SELECT Z_PK, Z_ENT\(order.1) FROM \(table) WHERE \(column.key) = ? AND Z_ENT IN (\(numbers)) ORDER BY \(order.0)Z_PK"
+                )
                 defer { statement.reset() }
                 do {
                     try statement.bind(object.objectID.primaryKey, at: 1)
@@ -196,13 +221,18 @@ extension ObjectContext {
             // pending object for each call cost stage 2 of a migration a fifth of its time,
             // and walking them all (rather than those set to point here) a sixth.
             let unsaved = pending.objects(pointingTo: object.objectID).filter { member in
-                guard !member.isDeleted, let s = member.binding.toOneSlots[inverse.name], member.toOne[s] == object.objectID else { return false }
-                return destinationBinding.layout.numbers.contains(member.binding.layout.number) && present.insert(member.objectID).inserted
+                guard !member.isDeleted, let s = member.binding.toOneSlots[inverse.name],
+                    member.toOne[s] == object.objectID
+                else { return false }
+                return destinationBinding.layout.numbers.contains(member.binding.layout.number)
+                    && present.insert(member.objectID).inserted
             }
             ids += unsaved.sorted { $0.objectID.primaryKey < $1.objectID.primaryKey }.map(\.objectID)
             if column.order != nil {
                 ids = Self.ordered(ids) { id in
-                    if let member = self.pending.object(id), let s = member.binding.toOneSlots[inverse.name], let position = member.positions[s] {
+                    if let member = self.pending.object(id), let s = member.binding.toOneSlots[inverse.name],
+                        let position = member.positions[s]
+                    {
                         return position
                     }
                     return saved[id.primaryKey]

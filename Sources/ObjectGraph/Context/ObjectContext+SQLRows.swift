@@ -10,7 +10,9 @@ extension ObjectContext {
     /// gaps, and returns how many it wrote. Nothing may be inserted into the table in
     /// between: call it between other inserts, not during them. Throws what `body` throws
     /// and ``ContextError``.
-    public func insertRows(of entityName: String, _ body: (_ database: Database, _ firstKey: Int64) throws -> Int) throws -> Range<Int64> {
+    public func insertRows(of entityName: String, _ body: (_ database: Database, _ firstKey: Int64) throws -> Int)
+        throws -> Range<Int64>
+    {
         let binding = try binding(entityName)
         guard !binding.entity.isAbstract else {
             throw ContextError(.unknownEntity, "'\(entityName)' is abstract; insert one of its sub-entities")
@@ -66,7 +68,8 @@ extension AttributeDescription {
     /// column's storage. Throws the coercion's type error.
     public func columnValue(_ value: Value) throws(ContextError) -> SQLiteValue {
         let coerced = try AttributeCoercion.coerce(value, to: self)
-        return EntityBinding.sqliteValue(storesExternalEncoding ? ExternalBinaryData.encode(coerced) : coerced, as: type)
+        return EntityBinding.sqliteValue(
+            storesExternalEncoding ? ExternalBinaryData.encode(coerced) : coerced, as: type)
     }
 
     /// What the column of a new row holds when nothing sets the attribute: its default

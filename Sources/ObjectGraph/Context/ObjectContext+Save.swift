@@ -34,7 +34,8 @@ extension ObjectContext {
                 }
                 if !table.isEmpty { highest[table] = max(highest[table] ?? 0, highestInTable) }
                 for (row, insert) in joinChanges {
-                    let sql = insert
+                    let sql =
+                        insert
                         ? "INSERT OR IGNORE INTO \(row.table) (\(row.firstColumn), \(row.secondColumn)) VALUES (?, ?)"
                         : "DELETE FROM \(row.table) WHERE \(row.firstColumn) = ? AND \(row.secondColumn) = ?"
                     let statement = try self.statement(sql)
@@ -81,13 +82,15 @@ extension ObjectContext {
             for slot in binding.requiredAttributeSlots {
                 if (object.isInserted || object.changedSlots.contains(attribute: slot)), object.values.isNull(slot) {
                     let name = binding.attributeNames[slot]
-                    throw ContextError(.validation, "'\(name)' is required", object: object.objectID.description, key: name)
+                    throw ContextError(
+                        .validation, "'\(name)' is required", object: object.objectID.description, key: name)
                 }
             }
             for slot in binding.requiredToOneSlots {
                 if (object.isInserted || object.changedSlots.contains(toOne: slot)), object.toOne[slot] == nil {
                     let name = binding.toOnes[slot].name
-                    throw ContextError(.validation, "'\(name)' is required", object: object.objectID.description, key: name)
+                    throw ContextError(
+                        .validation, "'\(name)' is required", object: object.objectID.description, key: name)
                 }
             }
         }
@@ -108,7 +111,8 @@ extension ObjectContext {
         try statement.bind(Int64(1), at: 3)
         var index: Int32 = 4
         for (slot, type) in binding.attributeTypes.enumerated() {
-            try EntityBinding.bind(binding.stored(object.values[slot] ?? .null, slot: slot), as: type, to: statement, at: index)
+            try EntityBinding.bind(
+                binding.stored(object.values[slot] ?? .null, slot: slot), as: type, to: statement, at: index)
             index += 1
         }
         try bindToOnes(object, statement, &index, onlyChanged: false)
@@ -167,7 +171,9 @@ extension ObjectContext {
         }
         var index: Int32 = 1
         for slot in attributeSlots {
-            try EntityBinding.bind(binding.stored(object.values[slot] ?? .null, slot: slot), as: binding.attributes[slot].type, to: statement, at: index)
+            try EntityBinding.bind(
+                binding.stored(object.values[slot] ?? .null, slot: slot), as: binding.attributes[slot].type,
+                to: statement, at: index)
             index += 1
         }
         try bindToOnes(object, statement, &index, onlyChanged: true)

@@ -25,13 +25,19 @@ extension ObjectContext {
             }
             for (index, element) in objects.enumerated() {
                 let place = "seed.\(entityName)[\(index)]"
-                guard let members = element.objectValue else { throw ContextError(.type, "\(place): expected an object") }
+                guard let members = element.objectValue else {
+                    throw ContextError(.type, "\(place): expected an object")
+                }
                 let object = try insert(entityName)
                 for (key, value) in members {
                     if key == "$id" {
-                        guard let id = value.stringValue else { throw ContextError(.type, "\(place).$id: expected a string") }
+                        guard let id = value.stringValue else {
+                            throw ContextError(.type, "\(place).$id: expected a string")
+                        }
                         byID[id] = object
-                    } else if object.entity.attribute(named: key) != nil || store.model.allAttributes(of: object.entity).contains(where: { $0.name == key }) {
+                    } else if object.entity.attribute(named: key) != nil
+                        || store.model.allAttributes(of: object.entity).contains(where: { $0.name == key })
+                    {
                         let converted: Value
                         do {
                             converted = try Value(json: value)
@@ -53,7 +59,8 @@ extension ObjectContext {
             func resolve(_ json: JSON) throws(ContextError) -> Value {
                 if json.isNull { return .null }
                 guard let ref = json["$ref"]?.stringValue, let target = byID[ref] else {
-                    throw ContextError(.type, "\(place).\(key): expected {\"$ref\": id} naming an object with that \"$id\"")
+                    throw ContextError(
+                        .type, "\(place).\(key): expected {\"$ref\": id} naming an object with that \"$id\"")
                 }
                 return .object(ObjectReference(target))
             }

@@ -19,20 +19,24 @@ extension ObjectContext {
             // Inherited relationships are checked on the entity that declares them, whose
             // layout covers its sub-entities' objects too.
             for relationship in binding.entity.relationships.sorted(by: { $0.name < $1.name })
-            where relationship.isToMany && !relationship.isTransient && (relationship.minCount > 0 || relationship.maxCount > 0)
+            where relationship.isToMany && !relationship.isTransient
+                && (relationship.minCount > 0 || relationship.maxCount > 0)
             {
                 try validateCount(of: relationship, declaredBy: binding)
             }
         }
     }
 
-    private func validateCount(of relationship: RelationshipDescription, declaredBy owner: EntityBinding) throws(ContextError) {
+    private func validateCount(of relationship: RelationshipDescription, declaredBy owner: EntityBinding)
+        throws(ContextError)
+    {
         // The owners to check, by primary key (unique in the owner's table), with how many
         // destinations the unsaved changes add or remove.
         var delta: [Int64: Int] = [:]
         var owners: [Int64: ObjectID] = [:]
         let table = owner.layout.table
-        for object in pending.all where !object.isDeleted && owner.layout.numbers.contains(object.binding.layout.number) {
+        for object in pending.all where !object.isDeleted && owner.layout.numbers.contains(object.binding.layout.number)
+        {
             owners[object.objectID.primaryKey] = object.objectID
         }
         let count: (Int64) throws(ContextError) -> Int
@@ -59,7 +63,9 @@ extension ObjectContext {
             }
             let numbers = destination.layout.numbers.map(String.init).joined(separator: ",")
             count = { key throws(ContextError) in
-                try self.savedCount("SELECT count(*) FROM \(destination.layout.table) WHERE \(column.key) = ? AND Z_ENT IN (\(numbers))", key)
+                try self.savedCount(
+                    "SELECT count(*) FROM \(destination.layout.table) WHERE \(column.key) = ? AND Z_ENT IN (\(numbers))",
+                    key)
             }
         }
         for key in delta.keys where owners[key] == nil {
@@ -73,7 +79,11 @@ extension ObjectContext {
             guard let problem = Self.countProblem(n, relationship) else { continue }
             // The object's own entity (a sub-entity's name for a sub-entity's object).
             var name = id.description
-            if let object { name = object.objectID.description } else { name = try self.object(with: id).objectID.description }
+            if let object {
+                name = object.objectID.description
+            } else {
+                name = try self.object(with: id).objectID.description
+            }
             throw ContextError(.validation, problem, object: name, key: relationship.name)
         }
     }

@@ -21,8 +21,9 @@ extension ObjectContext {
             }
             return relationship.isOrdered ? .array(objects) : .set(OrderedSet(objects))
         }
-        throw ContextError(.unknownKey, "\(binding.entity.name) has no attribute or relationship '\(key)'",
-                           object: object.objectID.description, key: key)
+        throw ContextError(
+            .unknownKey, "\(binding.entity.name) has no attribute or relationship '\(key)'",
+            object: object.objectID.description, key: key)
     }
 
     func loadLazy(_ object: ManagedObject, _ slot: Int) throws(ContextError) -> Value {
@@ -33,7 +34,8 @@ extension ObjectContext {
     /// The saved value of the attribute in `slot` of the row `primaryKey`, read on its own
     /// (an attribute not read with the row); null when there is no such row.
     func savedValue(of binding: EntityBinding, slot: Int, primaryKey: Int64) throws(ContextError) -> Value {
-        let statement = try statement("SELECT \(binding.attributeColumns[slot]) FROM \(binding.layout.table) WHERE Z_PK = ?")
+        let statement = try statement(
+            "SELECT \(binding.attributeColumns[slot]) FROM \(binding.layout.table) WHERE Z_PK = ?")
         defer { statement.reset() }
         do {
             try statement.bind(primaryKey, at: 1)
@@ -41,15 +43,17 @@ extension ObjectContext {
         } catch {
             throw ContextError(error)
         }
-        return try binding.decoded(EntityBinding.read(statement, 0, as: binding.attributeTypes[slot]), slot: slot,
-                                   primaryKey: primaryKey, storePath: store.path)
+        return try binding.decoded(
+            EntityBinding.read(statement, 0, as: binding.attributeTypes[slot]), slot: slot,
+            primaryKey: primaryKey, storePath: store.path)
     }
 
     /// Sets the attribute in `slot` of a live object, coerced to its type.
     func setAttribute(_ value: Value, of object: ManagedObject, slot: Int) throws(ContextError) {
         let binding = object.binding
         do {
-            let stored = try AttributeCoercion.coerce(value, to: binding.attributeTypes[slot], name: binding.attributes[slot].name)
+            let stored = try AttributeCoercion.coerce(
+                value, to: binding.attributeTypes[slot], name: binding.attributes[slot].name)
             switch stored {
             case .data(let d): pendingValueBytes += d.count
             case .string(let s): pendingValueBytes += s.utf8.count
@@ -83,8 +87,9 @@ extension ObjectContext {
             try setToMany(object, relationship, members)
             return
         }
-        throw ContextError(.unknownKey, "\(binding.entity.name) has no attribute or relationship '\(key)'",
-                           object: object.objectID.description, key: key)
+        throw ContextError(
+            .unknownKey, "\(binding.entity.name) has no attribute or relationship '\(key)'",
+            object: object.objectID.description, key: key)
     }
 
     func markChanged(_ object: ManagedObject, attribute slot: Int) {

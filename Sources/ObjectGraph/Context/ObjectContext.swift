@@ -56,14 +56,16 @@ public final class ObjectContext {
             bindings[entity.name] = EntityBinding(entity: entity, model: store.model, layout: store.layout)
         }
         self.bindings = bindings
-        var byNumber: [EntityBinding?] = Array(repeating: nil, count: (bindings.values.map(\.layout.number).max() ?? 0) + 1)
+        var byNumber: [EntityBinding?] = Array(
+            repeating: nil, count: (bindings.values.map(\.layout.number).max() ?? 0) + 1)
         for binding in bindings.values { byNumber[binding.layout.number] = binding }
         self.bindingsByNumber = byNumber
         hasOrderedRelationships = store.model.entities.contains { $0.relationships.contains(where: \.isOrdered) }
         var tableColumns: [String: TableColumns] = [:]
         for table in store.layout.tables.values {
-            let lazy = Set(bindings.values.filter { $0.layout.table == table.name }
-                .flatMap { b in b.lazySlots.map { b.attributeColumns[$0] } })
+            let lazy = Set(
+                bindings.values.filter { $0.layout.table == table.name }
+                    .flatMap { b in b.lazySlots.map { b.attributeColumns[$0] } })
             tableColumns[table.name] = TableColumns(table: table, lazyColumns: lazy)
         }
         self.tableColumns = tableColumns
@@ -116,8 +118,10 @@ public final class ObjectContext {
 
     func binding(_ entityName: String) throws(ContextError) -> EntityBinding {
         guard let binding = bindings[entityName] else {
-            throw ContextError(.unknownEntity,
-                "unknown entity '\(entityName)'; model \(store.model.version) has \(bindings.keys.sorted().joined(separator: ", "))")
+            throw ContextError(
+                .unknownEntity,
+                "unknown entity '\(entityName)'; model \(store.model.version) has \(bindings.keys.sorted().joined(separator: ", "))"
+            )
         }
         return binding
     }

@@ -62,12 +62,14 @@ struct PredicateTranslator {
             return narrowing(operand, entity, alias).negated
         case .and(let operands):
             let parts = operands.map { narrowing($0, entity, alias) }
-            return SQLNarrowing(whenTrue: SQL.all(parts.map(\.whenTrue)), whenFalse: SQL.any(parts.map(\.whenFalse)),
-                                isExact: parts.allSatisfy(\.isExact))
+            return SQLNarrowing(
+                whenTrue: SQL.all(parts.map(\.whenTrue)), whenFalse: SQL.any(parts.map(\.whenFalse)),
+                isExact: parts.allSatisfy(\.isExact))
         case .or(let operands):
             let parts = operands.map { narrowing($0, entity, alias) }
-            return SQLNarrowing(whenTrue: SQL.any(parts.map(\.whenTrue)), whenFalse: SQL.all(parts.map(\.whenFalse)),
-                                isExact: parts.allSatisfy(\.isExact))
+            return SQLNarrowing(
+                whenTrue: SQL.any(parts.map(\.whenTrue)), whenFalse: SQL.all(parts.map(\.whenFalse)),
+                isExact: parts.allSatisfy(\.isExact))
         case .comparison(let c):
             return comparison(c, entity, alias) ?? .unknown
         }
@@ -77,7 +79,8 @@ struct PredicateTranslator {
 
     /// `path OP constant`, with ANY/ALL when the path crosses one to-many relationship.
     private mutating func comparison(_ c: Comparison, _ entity: EntityBinding, _ alias: String) -> SQLNarrowing? {
-        guard let (path, op, constant) = Self.keyPathAndConstant(c), let (steps, end) = resolve(path, from: entity) else {
+        guard let (path, op, constant) = Self.keyPathAndConstant(c), let (steps, end) = resolve(path, from: entity)
+        else {
             return nil
         }
         let toMany = steps.firstIndex { if case .toMany = $0 { true } else { false } }
@@ -105,7 +108,9 @@ struct PredicateTranslator {
                 let rows = Self.rows(link, destination, outer, inner)
                 // ANY: some row passes, or every row fails. ALL is NOT ANY NOT.
                 let any = { (n: SQLNarrowing) in
-                    SQLNarrowing(whenTrue: SQL.exists(rows, n.whenTrue), whenFalse: SQL.not(SQL.exists(rows, SQL.not(n.whenFalse))))
+                    SQLNarrowing(
+                        whenTrue: SQL.exists(rows, n.whenTrue),
+                        whenFalse: SQL.not(SQL.exists(rows, SQL.not(n.whenFalse))))
                 }
                 result = c.modifier == .all ? any(result.negated).negated : any(result)
             }
@@ -233,7 +238,8 @@ struct PredicateTranslator {
             let numbers = destination.layout.numbers.map(String.init).joined(separator: ", ")
             return "FROM \(table) \(inner) WHERE \(inner).\(column) = \(outer).Z_PK AND \(inner).Z_ENT IN (\(numbers))"
         case .joinTable(let side):
-            return "FROM \(side.table) \(inner)j JOIN \(table) \(inner) ON \(inner).Z_PK = \(inner)j.\(side.destinationColumn) "
+            return
+                "FROM \(side.table) \(inner)j JOIN \(table) \(inner) ON \(inner).Z_PK = \(inner)j.\(side.destinationColumn) "
                 + "WHERE \(inner)j.\(side.sourceColumn) = \(outer).Z_PK"
         }
     }
@@ -275,24 +281,31 @@ struct PredicateTranslator {
         case .attribute(let type, let name):
             let column = "\(alias).\(name)"
             switch type {
-            case .int16, .int32, .int64: return Operand(value: column, column: column, storage: ["integer"], kind: .number)
-            case .boolean: return Operand(value: "(\(column) <> 0)", column: column, storage: ["integer"], kind: .number)
+            case .int16, .int32, .int64:
+                return Operand(value: column, column: column, storage: ["integer"], kind: .number)
+            case .boolean:
+                return Operand(value: "(\(column) <> 0)", column: column, storage: ["integer"], kind: .number)
             case .double, .float: return Operand(value: column, column: column, storage: ["real"], kind: .number)
             case .date: return Operand(value: column, column: column, storage: ["integer", "real"], kind: .date)
-            case .string, .uri: return Operand(value: "\(column) COLLATE BINARY", column: column, storage: ["text"], kind: .string)
+            case .string, .uri:
+                return Operand(value: "\(column) COLLATE BINARY", column: column, storage: ["text"], kind: .string)
             case .binary, .transformable: return Operand(value: column, column: column, storage: ["blob"], kind: .data)
-            case .decimal, .uuid, .undefined, .objectID, .composite: return Operand(value: column, column: column, storage: [], kind: .opaque)
+            case .decimal, .uuid, .undefined, .objectID, .composite:
+                return Operand(value: column, column: column, storage: [], kind: .opaque)
             }
         case .object(let name, let table):
-            return Operand(value: "\(alias).\(name)", column: "\(alias).\(name)", storage: [], kind: .object(table: table))
+            return Operand(
+                value: "\(alias).\(name)", column: "\(alias).\(name)", storage: [], kind: .object(table: table))
         case .count(let link, let destination):
             let rows = Self.rows(link, destination, alias, newAlias())
             return Operand(value: "(SELECT count(*) \(rows))", column: nil, storage: [], kind: .number)
         }
     }
 
-    private mutating func atom(_ end: End, _ alias: String, _ op: ComparisonOperator,
-                               _ options: ComparisonOptions, _ constant: Value) -> Atom? {
+    private mutating func atom(
+        _ end: End, _ alias: String, _ op: ComparisonOperator,
+        _ options: ComparisonOptions, _ constant: Value
+    ) -> Atom? {
         if op == .notEqualTo, !constant.isNull {
             guard let equal = atom(end, alias, .equalTo, options, constant) else { return nil }
             return Atom(narrowing: equal.narrowing.negated, acceptsNil: !equal.acceptsNil)
@@ -309,9 +322,11 @@ struct PredicateTranslator {
             let exact = if case .attribute = end { true } else { false }
             switch op {
             case .equalTo, .lessThanOrEqualTo, .greaterThanOrEqualTo:
-                return Atom(narrowing: SQLNarrowing(whenTrue: isNull, whenFalse: isNotNull, isExact: exact), acceptsNil: true)
+                return Atom(
+                    narrowing: SQLNarrowing(whenTrue: isNull, whenFalse: isNotNull, isExact: exact), acceptsNil: true)
             case .notEqualTo:
-                return Atom(narrowing: SQLNarrowing(whenTrue: isNotNull, whenFalse: isNull, isExact: exact), acceptsNil: false)
+                return Atom(
+                    narrowing: SQLNarrowing(whenTrue: isNotNull, whenFalse: isNull, isExact: exact), acceptsNil: false)
             default:
                 return Atom(narrowing: .never, acceptsNil: false)
             }
@@ -332,9 +347,11 @@ struct PredicateTranslator {
             undecided.append("\(column) GLOB \(parameter(.text(Self.notPlainText)))")
             undecided.append("length(\(column)) <> length(CAST(\(column) AS BLOB))")
         }
-        return Atom(narrowing: SQLNarrowing(whenTrue: SQL.any([test] + undecided),
-                                            whenFalse: SQL.any([SQL.not(test)] + undecided + [isNull])),
-                    acceptsNil: false)
+        return Atom(
+            narrowing: SQLNarrowing(
+                whenTrue: SQL.any([test] + undecided),
+                whenFalse: SQL.any([SQL.not(test)] + undecided + [isNull])),
+            acceptsNil: false)
     }
 
     /// A GLOB pattern for text with a character outside ASCII, a CR (CR LF is one
@@ -345,7 +362,9 @@ struct PredicateTranslator {
     /// The comparison of a non-nil value with a non-nil constant, exact for values of the
     /// operand's storage class (and plain ASCII text); "0" when it is false for every
     /// non-nil value; nil when SQL cannot tell (or the predicate raises an error).
-    private mutating func test(_ operand: Operand, _ op: ComparisonOperator, _ options: ComparisonOptions, _ constant: Value) -> String? {
+    private mutating func test(
+        _ operand: Operand, _ op: ComparisonOperator, _ options: ComparisonOptions, _ constant: Value
+    ) -> String? {
         let v = operand.value
         switch op {
         case .equalTo:
@@ -355,12 +374,16 @@ struct PredicateTranslator {
             case .unknown: return nil
             }
         case .lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo:
-            guard [.number, .string, .date].contains(operand.kind), case .value(let p) = bound(constant, operand.kind, options) else {
+            guard [.number, .string, .date].contains(operand.kind),
+                case .value(let p) = bound(constant, operand.kind, options)
+            else {
                 return nil
             }
             return "\(v) \(op.rawValue) \(p)"
         case .between:
-            guard [.number, .string, .date].contains(operand.kind), let bounds = constant.collectionElements, bounds.count == 2 else {
+            guard [.number, .string, .date].contains(operand.kind), let bounds = constant.collectionElements,
+                bounds.count == 2
+            else {
                 return nil
             }
             if bounds.contains(where: \.isNull) { return "0" }
@@ -411,7 +434,9 @@ struct PredicateTranslator {
     /// `constant` as a parameter compared with an operand of `kind`.
     /// - Parameter literal: for equality and membership, which compare strings by their
     ///   UTF-16 code units when no option folds them: the constant is not composed.
-    private mutating func bound(_ constant: Value, _ kind: Kind, _ options: ComparisonOptions, literal: Bool = false) -> Bound {
+    private mutating func bound(_ constant: Value, _ kind: Kind, _ options: ComparisonOptions, literal: Bool = false)
+        -> Bound
+    {
         let value: SQLiteValue
         switch (kind, constant) {
         case (.opaque, _), (_, .null): return .unknown
@@ -424,7 +449,9 @@ struct PredicateTranslator {
         case (.data, .data(let d)): value = .blob(d)
         case (.object(let table), .object(let reference)):
             // Objects are equal when they name the same row.
-            guard let object = reference.object as? ManagedObject, object.objectID.table == table else { return .otherKind }
+            guard let object = reference.object as? ManagedObject, object.objectID.table == table else {
+                return .otherKind
+            }
             value = .integer(object.objectID.primaryKey)
         default:
             return .otherKind
@@ -516,7 +543,8 @@ enum SQL {
         case ...8: return "(" + parts.joined(separator: " \(op) ") + ")"
         default:
             let half = parts.count / 2
-            return "(" + joined(Array(parts[..<half]), op, empty: empty) + " \(op) " + joined(Array(parts[half...]), op, empty: empty) + ")"
+            return "(" + joined(Array(parts[..<half]), op, empty: empty) + " \(op) "
+                + joined(Array(parts[half...]), op, empty: empty) + ")"
         }
     }
 }
@@ -527,7 +555,9 @@ extension StoreLayout {
     /// accepts (a fetch reads only those rows), and when `isExact` it is true on exactly
     /// those, so the predicate need not be evaluated. Its constants are `?1`, `?2`, … with
     /// `parameters`' values. Nil when the request's entity is not in the model.
-    public func fetchCondition(for request: FetchRequest) -> (condition: String, parameters: [SQLiteValue], isExact: Bool)? {
+    public func fetchCondition(for request: FetchRequest) -> (
+        condition: String, parameters: [SQLiteValue], isExact: Bool
+    )? {
         guard let predicate = request.predicate else { return ("1", [], true) }
         guard let narrowing = rowConditions(of: predicate, on: request.entityName) else { return nil }
         return (narrowing.whenTrue, narrowing.parameters, narrowing.isExact)
@@ -544,7 +574,9 @@ extension StoreLayout {
         -> (whenTrue: String, whenFalse: String, parameters: [SQLiteValue], isExact: Bool)?
     {
         var bindings: [String: EntityBinding] = [:]
-        for entity in model.entities { bindings[entity.name] = EntityBinding(entity: entity, model: model, layout: self) }
+        for entity in model.entities {
+            bindings[entity.name] = EntityBinding(entity: entity, model: model, layout: self)
+        }
         guard let binding = bindings[entityName] else { return nil }
         var translator = PredicateTranslator(bindings: bindings, unsavedTables: [])
         let narrowing = translator.translate(predicate, on: binding)

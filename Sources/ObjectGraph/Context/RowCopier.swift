@@ -28,13 +28,18 @@ public final class RowCopier {
 
     /// Copies of `attributes`, pairs of a source attribute of the reader's entity and a
     /// destination attribute of the inserter's, numbered from 0 in this order.
-    public init(from reader: RowReader, to inserter: RowInserter, attributes: [(AttributeKey, AttributeKey)]) throws(ContextError) {
+    public init(from reader: RowReader, to inserter: RowInserter, attributes: [(AttributeKey, AttributeKey)])
+        throws(ContextError)
+    {
         for (source, destination) in attributes {
             guard source.binding === reader.binding else {
-                throw ContextError(.unknownKey, "the key '\(source.name)' is not of \(reader.entityName)", key: source.name)
+                throw ContextError(
+                    .unknownKey, "the key '\(source.name)' is not of \(reader.entityName)", key: source.name)
             }
             guard destination.binding === inserter.binding else {
-                throw ContextError(.unknownKey, "the key '\(destination.name)' is not of \(inserter.entityName)", key: destination.name)
+                throw ContextError(
+                    .unknownKey, "the key '\(destination.name)' is not of \(inserter.entityName)", key: destination.name
+                )
             }
         }
         self.reader = reader
@@ -43,7 +48,8 @@ public final class RowCopier {
         destinations = attributes.map(\.1)
         stored = attributes.map { source, destination in
             let column = reader.column(ofSlot: source.slot)
-            let copy = column < 0 ? nil : inserter.storedCopy(from: reader.binding, slot: source.slot, to: destination.slot)
+            let copy =
+                column < 0 ? nil : inserter.storedCopy(from: reader.binding, slot: source.slot, to: destination.slot)
             return (column, copy)
         }
         done = .allocate(capacity: attributes.count)

@@ -63,7 +63,9 @@ public final class RowInserter {
         }
         let type = binding.attributeTypes[key.slot]
         // A double for a double attribute, the common result of arithmetic, needs neither.
-        if case .double(let d) = value, type == .double, sqlite3_bind_double(statement.handle, Int32(4 + key.slot), d) == SQLITE_OK {
+        if case .double(let d) = value, type == .double,
+            sqlite3_bind_double(statement.handle, Int32(4 + key.slot), d) == SQLITE_OK
+        {
             isSet[key.slot] = true
             return
         }
@@ -108,7 +110,7 @@ public final class RowInserter {
         case (.string, .string), (.string, .uri), (.uri, .string), (.uri, .uri):
             kind = .text
         case (.int16, .int16), (.int16, .int32), (.int16, .int64), (.int32, .int16), (.int32, .int32), (.int32, .int64),
-             (.int64, .int16), (.int64, .int32), (.int64, .int64):
+            (.int64, .int16), (.int64, .int32), (.int64, .int64):
             kind = .integer(binding.attributeTypes[slot].integerRange!)
         case (.boolean, .boolean):
             kind = .boolean
@@ -152,7 +154,9 @@ public final class RowInserter {
             // Reading decodes the bytes as UTF-8, repairing ill-formed ones; well-formed
             // text comes out as the same bytes, so only that is copied as it is.
             guard UTF8Sequence.isWellFormed(UnsafeBufferPointer(start: text, count: Int(count))) else { return false }
-            rc = sqlite3_bind_text(to, parameter, UnsafeRawPointer(text).assumingMemoryBound(to: CChar.self), count, nil)  // SQLITE_STATIC: not copied
+            // SQLITE_STATIC (nil): not copied.
+            rc = sqlite3_bind_text(
+                to, parameter, UnsafeRawPointer(text).assumingMemoryBound(to: CChar.self), count, nil)
         case .integer(let range):
             let i = sqlite3_column_int64(row, column)
             if i == 0, isNull() {
@@ -163,10 +167,15 @@ public final class RowInserter {
             }
         case .boolean:
             let i = sqlite3_column_int64(row, column)
-            rc = i == 0 && isNull() ? sqlite3_bind_null(to, parameter) : sqlite3_bind_int64(to, parameter, i == 0 ? 0 : 1)
+            rc =
+                i == 0 && isNull()
+                ? sqlite3_bind_null(to, parameter) : sqlite3_bind_int64(to, parameter, i == 0 ? 0 : 1)
         case .real, .float:
             let d = sqlite3_column_double(row, column)
-            rc = d == 0 && isNull() ? sqlite3_bind_null(to, parameter) : sqlite3_bind_double(to, parameter, copy.kind == .float ? Double(Float(d)) : d)
+            rc =
+                d == 0 && isNull()
+                ? sqlite3_bind_null(to, parameter)
+                : sqlite3_bind_double(to, parameter, copy.kind == .float ? Double(Float(d)) : d)
         case .blob, .externalBlob:
             switch sqlite3_column_type(row, column) {
             case SQLITE_NULL:
@@ -177,12 +186,15 @@ public final class RowInserter {
                 if case .externalBlob(let folder) = copy.kind, count > 1, let bytes,
                     bytes.load(as: UInt8.self) == ExternalBinaryData.reference
                 {
-                    let name = String(decoding: UnsafeRawBufferPointer(start: bytes + 1, count: Int(count) - 1).prefix { $0 != 0 }, as: UTF8.self)
+                    let name = String(
+                        decoding: UnsafeRawBufferPointer(start: bytes + 1, count: Int(count) - 1).prefix { $0 != 0 },
+                        as: UTF8.self)
                     // Missing: decoded on the ordinary path, which says so.
                     guard FileManager.default.fileExists(atPath: folder + "/" + name) else { return false }
                 }
-                // A NULL pointer would bind NULL: an empty blob is still a blob.
-                rc = sqlite3_bind_blob(to, parameter, bytes ?? UnsafeRawPointer(Statement.emptyText), count, nil)  // SQLITE_STATIC: not copied
+                // A NULL pointer would bind NULL: an empty blob is still a blob. SQLITE_STATIC
+                // (nil): not copied.
+                rc = sqlite3_bind_blob(to, parameter, bytes ?? UnsafeRawPointer(Statement.emptyText), count, nil)
             default:
                 return false
             }
@@ -209,7 +221,9 @@ public final class RowInserter {
             } else if bindFailure == nil {
                 let type = binding.attributeTypes[slot]
                 do {
-                    try EntityBinding.bind(binding.stored(binding.defaultValues[slot] ?? .null, slot: slot), as: type, to: statement, at: Int32(4 + slot))
+                    try EntityBinding.bind(
+                        binding.stored(binding.defaultValues[slot] ?? .null, slot: slot), as: type, to: statement,
+                        at: Int32(4 + slot))
                 } catch {
                     bindFailure = error
                 }

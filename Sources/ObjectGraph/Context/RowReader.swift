@@ -77,7 +77,9 @@ public final class RowReader: KeyValueCoding {
     }
 
     /// The current row's ID.
-    public var objectID: ObjectID { ObjectID(entityName: entityName, primaryKey: primaryKey, table: binding.layout.table) }
+    public var objectID: ObjectID {
+        ObjectID(entityName: entityName, primaryKey: primaryKey, table: binding.layout.table)
+    }
 
     /// The attribute's value in the current row, as a fetched object has it (see
     /// ``AttributeKey``).
@@ -90,8 +92,9 @@ public final class RowReader: KeyValueCoding {
     func value(slot: Int) throws(ContextError) -> Value {
         let read = reads[slot]
         if read.column >= 0 {
-            return try binding.decoded(EntityBinding.read(statement, read.column, as: read.type), slot: slot,
-                                       primaryKey: primaryKey, storePath: context.store.path)
+            return try binding.decoded(
+                EntityBinding.read(statement, read.column, as: read.type), slot: slot,
+                primaryKey: primaryKey, storePath: context.store.path)
         }
         // Not selected: read on its own, as an object reads a lazy attribute.
         return try context.savedValue(of: binding, slot: slot, primaryKey: primaryKey)
@@ -102,7 +105,8 @@ public final class RowReader: KeyValueCoding {
 
     private func attribute(named name: String) throws(ContextError) -> Value {
         guard let slot = binding.slot(ofAttribute: name) else {
-            throw ContextError(.unknownKey, "\(entityName) has no stored attribute '\(name)'", object: objectID.description, key: name)
+            throw ContextError(
+                .unknownKey, "\(entityName) has no stored attribute '\(name)'", object: objectID.description, key: name)
         }
         return try value(slot: slot)
     }
@@ -115,10 +119,14 @@ public final class RowReader: KeyValueCoding {
         if let slot = binding.slot(ofAttribute: key) { return try value(slot: slot) }
         let model = context.store.model
         if model.allRelationships(of: binding.entity).contains(where: { $0.name == key }) {
-            throw ExpressionError(.unknownKey, "\(objectID) is read as a row, which has attributes only; '\(key)' is a relationship")
+            throw ExpressionError(
+                .unknownKey, "\(objectID) is read as a row, which has attributes only; '\(key)' is a relationship")
         }
-        let keys = (model.allAttributes(of: binding.entity).map(\.name) + model.allRelationships(of: binding.entity).map(\.name)).sorted()
-        throw ExpressionError(.unknownKey,
+        let keys =
+            (model.allAttributes(of: binding.entity).map(\.name)
+            + model.allRelationships(of: binding.entity).map(\.name)).sorted()
+        throw ExpressionError(
+            .unknownKey,
             "\(objectID) has no attribute or relationship '\(key)'; \(entityName) has \(keys.joined(separator: ", "))")
     }
 

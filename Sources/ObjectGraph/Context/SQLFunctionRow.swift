@@ -40,7 +40,10 @@ public final class SQLFunctionRow: KeyValueCoding {
 
     public func value(forKey key: String) throws -> Value {
         guard let value = values[key] else {
-            throw ExpressionError(.unknownKey, "\(objectDescription) is read as a row, which has the attributes \(attributes.map(\.name).joined(separator: ", ")); not '\(key)'")
+            throw ExpressionError(
+                .unknownKey,
+                "\(objectDescription) is read as a row, which has the attributes \(attributes.map(\.name).joined(separator: ", ")); not '\(key)'"
+            )
         }
         return value
     }

@@ -80,7 +80,9 @@ public enum AttributeType: String, CaseIterable, Hashable, Sendable {
     public var isInteger: Bool { self == .int16 || self == .int32 || self == .int64 }
 
     /// Whether values are numbers of any kind (booleans included, as NSNumber).
-    public var isNumeric: Bool { isInteger || self == .double || self == .float || self == .decimal || self == .boolean }
+    public var isNumeric: Bool {
+        isInteger || self == .double || self == .float || self == .decimal || self == .boolean
+    }
 
     /// The range an integer type holds.
     public var integerRange: ClosedRange<Int64>? {

@@ -26,7 +26,11 @@ public enum CompiledModelReader {
     public static func importModel(at url: URL) throws(ModelErrors) -> ObjectModel {
         let file = url.lastPathComponent
         guard let data = FileManager.default.contents(atPath: url.path) else {
-            throw ModelErrors([ModelError(.unreadable, file: url.path, path: "", message: "cannot read the compiled model: no such file, or it is not readable")])
+            throw ModelErrors([
+                ModelError(
+                    .unreadable, file: url.path, path: "",
+                    message: "cannot read the compiled model: no such file, or it is not readable")
+            ])
         }
         let model = try parse(data, version: url.deletingPathExtension().lastPathComponent, file: file)
         try model.validate(file: file)
@@ -35,17 +39,28 @@ public enum CompiledModelReader {
 
     /// Every version in an `.momd` folder, oldest first (``ObjectModel/versionPrecedes(_:_:)``
     /// on the `.mom` names), and what its `VersionInfo.plist` says (nil without one).
-    public static func importVersions(at url: URL) throws(ModelErrors) -> (versions: [ObjectModel], info: VersionInfo?) {
+    public static func importVersions(at url: URL) throws(ModelErrors) -> (versions: [ObjectModel], info: VersionInfo?)
+    {
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: url.path).filter { $0.hasSuffix(".mom") }
         } catch {
-            throw ModelErrors([ModelError(.unreadable, file: url.path, path: "", message: "cannot read the folder: \(error.localizedDescription)")])
+            throw ModelErrors([
+                ModelError(
+                    .unreadable, file: url.path, path: "",
+                    message: "cannot read the folder: \(error.localizedDescription)")
+            ])
         }
         guard !names.isEmpty else {
-            throw ModelErrors([ModelError(.unreadable, file: url.lastPathComponent, path: "", message: "no .mom versions inside; is this a compiled model?")])
+            throw ModelErrors([
+                ModelError(
+                    .unreadable, file: url.lastPathComponent, path: "",
+                    message: "no .mom versions inside; is this a compiled model?")
+            ])
         }
-        var versions = try ObjectModel.loadInVersionOrder(names, in: url) { (file) throws(ModelErrors) in try importModel(at: file) }
+        var versions = try ObjectModel.loadInVersionOrder(names, in: url) { (file) throws(ModelErrors) in
+            try importModel(at: file)
+        }
         let info = try versionInfo(ofModelAt: url)
         for i in versions.indices { versions[i].declaredVersionHashes = info?.versionHashes[versions[i].version] }
         return (versions, info)
@@ -57,12 +72,19 @@ public enum CompiledModelReader {
         let file = "\(url.lastPathComponent)/VersionInfo.plist"
         guard let data = FileManager.default.contents(atPath: plistURL.path) else { return nil }
         guard let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any] else {
-            throw ModelErrors([ModelError(.syntax, file: file, path: "", message: "not a property list of version information")])
+            throw ModelErrors([
+                ModelError(.syntax, file: file, path: "", message: "not a property list of version information")
+            ])
         }
-        var info = VersionInfo(currentVersion: plist["NSManagedObjectModel_CurrentVersionName"] as? String, versionHashes: [:])
+        var info = VersionInfo(
+            currentVersion: plist["NSManagedObjectModel_CurrentVersionName"] as? String, versionHashes: [:])
         for (version, value) in plist["NSManagedObjectModel_VersionHashes"] as? [String: Any] ?? [:] {
             guard let hashes = value as? [String: Any] else {
-                throw ModelErrors([ModelError(.syntax, file: file, path: "NSManagedObjectModel_VersionHashes.\(version)", message: "expected a dictionary of entity hashes")])
+                throw ModelErrors([
+                    ModelError(
+                        .syntax, file: file, path: "NSManagedObjectModel_VersionHashes.\(version)",
+                        message: "expected a dictionary of entity hashes")
+                ])
             }
             info.versionHashes[version] = hashes.compactMapValues { $0 as? Data }
         }
@@ -93,13 +115,18 @@ public enum CompiledModelReader {
                 var result: [String: [String]] = [:]
                 for (name, members) in try configurations.entries() {
                     for member in try members.elements() {
-                        if let entity = try member.string(forKey: "NSEntityName") { result[name, default: []].append(entity) }
+                        if let entity = try member.string(forKey: "NSEntityName") {
+                            result[name, default: []].append(entity)
+                        }
                     }
                 }
                 model.configurations = result
             }
         } catch {
-            throw ModelErrors([ModelError(.syntax, file: file, path: "", message: "not a compiled model Remodel can read: \(error.message)")])
+            throw ModelErrors([
+                ModelError(
+                    .syntax, file: file, path: "", message: "not a compiled model Remodel can read: \(error.message)")
+            ])
         }
         if !reader.errors.isEmpty { throw ModelErrors(reader.errors) }
         return model
@@ -120,7 +147,9 @@ private struct MomReader {
     mutating func entity(_ name: String, _ value: ArchivedValue) throws(ArchiveError) -> EntityDescription? {
         var entity = EntityDescription(name: try value.string(forKey: "NSEntityName") ?? name)
         let path = "entities.\(entity.name)"
-        entity.parent = try value.value(forKey: "NSSuperentity").map { (s) throws(ArchiveError) in try s.required("NSEntityName").stringValue ?? "" }
+        entity.parent = try value.value(forKey: "NSSuperentity").map { (s) throws(ArchiveError) in
+            try s.required("NSEntityName").stringValue ?? ""
+        }
         entity.isAbstract = try value.bool(forKey: "NSIsAbstract") ?? false
         entity.renamingIdentifier = try renaming(value, entity.name)
         entity.versionHashModifier = try nonEmpty(value.string(forKey: "NSVersionHashModifier"))
@@ -137,7 +166,8 @@ private struct MomReader {
                 for element in try index.value(forKey: "NSIndexElements")?.elements() ?? [] {
                     if let property = try element.string(forKey: "NSPropertyName") { properties.append(property) }
                 }
-                entity.fetchIndexes.append(FetchIndexDescription(name: try index.string(forKey: "NSIndexName"), properties: properties))
+                entity.fetchIndexes.append(
+                    FetchIndexDescription(name: try index.string(forKey: "NSIndexName"), properties: properties))
             }
         }
         // Properties in name order, as Xcode lists them; the archive's dictionary order is
@@ -151,23 +181,32 @@ private struct MomReader {
             } else if hierarchy.contains("NSAttributeDescription") {
                 if let a = try attribute(key, property, path) { entity.attributes.append(a) }
             } else {
-                fail("\(path).\(key)", "\(property.describe()), a kind of property Remodel does not know; the file may come from a newer Xcode")
+                fail(
+                    "\(path).\(key)",
+                    "\(property.describe()), a kind of property Remodel does not know; the file may come from a newer Xcode"
+                )
             }
         }
         return entity
     }
 
-    mutating func attribute(_ key: String, _ value: ArchivedValue, _ entityPath: String) throws(ArchiveError) -> AttributeDescription? {
+    mutating func attribute(_ key: String, _ value: ArchivedValue, _ entityPath: String) throws(ArchiveError)
+        -> AttributeDescription?
+    {
         let name = try value.string(forKey: "NSPropertyName") ?? key
         let path = "\(entityPath).attributes.\(name)"
         let code = try value.integer(forKey: "NSAttributeType") ?? 0
         guard let type = AttributeType.allCases.first(where: { Int64($0.coreDataCode) == code }) else {
-            fail(path, "the attribute type \(code) (NSAttributeType) is not one Remodel knows; it stores "
-                 + AttributeType.storableCases.map(\.xcodeName).joined(separator: ", "))
+            fail(
+                path,
+                "the attribute type \(code) (NSAttributeType) is not one Remodel knows; it stores "
+                    + AttributeType.storableCases.map(\.xcodeName).joined(separator: ", "))
             return nil
         }
         var a = AttributeDescription(name: name, type: type)
-        try readCommon(value, name) { a.isOptional = $0; a.isTransient = $1; a.renamingIdentifier = $2; a.versionHashModifier = $3 }
+        try readCommon(value, name) {
+            a.isOptional = $0; a.isTransient = $1; a.renamingIdentifier = $2; a.versionHashModifier = $3
+        }
         a.userInfo = try userInfo(value, path)
         a.valueTransformerName = try value.string(forKey: "NSValueTransformerName")
         // NSAttributeDescription's flags: 1 a maximum, 2 a minimum, 4 external binary data,
@@ -182,13 +221,16 @@ private struct MomReader {
         }
         if value.classHierarchy.contains("NSDerivedAttributeDescription") {
             let expression = try value.value(forKey: "NSDerivationExpression")
-            a.derivationExpression = try expression.map { (e) throws(ArchiveError) in try FormatExpression(archived: e).description } ?? ""
+            a.derivationExpression =
+                try expression.map { (e) throws(ArchiveError) in try FormatExpression(archived: e).description } ?? ""
         }
         a.validationPredicates = try validationPredicates(value)
         return a
     }
 
-    mutating func relationship(_ key: String, _ value: ArchivedValue, _ entityPath: String) throws(ArchiveError) -> RelationshipDescription? {
+    mutating func relationship(_ key: String, _ value: ArchivedValue, _ entityPath: String) throws(ArchiveError)
+        -> RelationshipDescription?
+    {
         let name = try value.string(forKey: "NSPropertyName") ?? key
         let path = "\(entityPath).relationships.\(name)"
         let destinationName = try value.string(forKey: "_NSDestinationEntityName")
@@ -202,7 +244,9 @@ private struct MomReader {
         if inverse == nil { inverse = try nameOf(value, "NSInverseRelationship", "NSPropertyName") }
         let maxCount = Int(try value.integer(forKey: "NSMaxCount") ?? 0)
         var r = RelationshipDescription(name: name, destination: destination, inverse: inverse, isToMany: maxCount != 1)
-        try readCommon(value, name) { r.isOptional = $0; r.isTransient = $1; r.renamingIdentifier = $2; r.versionHashModifier = $3 }
+        try readCommon(value, name) {
+            r.isOptional = $0; r.isTransient = $1; r.renamingIdentifier = $2; r.versionHashModifier = $3
+        }
         r.userInfo = try userInfo(value, path)
         r.isOrdered = try value.bool(forKey: "NSIsOrdered") ?? false
         r.minCount = Int(try value.integer(forKey: "NSMinCount") ?? 0)
@@ -212,7 +256,10 @@ private struct MomReader {
         case 1: r.deleteRule = .nullify
         case 2: r.deleteRule = .cascade
         case 3: r.deleteRule = .deny
-        case let rule: fail(path, "unknown delete rule \(rule) (NSDeleteRule); Core Data's are 0 no action, 1 nullify, 2 cascade, 3 deny")
+        case let rule:
+            fail(
+                path,
+                "unknown delete rule \(rule) (NSDeleteRule); Core Data's are 0 no action, 1 nullify, 2 cascade, 3 deny")
         }
         if !(try validationPredicates(value)).isEmpty {
             fail(path, "validation predicates on a relationship, which Remodel cannot carry")
@@ -222,17 +269,24 @@ private struct MomReader {
 
     func fetchedProperty(_ key: String, _ value: ArchivedValue) throws(ArchiveError) -> FetchedPropertyDescription {
         let name = try value.string(forKey: "NSPropertyName") ?? key
-        guard let request = try value.value(forKey: "NSFetchRequest") else { return FetchedPropertyDescription(name: name, entity: "?") }
+        guard let request = try value.value(forKey: "NSFetchRequest") else {
+            return FetchedPropertyDescription(name: name, entity: "?")
+        }
         let entity = try nameOf(request, "NSEntity", "NSEntityName")
         let predicate = try request.value(forKey: "NSPredicate")
-        return FetchedPropertyDescription(name: name, entity: entity ?? "?", predicate: try predicate.map { (p) throws(ArchiveError) in try FormatPredicate(archived: p).description })
+        return FetchedPropertyDescription(
+            name: name, entity: entity ?? "?",
+            predicate: try predicate.map { (p) throws(ArchiveError) in try FormatPredicate(archived: p).description })
     }
 
     /// What every property archives: optional, transient, renaming identifier (the
     /// compiler writes the property's own name when there is none), version hash modifier.
-    private func readCommon(_ value: ArchivedValue, _ name: String,
-                            _ set: (Bool, Bool, String?, String?) -> Void) throws(ArchiveError) {
-        set(try value.bool(forKey: "NSIsOptional") ?? false, try value.bool(forKey: "NSIsTransient") ?? false,
+    private func readCommon(
+        _ value: ArchivedValue, _ name: String,
+        _ set: (Bool, Bool, String?, String?) -> Void
+    ) throws(ArchiveError) {
+        set(
+            try value.bool(forKey: "NSIsOptional") ?? false, try value.bool(forKey: "NSIsTransient") ?? false,
             try renaming(value, name), try nonEmpty(value.string(forKey: "NSVersionHashModifier")))
     }
 
@@ -277,13 +331,15 @@ private struct MomReader {
     }
 
     /// An archived default value, as the attribute's type holds it.
-    private mutating func defaultValue(_ raw: ArchivedValue, _ type: AttributeType, _ path: String) throws(ArchiveError) -> Value? {
+    private mutating func defaultValue(_ raw: ArchivedValue, _ type: AttributeType, _ path: String) throws(ArchiveError)
+        -> Value?
+    {
         let value = try raw.foundationValue()
         switch (type, value) {
         case (_, .null): return nil
         case (.int16, .integer), (.int32, .integer), (.int64, .integer), (.double, .double), (.float, .double),
-             (.string, .string), (.uri, .string), (.uuid, .string), (.date, .date), (.binary, .data),
-             (.transformable, _), (.undefined, _), (.objectID, _), (.composite, _), (.decimal, .decimal):
+            (.string, .string), (.uri, .string), (.uuid, .string), (.date, .date), (.binary, .data),
+            (.transformable, _), (.undefined, _), (.objectID, _), (.composite, _), (.decimal, .decimal):
             return value
         case (.int16, .bool(let b)), (.int32, .bool(let b)), (.int64, .bool(let b)): return .integer(b ? 1 : 0)
         case (.int16, .double(let d)), (.int32, .double(let d)), (.int64, .double(let d)):

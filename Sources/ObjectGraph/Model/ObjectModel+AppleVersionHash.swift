@@ -19,7 +19,9 @@ private struct AppleHashInput {
     mutating func append(_ data: Data) { bytes.append(data) }
     mutating func appendLE32(_ n: Int) {
         let value = UInt32(truncatingIfNeeded: n)
-        bytes.append(contentsOf: [UInt8(value & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value >> 16 & 0xFF), UInt8(value >> 24)])
+        bytes.append(contentsOf: [
+            UInt8(value & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value >> 16 & 0xFF), UInt8(value >> 24)
+        ])
     }
 
     var sha256: Data { Data(SHA256.hash(data: bytes)) }
@@ -52,8 +54,10 @@ extension AttributeDescription {
     /// entity hash.
     public var appleVersionHash: Data {
         var input = AppleHashInput()
-        input.append(AppleHashInput.propertyBase(name: name, isOptional: isOptional, isTransient: isTransient,
-                                                 versionHashModifier: versionHashModifier))
+        input.append(
+            AppleHashInput.propertyBase(
+                name: name, isOptional: isOptional, isTransient: isTransient,
+                versionHashModifier: versionHashModifier))
         input.appendLE32(type.coreDataCode)
         // UNVERIFIED: the order of these two bytes (no attribute in the data has both flags).
         if preservesValueInHistoryOnDeletion { input.append(true) }
@@ -76,8 +80,10 @@ extension RelationshipDescription {
     /// ``AttributeDescription/appleVersionHash``).
     public var appleVersionHash: Data {
         var input = AppleHashInput()
-        input.append(AppleHashInput.propertyBase(name: name, isOptional: isOptional, isTransient: isTransient,
-                                                 versionHashModifier: versionHashModifier))
+        input.append(
+            AppleHashInput.propertyBase(
+                name: name, isOptional: isOptional, isTransient: isTransient,
+                versionHashModifier: versionHashModifier))
         input.append(destination)
         if let inverse { input.append(inverse) }
         // Max before min (verified: the other order breaks nearly every entity).
@@ -167,7 +173,8 @@ extension ObjectModel {
         return Set(declared.keys).union(computed.keys).sorted().compactMap { name in
             switch (declared[name], computed[name]) {
             case let (d?, c?) where d == c: nil
-            case let (d?, c?): "\(name): VersionInfo.plist gives \(Self.hex(d)), Remodel computes \(Self.hex(c)); the given one is used"
+            case let (d?, c?):
+                "\(name): VersionInfo.plist gives \(Self.hex(d)), Remodel computes \(Self.hex(c)); the given one is used"
             case (_?, nil): "\(name): in VersionInfo.plist, not in the model"
             default: "\(name): in the model, not in VersionInfo.plist; the computed hash is used"
             }

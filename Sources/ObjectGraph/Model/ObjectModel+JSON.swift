@@ -11,7 +11,11 @@ extension ObjectModel {
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw ModelErrors([ModelError(.unreadable, file: url.path, path: "", message: "cannot read the file: \(error.localizedDescription)")])
+            throw ModelErrors([
+                ModelError(
+                    .unreadable, file: url.path, path: "",
+                    message: "cannot read the file: \(error.localizedDescription)")
+            ])
         }
         let json: JSON
         do throws(JSONError) {
@@ -56,7 +60,9 @@ extension ObjectModel {
                 if a.allowsExternalBinaryDataStorage { o["allowsExternalBinaryDataStorage"] = .bool(true) }
                 if let t = a.valueTransformerName { o["valueTransformerName"] = .string(t) }
                 if let d = a.derivationExpression { o["derivationExpression"] = .string(d) }
-                if !a.validationPredicates.isEmpty { o["validationPredicates"] = .array(a.validationPredicates.map(JSON.string)) }
+                if !a.validationPredicates.isEmpty {
+                    o["validationPredicates"] = .array(a.validationPredicates.map(JSON.string))
+                }
                 if a.preservesValueInHistoryOnDeletion { o["preservesValueInHistoryOnDeletion"] = .bool(true) }
                 if !a.userInfo.isEmpty { o["userInfo"] = Value.dictionary(a.userInfo).json }
                 attributes[a.name] = o.count == 1 ? .string(a.type.rawValue) : .object(o)
@@ -99,8 +105,10 @@ extension ObjectModel {
         if !versionIdentifiers.isEmpty { root["versionIdentifiers"] = .array(versionIdentifiers.map(JSON.string)) }
         root["entities"] = .object(entitiesJSON)
         if !configurations.isEmpty {
-            root["configurations"] = .object(OrderedDictionary(uniqueKeysWithValues: configurations.sorted { $0.key < $1.key }
-                .map { ($0.key, JSON.array($0.value.map(JSON.string))) }))
+            root["configurations"] = .object(
+                OrderedDictionary(
+                    uniqueKeysWithValues: configurations.sorted { $0.key < $1.key }
+                        .map { ($0.key, JSON.array($0.value.map(JSON.string))) }))
         }
         return .object(root)
     }
@@ -123,7 +131,9 @@ private struct ModelJSONReader {
             return nil
         }
         for key in object.keys where !allowed.contains(key) {
-            fail(path.isEmpty ? key : "\(path).\(key)", "unknown key '\(key)'; expected one of \(allowed.joined(separator: ", "))")
+            fail(
+                path.isEmpty ? key : "\(path).\(key)",
+                "unknown key '\(key)'; expected one of \(allowed.joined(separator: ", "))")
         }
         return object
     }
@@ -191,7 +201,11 @@ private struct ModelJSONReader {
     }
 
     mutating func model(_ json: JSON) -> ObjectModel? {
-        guard let root = object(json, "", allowed: ["version", "versionIdentifiers", "entities", "configurations", "$schema", "comment"]) else { return nil }
+        guard
+            let root = object(
+                json, "", allowed: ["version", "versionIdentifiers", "entities", "configurations", "$schema", "comment"]
+            )
+        else { return nil }
         guard let version = string(root["version"], "version") else {
             if root["version"] == nil { fail("version", "missing: a model names its version, such as \"Model1\"") }
             return nil
@@ -200,20 +214,29 @@ private struct ModelJSONReader {
             fail("entities", "missing: a model has an object of entities")
             return nil
         }
-        guard let entitiesObject = object(entitiesJSON, "entities", allowed: entitiesJSON.objectValue.map { Array($0.keys) } ?? []) else { return nil }
+        guard
+            let entitiesObject = object(
+                entitiesJSON, "entities", allowed: entitiesJSON.objectValue.map { Array($0.keys) } ?? [])
+        else { return nil }
         var entities: [EntityDescription] = []
         for (name, body) in entitiesObject {
             if let entity = entity(name, body, "entities.\(name)") { entities.append(entity) }
         }
         var model = ObjectModel(version: version, entities: entities)
-        if let identifiers = root["versionIdentifiers"] { model.versionIdentifiers = strings(identifiers, "versionIdentifiers") ?? [] }
+        if let identifiers = root["versionIdentifiers"] {
+            model.versionIdentifiers = strings(identifiers, "versionIdentifiers") ?? []
+        }
         if let configurations = root["configurations"],
-            let o = object(configurations, "configurations", allowed: configurations.objectValue.map { Array($0.keys) } ?? []) {
+            let o = object(
+                configurations, "configurations", allowed: configurations.objectValue.map { Array($0.keys) } ?? [])
+        {
             let names = Set(entities.map(\.name))
             for (name, members) in o {
                 guard let list = strings(members, "configurations.\(name)") else { continue }
                 for member in list where !names.contains(member) {
-                    fail("configurations.\(name)", "unknown entity '\(member)'; the entities are \(names.sorted().joined(separator: ", "))")
+                    fail(
+                        "configurations.\(name)",
+                        "unknown entity '\(member)'; the entities are \(names.sorted().joined(separator: ", "))")
                 }
                 model.configurations[name] = list
             }
@@ -231,9 +254,14 @@ private struct ModelJSONReader {
     }
 
     mutating func entity(_ name: String, _ json: JSON, _ path: String) -> EntityDescription? {
-        guard let o = object(json, path, allowed: ["parent", "abstract", "attributes", "relationships",
-                                                    "renamingIdentifier", "versionHashModifier", "userInfo",
-                                                    "uniquenessConstraints", "fetchedProperties", "comment"])
+        guard
+            let o = object(
+                json, path,
+                allowed: [
+                    "parent", "abstract", "attributes", "relationships",
+                    "renamingIdentifier", "versionHashModifier", "userInfo",
+                    "uniquenessConstraints", "fetchedProperties", "comment"
+                ])
         else { return nil }
         var entity = EntityDescription(name: name)
         entity.parent = string(o["parent"], path + ".parent")
@@ -241,18 +269,25 @@ private struct ModelJSONReader {
         entity.renamingIdentifier = string(o["renamingIdentifier"], path + ".renamingIdentifier")
         entity.versionHashModifier = string(o["versionHashModifier"], path + ".versionHashModifier")
         entity.userInfo = userInfo(o["userInfo"], path + ".userInfo")
-        entity.uniquenessConstraints = uniquenessConstraints(o["uniquenessConstraints"], path + ".uniquenessConstraints")
+        entity.uniquenessConstraints = uniquenessConstraints(
+            o["uniquenessConstraints"], path + ".uniquenessConstraints")
         if let fetched = o["fetchedProperties"] {
             let fpath = path + ".fetchedProperties"
             if let fo = object(fetched, fpath, allowed: fetched.objectValue.map { Array($0.keys) } ?? []) {
                 for (name, body) in fo {
-                    guard let b = object(body, "\(fpath).\(name)", allowed: ["entity", "predicate", "comment"]) else { continue }
-                    guard let target = string(b["entity"], "\(fpath).\(name).entity") else {
-                        if b["entity"] == nil { fail("\(fpath).\(name).entity", "missing: a fetched property names the entity it fetches") }
+                    guard let b = object(body, "\(fpath).\(name)", allowed: ["entity", "predicate", "comment"]) else {
                         continue
                     }
-                    entity.fetchedProperties.append(FetchedPropertyDescription(
-                        name: name, entity: target, predicate: string(b["predicate"], "\(fpath).\(name).predicate")))
+                    guard let target = string(b["entity"], "\(fpath).\(name).entity") else {
+                        if b["entity"] == nil {
+                            fail("\(fpath).\(name).entity", "missing: a fetched property names the entity it fetches")
+                        }
+                        continue
+                    }
+                    entity.fetchedProperties.append(
+                        FetchedPropertyDescription(
+                            name: name, entity: target, predicate: string(b["predicate"], "\(fpath).\(name).predicate"))
+                    )
                 }
             }
         }
@@ -260,7 +295,9 @@ private struct ModelJSONReader {
             let apath = path + ".attributes"
             if let ao = object(attributes, apath, allowed: attributes.objectValue.map { Array($0.keys) } ?? []) {
                 for (attributeName, body) in ao {
-                    if let a = attribute(attributeName, body, "\(apath).\(attributeName)") { entity.attributes.append(a) }
+                    if let a = attribute(attributeName, body, "\(apath).\(attributeName)") {
+                        entity.attributes.append(a)
+                    }
                 }
             }
         }
@@ -268,7 +305,9 @@ private struct ModelJSONReader {
             let rpath = path + ".relationships"
             if let ro = object(relationships, rpath, allowed: relationships.objectValue.map { Array($0.keys) } ?? []) {
                 for (relationshipName, body) in ro {
-                    if let r = relationship(relationshipName, body, "\(rpath).\(relationshipName)") { entity.relationships.append(r) }
+                    if let r = relationship(relationshipName, body, "\(rpath).\(relationshipName)") {
+                        entity.relationships.append(r)
+                    }
                 }
             }
         }
@@ -277,7 +316,10 @@ private struct ModelJSONReader {
 
     mutating func attributeType(_ text: String, _ path: String) -> AttributeType? {
         if let t = AttributeType(rawValue: text) ?? AttributeType(xcodeName: text) { return t }
-        fail(path, "unknown attribute type '\(text)'; the types are \(AttributeType.allCases.map(\.rawValue).joined(separator: " ")) (the last three only for transient attributes)")
+        fail(
+            path,
+            "unknown attribute type '\(text)'; the types are \(AttributeType.allCases.map(\.rawValue).joined(separator: " ")) (the last three only for transient attributes)"
+        )
         return nil
     }
 
@@ -286,11 +328,16 @@ private struct ModelJSONReader {
             guard let type = attributeType(shorthand, path) else { return nil }
             return AttributeDescription(name: name, type: type)
         }
-        guard let o = object(json, path, allowed: ["type", "optional", "transient", "default", "min", "max",
-                                                    "renamingIdentifier", "versionHashModifier",
-                                                    "allowsExternalBinaryDataStorage", "valueTransformerName",
-                                                    "derivationExpression", "preservesValueInHistoryOnDeletion", "validationPredicates",
-                                                    "userInfo", "comment"])
+        guard
+            let o = object(
+                json, path,
+                allowed: [
+                    "type", "optional", "transient", "default", "min", "max",
+                    "renamingIdentifier", "versionHashModifier",
+                    "allowsExternalBinaryDataStorage", "valueTransformerName",
+                    "derivationExpression", "preservesValueInHistoryOnDeletion", "validationPredicates",
+                    "userInfo", "comment"
+                ])
         else { return nil }
         guard let typeName = string(o["type"], path + ".type") else {
             if o["type"] == nil { fail(path + ".type", "missing: an attribute has a type") }
@@ -305,11 +352,15 @@ private struct ModelJSONReader {
         a.maxValue = value(o["max"], path + ".max")
         a.renamingIdentifier = string(o["renamingIdentifier"], path + ".renamingIdentifier")
         a.versionHashModifier = string(o["versionHashModifier"], path + ".versionHashModifier")
-        a.allowsExternalBinaryDataStorage = bool(o["allowsExternalBinaryDataStorage"], path + ".allowsExternalBinaryDataStorage", default: false)
+        a.allowsExternalBinaryDataStorage = bool(
+            o["allowsExternalBinaryDataStorage"], path + ".allowsExternalBinaryDataStorage", default: false)
         a.valueTransformerName = string(o["valueTransformerName"], path + ".valueTransformerName")
         a.derivationExpression = string(o["derivationExpression"], path + ".derivationExpression")
-        if let predicates = o["validationPredicates"] { a.validationPredicates = strings(predicates, path + ".validationPredicates") ?? [] }
-        a.preservesValueInHistoryOnDeletion = bool(o["preservesValueInHistoryOnDeletion"], path + ".preservesValueInHistoryOnDeletion", default: false)
+        if let predicates = o["validationPredicates"] {
+            a.validationPredicates = strings(predicates, path + ".validationPredicates") ?? []
+        }
+        a.preservesValueInHistoryOnDeletion = bool(
+            o["preservesValueInHistoryOnDeletion"], path + ".preservesValueInHistoryOnDeletion", default: false)
         a.userInfo = userInfo(o["userInfo"], path + ".userInfo")
         return a
     }
@@ -332,12 +383,19 @@ private struct ModelJSONReader {
     }
 
     mutating func relationship(_ name: String, _ json: JSON, _ path: String) -> RelationshipDescription? {
-        guard let o = object(json, path, allowed: ["destination", "inverse", "toMany", "ordered", "optional", "transient",
-                                                    "minCount", "maxCount", "deleteRule", "renamingIdentifier",
-                                                    "versionHashModifier", "userInfo", "comment"])
+        guard
+            let o = object(
+                json, path,
+                allowed: [
+                    "destination", "inverse", "toMany", "ordered", "optional", "transient",
+                    "minCount", "maxCount", "deleteRule", "renamingIdentifier",
+                    "versionHashModifier", "userInfo", "comment"
+                ])
         else { return nil }
         guard let destination = string(o["destination"], path + ".destination") else {
-            if o["destination"] == nil { fail(path + ".destination", "missing: a relationship has a destination entity") }
+            if o["destination"] == nil {
+                fail(path + ".destination", "missing: a relationship has a destination entity")
+            }
             return nil
         }
         var r = RelationshipDescription(name: name, destination: destination)
@@ -352,7 +410,9 @@ private struct ModelJSONReader {
             if let parsed = DeleteRule(rawValue: rule) ?? DeleteRule(xcodeName: rule) {
                 r.deleteRule = parsed
             } else {
-                fail(path + ".deleteRule", "unknown delete rule '\(rule)'; the rules are nullify, cascade, deny, noAction")
+                fail(
+                    path + ".deleteRule",
+                    "unknown delete rule '\(rule)'; the rules are nullify, cascade, deny, noAction")
             }
         }
         r.renamingIdentifier = string(o["renamingIdentifier"], path + ".renamingIdentifier")

@@ -13,19 +13,32 @@ extension ObjectModel {
     /// identifier) and not reserved.
     public func validationErrors(file: String? = nil) -> [ModelError] {
         var errors: [ModelError] = []
-        func fail(_ path: String, _ message: String) { errors.append(ModelError(.invalid, file: file, path: path, message: message)) }
+        func fail(_ path: String, _ message: String) {
+            errors.append(ModelError(.invalid, file: file, path: path, message: message))
+        }
         let names = entities.map(\.name)
         let known = names.sorted().joined(separator: ", ")
         var seenEntities = Set<String>()
 
         for entity in entities {
             let path = "entities.\(entity.name)"
-            if !seenEntities.insert(entity.name).inserted { fail(path, "the entity '\(entity.name)' is declared twice") }
+            if !seenEntities.insert(entity.name).inserted {
+                fail(path, "the entity '\(entity.name)' is declared twice")
+            }
             if !Self.isValidName(entity.name) {
-                fail(path, "'\(entity.name)' is not a valid entity name; names start with a letter or _ and use ASCII letters, digits and _")
-            } else if let other = entities.first(where: { $0.name != entity.name && $0.name.uppercased() == entity.name.uppercased() }),
-                names.firstIndex(of: other.name)! < names.firstIndex(of: entity.name)! {
-                fail(path, "'\(entity.name)' and '\(other.name)' differ only in case, so they would share the store table Z\(entity.name.uppercased()); rename one")
+                fail(
+                    path,
+                    "'\(entity.name)' is not a valid entity name; names start with a letter or _ and use ASCII letters, digits and _"
+                )
+            } else if let other = entities.first(where: {
+                $0.name != entity.name && $0.name.uppercased() == entity.name.uppercased()
+            }),
+                names.firstIndex(of: other.name)! < names.firstIndex(of: entity.name)!
+            {
+                fail(
+                    path,
+                    "'\(entity.name)' and '\(other.name)' differ only in case, so they would share the store table Z\(entity.name.uppercased()); rename one"
+                )
             }
             if let parent = entity.parent {
                 if self.entity(named: parent) == nil {
@@ -35,17 +48,24 @@ extension ObjectModel {
                 }
             }
             var seenProperties = Set<String>()
-            let inherited = Set(ancestors(of: entity).flatMap { $0.attributes.map(\.name) + $0.relationships.map(\.name) })
+            let inherited = Set(
+                ancestors(of: entity).flatMap { $0.attributes.map(\.name) + $0.relationships.map(\.name) })
             // Stored properties become columns Z<NAME>: two names that differ only in case
             // would share one, and one of them lose its values.
             var columns: [String: String] = [:]
-            for property in ancestors(of: entity).reversed().flatMap({ $0.attributes.filter { !$0.isTransient }.map(\.name) + $0.relationships.filter { !$0.isTransient }.map(\.name) }) {
+            for property in ancestors(of: entity).reversed().flatMap({
+                $0.attributes.filter { !$0.isTransient }.map(\.name)
+                    + $0.relationships.filter { !$0.isTransient }.map(\.name)
+            }) {
                 columns[property.uppercased()] = property
             }
             func checkColumn(_ name: String, _ isTransient: Bool, _ path: String) {
                 guard !isTransient else { return }
                 if let other = columns[name.uppercased()], other != name {
-                    fail(path, "'\(name)' and '\(other)' differ only in case, so they would share the store column Z\(name.uppercased()); rename one")
+                    fail(
+                        path,
+                        "'\(name)' and '\(other)' differ only in case, so they would share the store column Z\(name.uppercased()); rename one"
+                    )
                 }
                 columns[name.uppercased()] = columns[name.uppercased()] ?? name
             }
@@ -60,10 +80,16 @@ extension ObjectModel {
                     fail(apath + ".default", "the default value \(value.formatDescription) \(problem)")
                 }
                 for (bound, key) in [(attribute.minValue, "min"), (attribute.maxValue, "max")] {
-                    if case .some = bound, !(attribute.type.isNumeric || attribute.type == .string || attribute.type == .binary || attribute.type == .date) {
+                    if case .some = bound,
+                        !(attribute.type.isNumeric || attribute.type == .string || attribute.type == .binary
+                            || attribute.type == .date)
+                    {
                         fail("\(apath).\(key)", "a \(attribute.type.rawValue) attribute has no \(key) bound")
                     } else if let bound, Self.boundProblem(bound, attribute.type) {
-                        fail("\(apath).\(key)", "the \(key) bound \(bound.formatDescription) does not fit a \(attribute.type.rawValue) attribute")
+                        fail(
+                            "\(apath).\(key)",
+                            "the \(key) bound \(bound.formatDescription) does not fit a \(attribute.type.rawValue) attribute"
+                        )
                     }
                 }
             }
@@ -72,24 +98,35 @@ extension ObjectModel {
                 checkProperty(relationship.name, rpath, &seenProperties, inherited, fail)
                 checkColumn(relationship.name, relationship.isTransient, rpath)
                 guard let destination = self.entity(named: relationship.destination) else {
-                    fail(rpath + ".destination", "unknown destination entity '\(relationship.destination)'; the entities are \(known)")
+                    fail(
+                        rpath + ".destination",
+                        "unknown destination entity '\(relationship.destination)'; the entities are \(known)")
                     continue
                 }
-                if relationship.minCount < 0 || relationship.maxCount < 0 || (relationship.maxCount > 0 && relationship.minCount > relationship.maxCount) {
-                    fail(rpath, "minCount \(relationship.minCount) and maxCount \(relationship.maxCount) do not make a range")
+                if relationship.minCount < 0 || relationship.maxCount < 0
+                    || (relationship.maxCount > 0 && relationship.minCount > relationship.maxCount)
+                {
+                    fail(
+                        rpath,
+                        "minCount \(relationship.minCount) and maxCount \(relationship.maxCount) do not make a range")
                 }
                 if relationship.isOrdered && !relationship.isToMany {
                     fail(rpath + ".ordered", "only a to-many relationship can be ordered")
                 }
                 guard let inverseName = relationship.inverse else { continue }
                 guard let inverse = allRelationships(of: destination).first(where: { $0.name == inverseName }) else {
-                    fail(rpath + ".inverse", "the inverse '\(inverseName)' is not a relationship of '\(destination.name)'")
+                    fail(
+                        rpath + ".inverse",
+                        "the inverse '\(inverseName)' is not a relationship of '\(destination.name)'")
                     continue
                 }
-                let owners = Set([entity.name] + ancestors(of: entity).map(\.name) + descendants(of: entity).map(\.name))
+                let owners = Set(
+                    [entity.name] + ancestors(of: entity).map(\.name) + descendants(of: entity).map(\.name))
                 if inverse.inverse != relationship.name || !owners.contains(inverse.destination) {
-                    fail(rpath + ".inverse",
-                         "the inverse '\(destination.name).\(inverseName)' does not point back: it has destination '\(inverse.destination)' and inverse '\(inverse.inverse ?? "none")'")
+                    fail(
+                        rpath + ".inverse",
+                        "the inverse '\(destination.name).\(inverseName)' does not point back: it has destination '\(inverse.destination)' and inverse '\(inverse.inverse ?? "none")'"
+                    )
                 }
             }
             let propertyNames = Set(allAttributes(of: entity).map(\.name) + allRelationships(of: entity).map(\.name))
@@ -127,39 +164,63 @@ extension ObjectModel {
     ///     for warning in model.warnings(file: "Model.xcdatamodel/contents") { print("warning:", warning) }
     public func warnings(file: String? = nil) -> [ModelWarning] {
         var warnings: [ModelWarning] = []
-        func warn(_ path: String, _ message: String) { warnings.append(ModelWarning(file: file, path: path, message: message)) }
+        func warn(_ path: String, _ message: String) {
+            warnings.append(ModelWarning(file: file, path: path, message: message))
+        }
         for entity in entities {
             let path = "entities.\(entity.name)"
             for attribute in entity.attributes {
                 let apath = "\(path).attributes.\(attribute.name)"
                 if let expression = attribute.derivationExpression {
-                    warn(apath + ".derivationExpression", "derived from '\(expression)': Remodel stores and migrates the value like any attribute's, and does not recompute it when objects change")
+                    warn(
+                        apath + ".derivationExpression",
+                        "derived from '\(expression)': Remodel stores and migrates the value like any attribute's, and does not recompute it when objects change"
+                    )
                 }
                 for predicate in attribute.validationPredicates {
-                    warn(apath + ".validationPredicates", "'\(predicate)' carried, not enforced: Remodel saves values that fail it, where Core Data refuses to save them")
+                    warn(
+                        apath + ".validationPredicates",
+                        "'\(predicate)' carried, not enforced: Remodel saves values that fail it, where Core Data refuses to save them"
+                    )
                 }
                 if attribute.preservesValueInHistoryOnDeletion {
-                    warn(apath + ".preservesValueInHistoryOnDeletion", "carried: Remodel writes no persistent history, so no tombstone keeps this value when it deletes an object")
+                    warn(
+                        apath + ".preservesValueInHistoryOnDeletion",
+                        "carried: Remodel writes no persistent history, so no tombstone keeps this value when it deletes an object"
+                    )
                 }
             }
             if !entity.uniquenessConstraints.isEmpty {
-                let list = entity.uniquenessConstraints.map { "(\($0.joined(separator: ", ")))" }.joined(separator: ", ")
-                warn(path + ".uniquenessConstraints", "\(list) carried, not enforced: Remodel neither refuses nor merges duplicates, so a migration that makes duplicates keeps them")
+                let list = entity.uniquenessConstraints.map { "(\($0.joined(separator: ", ")))" }.joined(
+                    separator: ", ")
+                warn(
+                    path + ".uniquenessConstraints",
+                    "\(list) carried, not enforced: Remodel neither refuses nor merges duplicates, so a migration that makes duplicates keeps them"
+                )
             }
             for index in entity.fetchIndexes {
                 let properties = index.properties.joined(separator: ", ")
-                warn("\(path).fetchIndexes.\(index.name ?? "(\(properties))")", "skipped: stores Remodel writes have no index on (\(properties)); an index speeds up Core Data's fetches and holds no data")
+                warn(
+                    "\(path).fetchIndexes.\(index.name ?? "(\(properties))")",
+                    "skipped: stores Remodel writes have no index on (\(properties)); an index speeds up Core Data's fetches and holds no data"
+                )
             }
             for fetched in entity.fetchedProperties {
                 let predicate = fetched.predicate.map { " where \($0)" } ?? ""
-                warn("\(path).fetchedProperties.\(fetched.name)", "a fetched property (\(fetched.entity)\(predicate)) is not stored: Remodel carries it and does not evaluate it")
+                warn(
+                    "\(path).fetchedProperties.\(fetched.name)",
+                    "a fetched property (\(fetched.entity)\(predicate)) is not stored: Remodel carries it and does not evaluate it"
+                )
             }
         }
         for difference in declaredVersionHashDifferences {
             warn("versionHashes", difference)
         }
         for (name, members) in configurations.sorted(by: { $0.key < $1.key }) {
-            warn("configurations.\(name)", "carried (\(members.joined(separator: ", "))): Remodel creates and migrates a store with every entity of the model, not with one configuration's")
+            warn(
+                "configurations.\(name)",
+                "carried (\(members.joined(separator: ", "))): Remodel creates and migrates a store with every entity of the model, not with one configuration's"
+            )
         }
         return warnings
     }
@@ -181,23 +242,34 @@ extension ObjectModel {
     }
 
     private func checkProperty(
-        _ name: String, _ path: String, _ seen: inout Set<String>, _ inherited: Set<String>, _ fail: (String, String) -> Void
+        _ name: String, _ path: String, _ seen: inout Set<String>, _ inherited: Set<String>,
+        _ fail: (String, String) -> Void
     ) {
         if !seen.insert(name).inserted { fail(path, "the property '\(name)' is declared twice") }
         if inherited.contains(name) { fail(path, "the property '\(name)' is already inherited from a parent entity") }
         if !Self.isValidName(name) {
-            fail(path, "'\(name)' is not a valid property name; names start with a letter or _ and use ASCII letters, digits and _")
+            fail(
+                path,
+                "'\(name)' is not a valid property name; names start with a letter or _ and use ASCII letters, digits and _"
+            )
         }
         if Self.reservedPropertyNames.contains(name) {
-            fail(path, "'\(name)' is reserved (it clashes with an NSManagedObject method or a store column); choose another name")
+            fail(
+                path,
+                "'\(name)' is reserved (it clashes with an NSManagedObject method or a store column); choose another name"
+            )
         }
     }
 
     static let reservedPropertyNames: Set<String> = ["description", "entity", "objectID", "self", "class", "hash"]
 
     static func isValidName(_ name: String) -> Bool {
-        guard let first = name.unicodeScalars.first, first.isASCII, first.properties.isAlphabetic || first == "_" else { return false }
-        return name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil || $0 == "_") }
+        guard let first = name.unicodeScalars.first, first.isASCII, first.properties.isAlphabetic || first == "_" else {
+            return false
+        }
+        return name.unicodeScalars.allSatisfy {
+            $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil || $0 == "_")
+        }
     }
 
     /// Why `value` cannot be stored in an attribute of `type`, or nil when it can.

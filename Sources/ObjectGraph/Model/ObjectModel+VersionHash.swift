@@ -9,7 +9,9 @@ extension ObjectModel {
     /// now, match no version (docs/store-format.md).
     public var entityVersionHashes: [String: Data] {
         // Entities of one name (an invalid model) keep the first's hash, never a crash.
-        Dictionary(entities.map { ($0.name, Data(SHA256.hash(data: Data(canonicalForm(of: $0).utf8)))) }) { first, _ in first }
+        Dictionary(entities.map { ($0.name, Data(SHA256.hash(data: Data(canonicalForm(of: $0).utf8)))) }) { first, _ in
+            first
+        }
     }
 
     /// The model's version hash: SHA-256 of Remodel's entity hashes concatenated in
@@ -41,20 +43,23 @@ extension ObjectModel {
             "entity \(field(entity.name))",
             "abstract \(flag(entity.isAbstract))",
             "parent \(field(entity.parent))",
-            "modifier \(field(entity.versionHashModifier))",
+            "modifier \(field(entity.versionHashModifier))"
         ]
         for a in entity.attributes.sorted(by: { $0.name < $1.name }) {
-            lines.append("attribute \(field(a.name)) type=\(a.type.coreDataCode) optional=\(flag(a.isOptional)) "
-                + "transient=\(flag(a.isTransient)) external=\(flag(a.allowsExternalBinaryDataStorage)) "
-                + "modifier=\(field(a.versionHashModifier))")
+            lines.append(
+                "attribute \(field(a.name)) type=\(a.type.coreDataCode) optional=\(flag(a.isOptional)) "
+                    + "transient=\(flag(a.isTransient)) external=\(flag(a.allowsExternalBinaryDataStorage)) "
+                    + "modifier=\(field(a.versionHashModifier))")
         }
         for r in entity.relationships.sorted(by: { $0.name < $1.name }) {
             // A to-one's minCount is read for Apple's hash only; leaving it out keeps the
             // hashes of stores Remodel wrote before it was read.
             let minCount = r.isToMany ? r.minCount : 0
-            lines.append("relationship \(field(r.name)) destination=\(field(r.destination)) inverse=\(field(r.inverse)) "
-                + "toMany=\(flag(r.isToMany)) ordered=\(flag(r.isOrdered)) optional=\(flag(r.isOptional)) "
-                + "transient=\(flag(r.isTransient)) min=\(minCount) max=\(r.maxCount) modifier=\(field(r.versionHashModifier))")
+            lines.append(
+                "relationship \(field(r.name)) destination=\(field(r.destination)) inverse=\(field(r.inverse)) "
+                    + "toMany=\(flag(r.isToMany)) ordered=\(flag(r.isOrdered)) optional=\(flag(r.isOptional)) "
+                    + "transient=\(flag(r.isTransient)) min=\(minCount) max=\(r.maxCount) modifier=\(field(r.versionHashModifier))"
+            )
         }
         return lines.joined(separator: "\n") + "\n"
     }

@@ -18,12 +18,19 @@ extension ObjectModel {
     public static func loadVersions(at url: URL) throws(ModelErrors) -> [ObjectModel] {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
-            throw ModelErrors([ModelError(.unreadable, file: url.path, path: "", message:
-                "no such file or folder; give a *.model.json file, a folder of them, an .xcdatamodeld folder or a compiled .momd")])
+            throw ModelErrors([
+                ModelError(
+                    .unreadable, file: url.path, path: "",
+                    message:
+                        "no such file or folder; give a *.model.json file, a folder of them, an .xcdatamodeld folder or a compiled .momd"
+                )
+            ])
         }
         let ext = url.pathExtension
         if ext == "xcdatamodeld" { return try XcodeModelImporter.importVersions(at: url).versions }
-        if ext == "xcdatamodel" || url.lastPathComponent == "contents" { return [try XcodeModelImporter.importModel(at: url)] }
+        if ext == "xcdatamodel" || url.lastPathComponent == "contents" {
+            return [try XcodeModelImporter.importModel(at: url)]
+        }
         if ext == "momd" { return try CompiledModelReader.importVersions(at: url).versions }
         if ext == "mom" { return [try CompiledModelReader.importModel(at: url)] }
         if !isDirectory.boolValue { return [try load(contentsOf: url)] }
@@ -34,8 +41,10 @@ extension ObjectModel {
     /// each read by `load`, in version order: by version name, not file name
     /// (`Model.xcdatamodel` would sort after `Model 2.xcdatamodel`, since "." comes after
     /// " "). Every file's problems are reported.
-    static func loadInVersionOrder(_ names: [String], in folder: URL,
-                                   _ load: (URL) throws(ModelErrors) -> ObjectModel) throws(ModelErrors) -> [ObjectModel] {
+    static func loadInVersionOrder(
+        _ names: [String], in folder: URL,
+        _ load: (URL) throws(ModelErrors) -> ObjectModel
+    ) throws(ModelErrors) -> [ObjectModel] {
         let ordered = names.sorted {
             versionPrecedes(($0 as NSString).deletingPathExtension, ($1 as NSString).deletingPathExtension)
         }
@@ -104,13 +113,20 @@ extension ObjectModel {
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: url.path)
         } catch {
-            throw ModelErrors([ModelError(.unreadable, file: url.path, path: "", message: "cannot read the folder: \(error.localizedDescription)")])
+            throw ModelErrors([
+                ModelError(
+                    .unreadable, file: url.path, path: "",
+                    message: "cannot read the folder: \(error.localizedDescription)")
+            ])
         }
         let files = names.filter { $0.hasSuffix(".model.json") }
         guard !files.isEmpty else {
             let xcode = names.filter { $0.hasSuffix(".xcdatamodeld") || $0.hasSuffix(".momd") }.sorted()
             let hint = xcode.isEmpty ? "" : " (it holds \(xcode.joined(separator: ", ")): give that folder instead)"
-            throw ModelErrors([ModelError(.unreadable, file: url.path, path: "", message: "no *.model.json files in this folder\(hint)")])
+            throw ModelErrors([
+                ModelError(
+                    .unreadable, file: url.path, path: "", message: "no *.model.json files in this folder\(hint)")
+            ])
         }
         var models: [ObjectModel] = []
         var errors: [ModelError] = []
@@ -119,8 +135,12 @@ extension ObjectModel {
             do throws(ModelErrors) {
                 let model = try load(contentsOf: url.appendingPathComponent(name))
                 if let other = fileOfVersion[model.version] {
-                    errors.append(ModelError(.versions, file: name, path: "version", message:
-                        "version '\(model.version)' is also the version of \(other); each version needs its own name"))
+                    errors.append(
+                        ModelError(
+                            .versions, file: name, path: "version",
+                            message:
+                                "version '\(model.version)' is also the version of \(other); each version needs its own name"
+                        ))
                     continue
                 }
                 fileOfVersion[model.version] = name
@@ -139,27 +159,40 @@ extension ObjectModel {
         do throws(JSONError) {
             json = try JSON.parse(data)
         } catch {
-            throw ModelErrors([ModelError(.syntax, file: "versions.json", path: "", message: "invalid JSON at \(error)")])
+            throw ModelErrors([
+                ModelError(.syntax, file: "versions.json", path: "", message: "invalid JSON at \(error)")
+            ])
         }
         let elements = json.arrayValue ?? []
         let order = elements.compactMap(\.stringValue)
         guard json.arrayValue != nil, order.count == elements.count else {
-            throw ModelErrors([ModelError(.format, file: "versions.json", path: "", message:
-                #"expected an array of version names, oldest first, such as ["Model1", "Model2"]"#)])
+            throw ModelErrors([
+                ModelError(
+                    .format, file: "versions.json", path: "",
+                    message:
+                        #"expected an array of version names, oldest first, such as ["Model1", "Model2"]"#)
+            ])
         }
         var byVersion = Dictionary(uniqueKeysWithValues: models.map { ($0.version, $0) })
         var ordered: [ObjectModel] = []
         for (i, version) in order.enumerated() {
             guard let model = byVersion.removeValue(forKey: version) else {
-                let problem = order[..<i].contains(version) ? "is listed twice" : "is not the version of any *.model.json file here"
-                errors.append(ModelError(.versions, file: "versions.json", path: "[\(i)]", message: "'\(version)' \(problem)"))
+                let problem =
+                    order[..<i].contains(version)
+                    ? "is listed twice" : "is not the version of any *.model.json file here"
+                errors.append(
+                    ModelError(.versions, file: "versions.json", path: "[\(i)]", message: "'\(version)' \(problem)"))
                 continue
             }
             ordered.append(model)
         }
         for version in byVersion.keys.sorted() {
-            errors.append(ModelError(.versions, file: "versions.json", path: "", message:
-                "does not list '\(version)' (\(fileOfVersion[version] ?? "?")); list every version, oldest first"))
+            errors.append(
+                ModelError(
+                    .versions, file: "versions.json", path: "",
+                    message:
+                        "does not list '\(version)' (\(fileOfVersion[version] ?? "?")); list every version, oldest first"
+                ))
         }
         if !errors.isEmpty { throw ModelErrors(errors) }
         return ordered

@@ -17,12 +17,16 @@ public struct ObjectModel: Hashable, Sendable {
     public var configurations: [String: [String]] {
         get {
             var result: [String: [String]] = [:]
-            for entity in entities { for name in entity.configurationNames { result[name, default: []].append(entity.name) } }
+            for entity in entities {
+                for name in entity.configurationNames { result[name, default: []].append(entity.name) }
+            }
             return result
         }
         set {
             for i in entities.indices {
-                entities[i].configurationNames = newValue.keys.sorted().filter { newValue[$0]!.contains(entities[i].name) }
+                entities[i].configurationNames = newValue.keys.sorted().filter {
+                    newValue[$0]!.contains(entities[i].name)
+                }
             }
         }
     }

@@ -1,7 +1,7 @@
 import ExpressionLanguage
 import Foundation
 #if canImport(FoundationXML)
-import FoundationXML
+    import FoundationXML
 #endif
 
 /// Imports models from Xcode: an `.xcdatamodel` folder's `contents` XML, or every version
@@ -22,12 +22,15 @@ public enum XcodeModelImporter {
     public static func importModel(at url: URL) throws(ModelErrors) -> ObjectModel {
         var isDirectory: ObjCBool = false
         // A path that does not exist is read as a file, whose read below says so.
-        let isFolder = FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) && isDirectory.boolValue
+        let isFolder =
+            FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) && isDirectory.boolValue
         let contents = isFolder ? url.appendingPathComponent("contents") : url
         let folder = isFolder ? url : url.deletingLastPathComponent()
         let version = folder.deletingPathExtension().lastPathComponent
         guard let data = FileManager.default.contents(atPath: contents.path) else {
-            throw ModelErrors([ModelError(.unreadable, file: contents.path, path: "", message: "cannot read the model's contents file")])
+            throw ModelErrors([
+                ModelError(.unreadable, file: contents.path, path: "", message: "cannot read the model's contents file")
+            ])
         }
         let model = try parse(data, version: version, file: "\(folder.lastPathComponent)/contents")
         try model.validate(file: "\(folder.lastPathComponent)/contents")
@@ -44,12 +47,21 @@ public enum XcodeModelImporter {
             names = try FileManager.default.contentsOfDirectory(atPath: url.path)
                 .filter { $0.hasSuffix(".xcdatamodel") }
         } catch {
-            throw ModelErrors([ModelError(.unreadable, file: url.path, path: "", message: "cannot read the folder: \(error.localizedDescription)")])
+            throw ModelErrors([
+                ModelError(
+                    .unreadable, file: url.path, path: "",
+                    message: "cannot read the folder: \(error.localizedDescription)")
+            ])
         }
         guard !names.isEmpty else {
-            throw ModelErrors([ModelError(.unreadable, file: url.lastPathComponent, path: "", message: "no .xcdatamodel versions inside")])
+            throw ModelErrors([
+                ModelError(
+                    .unreadable, file: url.lastPathComponent, path: "", message: "no .xcdatamodel versions inside")
+            ])
         }
-        let versions = try ObjectModel.loadInVersionOrder(names, in: url) { (file) throws(ModelErrors) in try importModel(at: file) }
+        let versions = try ObjectModel.loadInVersionOrder(names, in: url) { (file) throws(ModelErrors) in
+            try importModel(at: file)
+        }
         var current = versions.last!.version
         if let data = FileManager.default.contents(atPath: url.appendingPathComponent(".xccurrentversion").path),
             let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any],
@@ -62,24 +74,35 @@ public enum XcodeModelImporter {
 
     /// Parses `contents` XML.
     public static func parse(_ data: Data, version: String, file: String? = nil) throws(ModelErrors) -> ObjectModel {
-        if let problem = XMLInput.problem(in: data) { throw ModelErrors([ModelError(.syntax, file: file, path: "", message: problem)]) }
+        if let problem = XMLInput.problem(in: data) {
+            throw ModelErrors([ModelError(.syntax, file: file, path: "", message: problem)])
+        }
         let parser = XMLParser(data: data)
         let delegate = ContentsParser(file: file)
         parser.delegate = delegate
         if !parser.parse() && delegate.errors.isEmpty {
             let message = parser.parserError.map { "\($0.localizedDescription)" } ?? "unknown error"
-            throw ModelErrors([ModelError(.syntax, file: file, path: "", message: "invalid XML at line \(parser.lineNumber), column \(parser.columnNumber): \(message)")])
+            throw ModelErrors([
+                ModelError(
+                    .syntax, file: file, path: "",
+                    message: "invalid XML at line \(parser.lineNumber), column \(parser.columnNumber): \(message)")
+            ])
         }
         if !delegate.sawModel && delegate.errors.isEmpty {
-            delegate.errors.append(ModelError(.syntax, file: file, path: "", message: "not a Core Data model: no <model> element"))
+            delegate.errors.append(
+                ModelError(.syntax, file: file, path: "", message: "not a Core Data model: no <model> element"))
         }
         if !delegate.errors.isEmpty { throw ModelErrors(delegate.errors) }
         var model = ObjectModel(version: version, entities: delegate.entities)
         let names = Set(model.entities.map(\.name))
         for (name, members) in delegate.configurations.sorted(by: { $0.key < $1.key }) {
             for member in members where !names.contains(member) {
-                delegate.errors.append(ModelError(file: file, path: "configuration \(name)", message:
-                    "unknown memberEntity '\(member)'; the entities are \(names.sorted().joined(separator: ", "))"))
+                delegate.errors.append(
+                    ModelError(
+                        file: file, path: "configuration \(name)",
+                        message:
+                            "unknown memberEntity '\(member)'; the entities are \(names.sorted().joined(separator: ", "))"
+                    ))
             }
         }
         if !delegate.errors.isEmpty { throw ModelErrors(delegate.errors) }
@@ -117,8 +140,10 @@ private final class ContentsParser: NSObject, XMLParserDelegate {
 
     private static func yes(_ value: String?) -> Bool { value == "YES" }
 
-    func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
-                attributes a: [String: String] = [:]) {
+    func parser(
+        _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
+        attributes a: [String: String] = [:]
+    ) {
         defer { stack.append(name) }
         let parent = stack.last
         switch (parent, name) {
@@ -145,7 +170,8 @@ private final class ContentsParser: NSObject, XMLParserDelegate {
                 fail("entity \(current?.name ?? "?") fetchedProperty \(name)", "no entity in its fetchRequest")
                 return
             }
-            current?.fetchedProperties.append(FetchedPropertyDescription(name: name, entity: target, predicate: a["predicateString"]))
+            current?.fetchedProperties.append(
+                FetchedPropertyDescription(name: name, entity: target, predicate: a["predicateString"]))
         case ("uniquenessConstraints", "uniquenessConstraint"):
             currentConstraint = []
         case ("uniquenessConstraint", "constraint"):
@@ -160,7 +186,9 @@ private final class ContentsParser: NSObject, XMLParserDelegate {
             currentConfiguration = a["name"] ?? ""
             configurations[currentConfiguration!] = []
         case ("configuration", "memberEntity"):
-            if let configuration = currentConfiguration, let name = a["name"] { configurations[configuration]?.append(name) }
+            if let configuration = currentConfiguration, let name = a["name"] {
+                configurations[configuration]?.append(name)
+            }
         case (_, "userInfo"):
             switch parent {
             case "entity": userInfoOwner = .entity
@@ -197,10 +225,14 @@ private final class ContentsParser: NSObject, XMLParserDelegate {
         case ("entity", "fetchedProperty"):
             currentFetchedProperty = nil
         case ("uniquenessConstraints", "uniquenessConstraint"):
-            if let currentConstraint, !currentConstraint.isEmpty { current?.uniquenessConstraints.append(currentConstraint) }
+            if let currentConstraint, !currentConstraint.isEmpty {
+                current?.uniquenessConstraints.append(currentConstraint)
+            }
             currentConstraint = nil
         case ("entity", "fetchIndex"), ("compoundIndexes", "compoundIndex"):
-            if let index = currentIndex { current?.fetchIndexes.append(FetchIndexDescription(name: index.name, properties: index.properties)) }
+            if let index = currentIndex {
+                current?.fetchIndexes.append(FetchIndexDescription(name: index.name, properties: index.properties))
+            }
             currentIndex = nil
         case ("model", "configuration"):
             currentConfiguration = nil
@@ -215,8 +247,10 @@ private final class ContentsParser: NSObject, XMLParserDelegate {
         let path = "entity \(entityName) attribute \(name)"
         let typeName = a["attributeType"] ?? "Undefined"
         guard let type = AttributeType(xcodeName: typeName) else {
-            fail(path, "the attribute type '\(typeName)' is not supported; Remodel stores "
-                 + AttributeType.storableCases.map(\.xcodeName).joined(separator: ", "))
+            fail(
+                path,
+                "the attribute type '\(typeName)' is not supported; Remodel stores "
+                    + AttributeType.storableCases.map(\.xcodeName).joined(separator: ", "))
             return nil
         }
         var attribute = AttributeDescription(name: name, type: type)
@@ -285,8 +319,9 @@ private final class ContentsParser: NSObject, XMLParserDelegate {
             fail("entity \(entityName) relationship \(name)", "no destinationEntity")
             return nil
         }
-        var r = RelationshipDescription(name: name, destination: destination, inverse: a["inverseName"],
-                                        isToMany: Self.yes(a["toMany"]))
+        var r = RelationshipDescription(
+            name: name, destination: destination, inverse: a["inverseName"],
+            isToMany: Self.yes(a["toMany"]))
         r.isOrdered = Self.yes(a["ordered"])
         r.isOptional = Self.yes(a["optional"])
         r.isTransient = Self.yes(a["transient"])
@@ -298,7 +333,9 @@ private final class ContentsParser: NSObject, XMLParserDelegate {
         // A to-one's minCount (`minCount="1"` on an optional to-one) is in Apple's version hash.
         if !r.isToMany { r.minCount = a["minCount"].flatMap(Int.init) ?? 0 }
         if let rule = a["deletionRule"] {
-            if let parsed = DeleteRule(xcodeName: rule) { r.deleteRule = parsed } else {
+            if let parsed = DeleteRule(xcodeName: rule) {
+                r.deleteRule = parsed
+            } else {
                 fail("entity \(entityName) relationship \(name)", "unknown deletionRule '\(rule)'")
             }
         }

@@ -37,48 +37,62 @@ extension Database {
     ///   0 for other text and other values.
     public func registerValueFunctions() throws(SQLiteError) {
         let flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS
-        var rc = sqlite3_create_function_v2(handle, "remodel_text", 1, flags, nil, { context, _, arguments in
-            guard let context, let value = arguments?[0] else { return }
-            guard sqlite3_value_type(value) != SQLITE_NULL, let text = sqlite3_value_text(value) else {
-                sqlite3_result_null(context)
-                return
-            }
-            let count = sqlite3_value_bytes(value)
-            let bytes = UnsafeBufferPointer(start: text, count: Int(count))
-            if sqlite3_value_type(value) == SQLITE_TEXT, UTF8Sequence.isWellFormed(bytes) {
-                sqlite3_result_value(context, value)
-                return
-            }
-            var repaired = String(decoding: bytes, as: UTF8.self)
-            repaired.withUTF8 { utf8 in
-                let start = utf8.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) } ?? Statement.emptyText
-                sqlite3_result_text(context, start, Int32(utf8.count), Statement.transient)
-            }
-        }, nil, nil, nil)
+        var rc = sqlite3_create_function_v2(
+            handle, "remodel_text", 1, flags, nil,
+            { context, _, arguments in
+                guard let context, let value = arguments?[0] else { return }
+                guard sqlite3_value_type(value) != SQLITE_NULL, let text = sqlite3_value_text(value) else {
+                    sqlite3_result_null(context)
+                    return
+                }
+                let count = sqlite3_value_bytes(value)
+                let bytes = UnsafeBufferPointer(start: text, count: Int(count))
+                if sqlite3_value_type(value) == SQLITE_TEXT, UTF8Sequence.isWellFormed(bytes) {
+                    sqlite3_result_value(context, value)
+                    return
+                }
+                var repaired = String(decoding: bytes, as: UTF8.self)
+                repaired.withUTF8 { utf8 in
+                    let start =
+                        utf8.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) }
+                        ?? Statement.emptyText
+                    sqlite3_result_text(context, start, Int32(utf8.count), Statement.transient)
+                }
+            }, nil, nil, nil)
         guard rc == SQLITE_OK else { throw error(rc) }
-        rc = sqlite3_create_function_v2(handle, "remodel_wellformed", 1, flags, nil, { context, _, arguments in
-            Database.testText(context, arguments?[0]) { UTF8Sequence.isWellFormed($0) }
-        }, nil, nil, nil)
+        rc = sqlite3_create_function_v2(
+            handle, "remodel_wellformed", 1, flags, nil,
+            { context, _, arguments in
+                Database.testText(context, arguments?[0]) { UTF8Sequence.isWellFormed($0) }
+            }, nil, nil, nil)
         guard rc == SQLITE_OK else { throw error(rc) }
-        rc = sqlite3_create_function_v2(handle, "remodel_plain", 1, flags, nil, { context, _, arguments in
-            Database.testText(context, arguments?[0]) { bytes in !bytes.contains { $0 == 0 || $0 == 0x0D || $0 >= 0x80 } }
-        }, nil, nil, nil)
+        rc = sqlite3_create_function_v2(
+            handle, "remodel_plain", 1, flags, nil,
+            { context, _, arguments in
+                Database.testText(context, arguments?[0]) { bytes in
+                    !bytes.contains { $0 == 0 || $0 == 0x0D || $0 >= 0x80 }
+                }
+            }, nil, nil, nil)
         guard rc == SQLITE_OK else { throw error(rc) }
-        rc = sqlite3_create_function_v2(handle, "remodel_float", 1, flags, nil, { context, _, arguments in
-            guard let context, let value = arguments?[0] else { return }
-            if sqlite3_value_type(value) == SQLITE_NULL {
-                sqlite3_result_null(context)
-            } else {
-                sqlite3_result_double(context, Double(Float(sqlite3_value_double(value))))
-            }
-        }, nil, nil, nil)
+        rc = sqlite3_create_function_v2(
+            handle, "remodel_float", 1, flags, nil,
+            { context, _, arguments in
+                guard let context, let value = arguments?[0] else { return }
+                if sqlite3_value_type(value) == SQLITE_NULL {
+                    sqlite3_result_null(context)
+                } else {
+                    sqlite3_result_double(context, Double(Float(sqlite3_value_double(value))))
+                }
+            }, nil, nil, nil)
         guard rc == SQLITE_OK else { throw error(rc) }
     }
 
     /// The result of a test of text: 1 for NULL, for text whose bytes `accepts` accepts;
     /// 0 for other text and other values.
-    private static func testText(_ context: OpaquePointer?, _ value: OpaquePointer?,
-                                 _ accepts: (UnsafeBufferPointer<UInt8>) -> Bool) {
+    private static func testText(
+        _ context: OpaquePointer?, _ value: OpaquePointer?,
+        _ accepts: (UnsafeBufferPointer<UInt8>) -> Bool
+    ) {
         guard let context, let value else { return }
         switch sqlite3_value_type(value) {
         case SQLITE_NULL:
@@ -87,7 +101,8 @@ extension Database {
             // The text first, then its length, as SQLite asks.
             let text = sqlite3_value_text(value)
             let count = Int(sqlite3_value_bytes(value))
-            sqlite3_result_int(context, text.map { accepts(UnsafeBufferPointer(start: $0, count: count)) } ?? true ? 1 : 0)
+            sqlite3_result_int(
+                context, text.map { accepts(UnsafeBufferPointer(start: $0, count: count)) } ?? true ? 1 : 0)
         default:
             sqlite3_result_int(context, 0)
         }
@@ -121,37 +136,46 @@ extension Database {
     /// evaluated by `body` on every call: what it returns is the call's value, what it
     /// throws fails the statement with the error's description. Not deterministic to
     /// SQLite: it is called once per row it is written for.
-    public func registerFunction(_ name: String, arity: Int32,
-                                 _ body: @escaping (SQLFunctionArguments) throws -> SQLiteValue) throws(SQLiteError) {
+    public func registerFunction(
+        _ name: String, arity: Int32,
+        _ body: @escaping (SQLFunctionArguments) throws -> SQLiteValue
+    ) throws(SQLiteError) {
         final class Box {
             let body: (SQLFunctionArguments) throws -> SQLiteValue
             init(_ body: @escaping (SQLFunctionArguments) throws -> SQLiteValue) { self.body = body }
         }
         let box = Unmanaged.passRetained(Box(body)).toOpaque()
-        let rc = sqlite3_create_function_v2(handle, name, arity, SQLITE_UTF8, box, { context, count, values in
-            guard let context else { return }
-            let box = Unmanaged<Box>.fromOpaque(sqlite3_user_data(context)).takeUnretainedValue()
-            do {
-                switch try box.body(SQLFunctionArguments(values: values, count: Int(count))) {
-                case .null: sqlite3_result_null(context)
-                case .integer(let i): sqlite3_result_int64(context, i)
-                case .real(let d): sqlite3_result_double(context, d)
-                case .text(var s):
-                    s.withUTF8 { utf8 in
-                        let start = utf8.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) } ?? Statement.emptyText
-                        sqlite3_result_text(context, start, Int32(utf8.count), Statement.transient)
+        let rc = sqlite3_create_function_v2(
+            handle, name, arity, SQLITE_UTF8, box,
+            { context, count, values in
+                guard let context else { return }
+                let box = Unmanaged<Box>.fromOpaque(sqlite3_user_data(context)).takeUnretainedValue()
+                do {
+                    switch try box.body(SQLFunctionArguments(values: values, count: Int(count))) {
+                    case .null: sqlite3_result_null(context)
+                    case .integer(let i): sqlite3_result_int64(context, i)
+                    case .real(let d): sqlite3_result_double(context, d)
+                    case .text(var s):
+                        s.withUTF8 { utf8 in
+                            let start =
+                                utf8.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) }
+                                ?? Statement.emptyText
+                            sqlite3_result_text(context, start, Int32(utf8.count), Statement.transient)
+                        }
+                    case .blob(let data):
+                        data.withUnsafeBytes { bytes in
+                            sqlite3_result_blob(
+                                context, bytes.baseAddress ?? UnsafeRawPointer(Statement.emptyText), Int32(bytes.count),
+                                Statement.transient)
+                        }
                     }
-                case .blob(let data):
-                    data.withUnsafeBytes { bytes in
-                        sqlite3_result_blob(context, bytes.baseAddress ?? UnsafeRawPointer(Statement.emptyText), Int32(bytes.count), Statement.transient)
-                    }
+                } catch {
+                    sqlite3_result_error(context, "\(error)", -1)
                 }
-            } catch {
-                sqlite3_result_error(context, "\(error)", -1)
-            }
-        }, nil, nil, { box in
-            if let box { Unmanaged<Box>.fromOpaque(box).release() }
-        })
+            }, nil, nil,
+            { box in
+                if let box { Unmanaged<Box>.fromOpaque(box).release() }
+            })
         guard rc == SQLITE_OK else { throw self.error(rc) }
     }
 }

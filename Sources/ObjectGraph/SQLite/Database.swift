@@ -66,12 +66,14 @@ public final class Database {
     /// connection has open and whose log is checkpointed.
     static func isWALWithoutLog(_ path: String) -> Bool {
         guard path != ":memory:", !path.hasPrefix("file:"),
-            !FileManager.default.fileExists(atPath: path + "-wal"), !FileManager.default.fileExists(atPath: path + "-shm"),
+            !FileManager.default.fileExists(atPath: path + "-wal"),
+            !FileManager.default.fileExists(atPath: path + "-shm"),
             let handle = FileHandle(forReadingAtPath: path)
         else { return false }
         defer { try? handle.close() }
         guard let header = try? handle.read(upToCount: 20), header.count == 20 else { return false }
-        return header.starts(with: Array("SQLite format 3\0".utf8)) && header[header.startIndex + 18] == 2 && header[header.startIndex + 19] == 2
+        return header.starts(with: Array("SQLite format 3\0".utf8)) && header[header.startIndex + 18] == 2
+            && header[header.startIndex + 19] == 2
     }
 
     /// `file:<path>?immutable=1`, with the characters a URI reserves (and non-ASCII bytes)
@@ -89,8 +91,9 @@ public final class Database {
     }
 
     func error(_ rc: Int32, sql: String? = nil) -> SQLiteError {
-        SQLiteError(code: rc & 0xFF, extendedCode: sqlite3_extended_errcode(handle),
-                    message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+        SQLiteError(
+            code: rc & 0xFF, extendedCode: sqlite3_extended_errcode(handle),
+            message: String(cString: sqlite3_errmsg(handle)), sql: sql)
     }
 
     /// Runs one or more statements that return no rows of interest.

@@ -66,7 +66,8 @@ public final class Statement {
         let rc = value.withUTF8 { bytes in
             bytes.withMemoryRebound(to: CChar.self) { text in
                 // A NULL pointer would bind NULL, so "" gets a pointer of its own.
-                sqlite3_bind_text(handle, index, text.baseAddress ?? Statement.emptyText, Int32(text.count), Statement.transient)
+                sqlite3_bind_text(
+                    handle, index, text.baseAddress ?? Statement.emptyText, Int32(text.count), Statement.transient)
             }
         }
         try check(rc)
@@ -82,7 +83,9 @@ public final class Statement {
 
     public func bind(_ value: Data, at index: Int32) throws(SQLiteError) {
         let rc = value.withUnsafeBytes { bytes in
-            sqlite3_bind_blob64(handle, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64(bytes.count), Statement.transient)
+            sqlite3_bind_blob64(
+                handle, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64(bytes.count),
+                Statement.transient)
         }
         try check(rc)
     }
@@ -148,7 +151,9 @@ public final class Statement {
 
     public func data(at index: Int32) -> Data? {
         let count = Int(sqlite3_column_bytes(handle, index))
-        guard let bytes = sqlite3_column_blob(handle, index) else { return sqlite3_column_type(handle, index) == SQLITE_NULL ? nil : Data() }
+        guard let bytes = sqlite3_column_blob(handle, index) else {
+            return sqlite3_column_type(handle, index) == SQLITE_NULL ? nil : Data()
+        }
         return Data(bytes: bytes, count: count)
     }
 

@@ -23,7 +23,8 @@ public enum ExternalBinaryData {
     public static func folder(ofStoreAt path: String) -> URL {
         let url = URL(fileURLWithPath: path)
         let name = url.deletingPathExtension().lastPathComponent
-        return url.deletingLastPathComponent().appendingPathComponent(".\(name)_SUPPORT").appendingPathComponent("_EXTERNAL_DATA")
+        return url.deletingLastPathComponent().appendingPathComponent(".\(name)_SUPPORT").appendingPathComponent(
+            "_EXTERNAL_DATA")
     }
 
     /// Makes the external data of the store at `original` readable from a store at `copy`
@@ -33,12 +34,15 @@ public enum ExternalBinaryData {
         let support = folder(ofStoreAt: original).deletingLastPathComponent()
         guard FileManager.default.fileExists(atPath: support.path) else { return }
         let link = folder(ofStoreAt: copy).deletingLastPathComponent()
-        try? FileManager.default.createSymbolicLink(at: link, withDestinationURL: support.standardizedFileURL.absoluteURL)
+        try? FileManager.default.createSymbolicLink(
+            at: link, withDestinationURL: support.standardizedFileURL.absoluteURL)
     }
 
     /// The data a column of an external-storage attribute holds. Bytes without a marker
     /// are taken as they are (a value written without Core Data's encoding).
-    static func decode(_ value: Value, storePath: String, object: @autoclosure () -> String, attribute: String) throws(ContextError) -> Value {
+    static func decode(_ value: Value, storePath: String, object: @autoclosure () -> String, attribute: String)
+        throws(ContextError) -> Value
+    {
         guard case .data(let stored) = value, let marker = stored.first else { return value }
         switch marker {
         case inline:
@@ -46,13 +50,17 @@ public enum ExternalBinaryData {
         case reference:
             let name = String(decoding: stored.dropFirst().prefix { $0 != 0 }, as: UTF8.self)
             guard UUID(uuidString: name) != nil else {
-                throw ContextError(.externalData, "its external data reference is damaged (\(stored.count) bytes that do not name a file)",
-                                   object: object(), key: attribute)
+                throw ContextError(
+                    .externalData,
+                    "its external data reference is damaged (\(stored.count) bytes that do not name a file)",
+                    object: object(), key: attribute)
             }
             let file = folder(ofStoreAt: storePath).appendingPathComponent(name)
             guard let data = FileManager.default.contents(atPath: file.path) else {
-                throw ContextError(.externalData, "its data is stored in \(file.path), which is missing: "
-                    + "copy the store with its .\(URL(fileURLWithPath: storePath).deletingPathExtension().lastPathComponent)_SUPPORT folder",
+                throw ContextError(
+                    .externalData,
+                    "its data is stored in \(file.path), which is missing: "
+                        + "copy the store with its .\(URL(fileURLWithPath: storePath).deletingPathExtension().lastPathComponent)_SUPPORT folder",
                     object: object(), key: attribute)
             }
             return .data(data)

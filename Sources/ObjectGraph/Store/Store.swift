@@ -25,7 +25,9 @@ public final class Store {
     /// Creates a new, empty store for `model` (`:memory:` for an in-memory store) with the
     /// journal mode `journalMode` (Core Data's default for new stores is WAL). The file must
     /// not exist yet.
-    public static func create(at path: String, model: ObjectModel, journalMode: JournalMode = .delete) throws(StoreError) -> Store {
+    public static func create(at path: String, model: ObjectModel, journalMode: JournalMode = .delete)
+        throws(StoreError) -> Store
+    {
         if path != ":memory:", FileManager.default.fileExists(atPath: path) {
             throw StoreError(.cannotOpen, "a file already exists here; a new store needs a new file", path: path)
         }
@@ -37,7 +39,8 @@ public final class Store {
             let store = Store(path: path, database: database, model: model, metadata: metadata)
             try database.transaction {
                 for statement in store.layout.createStatements { try database.execute(statement) }
-                let insert = try database.prepare("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)")
+                let insert = try database.prepare(
+                    "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)")
                 for entity in store.layout.entities.values.sorted(by: { $0.number < $1.number }) {
                     try insert.bind(Int64(entity.number), at: 1)
                     try insert.bind(entity.name, at: 2)
@@ -55,7 +58,9 @@ public final class Store {
 
     /// Opens an existing store as `model`, checking that its tables and columns are those
     /// the model needs.
-    public static func open(at path: String, model: ObjectModel, mode: Database.Mode = .readWrite) throws(StoreError) -> Store {
+    public static func open(at path: String, model: ObjectModel, mode: Database.Mode = .readWrite) throws(StoreError)
+        -> Store
+    {
         guard path == ":memory:" || FileManager.default.fileExists(atPath: path) else {
             throw StoreError(.cannotOpen, "no such file", path: path)
         }
@@ -66,8 +71,10 @@ public final class Store {
             let store = Store(path: path, database: database, model: model, metadata: metadata)
             let mismatches = StoreMatcher.mismatches(try StoreSchema(database: database), store.layout)
             if !mismatches.isEmpty {
-                throw StoreError(.modelMismatch,
-                    "the store does not have the layout of model \(model.version): " + mismatches.prefix(5).joined(separator: "; "),
+                throw StoreError(
+                    .modelMismatch,
+                    "the store does not have the layout of model \(model.version): "
+                        + mismatches.prefix(5).joined(separator: "; "),
                     path: path)
             }
             return store
@@ -80,14 +87,23 @@ public final class Store {
     /// model only, so they are not carried.
     public func tablesOutsideTheModel() throws(StoreError) -> [(table: String, rows: Int)] {
         try Self.storeErrors(path: path, otherwise: .cannotOpen) {
-            let known = Set(layout.tables.keys).union(layout.joinTables.map(\.name)).union(["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"])
+            let known = Set(layout.tables.keys).union(layout.joinTables.map(\.name)).union([
+                "Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"
+            ])
             var found: [(table: String, rows: Int)] = []
             for table in try StoreSchema(database: database).tables.keys.sorted()
-            where !known.contains(table) && !table.hasPrefix("SQLITE_") && !layout.joinTables.contains(where: { $0.name == table }) {
+            where !known.contains(table) && !table.hasPrefix("SQLITE_")
+                && !layout.joinTables.contains(where: { $0.name == table })
+            {
                 // Core Data may name a join table after the other side (see StoreMatcher).
                 let columns = try StoreSchema(database: database).tables[table] ?? []
-                if layout.joinTables.contains(where: { columns.contains($0.firstColumn) && columns.contains($0.secondColumn) }) { continue }
-                let count = try database.scalar("SELECT count(*) FROM \"\(table.replacingOccurrences(of: "\"", with: "\"\""))\"")
+                if layout.joinTables.contains(where: {
+                    columns.contains($0.firstColumn) && columns.contains($0.secondColumn)
+                }) {
+                    continue
+                }
+                let count = try database.scalar(
+                    "SELECT count(*) FROM \"\(table.replacingOccurrences(of: "\"", with: "\"\""))\"")
                 if case .integer(let n)? = count { found.append((table, Int(n))) }
             }
             return found
@@ -125,14 +141,19 @@ public final class Store {
 
     /// Runs `body`, reporting any error as a ``StoreError`` about `path`: SQLite's with its
     /// code and SQL, others as `otherwise`.
-    static func storeErrors<T>(path: String, otherwise: StoreError.Kind, _ body: () throws -> T) throws(StoreError) -> T {
+    static func storeErrors<T>(path: String, otherwise: StoreError.Kind, _ body: () throws -> T) throws(StoreError) -> T
+    {
         do {
             return try body()
         } catch let error as SQLiteError where error.code == 26 {  // SQLITE_NOTADB
-            throw StoreError(.notAStore, "not a Core Data store: it is not a SQLite database file", path: path, underlying: error)
+            throw StoreError(
+                .notAStore, "not a Core Data store: it is not a SQLite database file", path: path, underlying: error)
         } catch let error as SQLiteError where error.code & 0xFF == 11 {  // SQLITE_CORRUPT
-            throw StoreError(.notAStore, "the file is damaged or truncated: SQLite cannot read it (database disk image is malformed)", path: path,
-                             underlying: error)
+            throw StoreError(
+                .notAStore,
+                "the file is damaged or truncated: SQLite cannot read it (database disk image is malformed)",
+                path: path,
+                underlying: error)
         } catch let error as SQLiteError {
             throw StoreError(error, path: path)
         } catch let error as StoreError {
@@ -145,7 +166,8 @@ public final class Store {
     static func readMetadata(_ database: Database, path: String) throws -> StoreMetadata {
         let tables = try StoreSchema(database: database).tables
         guard tables["Z_METADATA"] != nil, tables["Z_PRIMARYKEY"] != nil else {
-            throw StoreError(.notAStore, "not a Core Data store: it has no Z_METADATA and Z_PRIMARYKEY tables", path: path)
+            throw StoreError(
+                .notAStore, "not a Core Data store: it has no Z_METADATA and Z_PRIMARYKEY tables", path: path)
         }
         let statement = try database.prepare("SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1")
         guard try statement.step(), let plist = statement.data(at: 1) else {

@@ -90,8 +90,10 @@ public struct StoreLayout: Sendable {
         var toOneColumns: [String: [String: ToOneColumns]] = [:]
         for root in model.entities where root.parent == nil {
             let tableName = column(for: root.name)
-            var columns = [Column(name: "Z_PK", sqlType: "INTEGER PRIMARY KEY"),
-                           Column(name: "Z_ENT", sqlType: "INTEGER"), Column(name: "Z_OPT", sqlType: "INTEGER")]
+            var columns = [
+                Column(name: "Z_PK", sqlType: "INTEGER PRIMARY KEY"),
+                Column(name: "Z_ENT", sqlType: "INTEGER"), Column(name: "Z_OPT", sqlType: "INTEGER")
+            ]
             var indexes: [(String, String)] = []
             var used: Set<String> = ["Z_PK", "Z_ENT", "Z_OPT"]
             func unique(_ base: String) -> String {
@@ -102,7 +104,9 @@ public struct StoreLayout: Sendable {
             }
             // Each entity of the hierarchy adds its own properties; children inherit the
             // parent's column names.
-            func add(_ entity: EntityDescription, inheriting attributes: [String: String], _ toOnes: [String: ToOneColumns]) {
+            func add(
+                _ entity: EntityDescription, inheriting attributes: [String: String], _ toOnes: [String: ToOneColumns]
+            ) {
                 var myAttributes = attributes
                 var myToOnes = toOnes
                 for r in entity.relationships where !r.isToMany && !r.isTransient {
@@ -110,7 +114,8 @@ public struct StoreLayout: Sendable {
                     columns.append(Column(name: key, sqlType: "INTEGER"))
                     indexes.append(("\(tableName)_\(key)_INDEX", key))
                     var entityColumn: String? = nil
-                    if let destination = model.entity(named: r.destination), !model.subentities(of: destination).isEmpty {
+                    if let destination = model.entity(named: r.destination), !model.subentities(of: destination).isEmpty
+                    {
                         let name = unique("Z\(numbers[entity.name] ?? 0)_\(r.name.uppercased())")
                         columns.append(Column(name: name, sqlType: "INTEGER"))
                         entityColumn = name
@@ -148,14 +153,18 @@ public struct StoreLayout: Sendable {
         for entity in model.entities {
             for r in entity.relationships where r.isToMany && !r.isTransient {
                 guard let destination = model.entity(named: r.destination) else { continue }
-                let inverse = r.inverse.flatMap { name in model.allRelationships(of: destination).first { $0.name == name } }
+                let inverse = r.inverse.flatMap { name in
+                    model.allRelationships(of: destination).first { $0.name == name }
+                }
                 if let inverse, !inverse.isToMany { continue }  // one-to-many: the inverse's column.
                 let key = "\(entity.name).\(r.name)"
                 if done.contains(key) { continue }
                 // The side whose entity name sorts first names the table (Core Data's
                 // choice is not documented; readers accept either name, see StoreMatcher).
                 var first = (entity: entity.name, relationship: r)
-                var second: (entity: String, relationship: RelationshipDescription)? = inverse.map { (destination.name, $0) }
+                var second: (entity: String, relationship: RelationshipDescription)? = inverse.map {
+                    (destination.name, $0)
+                }
                 if let s = second, (s.entity, s.relationship.name) < (first.entity, first.relationship.name) {
                     second = first
                     first = s
@@ -168,16 +177,20 @@ public struct StoreLayout: Sendable {
                 if secondColumn == firstColumn { secondColumn += "1" }
                 let firstOrder = second?.relationship.isOrdered == true ? "Z_FOK_\(firstColumn.dropFirst(2))" : nil
                 let secondOrder = first.relationship.isOrdered ? "Z_FOK_\(secondColumn.dropFirst(2))" : nil
-                let table = JoinTable(name: tableName, firstColumn: firstColumn, secondColumn: secondColumn,
-                                      firstOrderColumn: firstOrder, secondOrderColumn: secondOrder)
+                let table = JoinTable(
+                    name: tableName, firstColumn: firstColumn, secondColumn: secondColumn,
+                    firstOrderColumn: firstOrder, secondOrderColumn: secondOrder)
                 joinTables.append(table)
                 // The first side's objects are in firstColumn; their destinations in secondColumn.
-                let firstSide = JoinTable.Side(table: tableName, sourceColumn: firstColumn, destinationColumn: secondColumn, orderColumn: secondOrder)
+                let firstSide = JoinTable.Side(
+                    table: tableName, sourceColumn: firstColumn, destinationColumn: secondColumn,
+                    orderColumn: secondOrder)
                 sides[first.entity, default: [:]][first.relationship.name] = firstSide
                 done.insert("\(first.entity).\(first.relationship.name)")
                 if let second {
                     sides[second.entity, default: [:]][second.relationship.name] = JoinTable.Side(
-                        table: tableName, sourceColumn: secondColumn, destinationColumn: firstColumn, orderColumn: firstOrder)
+                        table: tableName, sourceColumn: secondColumn, destinationColumn: firstColumn,
+                        orderColumn: firstOrder)
                     done.insert("\(second.entity).\(second.relationship.name)")
                 }
             }
@@ -210,8 +223,9 @@ public struct StoreLayout: Sendable {
     public var createStatements: [String] {
         var statements: [String] = []
         for table in tables.values.sorted(by: { $0.name < $1.name }) {
-            statements.append("CREATE TABLE \(table.name) ( "
-                + table.columns.map { "\($0.name) \($0.sqlType)" }.joined(separator: ", ") + " )")
+            statements.append(
+                "CREATE TABLE \(table.name) ( "
+                    + table.columns.map { "\($0.name) \($0.sqlType)" }.joined(separator: ", ") + " )")
             for index in table.indexes {
                 statements.append("CREATE INDEX \(index.name) ON \(table.name) (\(index.column))")
             }
@@ -220,10 +234,15 @@ public struct StoreLayout: Sendable {
             var columns = ["\(join.firstColumn) INTEGER", "\(join.secondColumn) INTEGER"]
             if let o = join.firstOrderColumn { columns.append("\(o) INTEGER") }
             if let o = join.secondOrderColumn { columns.append("\(o) INTEGER") }
-            statements.append("CREATE TABLE \(join.name) ( \(columns.joined(separator: ", ")), PRIMARY KEY (\(join.firstColumn), \(join.secondColumn)) )")
-            statements.append("CREATE INDEX \(join.name)_\(join.secondColumn)_INDEX ON \(join.name) (\(join.secondColumn), \(join.firstColumn))")
+            statements.append(
+                "CREATE TABLE \(join.name) ( \(columns.joined(separator: ", ")), PRIMARY KEY (\(join.firstColumn), \(join.secondColumn)) )"
+            )
+            statements.append(
+                "CREATE INDEX \(join.name)_\(join.secondColumn)_INDEX ON \(join.name) (\(join.secondColumn), \(join.firstColumn))"
+            )
         }
-        statements.append("CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
+        statements.append(
+            "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
         statements.append("CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
         statements.append("CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)")
         return statements

@@ -40,12 +40,14 @@ public struct StoreMetadata: Sendable, Hashable {
     static let ownKeys: Set<String> = [
         "NSStoreType", "NSStoreUUID", "NSStoreModelVersionHashes", "NSStoreModelVersionHashesVersion",
         "NSStoreModelVersionIdentifiers", "NSStoreModelVersionHashesDigest", "NSStoreModelVersionChecksumKey",
-        remodelVersionKey, earlierRemodelVersionKey,
+        remodelVersionKey, earlierRemodelVersionKey
     ]
 
     /// The entries Core Data writes that Remodel does not compute, as a new store of
     /// Core Data's has them.
-    static let newStoreEntries: [String: PropertyList] = ["NSPersistenceFrameworkVersion": .integer(0), "_NSAutoVacuumLevel": .string("2")]
+    static let newStoreEntries: [String: PropertyList] = [
+        "NSPersistenceFrameworkVersion": .integer(0), "_NSAutoVacuumLevel": .string("2")
+    ]
 
     public init(uuid: String, versionHashes: [String: Data], versionIdentifiers: [String], remodelVersion: String?) {
         self.uuid = uuid
@@ -58,8 +60,10 @@ public struct StoreMetadata: Sendable, Hashable {
     /// store migrated from another, that store's UUID and other entries (`carrying`).
     public init(model: ObjectModel, carrying source: StoreMetadata? = nil) {
         let hashes = model.storeVersionHashes
-        self.init(uuid: source?.uuid ?? UUID().uuidString, versionHashes: hashes, versionIdentifiers: model.versionIdentifiers,
-                  remodelVersion: model.version)
+        self.init(
+            uuid: source?.uuid ?? UUID().uuidString, versionHashes: hashes,
+            versionIdentifiers: model.versionIdentifiers,
+            remodelVersion: model.version)
         versionHashesDigest = ObjectModel.appleStoreDigest(of: hashes)
         versionChecksum = ObjectModel.appleVersionChecksum(of: hashes)
         otherEntries = source?.otherEntries ?? Self.newStoreEntries
@@ -100,9 +104,13 @@ public struct StoreMetadata: Sendable, Hashable {
             for (name, value) in entries { if case .data(let hash) = value { hashes[name] = hash } }
         }
         var identifiers: [String] = []
-        if case .array(let values)? = plist["NSStoreModelVersionIdentifiers"] { identifiers = values.compactMap(\.string) }
-        self.init(uuid: plist["NSStoreUUID"]?.string ?? fallback ?? "", versionHashes: hashes, versionIdentifiers: identifiers,
-                  remodelVersion: plist[Self.remodelVersionKey]?.string ?? plist[Self.earlierRemodelVersionKey]?.string)
+        if case .array(let values)? = plist["NSStoreModelVersionIdentifiers"] {
+            identifiers = values.compactMap(\.string)
+        }
+        self.init(
+            uuid: plist["NSStoreUUID"]?.string ?? fallback ?? "", versionHashes: hashes,
+            versionIdentifiers: identifiers,
+            remodelVersion: plist[Self.remodelVersionKey]?.string ?? plist[Self.earlierRemodelVersionKey]?.string)
         versionHashesDigest = plist["NSStoreModelVersionHashesDigest"]?.string
         versionChecksum = plist["NSStoreModelVersionChecksumKey"]?.string
         otherEntries = plist.filter { !Self.ownKeys.contains($0.key) }

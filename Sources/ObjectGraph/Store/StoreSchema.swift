@@ -15,7 +15,8 @@ public struct StoreSchema: Sendable, Hashable {
         while try names.step() {
             guard let table = names.string(at: 0) else { continue }
             var columns = Set<String>()
-            let info = try database.prepare("PRAGMA table_info(\"\(table.replacingOccurrences(of: "\"", with: "\"\""))\")")
+            let info = try database.prepare(
+                "PRAGMA table_info(\"\(table.replacingOccurrences(of: "\"", with: "\"\""))\")")
             while try info.step() {
                 if let column = info.string(at: 1) { columns.insert(column.uppercased()) }
             }
@@ -55,7 +56,9 @@ public enum StoreMatcher {
     }
 
     /// The version of `models` that the store at `path` matches, and how it was told.
-    public static func identification(storeAt path: String, among models: [ObjectModel]) throws(StoreError) -> StoreIdentification {
+    public static func identification(storeAt path: String, among models: [ObjectModel]) throws(StoreError)
+        -> StoreIdentification
+    {
         let metadata = try Store.metadata(at: path)
         let byHashes = models.filter { $0.storeVersionHashes == metadata.versionHashes }
         if let chosen = choose(byHashes, metadata: metadata) {
@@ -75,41 +78,56 @@ public enum StoreMatcher {
         // unexplained; prefer the versions that explain the whole file.
         let exact = matching.filter { extras(schema, StoreLayout(model: $0)).isEmpty }
         let candidates = exact.isEmpty ? matching : exact
-        let hashNote = metadata.versionHashes.isEmpty
+        let hashNote =
+            metadata.versionHashes.isEmpty
             ? "the store's metadata has no version hashes"
             : "the store's version hashes match no version (\(differences.closest))"
         if candidates.count == 1 {
-            return StoreIdentification(model: candidates[0], method: .schema,
-                                       notes: ["\(hashNote); identified by its tables and columns, which only \(candidates[0].version) has"])
+            return StoreIdentification(
+                model: candidates[0], method: .schema,
+                notes: ["\(hashNote); identified by its tables and columns, which only \(candidates[0].version) has"])
         }
         if candidates.count > 1 {
-            throw StoreError(.ambiguousVersion,
+            throw StoreError(
+                .ambiguousVersion,
                 "\(hashNote), and its tables and columns fit several model versions (\(candidates.map(\.version).joined(separator: ", "))); name the version with --from",
                 path: path)
         }
         let report = results.map { version, problems in
             "\(version.version): \(differences.byVersion[version.version] ?? "hashes differ"); schema: \(problems.prefix(3).joined(separator: "; "))"
         }.joined(separator: "\n  ")
-        throw StoreError(.unknownVersion,
+        throw StoreError(
+            .unknownVersion,
             "the store matches none of the model versions \(models.map(\.version).joined(separator: ", ")) by its version hashes or by its tables and columns:\n  \(report)",
             path: path)
     }
 
     /// One of `candidates`, all with the store's hashes: Core Data opens the store with any
     /// of them. Remodel's own record of the version decides between them, else the newest.
-    private static func choose(_ candidates: [ObjectModel], metadata: StoreMetadata) -> (model: ObjectModel, notes: [String])? {
+    private static func choose(_ candidates: [ObjectModel], metadata: StoreMetadata) -> (
+        model: ObjectModel, notes: [String]
+    )? {
         guard let newest = candidates.last else { return nil }
         guard candidates.count > 1 else { return (newest, []) }
         let names = candidates.map(\.version).joined(separator: ", ")
         if let recorded = candidates.first(where: { $0.version == metadata.remodelVersion }) {
-            return (recorded, ["the versions \(names) have the same version hashes; the store records \(recorded.version)"])
+            return (
+                recorded, ["the versions \(names) have the same version hashes; the store records \(recorded.version)"]
+            )
         }
-        return (newest, ["the versions \(names) have the same version hashes, so Core Data opens the store with any of them; taken as the newest, \(newest.version)"])
+        return (
+            newest,
+            [
+                "the versions \(names) have the same version hashes, so Core Data opens the store with any of them; taken as the newest, \(newest.version)"
+            ]
+        )
     }
 
     /// Entity by entity, how the store's hashes differ from each version's, and the
     /// version with the fewest differences.
-    static func hashDifferences(_ hashes: [String: Data], _ models: [ObjectModel]) -> (byVersion: [String: String], closest: String) {
+    static func hashDifferences(_ hashes: [String: Data], _ models: [ObjectModel]) -> (
+        byVersion: [String: String], closest: String
+    ) {
         var byVersion: [String: String] = [:]
         var best: (count: Int, text: String)?
         for model in models {

@@ -32,31 +32,43 @@ public final class StoreSnapshot {
             path = store
             return
         }
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("remodel-snapshot-\(UUID().uuidString)")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "remodel-snapshot-\(UUID().uuidString)")
         let copy = folder.appendingPathComponent((store as NSString).lastPathComponent).path
         path = copy
         self.folder = folder
         let named = sides.map { (store as NSString).lastPathComponent + $0 }.joined(separator: " and ")
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            for suffix in [""] + sides { try FileManager.default.copyItem(atPath: store + suffix, toPath: copy + suffix) }
+            for suffix in [""] + sides {
+                try FileManager.default.copyItem(atPath: store + suffix, toPath: copy + suffix)
+            }
             ExternalBinaryData.share(of: store, with: copy)
         } catch {
             remove()
-            throw StoreError(.cannotOpen, "cannot copy the store with its \(named) to read it without changing it: \(error.localizedDescription)", path: store)
+            throw StoreError(
+                .cannotOpen,
+                "cannot copy the store with its \(named) to read it without changing it: \(error.localizedDescription)",
+                path: store)
         }
         do {
             try Self.fold(copy)
             let database = try Database(path: copy, mode: .readOnly)
             let check = try database.prepare("PRAGMA quick_check")
             var problems: [String] = []
-            while try check.step(), problems.count < 3 { if let line = check.string(at: 0), line != "ok" { problems.append(line) } }
-            if !problems.isEmpty { throw StoreError(.notAStore, "SQLite's check fails: \(problems.joined(separator: "; "))") }
+            while try check.step(), problems.count < 3 {
+                if let line = check.string(at: 0), line != "ok" { problems.append(line) }
+            }
+            if !problems.isEmpty {
+                throw StoreError(.notAStore, "SQLite's check fails: \(problems.joined(separator: "; "))")
+            }
         } catch {
             remove()
             let found = (error as? StoreError)?.message ?? "\(error)"
-            throw StoreError(.notAStore, "with its \(named) folded in, the store is damaged (\(found)); the side file may belong to another database. "
-                             + "Nothing was changed: if \(named) is not this store's, move it away and try again", path: store)
+            throw StoreError(
+                .notAStore,
+                "with its \(named) folded in, the store is damaged (\(found)); the side file may belong to another database. "
+                    + "Nothing was changed: if \(named) is not this store's, move it away and try again", path: store)
         }
     }
 
@@ -67,7 +79,8 @@ public final class StoreSnapshot {
         var message = message.replacingOccurrences(of: path, with: store)
         if !foldedSideFiles.isEmpty {
             let named = foldedSideFiles.map { (store as NSString).lastPathComponent + $0 }.joined(separator: " and ")
-            message += "\n(read with its \(named) folded in; if \(named) is not this store's, it may be what does not fit: move it away and try again. Nothing was changed)"
+            message +=
+                "\n(read with its \(named) folded in; if \(named) is not this store's, it may be what does not fit: move it away and try again. Nothing was changed)"
         }
         return message
     }

@@ -61,8 +61,12 @@ public struct StoreValidator {
             }
             for relationship in model.allRelationships(of: entity) where !relationship.isTransient {
                 if !relationship.isToMany {
-                    guard !relationship.isOptional, let columns = entityLayout.toOneColumns[relationship.name] else { continue }
-                    rowCheck("\(columns.key) IS NULL") { _ in "'\(relationship.name)' is required but has no destination" }
+                    guard !relationship.isOptional, let columns = entityLayout.toOneColumns[relationship.name] else {
+                        continue
+                    }
+                    rowCheck("\(columns.key) IS NULL") { _ in
+                        "'\(relationship.name)' is required but has no destination"
+                    }
                     continue
                 }
                 // As on save: an optional to-many may be empty, and so may a required one
@@ -71,13 +75,18 @@ public struct StoreValidator {
                 let maximum = relationship.maxCount
                 guard minimum > 0 || maximum > 0, let count = countExpression(entity, relationship) else { continue }
                 var conditions: [String] = []
-                if minimum > 0 { conditions.append(relationship.isOptional ? "(c > 0 AND c < \(minimum))" : "c < \(minimum)") }
+                if minimum > 0 {
+                    conditions.append(relationship.isOptional ? "(c > 0 AND c < \(minimum))" : "c < \(minimum)")
+                }
                 if maximum > 0 { conditions.append("c > \(maximum)") }
                 let bounds = maximum > 0 ? "between \(minimum) and \(maximum)" : "at least \(minimum)"
                 let empty = relationship.isOptional ? " (or none, as it is optional)" : ""
-                checks.append(.query(
-                    "SELECT Z_PK, c FROM (SELECT o.Z_PK, \(count) AS c FROM \(table) o WHERE o.\(own)) WHERE \(conditions.joined(separator: " OR "))",
-                    { v in "'\(relationship.name)' has \(v.map(describe) ?? "?") destinations; it needs \(bounds)\(empty)" }))
+                checks.append(
+                    .query(
+                        "SELECT Z_PK, c FROM (SELECT o.Z_PK, \(count) AS c FROM \(table) o WHERE o.\(own)) WHERE \(conditions.joined(separator: " OR "))",
+                        { v in
+                            "'\(relationship.name)' has \(v.map(describe) ?? "?") destinations; it needs \(bounds)\(empty)"
+                        }))
             }
 
             func failure(_ pk: Int64, _ message: String) -> ContextError {
@@ -123,11 +132,14 @@ public struct StoreValidator {
             let known = rootLayout.numbers.map(String.init).joined(separator: ",")
             do {
                 let statement = try store.database.prepare(
-                    "SELECT Z_PK, Z_ENT FROM \(table) WHERE Z_ENT NOT IN (\(known)) OR Z_ENT IS NULL ORDER BY Z_PK LIMIT \(limit - damage.count)")
+                    "SELECT Z_PK, Z_ENT FROM \(table) WHERE Z_ENT NOT IN (\(known)) OR Z_ENT IS NULL ORDER BY Z_PK LIMIT \(limit - damage.count)"
+                )
                 while try statement.step() {
-                    damage.append(ContextError(.validation,
-                        "its Z_ENT, \(describe(statement.value(at: 1))), is no entity of \(table) in \(model.version) (\(known)); no command reads the row",
-                        object: "\(table) row \(statement.int64(at: 0))"))
+                    damage.append(
+                        ContextError(
+                            .validation,
+                            "its Z_ENT, \(describe(statement.value(at: 1))), is no entity of \(table) in \(model.version) (\(known)); no command reads the row",
+                            object: "\(table) row \(statement.int64(at: 0))"))
                 }
             } catch {
                 throw ContextError(error)
@@ -137,26 +149,41 @@ public struct StoreValidator {
             guard damage.count < limit, let entityLayout = layout.entities[entity.name] else { continue }
             var rowChecks: [RowCheck] = []
             for attribute in model.allAttributes(of: entity) where !attribute.isTransient {
-                guard let column = entityLayout.attributeColumns[attribute.name], let classes = Self.storageClasses(attribute.type) else { continue }
-                rowChecks.append(RowCheck(condition: "typeof(\(column)) NOT IN (\(classes.map { "'\($0)'" }.joined(separator: ", ")), 'null')",
-                                          measure: "typeof(\(column))") { found in
-                    let kind = found.map(describe) ?? "?"
-                    return "'\(attribute.name)' holds \(kind == "text" ? "text" : "a \(kind)") where \(attribute.type.rawValue) values are stored; it reads converted, as SQLite converts it"
-                })
+                guard let column = entityLayout.attributeColumns[attribute.name],
+                    let classes = Self.storageClasses(attribute.type)
+                else { continue }
+                rowChecks.append(
+                    RowCheck(
+                        condition:
+                            "typeof(\(column)) NOT IN (\(classes.map { "'\($0)'" }.joined(separator: ", ")), 'null')",
+                        measure: "typeof(\(column))"
+                    ) { found in
+                        let kind = found.map(describe) ?? "?"
+                        return
+                            "'\(attribute.name)' holds \(kind == "text" ? "text" : "a \(kind)") where \(attribute.type.rawValue) values are stored; it reads converted, as SQLite converts it"
+                    })
             }
-            for relationship in model.allRelationships(of: entity) where !relationship.isToMany && !relationship.isTransient {
-                guard let columns = entityLayout.toOneColumns[relationship.name], let destination = layout.entities[relationship.destination] else { continue }
+            for relationship in model.allRelationships(of: entity)
+            where !relationship.isToMany && !relationship.isTransient {
+                guard let columns = entityLayout.toOneColumns[relationship.name],
+                    let destination = layout.entities[relationship.destination]
+                else { continue }
                 let numbers = destination.numbers.map(String.init).joined(separator: ",")
-                rowChecks.append(RowCheck(
-                    condition: "\(columns.key) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(destination.table) d WHERE d.Z_PK = \(entityLayout.table).\(columns.key) AND d.Z_ENT IN (\(numbers)))",
-                    measure: columns.key) { key in
-                    "'\(relationship.name)' points at \(relationship.destination) \(key.map(describe) ?? "?"), which is not in the store; it reads as no destination"
-                })
+                rowChecks.append(
+                    RowCheck(
+                        condition:
+                            "\(columns.key) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(destination.table) d WHERE d.Z_PK = \(entityLayout.table).\(columns.key) AND d.Z_ENT IN (\(numbers)))",
+                        measure: columns.key
+                    ) { key in
+                        "'\(relationship.name)' points at \(relationship.destination) \(key.map(describe) ?? "?"), which is not in the store; it reads as no destination"
+                    })
             }
             func found(_ pk: Int64, _ message: String) -> ContextError {
                 ContextError(.validation, message, object: "\(entity.name)/\(pk)")
             }
-            for list in try scan(entityLayout.table, "Z_ENT = \(entityLayout.number)", rowChecks, limit: limit - damage.count, found) {
+            for list in try scan(
+                entityLayout.table, "Z_ENT = \(entityLayout.number)", rowChecks, limit: limit - damage.count, found)
+            {
                 damage += list.prefix(limit - damage.count)
             }
         }
@@ -195,8 +222,10 @@ public struct StoreValidator {
 
     /// One pass over the entity's rows that fail any of `checks`: each check's first
     /// `limit` failures, in key order. It stops early once every check has that many.
-    private func scan(_ table: String, _ own: String, _ checks: [RowCheck], limit: Int,
-                      _ failure: (Int64, String) -> ContextError) throws(ContextError) -> [[ContextError]] {
+    private func scan(
+        _ table: String, _ own: String, _ checks: [RowCheck], limit: Int,
+        _ failure: (Int64, String) -> ContextError
+    ) throws(ContextError) -> [[ContextError]] {
         var found = Array(repeating: [ContextError](), count: checks.count)
         guard !checks.isEmpty, limit > 0 else { return found }
         // Per check: whether it fails (1, or 0 or NULL), then its measure if it has one.
@@ -214,7 +243,8 @@ public struct StoreValidator {
             var full = 0
             while full < checks.count, try statement.step() {
                 let pk = statement.int64(at: 0)
-                for (i, check) in checks.enumerated() where found[i].count < limit && statement.int64(at: places[i].flag) == 1 {
+                for (i, check) in checks.enumerated()
+                where found[i].count < limit && statement.int64(at: places[i].flag) == 1 {
                     found[i].append(failure(pk, check.message(places[i].measure.map { statement.value(at: $0) })))
                     if found[i].count == limit { full += 1 }
                 }
@@ -234,7 +264,8 @@ public struct StoreValidator {
         guard let inverse = relationship.inverse, let destination = layout.entities[relationship.destination],
             let columns = destination.toOneColumns[inverse]
         else { return nil }
-        return "(SELECT count(*) FROM \(destination.table) d WHERE d.\(columns.key) = o.Z_PK AND d.Z_ENT IN (\(destination.numbers.map(String.init).joined(separator: ","))))"
+        return
+            "(SELECT count(*) FROM \(destination.table) d WHERE d.\(columns.key) = o.Z_PK AND d.Z_ENT IN (\(destination.numbers.map(String.init).joined(separator: ","))))"
     }
 
     private func describe(_ value: SQLiteValue) -> String {

@@ -60,7 +60,9 @@ public struct EvalCommand: ParsableCommand {
 
     @Option(
         name: [.customShort("e"), .customLong("expression")], parsing: .unconditionalSingleValue,
-        help: ArgumentHelp("Evaluate EXPR (an expression or a predicate), print its value as JSON and exit. Repeatable: evaluated in order, in one session.", valueName: "EXPR"))
+        help: ArgumentHelp(
+            "Evaluate EXPR (an expression or a predicate), print its value as JSON and exit. Repeatable: evaluated in order, in one session.",
+            valueName: "EXPR"))
     public var expressions: [String] = []
 
     @Flag(help: "With -e, follow each value with two spaces and its type: 3  (integer).")
@@ -75,7 +77,9 @@ public struct EvalCommand: ParsableCommand {
     public init() {}
 
     public func validate() throws {
-        if jsonl && !expressions.isEmpty { throw ValidationError("--jsonl reads its expressions from standard input; drop -e.") }
+        if jsonl && !expressions.isEmpty {
+            throw ValidationError("--jsonl reads its expressions from standard input; drop -e.")
+        }
         if type && expressions.isEmpty { throw ValidationError("--type only applies to -e.") }
     }
 
@@ -91,24 +95,38 @@ public struct EvalCommand: ParsableCommand {
             var variables = session.variables
             // $manager reads --store as it does in the REPL.
             if let manager = session.storeManager, variables["manager"] == nil { variables["manager"] = manager }
-            var protocolHandler = JSONLProtocol(object: session.object, variables: variables, arguments: session.arguments, functions: session.functions)
+            var protocolHandler = JSONLProtocol(
+                object: session.object, variables: variables, arguments: session.arguments, functions: session.functions
+            )
             if session.mapping != nil {
                 protocolHandler.map = { name, source throws(InputError) in
                     let (_, properties) = try session.mapped(name, source: source)
-                    return ["properties": .array(properties.map { property -> JSON in
-                        let expression = property.expression.map(JSON.string) ?? .null
-                        switch property.result {
-                        case .success(let value):
-                            return ["name": .string(property.name), "expression": expression, "value": value.json, "type": .string(value.kind.rawValue)]
-                        case .failure(let error):
-                            return ["name": .string(property.name), "expression": expression, "error": .string(error.message)]
-                        }
-                    })]
+                    return [
+                        "properties": .array(
+                            properties.map { property -> JSON in
+                                let expression = property.expression.map(JSON.string) ?? .null
+                                switch property.result {
+                                case .success(let value):
+                                    return [
+                                        "name": .string(property.name), "expression": expression, "value": value.json,
+                                        "type": .string(value.kind.rawValue)
+                                    ]
+                                case .failure(let error):
+                                    return [
+                                        "name": .string(property.name), "expression": expression,
+                                        "error": .string(error.message)
+                                    ]
+                                }
+                            })
+                    ]
                 }
             }
             protocolHandler.resolveObject = { [store = session.store] reference in
                 guard let store else {
-                    throw ExpressionError(.host, "no store is open to find \(reference) in; start mapping-eval --jsonl with --store STORE --models PATH")
+                    throw ExpressionError(
+                        .host,
+                        "no store is open to find \(reference) in; start mapping-eval --jsonl with --store STORE --models PATH"
+                    )
                 }
                 return try store.resolve(reference)
             }
@@ -124,7 +142,8 @@ public struct EvalCommand: ParsableCommand {
         }
         let editor = LineEditor()
         if editor.isInteractive {
-            var banner = "mapping-eval: type an expression or a predicate; :help lists the commands, :quit or Ctrl-D leaves."
+            var banner =
+                "mapping-eval: type an expression or a predicate; :help lists the commands, :quit or Ctrl-D leaves."
             if bindings.example {
                 banner += "\nSELF is the example person; try books.@sum.price or name BEGINSWITH[c] \"ada\"."
             }
@@ -175,12 +194,16 @@ public struct EvalBindingOptions: ParsableArguments {
     @Flag(help: "Bind SELF (and $source) to the bundled example person.")
     public var example = false
 
-    @Option(name: .customLong("object"), help: ArgumentHelp("Bind SELF (and $source) to the JSON value in FILE.", valueName: "FILE"))
+    @Option(
+        name: .customLong("object"),
+        help: ArgumentHelp("Bind SELF (and $source) to the JSON value in FILE.", valueName: "FILE"))
     public var objectFile: String?
 
     @Option(
         name: .customLong("var"), parsing: .unconditionalSingleValue,
-        help: ArgumentHelp("Bind $NAME to a JSON value (strings need their quotes: --var 'name=\"Ada\"'). Repeatable.", valueName: "NAME=JSON"))
+        help: ArgumentHelp(
+            "Bind $NAME to a JSON value (strings need their quotes: --var 'name=\"Ada\"'). Repeatable.",
+            valueName: "NAME=JSON"))
     public var variables: [String] = []
 
     @Option(
@@ -188,38 +211,57 @@ public struct EvalBindingOptions: ParsableArguments {
         help: ArgumentHelp("Add a format argument for %@, %K, %d… (JSON). Repeatable, in order.", valueName: "JSON"))
     public var arguments: [String] = []
 
-    @Option(help: ArgumentHelp("Open the Core Data store at STORE read-only (needs --models); {\"$object\": \"Book/9\"} in JSON then names its objects.", valueName: "STORE"))
+    @Option(
+        help: ArgumentHelp(
+            "Open the Core Data store at STORE read-only (needs --models); {\"$object\": \"Book/9\"} in JSON then names its objects.",
+            valueName: "STORE"))
     public var store: String?
 
-    @Option(help: ArgumentHelp("The model versions for --store: a *.model.json file, a folder of them, or an .xcdatamodeld folder.", valueName: "PATH"))
+    @Option(
+        help: ArgumentHelp(
+            "The model versions for --store: a *.model.json file, a folder of them, or an .xcdatamodeld folder.",
+            valueName: "PATH"))
     public var models: String?
 
-    @Option(help: ArgumentHelp("With --store, open it as this version of --models instead of the one it matches.", valueName: "VERSION"))
+    @Option(
+        help: ArgumentHelp(
+            "With --store, open it as this version of --models instead of the one it matches.", valueName: "VERSION"))
     public var from: String?
 
-    @Option(help: ArgumentHelp("Bind $source to the object ENTITY/PK of --store, such as Book/9.", valueName: "ENTITY/PK"))
+    @Option(
+        help: ArgumentHelp("Bind $source to the object ENTITY/PK of --store, such as Book/9.", valueName: "ENTITY/PK"))
     public var source: String?
 
-    @Option(help: ArgumentHelp("Load this mapping file for --store (what :mapping does), for :map and {\"map\": …} requests.", valueName: "FILE"))
+    @Option(
+        help: ArgumentHelp(
+            "Load this mapping file for --store (what :mapping does), for :map and {\"map\": …} requests.",
+            valueName: "FILE"))
     public var mapping: String?
 
-    @Option(name: .customLong("self"), help: ArgumentHelp("Bind SELF to the object ENTITY/PK of --store.", valueName: "ENTITY/PK"))
+    @Option(
+        name: .customLong("self"),
+        help: ArgumentHelp("Bind SELF to the object ENTITY/PK of --store.", valueName: "ENTITY/PK"))
     public var selfObject: String?
 
     public init() {}
 
     public func validate() throws {
-        let selfOptions = [(example, "--example"), (objectFile != nil, "--object"), (selfObject != nil, "--self")].filter(\.0).map(\.1)
+        let selfOptions = [(example, "--example"), (objectFile != nil, "--object"), (selfObject != nil, "--self")]
+            .filter(\.0).map(\.1)
         if selfOptions.count > 1 {
             let names = selfOptions.dropLast().joined(separator: ", ") + " and " + selfOptions.last!
             throw ValidationError("\(names) \(selfOptions.count == 2 ? "both" : "all") bind SELF; use one.")
         }
         if store != nil && models == nil {
-            throw ValidationError("--store needs --models PATH: a *.model.json file, a folder of them, or an .xcdatamodeld folder.")
+            throw ValidationError(
+                "--store needs --models PATH: a *.model.json file, a folder of them, or an .xcdatamodeld folder.")
         }
         if store == nil {
-            for (given, option) in [(models != nil, "--models"), (from != nil, "--from"), (source != nil, "--source"), (selfObject != nil, "--self"),
-                                    (mapping != nil, "--mapping")] where given {
+            for (given, option) in [
+                (models != nil, "--models"), (from != nil, "--from"), (source != nil, "--source"),
+                (selfObject != nil, "--self"),
+                (mapping != nil, "--mapping")
+            ] where given {
                 throw ValidationError("\(option) needs --store STORE.")
             }
         }
@@ -236,7 +278,10 @@ public struct EvalBindingOptions: ParsableArguments {
         if let store, let models { try session.open(store, models: models, version: from) }
         if let mapping {
             let loaded = session.execute(":mapping \(mapping)")
-            if loaded.status != .success { throw InputError(loaded.diagnostics.trimmingWhitespace.replacingOccurrences(of: "error: ", with: "--mapping: ")) }
+            if loaded.status != .success {
+                throw InputError(
+                    loaded.diagnostics.trimmingWhitespace.replacingOccurrences(of: "error: ", with: "--mapping: "))
+            }
         }
         if example { session.bindObject(ExampleObject.value) }
         if let objectFile { session.bindObject(try session.jsonValue(fromFile: objectFile)) }

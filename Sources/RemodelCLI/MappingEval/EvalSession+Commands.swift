@@ -17,7 +17,8 @@ extension EvalSession {
     public static let commands: [Command] = [
         Command(names: ["help"], usage: [":help"], summary: "show this help"),
         Command(names: ["quit", "q"], usage: [":quit, :q"], summary: "leave (Ctrl-D also leaves)"),
-        Command(names: ["example"], usage: [":example"], summary: "bind SELF to the example person (what --example does)"),
+        Command(
+            names: ["example"], usage: [":example"], summary: "bind SELF to the example person (what --example does)"),
         Command(
             names: ["load"], usage: [":load FILE", ":load FILE as NAME"],
             summary: "bind SELF, or $NAME, to the JSON value in FILE"),
@@ -42,12 +43,14 @@ extension EvalSession {
         Command(
             names: ["args"], usage: [":args JSON-ARRAY"],
             summary: "set the format arguments of %@, %K, %d… (:args [] clears them)"),
-        Command(names: ["print"], usage: [":print EXPR", ":print --apple EXPR"],
-                summary: "show the canonical form of an expression or predicate, or (--apple) the form Apple prints"),
+        Command(
+            names: ["print"], usage: [":print EXPR", ":print --apple EXPR"],
+            summary: "show the canonical form of an expression or predicate, or (--apple) the form Apple prints"),
         Command(names: ["ast"], usage: [":ast EXPR"], summary: "show the syntax tree"),
         Command(names: ["type"], usage: [":type EXPR"], summary: "show only the type of the value"),
-        Command(names: ["time"], usage: [":time EXPR"], summary: "evaluate repeatedly for half a second and show the speed"),
-        Command(names: ["reset"], usage: [":reset"], summary: "forget SELF, the variables and the format arguments"),
+        Command(
+            names: ["time"], usage: [":time EXPR"], summary: "evaluate repeatedly for half a second and show the speed"),
+        Command(names: ["reset"], usage: [":reset"], summary: "forget SELF, the variables and the format arguments")
     ]
 
     /// The text of `:help`.
@@ -56,7 +59,7 @@ extension EvalSession {
             "Type an expression (books.@sum.price * 1.03) or a predicate (age > 18 AND name BEGINSWITH[c] 'a');",
             "it is evaluated against SELF and shown with its type. $source means SELF unless you bind it.",
             "A line ending with \\, or with an unclosed ( [ { or quote, continues on the next line.",
-            "",
+            ""
         ]
         let width = commands.flatMap(\.usage).map(\.count).max() ?? 0
         for command in commands {
@@ -71,7 +74,7 @@ extension EvalSession {
             #"and sets {"$set": [1, 2]}. Assign with $name := EXPR to keep a computed value."#,
             "Try: :example, then books.@sum.price, or SUBQUERY(books, $b, $b.price > 10).title",
             "With a store: :open Books.sqlite --models Model.xcdatamodeld, :source Book/9, then $source.title;",
-            #"{"$object": "Book/9"} in JSON names an object of the open store."#,
+            #"{"$object": "Book/9"} in JSON names an object of the open store."#
         ]
         return lines.joined(separator: "\n")
     }
@@ -102,7 +105,8 @@ extension EvalSession {
             case "args": return try args(argument)
             case "print":
                 var text = try required(argument, name)
-                let apple = text.hasPrefix("--apple") && (text.count == 7 || text.dropFirst(7).first?.isWhitespace == true)
+                let apple =
+                    text.hasPrefix("--apple") && (text.count == 7 || text.dropFirst(7).first?.isWhitespace == true)
                 if apple { text = try required(String(text.dropFirst(7)).trimmingWhitespace, name) }
                 let parsed = try parseOnly(text)
                 return printing(apple ? parsed.appleForm : parsed.canonicalForm)
@@ -208,7 +212,8 @@ extension EvalSession {
     /// `Book/9`, `Book 9`: an entity name and a primary key.
     static func isObjectReference(_ text: String) -> Bool {
         let words = text.split(whereSeparator: { $0.isWhitespace || $0 == "/" })
-        guard words.count == 2, let first = words[0].unicodeScalars.first, first == "_" || first.properties.isAlphabetic,
+        guard words.count == 2, let first = words[0].unicodeScalars.first,
+            first == "_" || first.properties.isAlphabetic,
             words[0] != "true", words[0] != "false", words[0] != "null"
         else { return false }
         return Int64(words[1]) != nil
@@ -248,7 +253,9 @@ extension EvalSession {
         while let word = words.popFirst() {
             func value(_ option: String) throws(InputError) -> String {
                 if word.hasPrefix(option + "=") { return String(word.dropFirst(option.count + 1)) }
-                guard let next = words.popFirst(), !next.hasPrefix("--") else { throw InputError("\(option) needs a value; usage: \(usage("open")) [--from VERSION]") }
+                guard let next = words.popFirst(), !next.hasPrefix("--") else {
+                    throw InputError("\(option) needs a value; usage: \(usage("open")) [--from VERSION]")
+                }
                 return next
             }
             if word == "--models" || word.hasPrefix("--models=") {
@@ -262,15 +269,22 @@ extension EvalSession {
             }
         }
         guard paths.count == 1 else {
-            throw InputError(paths.isEmpty ? "usage: \(usage("open"))" : ":open takes one store, not \(paths.count) (quote a path with spaces); usage: \(usage("open"))")
+            throw InputError(
+                paths.isEmpty
+                    ? "usage: \(usage("open"))"
+                    : ":open takes one store, not \(paths.count) (quote a path with spaces); usage: \(usage("open"))")
         }
         guard let models = models ?? store?.modelsPath else {
-            throw InputError(":open needs --models PATH: a *.model.json file, a folder of them, or an .xcdatamodeld folder; usage: \(usage("open"))")
+            throw InputError(
+                ":open needs --models PATH: a *.model.json file, a folder of them, or an .xcdatamodeld folder; usage: \(usage("open"))"
+            )
         }
         let dropped = try open(paths[0], models: models, version: version)
         var output = EvalOutput()
         if !dropped.isEmpty {
-            output.print("\(dropped.joined(separator: ", ")) unbound: \(dropped.count == 1 ? "it held" : "they held") objects of the store open before")
+            output.print(
+                "\(dropped.joined(separator: ", ")) unbound: \(dropped.count == 1 ? "it held" : "they held") objects of the store open before"
+            )
         }
         output.print(store!.summary)
         return output
@@ -315,7 +329,8 @@ extension EvalSession {
         } catch {
             // Text that does not even start like JSON was probably meant as an expression.
             guard let first = json.first, !"{[\"-0123456789".contains(first) else { throw error }
-            throw InputError(error.message + "\n(:let takes JSON; to keep the value of an expression, evaluate $\(name) := EXPR)")
+            throw InputError(
+                error.message + "\n(:let takes JSON; to keep the value of an expression, evaluate $\(name) := EXPR)")
         }
         bind(name, to: value)
         return printing("$\(name) = " + EvalFormat.abbreviated(value))
@@ -333,7 +348,9 @@ extension EvalSession {
                 continue
             }
             let name: String
-            do { name = try Self.variableName(word) } catch { output.fail("error: " + error.message, status: .badInput); continue }
+            do { name = try Self.variableName(word) } catch {
+                output.fail("error: " + error.message, status: .badInput); continue
+            }
             if unbind(name) {
                 output.print("$\(name) unbound")
             } else {
@@ -373,7 +390,9 @@ extension EvalSession {
     static func variableName(_ word: String) throws(InputError) -> String {
         let name = word.hasPrefix("$") ? String(word.dropFirst()) : word
         guard let first = name.unicodeScalars.first, first == "_" || first.properties.isAlphabetic && first.isASCII,
-            name.unicodeScalars.allSatisfy({ $0 == "_" || ($0.isASCII && $0.properties.isAlphabetic) || ("0"..."9").contains($0) })
+            name.unicodeScalars.allSatisfy({
+                $0 == "_" || ($0.isASCII && $0.properties.isAlphabetic) || ("0"..."9").contains($0)
+            })
         else {
             throw InputError("'\(word)' is not a variable name (letters, digits and _, not starting with a digit)")
         }

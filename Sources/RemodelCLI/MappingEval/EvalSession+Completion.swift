@@ -15,7 +15,9 @@ extension EvalSession {
         let before = String(decoding: line.utf8.prefix(wordStart), as: UTF8.self)
         let trimmed = before.drop(while: \.isWhitespace)
         if trimmed == ":" {
-            return Self.commands.flatMap(\.names).filter { $0.hasPrefix(word) && $0.count > 1 }.sorted().map { $0 + " " }
+            return Self.commands.flatMap(\.names).filter { $0.hasPrefix(word) && $0.count > 1 }.sorted().map {
+                $0 + " "
+            }
         }
         if trimmed.hasPrefix(":load ") || trimmed.hasPrefix(":open ") { return Self.fileCompletions(word) }
         if trimmed == ":source " || trimmed == ":self ", let store {
@@ -42,7 +44,7 @@ extension EvalSession {
         if partial.hasPrefix("@") {
             let operators = [
                 "@count", "@sum", "@avg", "@min", "@max", "@unionOfObjects", "@distinctUnionOfObjects",
-                "@unionOfArrays", "@distinctUnionOfArrays", "@distinctUnionOfSets",
+                "@unionOfArrays", "@distinctUnionOfArrays", "@distinctUnionOfSets"
             ]
             return operators.filter { $0.hasPrefix(partial) }.map { prefix + $0 }
         }
@@ -77,7 +79,8 @@ extension EvalSession {
     /// The attributes and relationships of a store object.
     private static func keys(of object: ManagedObject) -> [String] {
         guard let model = object.managedObjectContext?.store.model else { return [] }
-        return model.allAttributes(of: object.entity).map(\.name) + model.allRelationships(of: object.entity).map(\.name)
+        return model.allAttributes(of: object.entity).map(\.name)
+            + model.allRelationships(of: object.entity).map(\.name)
     }
 
     /// A collection's first element (a key applies to each element); anything else itself.
@@ -93,9 +96,11 @@ extension EvalSession {
         let partial = slash.map { String(word[word.index(after: $0)...]) } ?? word
         let path = JSONInput.expandingTilde(directory.isEmpty ? "." : directory)
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: path) else { return [] }
-        return entries.filter { $0.hasPrefix(partial) && (partial.hasPrefix(".") || !$0.hasPrefix(".")) }.sorted().map { entry in
+        return entries.filter { $0.hasPrefix(partial) && (partial.hasPrefix(".") || !$0.hasPrefix(".")) }.sorted().map {
+            entry in
             var isDirectory: ObjCBool = false
-            _ = FileManager.default.fileExists(atPath: (path as NSString).appendingPathComponent(entry), isDirectory: &isDirectory)
+            _ = FileManager.default.fileExists(
+                atPath: (path as NSString).appendingPathComponent(entry), isDirectory: &isDirectory)
             return directory + entry + (isDirectory.boolValue ? "/" : " ")
         }
     }

@@ -21,10 +21,14 @@ extension EvalSession {
     /// open store's models, says what it maps and what its check finds.
     func mappingCommand(_ argument: String) throws(InputError) -> EvalOutput {
         guard let store else {
-            throw InputError("no store is open; :open STORE --models PATH first: a mapping is read against the store's models and tried on its rows")
+            throw InputError(
+                "no store is open; :open STORE --models PATH first: a mapping is read against the store's models and tried on its rows"
+            )
         }
         guard !argument.isEmpty else {
-            guard let mapping else { return EvalOutput(lines: [EvalOutput.Line(.output, "no mapping is loaded; :mapping FILE loads one")]) }
+            guard let mapping else {
+                return EvalOutput(lines: [EvalOutput.Line(.output, "no mapping is loaded; :mapping FILE loads one")])
+            }
             return EvalOutput(lines: [EvalOutput.Line(.output, Self.describe(mapping))])
         }
         let file = JSONInput.expandingTilde(argument)
@@ -40,24 +44,33 @@ extension EvalSession {
             throw InputError("cannot load the mapping \(argument):\n" + error.rendered())
         }
         guard model.sourceModel == store.model.version else {
-            throw InputError("the mapping goes from \(model.sourceModel) to \(model.destinationModel), but the open store is at \(store.model.version); open a store at \(model.sourceModel) to try it")
+            throw InputError(
+                "the mapping goes from \(model.sourceModel) to \(model.destinationModel), but the open store is at \(store.model.version); open a store at \(model.sourceModel) to try it"
+            )
         }
         guard let destination = store.versions.first(where: { $0.version == model.destinationModel }) else {
-            throw InputError("the mapping leads to \(model.destinationModel), which is not a version of \(store.modelsPath) (\(store.versions.map(\.version).joined(separator: ", ")))")
+            throw InputError(
+                "the mapping leads to \(model.destinationModel), which is not a version of \(store.modelsPath) (\(store.versions.map(\.version).joined(separator: ", ")))"
+            )
         }
-        let (entityMappings, errors) = MigrationManager.effectiveEntityMappings(model, source: store.model, destination: destination,
-                                                                                policies: policies)
+        let (entityMappings, errors) = MigrationManager.effectiveEntityMappings(
+            model, source: store.model, destination: destination,
+            policies: policies)
         // A mapping that does not check is still loaded: its other entity mappings can be tried.
         var effective = entityMappings
-        for original in model.entityMappings where !effective.contains(where: { $0.name == original.name }) { effective.append(original) }
+        for original in model.entityMappings where !effective.contains(where: { $0.name == original.name }) {
+            effective.append(original)
+        }
         let policies = self.policies
         let dryRun = MappingDryRun { destinationPath in
-            let manager = try MigrationManager(mapping: model, source: store.model, destination: destination, policies: policies,
-                                               options: MigrationOptions(keepsResults: true))
+            let manager = try MigrationManager(
+                mapping: model, source: store.model, destination: destination, policies: policies,
+                options: MigrationOptions(keepsResults: true))
             _ = try manager.migrateStore(from: store.readPath, to: destinationPath)
             return manager
         }
-        let loaded = LoadedMapping(file: argument, model: model, destination: destination, entityMappings: effective, dryRun: dryRun)
+        let loaded = LoadedMapping(
+            file: argument, model: model, destination: destination, entityMappings: effective, dryRun: dryRun)
         mapping = loaded
         var output = EvalOutput(lines: [EvalOutput.Line(.output, Self.describe(loaded))])
         for error in errors { output.warn("warning: " + error.rendered()) }
@@ -85,18 +98,24 @@ extension EvalSession {
     /// the mapping, with the value a run writes (converted to the destination attribute's
     /// type) or the error. Nothing is written; policies' hooks do not run; what needs a
     /// running migration (the destination, lookups of destination instances) says so.
-    public func mapped(_ name: String, source reference: String) throws(InputError) -> (entityMapping: EntityMapping, properties: [MappedProperty]) {
+    public func mapped(_ name: String, source reference: String) throws(InputError) -> (
+        entityMapping: EntityMapping, properties: [MappedProperty]
+    ) {
         guard let loaded = mapping, let store else {
             throw InputError("no mapping is loaded; :open STORE --models PATH, then :mapping FILE")
         }
         guard let entityMapping = loaded.entityMappings.first(where: { $0.name == name }) else {
-            throw InputError("the mapping has no entity mapping '\(name)'; it has \(loaded.entityMappings.map(\.name).joined(separator: ", "))")
+            throw InputError(
+                "the mapping has no entity mapping '\(name)'; it has \(loaded.entityMappings.map(\.name).joined(separator: ", "))"
+            )
         }
         let source = try storeObject(reference)
-        if case .object(let object) = source, let managed = object.object as? ManagedObject, let entity = entityMapping.sourceEntity,
+        if case .object(let object) = source, let managed = object.object as? ManagedObject,
+            let entity = entityMapping.sourceEntity,
             !([managed.entity] + store.model.ancestors(of: managed.entity)).contains(where: { $0.name == entity })
         {
-            throw InputError("\(reference) is a \(managed.entity.name), and \(entityMapping.name) maps \(entity) instances")
+            throw InputError(
+                "\(reference) is a \(managed.entity.name), and \(entityMapping.name) maps \(entity) instances")
         }
         var bound = variables
         bound["source"] = source
@@ -111,7 +130,8 @@ extension EvalSession {
             }
             let result: Result<Value, InputError>
             do {
-                let value = try InputEvaluator.evaluate(text, mode: .expression, variables: bound, compiler: compiler).value
+                let value = try InputEvaluator.evaluate(text, mode: .expression, variables: bound, compiler: compiler)
+                    .value
                 if let attribute = attributes.first(where: { $0.name == property.name }) {
                     do {
                         result = .success(try attribute.stored(value))
@@ -137,14 +157,18 @@ extension EvalSession {
             throw InputError("no mapping is loaded; :open STORE --models PATH, then :mapping FILE")
         }
         guard let entityMapping = loaded.entityMappings.first(where: { $0.name == name }) else {
-            throw InputError("the mapping has no entity mapping '\(name)'; it has \(loaded.entityMappings.map(\.name).joined(separator: ", "))")
+            throw InputError(
+                "the mapping has no entity mapping '\(name)'; it has \(loaded.entityMappings.map(\.name).joined(separator: ", "))"
+            )
         }
         let rows: Value
         if let text = entityMapping.sourceExpression {
             do {
-                rows = try InputEvaluator.evaluate(text, mode: .expression,
-                                                   variables: ["manager": .object(ObjectReference(StoreManager(store, dryRun: loaded.dryRun)))],
-                                                   compiler: compiler).value
+                rows = try InputEvaluator.evaluate(
+                    text, mode: .expression,
+                    variables: ["manager": .object(ObjectReference(StoreManager(store, dryRun: loaded.dryRun)))],
+                    compiler: compiler
+                ).value
             } catch {
                 throw InputError("its source expression fails: \(error.error.description)")
             }
@@ -157,10 +181,13 @@ extension EvalSession {
                 throw InputError(error.description)
             }
         } else {
-            throw InputError("\(name) has no source entity: it maps no rows (an add mapping makes its instances in a policy)")
+            throw InputError(
+                "\(name) has no source entity: it maps no rows (an add mapping makes its instances in a policy)")
         }
         return (rows.collectionElements ?? []).prefix(limit).compactMap { element in
-            guard case .object(let reference) = element, let object = reference.object as? ManagedObject else { return nil }
+            guard case .object(let reference) = element, let object = reference.object as? ManagedObject else {
+                return nil
+            }
             return object.objectID.description
         }
     }
@@ -174,9 +201,12 @@ extension EvalSession {
         else { return [] }
         let made: [ManagedObject]
         do {
-            made = try loaded.dryRun.manager().destinationInstances(forEntityMappingNamed: entityMapping.name, sourceInstances: [object])
+            made = try loaded.dryRun.manager().destinationInstances(
+                forEntityMappingNamed: entityMapping.name, sourceInstances: [object])
         } catch {
-            return ["  (its policy \(policy) runs in the mapping's dry run, which failed: \(error); the expressions below are evaluated alone)"]
+            return [
+                "  (its policy \(policy) runs in the mapping's dry run, which failed: \(error); the expressions below are evaluated alone)"
+            ]
         }
         var lines = ["  its policy \(policy) made, in the mapping's dry run:" + (made.isEmpty ? " nothing" : "")]
         for destination in made {
@@ -212,7 +242,9 @@ extension EvalSession {
             throw InputError("usage: :map ENTITYMAPPING [ENTITY/PK], such as :map ProductToProduct Product/1")
         }
         let (entityMapping, properties) = try mapped(words[0], source: words[1])
-        var lines = ["\(entityMapping.name) (\(entityMapping.type.rawValue)) on \(words[1]), into \(entityMapping.destinationEntity ?? "nothing"):"]
+        var lines = [
+            "\(entityMapping.name) (\(entityMapping.type.rawValue)) on \(words[1]), into \(entityMapping.destinationEntity ?? "nothing"):"
+        ]
         if let policy = entityMapping.policy { lines += policyLines(policy, entityMapping, source: words[1]) }
         let width = properties.map(\.name.count).max() ?? 0
         for property in properties {

@@ -120,7 +120,9 @@ public final class EvalSession {
     var resolveObject: (String) throws -> Value {
         { [weak self] reference in
             guard let store = self?.store else {
-                throw ExpressionError(.host, "no store is open to find \(reference) in; open one with :open STORE --models PATH (or --store)")
+                throw ExpressionError(
+                    .host,
+                    "no store is open to find \(reference) in; open one with :open STORE --models PATH (or --store)")
             }
             return try store.resolve(reference)
         }
@@ -148,7 +150,9 @@ public final class EvalSession {
 
     /// Evaluates an expression or a predicate (see ``InputEvaluator/Mode``) against the
     /// session's bindings, and keeps the variables it assigns with `:=`.
-    public func evaluate(_ source: String, mode: InputEvaluator.Mode = .automatic) throws(InputEvaluator.Failure) -> InputEvaluator.Evaluation {
+    public func evaluate(_ source: String, mode: InputEvaluator.Mode = .automatic) throws(InputEvaluator.Failure)
+        -> InputEvaluator.Evaluation
+    {
         var variables = self.variables
         // With a store open, $manager reads it as a migration's source does (unless bound).
         if let manager = storeManager, variables["manager"] == nil { variables["manager"] = manager }
@@ -178,7 +182,8 @@ public final class EvalSession {
             for warning in error.warnings { output.warn(EvalFormat.warning(warning)) }
             var failure = error.error
             if failure.kind == .unboundVariable, store == nil, failure.message.hasPrefix("$manager ") {
-                failure.message += "; with a store open (:open STORE --models PATH), $manager reads it as a migration's source"
+                failure.message +=
+                    "; with a store open (:open STORE --models PATH), $manager reads it as a migration's source"
             }
             output.fail(EvalFormat.error(failure), status: EvalFormat.status(error))
         }

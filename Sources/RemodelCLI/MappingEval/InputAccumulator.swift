@@ -65,7 +65,8 @@ public struct InputAccumulator: Sendable {
     public mutating func finish() -> Input? {
         guard !lines.isEmpty else { return nil }
         let text = lines.joined(separator: "\n")
-        let history = lines.count == 1 || brokeInsideQuote
+        let history =
+            lines.count == 1 || brokeInsideQuote
             ? text
             : lines.map(\.trimmingWhitespace).filter { !$0.isEmpty }.joined(separator: " ")
         discard()

@@ -124,7 +124,9 @@ public enum InputEvaluator {
     /// a tie the expression's error wins (most inputs are expressions), unless the
     /// expression stopped at AND or OR, which only a predicate has: `a AND b == 1` says
     /// that a comparison operator is missing after `a`.
-    public static func parse(_ source: String, arguments: [Value] = [], mode: Mode = .automatic) throws(ExpressionError) -> Parsed {
+    public static func parse(_ source: String, arguments: [Value] = [], mode: Mode = .automatic) throws(ExpressionError)
+        -> Parsed
+    {
         func asPredicate() throws(ExpressionError) -> Parsed {
             let parser = FormatParser(source, arguments: arguments)
             let predicate = try parser.parsePredicate()
@@ -159,7 +161,8 @@ public enum InputEvaluator {
     }
 
     /// Compiles a parsed input with `compiler`.
-    public static func compile(_ parsed: Parsed, with compiler: ExpressionCompiler) throws(ExpressionError) -> Compiled {
+    public static func compile(_ parsed: Parsed, with compiler: ExpressionCompiler) throws(ExpressionError) -> Compiled
+    {
         switch parsed.tree {
         case .expression(let e):
             Compiled(code: .expression(try compiler.compile(e, source: parsed.source)), parsed: parsed)

@@ -48,7 +48,9 @@ enum JSONInput {
 
     /// The value of the JSON file at `path` (`~` expanded), relative to the working
     /// directory.
-    static func value(fromFile path: String, resolveObject: ((String) throws -> Value)? = nil) throws(InputError) -> Value {
+    static func value(fromFile path: String, resolveObject: ((String) throws -> Value)? = nil) throws(InputError)
+        -> Value
+    {
         let expanded = expandingTilde(path)
         let text: String
         do {

@@ -34,7 +34,10 @@ public struct JSONLProtocol {
     /// is a request error.
     public var map: ((_ entityMapping: String, _ source: String) throws(InputError) -> JSON)?
 
-    public init(object: Value = .null, variables: [String: Value] = [:], arguments: [Value] = [], functions: FunctionRegistry = .standard) {
+    public init(
+        object: Value = .null, variables: [String: Value] = [:], arguments: [Value] = [],
+        functions: FunctionRegistry = .standard
+    ) {
         self.object = object
         self.variables = variables
         self.arguments = arguments
@@ -67,8 +70,9 @@ public struct JSONLProtocol {
                 return ["printed": .string(style == .apple ? parsed.appleForm : parsed.canonicalForm)]
             } catch {
                 let location = error.location
-                return Self.errorResponse(kind: error.kind.rawValue, message: error.message + (error.near.map { ", near \($0)" } ?? ""),
-                                          line: location?.line, column: location?.column)
+                return Self.errorResponse(
+                    kind: error.kind.rawValue, message: error.message + (error.near.map { ", near \($0)" } ?? ""),
+                    line: location?.line, column: location?.column)
             }
         }
         do {
@@ -91,13 +95,23 @@ public struct JSONLProtocol {
     func mapResponse(_ request: JSON) -> JSON {
         guard let members = request.objectValue else { return .null }
         if let unknown = members.keys.first(where: { $0 != "map" && $0 != "source" }) {
-            return Self.errorResponse(kind: "request", message: #"unknown member \#(JSON.string(unknown)); a map request has "map" and "source""#, line: nil, column: nil)
+            return Self.errorResponse(
+                kind: "request",
+                message: #"unknown member \#(JSON.string(unknown)); a map request has "map" and "source""#, line: nil,
+                column: nil)
         }
         guard let name = members["map"]?.stringValue, let source = members["source"]?.stringValue else {
-            return Self.errorResponse(kind: "request", message: #"a map request has "map" (an entity mapping's name) and "source" (ENTITY/PK), both strings"#, line: nil, column: nil)
+            return Self.errorResponse(
+                kind: "request",
+                message: #"a map request has "map" (an entity mapping's name) and "source" (ENTITY/PK), both strings"#,
+                line: nil, column: nil)
         }
         guard let map else {
-            return Self.errorResponse(kind: "request", message: "no mapping is loaded; start mapping-eval --jsonl with --store STORE --models PATH --mapping FILE", line: nil, column: nil)
+            return Self.errorResponse(
+                kind: "request",
+                message:
+                    "no mapping is loaded; start mapping-eval --jsonl with --store STORE --models PATH --mapping FILE",
+                line: nil, column: nil)
         }
         do {
             return try map(name, source)
@@ -110,7 +124,7 @@ public struct JSONLProtocol {
         let details: JSON = [
             "kind": .string(kind), "message": .string(message),
             "line": line.map { .integer(Int64($0)) } ?? .null,
-            "column": column.map { .integer(Int64($0)) } ?? .null,
+            "column": column.map { .integer(Int64($0)) } ?? .null
         ]
         return ["error": details]
     }
@@ -149,7 +163,9 @@ public struct JSONLProtocol {
                 throw Invalid(message: "invalid JSON: \(error.message)", line: error.line, column: error.column)
             }
             guard let members = json.objectValue else {
-                throw Invalid(message: #"a request is a JSON object, such as {"expression": "1 + 2"}, not \#(Self.a(json.kindName))"#)
+                throw Invalid(
+                    message:
+                        #"a request is a JSON object, such as {"expression": "1 + 2"}, not \#(Self.a(json.kindName))"#)
             }
             if let unknown = members.keys.first(where: { !JSONLProtocol.members.contains($0) }) {
                 throw Invalid(
@@ -167,7 +183,8 @@ public struct JSONLProtocol {
             variables = defaults.variables
             if let json = members["variables"] {
                 guard let names = json.objectValue else {
-                    throw Invalid(message: #""variables" must be an object of names and values, not \#(Self.a(json.kindName))"#)
+                    throw Invalid(
+                        message: #""variables" must be an object of names and values, not \#(Self.a(json.kindName))"#)
                 }
                 for (name, member) in names {
                     variables[name] = try Self.value(member, "variables", defaults.resolveObject, path: ".\(name)")
@@ -204,7 +221,8 @@ public struct JSONLProtocol {
             do {
                 return try Value(json: json, resolveObject: resolveObject)
             } catch {
-                let message = error.message.hasPrefix(".") || error.message.hasPrefix("[") ? error.message : ": " + error.message
+                let message =
+                    error.message.hasPrefix(".") || error.message.hasPrefix("[") ? error.message : ": " + error.message
                 throw Invalid(message: "\"\(member)\"\(path)\(message)")
             }
         }

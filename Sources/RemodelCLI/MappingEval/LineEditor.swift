@@ -5,9 +5,9 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Where the REPL reads its input: libedit's line editing and history when standard input
@@ -47,13 +47,17 @@ public final class LineEditor {
     public static var standardInputIsTerminal: Bool { isatty(0) == 1 }
 
     /// An editor for standard input; `interactive` defaults to whether it is a terminal.
-    public init(interactive: Bool = LineEditor.standardInputIsTerminal, historyFile: String? = LineEditor.defaultHistoryFile) {
+    public init(
+        interactive: Bool = LineEditor.standardInputIsTerminal, historyFile: String? = LineEditor.defaultHistoryFile
+    ) {
         self.isInteractive = interactive
         self.historyFile = interactive ? historyFile : nil
         if interactive {
             plain = nil
             Self.setUp(historyFile: self.historyFile)
-            if history_length > 0, let entry = history_get(history_base + history_length - 1), let line = entry.pointee.line {
+            if history_length > 0, let entry = history_get(history_base + history_length - 1),
+                let line = entry.pointee.line
+            {
                 lastHistoryEntry = String(cString: line)
             }
         } else {
@@ -118,9 +122,9 @@ public final class LineEditor {
         // only records it; without SA_RESTART the terminal read fails and readline returns.
         var action = sigaction()
         #if canImport(Glibc)
-        action.__sigaction_handler.sa_handler = { _ in LineEditor.interrupted.store(true, ordering: .relaxed) }
+            action.__sigaction_handler.sa_handler = { _ in LineEditor.interrupted.store(true, ordering: .relaxed) }
         #else
-        action.__sigaction_u.__sa_handler = { _ in LineEditor.interrupted.store(true, ordering: .relaxed) }
+            action.__sigaction_u.__sa_handler = { _ in LineEditor.interrupted.store(true, ordering: .relaxed) }
         #endif
         sigemptyset(&action.sa_mask)
         action.sa_flags = 0

@@ -29,7 +29,10 @@ public final class OpenedStore {
     /// The file that is read (the store, or its snapshot): what a dry run migrates from.
     var readPath: String { snapshot.path }
 
-    private init(path: String, modelsPath: String, versions: [ObjectModel], store: Store, versionWasNamed: Bool, snapshot: StoreSnapshot) {
+    private init(
+        path: String, modelsPath: String, versions: [ObjectModel], store: Store, versionWasNamed: Bool,
+        snapshot: StoreSnapshot
+    ) {
         self.snapshot = snapshot
         self.path = path
         self.modelsPath = modelsPath
@@ -59,7 +62,9 @@ public final class OpenedStore {
                 if problem.file == modelsURL.path { problem.file = nil }
                 return problem.description
             }
-            throw InputError("cannot load the models of \(models):" + (problems.count == 1 ? " " + problems[0] : "\n  " + problems.joined(separator: "\n  ")))
+            throw InputError(
+                "cannot load the models of \(models):"
+                    + (problems.count == 1 ? " " + problems[0] : "\n  " + problems.joined(separator: "\n  ")))
         }
         let snapshot: StoreSnapshot
         do {
@@ -70,19 +75,24 @@ public final class OpenedStore {
         let model: ObjectModel
         if let version {
             guard let named = versions.first(where: { $0.version == version }) else {
-                throw InputError("\(models) has no version '\(version)'; it has \(versions.map(\.version).joined(separator: ", "))")
+                throw InputError(
+                    "\(models) has no version '\(version)'; it has \(versions.map(\.version).joined(separator: ", "))")
             }
             model = named
         } else {
             do {
                 model = try StoreMatcher.identify(storeAt: snapshot.path, among: versions)
             } catch {
-                throw InputError("cannot open \(path): " + snapshot.explaining(Self.describe(error, storePath: snapshot.path, path: path)))
+                throw InputError(
+                    "cannot open \(path): "
+                        + snapshot.explaining(Self.describe(error, storePath: snapshot.path, path: path)))
             }
         }
         do {
             let store = try Store.open(at: snapshot.path, model: model, mode: .readOnly)
-            return OpenedStore(path: path, modelsPath: models, versions: versions, store: store, versionWasNamed: version != nil, snapshot: snapshot)
+            return OpenedStore(
+                path: path, modelsPath: models, versions: versions, store: store, versionWasNamed: version != nil,
+                snapshot: snapshot)
         } catch {
             throw InputError("cannot open \(path): " + Self.describe(error, storePath: snapshot.path, path: path))
         }
@@ -94,14 +104,17 @@ public final class OpenedStore {
         if error.kind == .unknownVersion {
             message += "\n(name the version with --from VERSION to open it as one of them anyway)"
         }
-        return message.replacingOccurrences(of: storePath + ": ", with: "").replacingOccurrences(of: storePath, with: path)
+        return message.replacingOccurrences(of: storePath + ": ", with: "").replacingOccurrences(
+            of: storePath, with: path)
     }
 
     /// The object `reference` names (`Book/9`, or `Book 9`), as a value.
     public func object(_ reference: String) throws(InputError) -> Value {
         let words = reference.split(whereSeparator: { $0.isWhitespace || $0 == "/" })
         guard words.count == 2, let key = Int64(words[1]) else {
-            throw InputError("'\(reference)' does not name an object; write ENTITY/PRIMARY-KEY or ENTITY PRIMARY-KEY, such as Book/9")
+            throw InputError(
+                "'\(reference)' does not name an object; write ENTITY/PRIMARY-KEY or ENTITY PRIMARY-KEY, such as Book/9"
+            )
         }
         do {
             return .object(ObjectReference(try context.object(entityName: String(words[0]), primaryKey: key)))
@@ -126,7 +139,9 @@ public final class OpenedStore {
     ///       User  3 objects
     public var summary: String {
         let how = versionWasNamed ? "opened as" : "is"
-        var lines = ["\(path) (read-only) \(how) model version \(model.version) of \(modelsPath) (\(versions.map(\.version).joined(separator: ", ")))"]
+        var lines = [
+            "\(path) (read-only) \(how) model version \(model.version) of \(modelsPath) (\(versions.map(\.version).joined(separator: ", ")))"
+        ]
         let names = model.entities.map(\.name).sorted()
         let width = names.map(\.count).max() ?? 0
         for name in names {

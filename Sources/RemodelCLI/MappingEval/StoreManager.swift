@@ -30,7 +30,9 @@ final class StoreManager: KeyValueCoding {
         case "destinationContext", "destinationModel", "currentEntityMapping", "migrationProgress", "userInfo":
             throw Self.needsMigration("$manager.\(key)")
         default:
-            throw ExpressionError(.unknownKey, "the migration manager has no key '\(key)'; with a store open it has sourceContext and sourceModel")
+            throw ExpressionError(
+                .unknownKey,
+                "the migration manager has no key '\(key)'; with a store open it has sourceContext and sourceModel")
         }
     }
 
@@ -38,27 +40,40 @@ final class StoreManager: KeyValueCoding {
     var kindName: String { "NSMigrationManager" }
 
     static func needsMigration(_ what: String) -> ExpressionError {
-        ExpressionError(.host, "\(what) exists only while a mapping runs: here $manager reads the open store as the source "
-            + "(sourceContext, fetchRequestForSourceEntityNamed:predicateString:); try the mapping with mapping-migrate run --dry-run")
+        ExpressionError(
+            .host,
+            "\(what) exists only while a mapping runs: here $manager reads the open store as the source "
+                + "(sourceContext, fetchRequestForSourceEntityNamed:predicateString:); try the mapping with mapping-migrate run --dry-run"
+        )
     }
 
     /// Registers the manager's read-only selectors (and, for the others, the error that
     /// says they need a running migration) into `registry`.
     static func register(into registry: inout FunctionRegistry) {
-        registry.register("fetchRequestForSourceEntityNamed:predicateString:", for: StoreManager.self) { manager, arguments in
+        registry.register("fetchRequestForSourceEntityNamed:predicateString:", for: StoreManager.self) {
+            manager, arguments in
             try manager.request(arguments, subentities: false)
         }
-        registry.register("fetchRequestForSourceEntityNamed:predicateString:includesSubentities:", for: StoreManager.self) { manager, arguments in
+        registry.register(
+            "fetchRequestForSourceEntityNamed:predicateString:includesSubentities:", for: StoreManager.self
+        ) { manager, arguments in
             try manager.request(arguments, subentities: arguments[2].doubleValue.map { $0 != 0 } ?? false)
         }
-        for selector in ["destinationInstancesForEntityMappingNamed:sourceInstances:", "sourceInstancesForEntityMappingNamed:destinationInstances:",
-                         "destinationInstancesForSourceRelationshipNamed:sourceInstances:"] {
+        for selector in [
+            "destinationInstancesForEntityMappingNamed:sourceInstances:",
+            "sourceInstancesForEntityMappingNamed:destinationInstances:",
+            "destinationInstancesForSourceRelationshipNamed:sourceInstances:"
+        ] {
             registry.register(selector, for: StoreManager.self) { manager, arguments in
                 guard let dryRun = manager.dryRun else {
-                    throw ExpressionError(.host, "\(selector) answers from a mapping: load one with :mapping FILE (it answers from a dry run of it)")
+                    throw ExpressionError(
+                        .host,
+                        "\(selector) answers from a mapping: load one with :mapping FILE (it answers from a dry run of it)"
+                    )
                 }
                 let migration = try dryRun.manager()
-                return try MigrationManager.standardFunctions.call(selector, on: .object(ObjectReference(migration)), arguments: arguments)
+                return try MigrationManager.standardFunctions.call(
+                    selector, on: .object(ObjectReference(migration)), arguments: arguments)
             }
         }
     }
@@ -66,7 +81,9 @@ final class StoreManager: KeyValueCoding {
     /// `fetchRequestForSourceEntityNamed:predicateString:`: a request for FETCH.
     private func request(_ arguments: [Value], subentities: Bool) throws -> Value {
         guard case .string(let entity) = arguments[0], case .string(let predicate) = arguments[1] else {
-            throw ExpressionError(.type, "fetchRequestForSourceEntityNamed:predicateString: takes an entity name and a predicate, both strings")
+            throw ExpressionError(
+                .type,
+                "fetchRequestForSourceEntityNamed:predicateString: takes an entity name and a predicate, both strings")
         }
         guard store.model.entity(named: entity) != nil else {
             throw ExpressionError(.host, "Can't find entity named \(entity) in source model \(store.model.version)")
@@ -98,7 +115,8 @@ final class MappingDryRun {
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
                 result = .success(try run(folder.appendingPathComponent("dry-run.sqlite").path))
             } catch {
-                result = .failure(ExpressionError(.host, "the lookups answer from a dry run of the mapping, which failed: \(error)"))
+                result = .failure(
+                    ExpressionError(.host, "the lookups answer from a dry run of the mapping, which failed: \(error)"))
             }
         }
         return try result!.get()

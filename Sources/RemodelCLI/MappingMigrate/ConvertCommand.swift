@@ -22,12 +22,15 @@ struct ConvertCommand: ParsableCommand {
                 """)
     }
 
-    @Argument(help: ArgumentHelp("The .xcmappingmodel bundle (or its xcmapping.xml) or .cdm file.", valueName: "mapping"))
+    @Argument(
+        help: ArgumentHelp("The .xcmappingmodel bundle (or its xcmapping.xml) or .cdm file.", valueName: "mapping"))
     var mapping: String
 
     @OptionGroup var models: ModelOptions
 
-    @Option(help: ArgumentHelp("Write the mapping file here (it must not exist) instead of printing it.", valueName: "file"))
+    @Option(
+        help: ArgumentHelp("Write the mapping file here (it must not exist) instead of printing it.", valueName: "file")
+    )
     var output: String?
 
     func run() throws {
@@ -36,14 +39,17 @@ struct ConvertCommand: ParsableCommand {
             let url = URL(fileURLWithPath: mapping)
             let loaded: MappingModel
             do {
-                loaded = url.pathExtension == "cdm"
+                loaded =
+                    url.pathExtension == "cdm"
                     ? try MappingModel.load(compiledMappingModelAt: url, models: versions)
                     : try MappingModel.load(xcodeMappingModelAt: url, models: versions)
             } catch let error as MappingErrors {
                 throw MigrateFailure.badInput(error.rendered())
             }
             guard let output = try writeMappingFile(loaded.json, to: output, command: "convert") else { return }
-            print("wrote \(output): \(loaded.sourceModel) → \(loaded.destinationModel) (\(loaded.entityMappings.count) entity mappings)")
+            print(
+                "wrote \(output): \(loaded.sourceModel) → \(loaded.destinationModel) (\(loaded.entityMappings.count) entity mappings)"
+            )
         }
     }
 }
@@ -57,7 +63,8 @@ func writeMappingFile(_ json: JSON, to output: String?, command: String) throws 
         return nil
     }
     guard !FileManager.default.fileExists(atPath: output) else {
-        throw MigrateFailure.badInput("\(output) exists; remove it or choose another --output (\(command) does not overwrite a mapping file)")
+        throw MigrateFailure.badInput(
+            "\(output) exists; remove it or choose another --output (\(command) does not overwrite a mapping file)")
     }
     guard FileManager.default.createFile(atPath: output, contents: Data(text.utf8)) else {
         throw MigrateFailure.badInput("cannot write \(output)")

@@ -38,10 +38,14 @@ struct InferCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The destination version (default: the one after --from).", valueName: "version"))
     var to: String?
 
-    @Option(help: ArgumentHelp("Write the mapping file here (it must not exist) instead of printing it.", valueName: "file"))
+    @Option(
+        help: ArgumentHelp("Write the mapping file here (it must not exist) instead of printing it.", valueName: "file")
+    )
     var output: String?
 
-    @Flag(help: "When something cannot be inferred, print the mapping anyway, with a comment at each part left to finish.")
+    @Flag(
+        help: "When something cannot be inferred, print the mapping anyway, with a comment at each part left to finish."
+    )
     var draft = false
 
     func run() throws {
@@ -59,33 +63,46 @@ struct InferCommand: ParsableCommand {
                 destination = found
             } else {
                 guard start + 1 < versions.count else {
-                    throw MigrateFailure.badInput("\(from) is the newest version; name the version to infer a mapping to with --to")
+                    throw MigrateFailure.badInput(
+                        "\(from) is the newest version; name the version to infer a mapping to with --to")
                 }
                 destination = versions[start + 1]
             }
             let source = versions[start]
             guard source.version != destination.version else {
-                throw MigrateFailure.badInput("--from and --to are both \(from); a mapping goes from one version to another")
+                throw MigrateFailure.badInput(
+                    "--from and --to are both \(from); a mapping goes from one version to another")
             }
             let step = "\(source.version) → \(destination.version)"
             let inference = MappingInference(from: source, to: destination)
             if !inference.errors.isEmpty {
                 let problems = inference.errors.map { "  \($0)\n" }.joined()
                 guard draft, inference.mappingFile() != nil else {
-                    let hint = draft ? "" : "; --draft prints what can be inferred, with a comment at each part left to finish"
-                    throw MigrateFailure.badInput("a mapping cannot be inferred for \(step):\n\(problems)write a mapping file for the step\(hint)")
+                    let hint =
+                        draft ? "" : "; --draft prints what can be inferred, with a comment at each part left to finish"
+                    throw MigrateFailure.badInput(
+                        "a mapping cannot be inferred for \(step):\n\(problems)write a mapping file for the step\(hint)"
+                    )
                 }
                 let count = inference.errors.count
-                warn("a draft: \(count) thing\(count == 1 ? "" : "s") could not be inferred for \(step):\n\(problems)", prefix: "")
+                warn(
+                    "a draft: \(count) thing\(count == 1 ? "" : "s") could not be inferred for \(step):\n\(problems)",
+                    prefix: "")
             }
             for warning in inference.warnings { warn("\(warning)\n", prefix: "warning: ") }
             if let existing = (try? models.loadMappings(models: models.modelsURL(), versions: versions))?.first(where: {
                 $0.sourceModel == source.version && $0.destinationModel == destination.version
             }) {
-                warn("\(existing.file ?? "a mapping file") already maps \(step); run uses it, not an inferred mapping\n", prefix: "note: ")
+                warn(
+                    "\(existing.file ?? "a mapping file") already maps \(step); run uses it, not an inferred mapping\n",
+                    prefix: "note: ")
             }
-            guard let output = try writeMappingFile(inference.mappingFile()!, to: output, command: "infer") else { return }
-            print("wrote \(output): the mapping \(inference.errors.isEmpty ? "inferred" : "drafted") for \(step) (\(inference.mapping.entityMappings.count) entity mappings)")
+            guard let output = try writeMappingFile(inference.mappingFile()!, to: output, command: "infer") else {
+                return
+            }
+            print(
+                "wrote \(output): the mapping \(inference.errors.isEmpty ? "inferred" : "drafted") for \(step) (\(inference.mapping.entityMappings.count) entity mappings)"
+            )
         }
     }
 

@@ -3,9 +3,9 @@ import Remodel
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Turns Ctrl-C (SIGINT) and SIGTERM into a cancellation of the running migration while
@@ -39,12 +39,17 @@ final class Interruption {
                 received += 1
                 let name = Int32(number) == SIGINT ? "SIGINT" : "SIGTERM"
                 if received == 1 {
-                    FileHandle.standardError.write(Data("\(tool): \(name): stopping at the next safe point (a second signal stops at once)\n".utf8))
+                    FileHandle.standardError.write(
+                        Data("\(tool): \(name): stopping at the next safe point (a second signal stops at once)\n".utf8)
+                    )
                     cancellation.cancel("interrupted by \(name)")
                 } else {
                     for suffix in ["", "-journal", "-wal", "-shm"] { unlink(store + ".remodel-new" + suffix) }
                     unlink(store + ".remodel-lock")
-                    FileHandle.standardError.write(Data("\(tool): \(name) while stopping: stopped at once; the new file was removed, and the store is at the last completed version\n".utf8))
+                    FileHandle.standardError.write(
+                        Data(
+                            "\(tool): \(name) while stopping: stopped at once; the new file was removed, and the store is at the last completed version\n"
+                                .utf8))
                     _exit(ExitStatus.failed.rawValue)
                 }
             }
@@ -53,9 +58,9 @@ final class Interruption {
         reader.start()
         var action = sigaction()
         #if canImport(Glibc)
-        action.__sigaction_handler.sa_handler = { number in Interruption.received(number) }
+            action.__sigaction_handler.sa_handler = { number in Interruption.received(number) }
         #else
-        action.__sigaction_u.__sa_handler = { number in Interruption.received(number) }
+            action.__sigaction_u.__sa_handler = { number in Interruption.received(number) }
         #endif
         sigemptyset(&action.sa_mask)
         action.sa_flags = SA_RESTART

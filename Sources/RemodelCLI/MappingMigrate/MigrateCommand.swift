@@ -11,8 +11,10 @@ public struct MigrateEnvironment: Sendable {
     public var defaultModels: String?
     public var defaultMappings: String?
 
-    public init(commandName: String = "mapping-migrate", policies: PolicyRegistry = PolicyRegistry(),
-                defaultModels: String? = nil, defaultMappings: String? = nil) {
+    public init(
+        commandName: String = "mapping-migrate", policies: PolicyRegistry = PolicyRegistry(),
+        defaultModels: String? = nil, defaultMappings: String? = nil
+    ) {
         self.commandName = commandName
         self.policies = policies
         self.defaultModels = defaultModels
@@ -54,7 +56,10 @@ public struct MigrateCommand: ParsableCommand {
                 at the last completed version), 2 bad input (usage, model or mapping \
                 errors). See docs/mapping-migrate.md.
                 """,
-            subcommands: [RunCommand.self, CheckCommand.self, PlanCommand.self, InferCommand.self, ConvertCommand.self, InspectCommand.self, SeedCommand.self]
+            subcommands: [
+                RunCommand.self, CheckCommand.self, PlanCommand.self, InferCommand.self, ConvertCommand.self,
+                InspectCommand.self, SeedCommand.self
+            ]
         )
     }
 
@@ -74,13 +79,18 @@ public struct MigrateCommand: ParsableCommand {
 
 /// The options every subcommand that reads models shares.
 struct ModelOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp(
-        "The model versions: an .xcdatamodeld folder, a compiled .momd, a folder of *.model.json files, or one such file.",
-        valueName: "path"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The model versions: an .xcdatamodeld folder, a compiled .momd, a folder of *.model.json files, or one such file.",
+            valueName: "path"))
     var models: String?
 
-    @Option(name: .long, help: ArgumentHelp(
-        "The folder of mapping files: *.mapping.json, and Xcode's *.xcmappingmodel and *.cdm in it or below it (default: the folder that holds the models).", valueName: "dir"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The folder of mapping files: *.mapping.json, and Xcode's *.xcmappingmodel and *.cdm in it or below it (default: the folder that holds the models).",
+            valueName: "dir"))
     var mappings: String?
 
     func validate() throws {
@@ -90,7 +100,9 @@ struct ModelOptions: ParsableArguments {
 
     func modelsURL() throws -> URL {
         guard let path = models ?? MigrateEnvironment.current.defaultModels else {
-            throw ValidationError("give the model versions with --models PATH (an .xcdatamodeld folder or a folder of *.model.json files)")
+            throw ValidationError(
+                "give the model versions with --models PATH (an .xcdatamodeld folder or a folder of *.model.json files)"
+            )
         }
         return URL(fileURLWithPath: path)
     }
@@ -104,7 +116,8 @@ struct ModelOptions: ParsableArguments {
     }
 
     func loadMappings(models: URL, versions: [ObjectModel]) throws -> [MappingModel] {
-        let folder = (mappings ?? MigrateEnvironment.current.defaultMappings).map { URL(fileURLWithPath: $0) }
+        let folder =
+            (mappings ?? MigrateEnvironment.current.defaultMappings).map { URL(fileURLWithPath: $0) }
             ?? StoreMigrator.defaultMappingsFolder(forModels: models)
         do {
             return try MappingModel.loadAll(in: folder, models: versions)
@@ -123,14 +136,18 @@ struct ModelOptions: ParsableArguments {
     func migrator(options: MigrationOptions = MigrationOptions()) throws -> StoreMigrator {
         let url = try modelsURL()
         let versions = try loadModels()
-        return StoreMigrator(models: versions, mappings: try loadMappings(models: url, versions: versions),
-                             policies: MigrateEnvironment.current.policies, options: options)
+        return StoreMigrator(
+            models: versions, mappings: try loadMappings(models: url, versions: versions),
+            policies: MigrateEnvironment.current.policies, options: options)
     }
 }
 
 /// `--to` and `--from`, for the commands that plan steps.
 struct VersionOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The version to migrate to (default: an .xcdatamodeld's current version, else the newest).", valueName: "version"))
+    @Option(
+        help: ArgumentHelp(
+            "The version to migrate to (default: an .xcdatamodeld's current version, else the newest).",
+            valueName: "version"))
     var to: String?
 
     @Option(help: ArgumentHelp("The store's version, when detection cannot tell.", valueName: "version"))
@@ -162,11 +179,13 @@ extension ParsableCommand {
         do {
             try body()
         } catch let failure as MigrateFailure {
-            FileHandle.standardError.write(Data("\(MigrateEnvironment.current.commandName): \(failure.description)\n".utf8))
+            FileHandle.standardError.write(
+                Data("\(MigrateEnvironment.current.commandName): \(failure.description)\n".utf8))
             throw failure.status.code
         } catch let error as MigrationError {
             let status: ExitStatus = error.kind == .invalidMapping ? .badInput : .failed
-            FileHandle.standardError.write(Data("\(MigrateEnvironment.current.commandName): \(error.description)\n".utf8))
+            FileHandle.standardError.write(
+                Data("\(MigrateEnvironment.current.commandName): \(error.description)\n".utf8))
             throw status.code
         }
     }

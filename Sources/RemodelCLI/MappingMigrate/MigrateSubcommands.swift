@@ -30,14 +30,17 @@ struct CheckCommand: ParsableCommand {
             let errors = migrator.check()
             if !errors.isEmpty {
                 let hint = StepNotes.unregisteredPolicies(migrator.mappings).map { "\n" + $0 } ?? ""
-                throw MigrateFailure.badInput("\(errors.count) problem\(errors.count == 1 ? "" : "s") in the mapping files:\n"
-                    + errors.map { $0.rendered() }.joined(separator: "\n") + hint)
+                throw MigrateFailure.badInput(
+                    "\(errors.count) problem\(errors.count == 1 ? "" : "s") in the mapping files:\n"
+                        + errors.map { $0.rendered() }.joined(separator: "\n") + hint)
             }
             // What the models carry and Remodel does not honour (docs/model-format.md).
             let warnings = migrator.models.flatMap { $0.warnings(file: $0.version) }
             for warning in warnings { print("warning: \(warning)") }
             let noted = warnings.isEmpty ? "" : " (\(warnings.count) warning\(warnings.count == 1 ? "" : "s") above)"
-            print("\(migrator.models.count) model versions (\(migrator.models.map(\.version).joined(separator: ", "))), \(migrator.mappings.count) mapping files: no problems\(noted)")
+            print(
+                "\(migrator.models.count) model versions (\(migrator.models.map(\.version).joined(separator: ", "))), \(migrator.mappings.count) mapping files: no problems\(noted)"
+            )
         }
     }
 }
@@ -77,18 +80,26 @@ struct PlanCommand: ParsableCommand {
         try reporting {
             let migrator = try models.migrator()
             let target = try versions.to ?? models.defaultTarget(among: migrator.models)
-            let steps = try badInput { () throws(MigrationError) in try migrator.plan(storeAt: store, from: versions.from, to: target) }
-            let start = try versions.from ?? badInput { () throws(MigrationError) in try migrator.version(ofStoreAt: store).version }
+            let steps = try badInput { () throws(MigrationError) in
+                try migrator.plan(storeAt: store, from: versions.from, to: target)
+            }
+            let start =
+                try versions.from
+                ?? badInput { () throws(MigrationError) in try migrator.version(ofStoreAt: store).version }
             print("\(store) is at \(start)")
             if steps.isEmpty { print("nothing to do") }
             for step in steps {
                 let mapping = step.isInferred ? "inferred" : step.mapping.file ?? "mapping"
-                print("\(step.source.version) → \(step.destination.version): \(mapping) (\(step.mapping.entityMappings.count) entity mappings)")
+                print(
+                    "\(step.source.version) → \(step.destination.version): \(mapping) (\(step.mapping.entityMappings.count) entity mappings)"
+                )
                 for warning in step.warnings { print("  warning: \(warning)") }
                 for note in step.mapping.notes { print("  note: \(note)") }
                 if let dropped = StepNotes.notCarriedOver(step) { print("  note: \(dropped)") }
-                for (name, execution) in MigrationManager.plannedExecutions(step.mapping, source: step.source, destination: step.destination,
-                                                                            policies: migrator.policies, options: migrator.options) {
+                for (name, execution) in MigrationManager.plannedExecutions(
+                    step.mapping, source: step.source, destination: step.destination,
+                    policies: migrator.policies, options: migrator.options)
+                {
                     guard execution.instancesAsSQL else {
                         print("  \(name): \(execution)")
                         continue
@@ -101,7 +112,9 @@ struct PlanCommand: ParsableCommand {
                         print("    evaluated per row: \(execution.evaluated.joined(separator: ", "))")
                     }
                     if !execution.evaluatedWhereUndecided.isEmpty {
-                        print("    evaluated where SQL cannot decide: \(execution.evaluatedWhereUndecided.joined(separator: ", "))")
+                        print(
+                            "    evaluated where SQL cannot decide: \(execution.evaluatedWhereUndecided.joined(separator: ", "))"
+                        )
                     }
                     if !execution.checks.isEmpty {
                         print("    checks: \(execution.checks.joined(separator: ", "))")
@@ -160,7 +173,9 @@ struct InspectCommand: ParsableCommand {
             let context = ObjectContext(store: opened)
             print("\(store): model version \(model.version) (\(Self.how(identification)))")
             for note in identification.notes { print("  note: \(note)") }
-            if let note = StoreMigrator.tablesNote((try? opened.tablesOutsideTheModel()) ?? []) { print("  note: \(note)") }
+            if let note = StoreMigrator.tablesNote((try? opened.tablesOutsideTheModel()) ?? []) {
+                print("  note: \(note)")
+            }
             let damage = (try? StoreValidator(store: opened).damage(limit: 10)) ?? []
             for row in damage { print("  damaged row: \(row)") }
             if hashes { for line in Self.hashLines(opened.metadata.versionHashes, model) { print("  \(line)") } }
@@ -182,9 +197,11 @@ extension InspectCommand {
         case .versionHashes:
             return "by its version hashes"
         case .remodelHashes:
-            return "by the version hashes an earlier Remodel wrote, which Core Data does not know: it would not open the store with \(version) without a migration"
+            return
+                "by the version hashes an earlier Remodel wrote, which Core Data does not know: it would not open the store with \(version) without a migration"
         case .schema:
-            return "by its tables and columns: its version hashes are not \(version)'s, so Core Data would not open it with \(version) without a migration"
+            return
+                "by its tables and columns: its version hashes are not \(version)'s, so Core Data would not open it with \(version) without a migration"
         }
     }
 
@@ -194,16 +211,20 @@ extension InspectCommand {
         let names = Set(stored.keys).union(ours.keys).sorted()
         let width = names.map(\.count).max() ?? 0
         func short(_ hash: Data?) -> String {
-            hash.map { $0.prefix(8).map { String(format: "%02x", $0) }.joined() } ?? "-".padding(toLength: 16, withPad: " ", startingAt: 0)
+            hash.map { $0.prefix(8).map { String(format: "%02x", $0) }.joined() }
+                ?? "-".padding(toLength: 16, withPad: " ", startingAt: 0)
         }
         var lines = ["version hashes, store against \(model.version):"]
         for name in names {
-            let verdict = switch (stored[name], ours[name]) {
-            case let (s?, o?): s == o ? "same" : "differs"
-            case (_?, nil): "only in the store"
-            default: "only in the model"
-            }
-            lines.append("  \(name.padding(toLength: width, withPad: " ", startingAt: 0))  \(short(stored[name]))  \(short(ours[name]))  \(verdict)")
+            let verdict =
+                switch (stored[name], ours[name]) {
+                case let (s?, o?): s == o ? "same" : "differs"
+                case (_?, nil): "only in the store"
+                default: "only in the model"
+                }
+            lines.append(
+                "  \(name.padding(toLength: width, withPad: " ", startingAt: 0))  \(short(stored[name]))  \(short(ours[name]))  \(verdict)"
+            )
         }
         return lines
     }
@@ -245,7 +266,9 @@ struct SeedCommand: ParsableCommand {
         try reporting {
             let versions = try models.loadModels()
             guard let model = version.map({ v in versions.first { $0.version == v } }) ?? versions.last else {
-                throw MigrateFailure.badInput("no model version '\(version ?? "")'; the versions are \(versions.map(\.version).joined(separator: ", "))")
+                throw MigrateFailure.badInput(
+                    "no model version '\(version ?? "")'; the versions are \(versions.map(\.version).joined(separator: ", "))"
+                )
             }
             guard let data = FileManager.default.contents(atPath: seed) else {
                 throw MigrateFailure.badInput("cannot read the seed file \(seed)")

@@ -2,9 +2,9 @@ import Foundation
 import Remodel
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// How `run` shows where it is, from the ``MigrationProgress`` the engine reports:
@@ -36,8 +36,10 @@ final class ProgressDisplay {
     ///   - steps: the planned steps, to number them (`[2/3]`).
     ///   - write: where the text goes (standard error, or standard output for JSON).
     ///   - now: seconds on a monotonic clock (tests pass their own).
-    init(style: Style, steps: [StoreMigrator.Step], write: @escaping (String) -> Void,
-         now: @escaping () -> Double = { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }) {
+    init(
+        style: Style, steps: [StoreMigrator.Step], write: @escaping (String) -> Void,
+        now: @escaping () -> Double = { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+    ) {
         self.style = style
         self.steps = steps
         self.write = write
@@ -61,7 +63,10 @@ final class ProgressDisplay {
 
     /// Shows `progress` of `step`, or not, as the style decides.
     func update(_ step: StoreMigrator.Step, _ progress: MigrationProgress) {
-        let index = (steps.firstIndex { $0.source.version == step.source.version && $0.destination.version == step.destination.version } ?? 0)
+        let index =
+            (steps.firstIndex {
+                $0.source.version == step.source.version && $0.destination.version == step.destination.version
+            } ?? 0)
         let t = now()
         let done = Self.finishesStage(progress)
         let key = "\(index) \(progress.entityMapping) \(progress.stage.rawValue)"
@@ -78,12 +83,17 @@ final class ProgressDisplay {
                 if progress.stage == .validate {
                     write(Self.prefix(index, steps.count, step) + ": validated\n")
                 } else if progress.rows > 0 {
-                    write(Self.prefix(index, steps.count, step) + ": \(progress.entityMapping): \(progress.stage.rawValue): \(Self.grouped(progress.rows)) rows, done\n")
+                    write(
+                        Self.prefix(index, steps.count, step)
+                            + ": \(progress.entityMapping): \(progress.stage.rawValue): \(Self.grouped(progress.rows)) rows, done\n"
+                    )
                 }
                 lastShown = t
             } else if t - lastShown >= 1, progress.stage != .validate {
                 lastShown = t
-                write(Self.prefix(index, steps.count, step) + ": \(progress.entityMapping): \(progress.stage.rawValue): " + Self.counts(progress, separator: ", ") + "\n")
+                write(
+                    Self.prefix(index, steps.count, step) + ": \(progress.entityMapping): \(progress.stage.rawValue): "
+                        + Self.counts(progress, separator: ", ") + "\n")
             }
         case .json:
             if done {
@@ -122,7 +132,9 @@ final class ProgressDisplay {
     static func counts(_ progress: MigrationProgress, separator: String) -> String {
         var parts: [String] = []
         if let total = progress.totalRows, total > 0 {
-            parts.append("\(grouped(progress.rows))/\(grouped(total)) rows (\(Int(Double(progress.rows) / Double(total) * 100))%)")
+            parts.append(
+                "\(grouped(progress.rows))/\(grouped(total)) rows (\(Int(Double(progress.rows) / Double(total) * 100))%)"
+            )
         } else {
             parts.append("\(grouped(progress.rows)) rows")
         }
@@ -141,23 +153,31 @@ final class ProgressDisplay {
     /// percentage always; then, while they fit, the rows, the ETA, the entity mapping, the
     /// rate, the stage and the step's versions (the ETA and the rate are those of the
     /// current entity mapping's stage).
-    static func bar(index: Int, count: Int, step: StoreMigrator.Step, _ progress: MigrationProgress, width: Int) -> String {
+    static func bar(index: Int, count: Int, step: StoreMigrator.Step, _ progress: MigrationProgress, width: Int)
+        -> String
+    {
         let overall = (Double(index) + min(1, max(0, progress.fraction))) / Double(max(1, count))
         let cells = 12
         let filled = Int((overall * Double(cells)).rounded(.down))
         let percent = String(Int((overall * 100).rounded(.down)))
-        let head = "[\(index + 1)/\(count)] " + String(repeating: "█", count: filled) + String(repeating: "░", count: cells - filled)
+        let head =
+            "[\(index + 1)/\(count)] " + String(repeating: "█", count: filled)
+            + String(repeating: "░", count: cells - filled)
             + " " + String(repeating: " ", count: max(0, 3 - percent.count)) + percent + "%"
-        let rows = progress.totalRows.map { "\(grouped(progress.rows))/\(grouped($0)) rows" } ?? "\(grouped(progress.rows)) rows"
+        let rows =
+            progress.totalRows.map { "\(grouped(progress.rows))/\(grouped($0)) rows" }
+            ?? "\(grouped(progress.rows)) rows"
         // (text, priority: lower is kept first), in the order they are shown.
         var parts: [(text: String, priority: Int)] = [
             ("\(step.source.version) → \(step.destination.version)", 6),
             (progress.entityMapping, 3),
-            (progress.stage.rawValue, 5),
+            (progress.stage.rawValue, 5)
         ]
         if progress.stage != .validate {
             parts.append((rows, 1))
-            if progress.rowsPerSecond > 0 { parts.append(("\(grouped(Int(progress.rowsPerSecond.rounded()))) rows/s", 4)) }
+            if progress.rowsPerSecond > 0 {
+                parts.append(("\(grouped(Int(progress.rowsPerSecond.rounded()))) rows/s", 4))
+            }
             if let eta = eta(progress) { parts.append(("ETA \(duration(eta))", 2)) }
         }
         var shown = Set<Int>()
@@ -172,7 +192,9 @@ final class ProgressDisplay {
     }
 
     /// `{"event": "progress", "step": 1, "steps": 3, …}`.
-    static func event(index: Int, count: Int, step: StoreMigrator.Step, _ progress: MigrationProgress, done: Bool) -> JSON {
+    static func event(index: Int, count: Int, step: StoreMigrator.Step, _ progress: MigrationProgress, done: Bool)
+        -> JSON
+    {
         let overall = (Double(index) + min(1, max(0, progress.fraction))) / Double(max(1, count))
         return [
             "event": "progress",
@@ -188,7 +210,7 @@ final class ProgressDisplay {
             "etaSeconds": eta(progress).map { .double(rounded($0, 1)) } ?? .null,
             "fraction": .double(rounded(progress.fraction, 4)),
             "overallFraction": .double(rounded(overall, 4)),
-            "done": .bool(done),
+            "done": .bool(done)
         ]
     }
 

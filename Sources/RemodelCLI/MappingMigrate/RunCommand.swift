@@ -55,10 +55,15 @@ struct RunCommand: ParsableCommand {
     @Flag(help: "Run the steps into temporary files and report what they would do; the store is not changed.")
     var dryRun = false
 
-    @Option(help: ArgumentHelp("With --dry-run: the objects of each entity to show after each step (default: 3).", valueName: "n"))
+    @Option(
+        help: ArgumentHelp(
+            "With --dry-run: the objects of each entity to show after each step (default: 3).", valueName: "n"))
     var samples: Int?
 
-    @Flag(help: "Refuse a store with damaged rows (text in a number column, a row of no entity, a to-one pointing at no row) instead of warning and reading them as inspect does.")
+    @Flag(
+        help:
+            "Refuse a store with damaged rows (text in a number column, a row of no entity, a to-one pointing at no row) instead of warning and reading them as inspect does."
+    )
     var strict = false
 
     @Flag(help: "Do not keep the store as it was before each step.")
@@ -109,7 +114,9 @@ struct RunCommand: ParsableCommand {
         } catch let failure as MigrateFailure {
             // A failed migration has put its own kind and code there already.
             if result.error == .null {
-                result.error = ["kind": failure.status == .badInput ? "badInput" : "failed", "message": .string(failure.description)]
+                result.error = [
+                    "kind": failure.status == .badInput ? "badInput" : "failed", "message": .string(failure.description)
+                ]
             }
             throw failure
         }
@@ -122,65 +129,92 @@ struct RunCommand: ParsableCommand {
         migrator.refusesDamagedRows = strict
         let target = try versions.to ?? models.defaultTarget(among: migrator.models) ?? migrator.models.last!.version
         result.to = target
-        let start = try versions.from ?? badInput { () throws(MigrationError) in try migrator.version(ofStoreAt: store).version }
+        let start =
+            try versions.from
+            ?? badInput { () throws(MigrationError) in try migrator.version(ofStoreAt: store).version }
         result.from = start
-        let steps = try badInput { () throws(MigrationError) in try migrator.plan(storeAt: store, from: versions.from, to: target) }
+        let steps = try badInput { () throws(MigrationError) in
+            try migrator.plan(storeAt: store, from: versions.from, to: target)
+        }
         result.at = start
         if json {
-            emit(["event": "plan", "store": .string(store), "dryRun": .bool(dryRun), "from": .string(start), "to": .string(target),
-                  "steps": .array(steps.map(Self.json(plan:)))])
+            emit([
+                "event": "plan", "store": .string(store), "dryRun": .bool(dryRun), "from": .string(start),
+                "to": .string(target),
+                "steps": .array(steps.map(Self.json(plan:)))
+            ])
         }
         guard !steps.isEmpty else {
             result.status = "nothing to do"
             if !json { print("\(store) is already at \(target); nothing to do" + newerHint(target, migrator.models)) }
             return
         }
-        let outside = try badInput { () throws(MigrationError) in try migrator.tablesOutsideTheModel(ofStoreAt: store, at: steps[0].source.version) }
+        let outside = try badInput { () throws(MigrationError) in
+            try migrator.tablesOutsideTheModel(ofStoreAt: store, at: steps[0].source.version)
+        }
         if let note = StoreMigrator.tablesNote(outside) {
             FileHandle.standardError.write(Data("\(tool): note: \(note)\n".utf8))
         }
         if !strict {
-            let damage = try badInput { () throws(MigrationError) in try migrator.damage(ofStoreAt: store, at: steps[0].source.version) }
+            let damage = try badInput { () throws(MigrationError) in
+                try migrator.damage(ofStoreAt: store, at: steps[0].source.version)
+            }
             for row in damage {
                 FileHandle.standardError.write(Data("\(tool): warning: damaged row: \(row)\n".utf8))
             }
             if damage.count == 10 {
-                FileHandle.standardError.write(Data("\(tool): warning: (the first 10 damaged rows; inspect lists them, --strict refuses the store)\n".utf8))
+                FileHandle.standardError.write(
+                    Data(
+                        "\(tool): warning: (the first 10 damaged rows; inspect lists them, --strict refuses the store)\n"
+                            .utf8))
             }
         }
         for step in steps {
             for warning in step.warnings {
-                FileHandle.standardError.write(Data("\(tool): warning: inferred \(step.source.version) → \(step.destination.version): \(warning)\n".utf8))
+                FileHandle.standardError.write(
+                    Data(
+                        "\(tool): warning: inferred \(step.source.version) → \(step.destination.version): \(warning)\n"
+                            .utf8))
             }
             if let dropped = StepNotes.notCarriedOver(step) {
-                FileHandle.standardError.write(Data("\(tool): note: inferred \(step.source.version) → \(step.destination.version): \(dropped)\n".utf8))
+                FileHandle.standardError.write(
+                    Data(
+                        "\(tool): note: inferred \(step.source.version) → \(step.destination.version): \(dropped)\n"
+                            .utf8))
             }
         }
-        let display = ProgressDisplay(style: ProgressDisplay.automatic(json: json, quiet: quiet), steps: steps, write: { text in
-            (self.json ? FileHandle.standardOutput : FileHandle.standardError).write(Data(text.utf8))
-        })
+        let display = ProgressDisplay(
+            style: ProgressDisplay.automatic(json: json, quiet: quiet), steps: steps,
+            write: { text in
+                (self.json ? FileHandle.standardOutput : FileHandle.standardError).write(Data(text.utf8))
+            })
         if !json && dryRun {
-            print("dry run: \(store) is at \(start); the \(steps.count == 1 ? "step runs" : "\(steps.count) steps run") into temporary files, and the store is not changed")
+            print(
+                "dry run: \(store) is at \(start); the \(steps.count == 1 ? "step runs" : "\(steps.count) steps run") into temporary files, and the store is not changed"
+            )
         }
         do {
             if dryRun {
                 // No signal handling: the store is only read, and Ctrl-C ends the dry run
                 // where it is (its temporary files are in the temporary directory).
-                let ran = try migrator.dryRun(storeAt: store, from: versions.from, to: target, samples: samples ?? 3, progress: display.update)
+                let ran = try migrator.dryRun(
+                    storeAt: store, from: versions.from, to: target, samples: samples ?? 3, progress: display.update)
                 display.finish()
                 result.steps = ran.map { Self.json(step: $0.step, report: $0.report, entities: $0.entities) }
                 result.status = "dry run"
                 if !json {
                     for step in ran { printReport(step.step, step.report, entities: step.entities) }
                     let total = ran.reduce(0) { $0 + $1.report.seconds }
-                    print("dry run done: a run would take \(store) from \(start) to \(target) in \(Self.count(ran.count, "step")) "
-                        + "(\(String(format: "%.2f", total)) s here); nothing was changed")
+                    print(
+                        "dry run done: a run would take \(store) from \(start) to \(target) in \(Self.count(ran.count, "step")) "
+                            + "(\(String(format: "%.2f", total)) s here); nothing was changed")
                 }
             } else {
                 // Ctrl-C and SIGTERM cancel the run; the store stays at the last completed version.
                 let interruption = Interruption(cancelling: migrator.cancellation, store: store)
                 defer { interruption.end() }
-                let reports = try migrator.migrate(storeAt: store, from: versions.from, to: target, progress: display.update)
+                let reports = try migrator.migrate(
+                    storeAt: store, from: versions.from, to: target, progress: display.update)
                 display.finish()
                 result.steps = zip(steps, reports).map { Self.json(step: $0, report: $1.report, entities: nil) }
                 result.status = "migrated"
@@ -191,23 +225,33 @@ struct RunCommand: ParsableCommand {
                 if !json {
                     for (step, report) in zip(steps, reports) { printReport(step, report.report, entities: nil) }
                     let total = reports.reduce(0) { $0 + $1.report.seconds }
-                    print("done: \(store) is at \(at) after \(Self.count(reports.count, "step")) (\(String(format: "%.2f", total)) s)")
+                    print(
+                        "done: \(store) is at \(at) after \(Self.count(reports.count, "step")) (\(String(format: "%.2f", total)) s)"
+                    )
                     if !backups.isEmpty {
-                        print("the store before \(backups.count == 1 ? "the step" : "each step") is kept: \(backups.joined(separator: ", ")) (remove \(backups.count == 1 ? "it" : "them") when no longer needed)")
+                        print(
+                            "the store before \(backups.count == 1 ? "the step" : "each step") is kept: \(backups.joined(separator: ", ")) (remove \(backups.count == 1 ? "it" : "them") when no longer needed)"
+                        )
                     }
                 }
             }
         } catch {
             display.finish()
             var message = error.description
-            if error.kind == .invalidMapping, let hint = StepNotes.unregisteredPolicies(steps.map(\.mapping)) { message += "\n" + hint }
+            if error.kind == .invalidMapping, let hint = StepNotes.unregisteredPolicies(steps.map(\.mapping)) {
+                message += "\n" + hint
+            }
             if dryRun {
                 message += "\n(a dry run: \(store) was not changed)"
             } else if error.kind != .cancelled, let now = try? migrator.version(ofStoreAt: store).version {
                 result.at = now
-                if now != start { message += "\n\(store) is at \(now): the steps before the failed one were completed; run again to continue from there" }
+                if now != start {
+                    message +=
+                        "\n\(store) is at \(now): the steps before the failed one were completed; run again to continue from there"
+                }
                 if !noBackup, let from = steps.firstIndex(where: { $0.source.version == start }),
-                    let to = steps.firstIndex(where: { $0.source.version == now }) {
+                    let to = steps.firstIndex(where: { $0.source.version == now })
+                {
                     result.backups = steps[from..<to].map { "\(store).\($0.source.version).bak" }
                         .filter { FileManager.default.fileExists(atPath: $0) }
                 }
@@ -220,18 +264,30 @@ struct RunCommand: ParsableCommand {
     /// `; Notes5 is newer than the current version (--to Notes5)` when an .xcdatamodeld
     /// has versions after its current one.
     private func newerHint(_ target: String, _ versions: [ObjectModel]) -> String {
-        guard self.versions.to == nil, let index = versions.firstIndex(where: { $0.version == target }), index + 1 < versions.count else { return "" }
+        guard self.versions.to == nil, let index = versions.firstIndex(where: { $0.version == target }),
+            index + 1 < versions.count
+        else { return "" }
         return " (the current version of \((try? models.modelsURL().lastPathComponent) ?? "the models"); "
             + "\(versions[(index + 1)...].map(\.version).joined(separator: ", ")) \(versions.count - index - 1 == 1 ? "is" : "are") newer: name one with --to)"
     }
 
-    private func printReport(_ step: StoreMigrator.Step, _ report: MigrationReport, entities: [StoreMigrator.EntitySummary]?) {
+    private func printReport(
+        _ step: StoreMigrator.Step, _ report: MigrationReport, entities: [StoreMigrator.EntitySummary]?
+    ) {
         let files = step.mapping.files.map { ($0 as NSString).lastPathComponent }
         let source = step.isInferred ? "inferred" : files.isEmpty ? "mapping" : files.joined(separator: " + ")
-        print("\(step.source.version) → \(step.destination.version) (\(source)): \(String(format: "%.2f", report.seconds)) s")
+        print(
+            "\(step.source.version) → \(step.destination.version) (\(source)): \(String(format: "%.2f", report.seconds)) s"
+        )
         for mapping in report.entityMappings {
-            print("  \(mapping.name): \(ProgressDisplay.grouped(mapping.sourceInstances)) read, \(ProgressDisplay.grouped(mapping.destinationInstances)) created, "
-                + "\(ProgressDisplay.grouped(mapping.relationshipsSet)) relationships set" + (mapping.execution.map { $0.instancesAsSQL ? ($0.relationshipsAsSQL ? " (SQL)" : " (SQL, relationships interpreted)") : " (interpreted)" } ?? ""))
+            print(
+                "  \(mapping.name): \(ProgressDisplay.grouped(mapping.sourceInstances)) read, \(ProgressDisplay.grouped(mapping.destinationInstances)) created, "
+                    + "\(ProgressDisplay.grouped(mapping.relationshipsSet)) relationships set"
+                    + (mapping.execution.map {
+                        $0.instancesAsSQL
+                            ? ($0.relationshipsAsSQL ? " (SQL)" : " (SQL, relationships interpreted)")
+                            : " (interpreted)"
+                    } ?? ""))
         }
         for entity in entities ?? [] {
             print("  \(entity.entity): \(ProgressDisplay.grouped(entity.count)) object\(entity.count == 1 ? "" : "s")")
@@ -242,39 +298,53 @@ struct RunCommand: ParsableCommand {
     static func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
 
     static func json(plan step: StoreMigrator.Step) -> JSON {
-        ["source": .string(step.source.version), "destination": .string(step.destination.version),
-         "mapping": .string(step.isInferred ? "inferred" : step.mapping.file ?? "mapping"),
-         "entityMappings": .integer(Int64(step.mapping.entityMappings.count)),
-         "warnings": .array(step.warnings.map { .string($0.description) })]
+        [
+            "source": .string(step.source.version), "destination": .string(step.destination.version),
+            "mapping": .string(step.isInferred ? "inferred" : step.mapping.file ?? "mapping"),
+            "entityMappings": .integer(Int64(step.mapping.entityMappings.count)),
+            "warnings": .array(step.warnings.map { .string($0.description) })
+        ]
     }
 
-    static func json(step: StoreMigrator.Step, report: MigrationReport, entities: [StoreMigrator.EntitySummary]?) -> JSON {
+    static func json(step: StoreMigrator.Step, report: MigrationReport, entities: [StoreMigrator.EntitySummary]?)
+        -> JSON
+    {
         var object: JSON = [
             "source": .string(step.source.version), "destination": .string(step.destination.version),
             "mapping": .string(step.isInferred ? "inferred" : step.mapping.file ?? "mapping"),
             "seconds": .double(ProgressDisplay.rounded(report.seconds, 4)),
-            "entityMappings": .array(report.entityMappings.map { mapping in
-                var object: OrderedDictionary<String, JSON> = [
-                    "name": .string(mapping.name), "read": .integer(Int64(mapping.sourceInstances)),
-                    "created": .integer(Int64(mapping.destinationInstances)), "relationshipsSet": .integer(Int64(mapping.relationshipsSet)),
-                    "seconds": .double(ProgressDisplay.rounded(mapping.seconds, 4)),
-                ]
-                if let execution = mapping.execution {
-                    // How it ran (docs/pushdown.md): SQL or the interpreter, and why.
-                    object["instancesAsSQL"] = .bool(execution.instancesAsSQL)
-                    object["relationshipsAsSQL"] = .bool(execution.relationshipsAsSQL)
-                    if let reason = execution.instancesReason { object["instancesReason"] = .string(reason) }
-                    if !execution.instancesAsSQL, let strategy = execution.interpretedAs { object["interpretedAs"] = .string(strategy) }
-                    if let reason = execution.relationshipsReason { object["relationshipsReason"] = .string(reason) }
-                    object["evaluations"] = .integer(Int64(execution.evaluations))
-                }
-                return .object(object)
-            }),
+            "entityMappings": .array(
+                report.entityMappings.map { mapping in
+                    var object: OrderedDictionary<String, JSON> = [
+                        "name": .string(mapping.name), "read": .integer(Int64(mapping.sourceInstances)),
+                        "created": .integer(Int64(mapping.destinationInstances)),
+                        "relationshipsSet": .integer(Int64(mapping.relationshipsSet)),
+                        "seconds": .double(ProgressDisplay.rounded(mapping.seconds, 4))
+                    ]
+                    if let execution = mapping.execution {
+                        // How it ran (docs/pushdown.md): SQL or the interpreter, and why.
+                        object["instancesAsSQL"] = .bool(execution.instancesAsSQL)
+                        object["relationshipsAsSQL"] = .bool(execution.relationshipsAsSQL)
+                        if let reason = execution.instancesReason { object["instancesReason"] = .string(reason) }
+                        if !execution.instancesAsSQL, let strategy = execution.interpretedAs {
+                            object["interpretedAs"] = .string(strategy)
+                        }
+                        if let reason = execution.relationshipsReason {
+                            object["relationshipsReason"] = .string(reason)
+                        }
+                        object["evaluations"] = .integer(Int64(execution.evaluations))
+                    }
+                    return .object(object)
+                })
         ]
         if let entities, case .object(var members) = object {
-            members["entities"] = .array(entities.map { entity in
-                ["entity": .string(entity.entity), "count": .integer(Int64(entity.count)), "samples": .array(entity.samples.map(\.json))]
-            })
+            members["entities"] = .array(
+                entities.map { entity in
+                    [
+                        "entity": .string(entity.entity), "count": .integer(Int64(entity.count)),
+                        "samples": .array(entity.samples.map(\.json))
+                    ]
+                })
             object = .object(members)
         }
         return object
@@ -302,19 +372,27 @@ final class RunResult {
     /// `--json`'s `error` for a failed migration: its kind, Core Data's code, the message,
     /// and, when the failure began in SQLite, SQLite's codes and statement.
     static func json(of error: MigrationError, message: String) -> JSON {
-        var members: OrderedDictionary<String, JSON> = ["kind": .string(error.kind.rawValue), "code": .integer(Int64(error.code)),
-                                                       "message": .string(message)]
+        var members: OrderedDictionary<String, JSON> = [
+            "kind": .string(error.kind.rawValue), "code": .integer(Int64(error.code)),
+            "message": .string(message)
+        ]
         if let sqlite = error.sqlite {
-            members["sqlite"] = ["code": .integer(Int64(sqlite.code)), "extendedCode": .integer(Int64(sqlite.extendedCode)),
-                                 "message": .string(sqlite.message), "sql": sqlite.sql.map(JSON.string) ?? .null]
+            members["sqlite"] = [
+                "code": .integer(Int64(sqlite.code)), "extendedCode": .integer(Int64(sqlite.extendedCode)),
+                "message": .string(sqlite.message), "sql": sqlite.sql.map(JSON.string) ?? .null
+            ]
         }
         return .object(members)
     }
 
     var json: JSON {
-        ["event": "result", "status": .string(status), "exitCode": .integer(Int64(exitCode)), "store": .string(store),
-         "dryRun": .bool(dryRun), "from": from.map(JSON.string) ?? .null, "to": to.map(JSON.string) ?? .null,
-         "at": at.map(JSON.string) ?? .null, "steps": .array(steps), "backups": .array(backups.map(JSON.string)), "error": error]
+        [
+            "event": "result", "status": .string(status), "exitCode": .integer(Int64(exitCode)),
+            "store": .string(store),
+            "dryRun": .bool(dryRun), "from": from.map(JSON.string) ?? .null, "to": to.map(JSON.string) ?? .null,
+            "at": at.map(JSON.string) ?? .null, "steps": .array(steps), "backups": .array(backups.map(JSON.string)),
+            "error": error
+        ]
     }
 }
 
@@ -329,14 +407,20 @@ enum StepNotes {
         var droppedRelationships: [(entity: EntityDescription, relationship: RelationshipDescription)] = []
         var carried: Set<String> = []
         for mapping in step.mapping.entityMappings {
-            guard let sourceName = mapping.sourceEntity, let source = step.source.entity(named: sourceName) else { continue }
-            guard let destinationName = mapping.destinationEntity, let destination = step.destination.entity(named: destinationName) else {
+            guard let sourceName = mapping.sourceEntity, let source = step.source.entity(named: sourceName) else {
+                continue
+            }
+            guard let destinationName = mapping.destinationEntity,
+                let destination = step.destination.entity(named: destinationName)
+            else {
                 if mapping.type == .remove { dropped.append("\(sourceName) (the whole entity)") }
                 continue
             }
-            let kept = Set(step.destination.allAttributes(of: destination).map { $0.renamingIdentifier ?? $0.name }
-                + step.destination.allRelationships(of: destination).map { $0.renamingIdentifier ?? $0.name })
-            for attribute in step.source.allAttributes(of: source) where !attribute.isTransient && !kept.contains(attribute.renamingIdentifier ?? attribute.name) {
+            let kept = Set(
+                step.destination.allAttributes(of: destination).map { $0.renamingIdentifier ?? $0.name }
+                    + step.destination.allRelationships(of: destination).map { $0.renamingIdentifier ?? $0.name })
+            for attribute in step.source.allAttributes(of: source)
+            where !attribute.isTransient && !kept.contains(attribute.renamingIdentifier ?? attribute.name) {
                 dropped.append("\(sourceName).\(attribute.name)")
             }
             for relationship in step.source.allRelationships(of: source) where !relationship.isTransient {
@@ -348,11 +432,14 @@ enum StepNotes {
             }
         }
         for (entity, relationship) in droppedRelationships {
-            if let inverse = relationship.inverse, carried.contains("\(relationship.destination).\(inverse)") { continue }
+            if let inverse = relationship.inverse, carried.contains("\(relationship.destination).\(inverse)") {
+                continue
+            }
             dropped.append("\(entity.name).\(relationship.name)")
         }
         guard !dropped.isEmpty else { return nil }
-        return "does not carry over \(dropped.joined(separator: ", ")): nothing in \(step.destination.version) has \(dropped.count == 1 ? "its" : "their") name or renaming identifier; "
+        return
+            "does not carry over \(dropped.joined(separator: ", ")): nothing in \(step.destination.version) has \(dropped.count == 1 ? "its" : "their") name or renaming identifier; "
             + "if the data must be kept, give what replaces \(dropped.count == 1 ? "it" : "them") the old name as renaming identifier, or write a mapping file for the step"
     }
 
@@ -360,10 +447,12 @@ enum StepNotes {
     /// Swift, and run in a tool built with them.
     static func unregisteredPolicies(_ mappings: [MappingModel]) -> String? {
         let policies = MigrateEnvironment.current.policies
-        let missing = Set(mappings.flatMap { $0.entityMappings.compactMap(\.policy) }.filter { !policies.contains($0) }).sorted()
+        let missing = Set(mappings.flatMap { $0.entityMappings.compactMap(\.policy) }.filter { !policies.contains($0) })
+            .sorted()
         guard !missing.isEmpty else { return nil }
         let tool = MigrateEnvironment.current.commandName
-        return "\(missing.joined(separator: ", ")) \(missing.count == 1 ? "is a policy" : "are policies") written in Swift, which \(tool) does not have: "
+        return
+            "\(missing.joined(separator: ", ")) \(missing.count == 1 ? "is a policy" : "are policies") written in Swift, which \(tool) does not have: "
             + "run these mapping files with a tool built with \(missing.count == 1 ? "it" : "them") registered "
             + "(MigrateCommand.main(environment:), docs/mapping-migrate.md; mappings/book-authors/book-migration is one)"
     }

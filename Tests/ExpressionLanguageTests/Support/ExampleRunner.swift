@@ -169,22 +169,24 @@ enum ExampleRunner {
         let compiler = ExpressionCompiler()
         if input.isPredicate {
             let tree: FormatPredicate
-            do { tree = try FormatPredicate(parsing: input.source, arguments: input.arguments) }
-            catch { return .error(error, .parse) }
+            do { tree = try FormatPredicate(parsing: input.source, arguments: input.arguments) } catch {
+                return .error(error, .parse)
+            }
             let compiled: CompiledPredicate
-            do { compiled = try compiler.compile(tree, source: input.source) }
-            catch { return .error(error, .compile) }
-            do { return .value(.bool(try compiled.evaluate(with: input.object, variables: input.variables))) }
-            catch { return .error(error, .evaluate) }
+            do { compiled = try compiler.compile(tree, source: input.source) } catch { return .error(error, .compile) }
+            do { return .value(.bool(try compiled.evaluate(with: input.object, variables: input.variables))) } catch {
+                return .error(error, .evaluate)
+            }
         } else {
             let tree: FormatExpression
-            do { tree = try FormatExpression(parsing: input.source, arguments: input.arguments) }
-            catch { return .error(error, .parse) }
+            do { tree = try FormatExpression(parsing: input.source, arguments: input.arguments) } catch {
+                return .error(error, .parse)
+            }
             let compiled: CompiledExpression
-            do { compiled = try compiler.compile(tree, source: input.source) }
-            catch { return .error(error, .compile) }
-            do { return .value(try compiled.evaluate(with: input.object, variables: input.variables)) }
-            catch { return .error(error, .evaluate) }
+            do { compiled = try compiler.compile(tree, source: input.source) } catch { return .error(error, .compile) }
+            do { return .value(try compiled.evaluate(with: input.object, variables: input.variables)) } catch {
+                return .error(error, .evaluate)
+            }
         }
     }
 
@@ -223,7 +225,9 @@ enum Expectation {
             return ["a value (\(v.json.serialized()) \(v.kind.rawValue)) instead of the error \"\(message)\""]
         case (.error(let kind, let message, let line, let column, let phase), .error(let error, let actualPhase)):
             var problems: [String] = []
-            if let kind, kind != error.kind.rawValue { problems.append("kind \(error.kind.rawValue), expected \(kind)") }
+            if let kind, kind != error.kind.rawValue {
+                problems.append("kind \(error.kind.rawValue), expected \(kind)")
+            }
             if message != error.message { problems.append("message \"\(error.message)\", expected \"\(message)\"") }
             if let column, column != error.location?.column {
                 problems.append("column \(error.location.map { String($0.column) } ?? "none"), expected \(column)")
@@ -231,7 +235,9 @@ enum Expectation {
             if let line, line != error.location?.line {
                 problems.append("line \(error.location.map { String($0.line) } ?? "none"), expected \(line)")
             }
-            if let phase, phase != actualPhase.rawValue { problems.append("phase \(actualPhase.rawValue), expected \(phase)") }
+            if let phase, phase != actualPhase.rawValue {
+                problems.append("phase \(actualPhase.rawValue), expected \(phase)")
+            }
             return problems
         }
     }

@@ -12,8 +12,10 @@ import Remodel
 public final class BookToBookPolicy: EntityMigrationPolicy {
     public init() {}
 
-    public func createDestinationInstances(forSource source: ManagedObject, in mapping: EntityMapping,
-                                           manager: MigrationManager) throws {
+    public func createDestinationInstances(
+        forSource source: ManagedObject, in mapping: EntityMapping,
+        manager: MigrationManager
+    ) throws {
         // The default behaviour first: the book, its attribute mappings, the association.
         let book = try defaultCreateDestinationInstances(forSource: source, in: mapping, manager: manager)[0]
         // The article reads it with `integerValue`: Xcode's user info holds the text "2".
@@ -50,11 +52,15 @@ public final class BookToBookPolicy: EntityMigrationPolicy {
     private func moveFile(of source: ManagedObject, to book: ManagedObject, manager: MigrationManager) throws {
         let fileURL = try source.value(forKey: "fileURL")
         for user in try source.value(forKey: "users").collectionElements ?? [] {
-            guard case .object(let reference) = user, let sourceUser = reference.object as? ManagedObject else { continue }
+            guard case .object(let reference) = user, let sourceUser = reference.object as? ManagedObject else {
+                continue
+            }
             let userId = try sourceUser.value(forKey: "userId")
             let request = try FetchRequest(entityName: "User", predicate: "userId == %@", arguments: [userId])
             guard let destinationUser = try manager.destinationContext.fetch(request).first else {
-                throw BookMigrationError("no migrated user with userId \(userId.formatDescription); the UserToUser mapping must run before BookToBook")
+                throw BookMigrationError(
+                    "no migrated user with userId \(userId.formatDescription); the UserToUser mapping must run before BookToBook"
+                )
             }
             let file = try manager.destinationContext.insert("File")
             try file.setValue(fileURL, forKey: "fileURL")

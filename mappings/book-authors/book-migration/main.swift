@@ -9,6 +9,7 @@ import BookMigrationPolicies
 import Migration
 import RemodelCLI
 
-MigrateCommand.main(environment: MigrateEnvironment(
-    commandName: "book-migration", policies: .bookMigration,
-    defaultModels: "mappings/book-authors", defaultMappings: "mappings/book-authors"))
+MigrateCommand.main(
+    environment: MigrateEnvironment(
+        commandName: "book-migration", policies: .bookMigration,
+        defaultModels: "mappings/book-authors", defaultMappings: "mappings/book-authors"))
