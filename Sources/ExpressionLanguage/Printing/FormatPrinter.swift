@@ -9,22 +9,27 @@ import Foundation
 /// sets as `{…}`, infinities as `1.0 / 0.0`. Dictionaries, data and objects
 /// (which can only come from `%@` arguments) print descriptively and do not parse back;
 /// nor do keys from `%K` that are not identifiers (`%K` with `"ISO 3166-1"`).
-enum FormatPrinter {
-    static func print(_ expression: FormatExpression) -> String {
+struct FormatPrinter {
+    /// Which text: the canonical form (the default), or Apple's (``ApplePrinter``).
+    enum Style { case canonical, apple }
+
+    let style: Style
+
+    static func print(_ expression: FormatExpression, style: Style = .canonical) -> String {
         var out = ""
-        write(expression, to: &out)
+        FormatPrinter(style: style).write(expression, to: &out)
         return out
     }
 
-    static func print(_ predicate: FormatPredicate) -> String {
+    static func print(_ predicate: FormatPredicate, style: Style = .canonical) -> String {
         var out = ""
-        write(predicate, to: &out)
+        FormatPrinter(style: style).write(predicate, to: &out)
         return out
     }
 
     // MARK: - Predicates
 
-    static func write(_ predicate: FormatPredicate, to out: inout String) {
+    func write(_ predicate: FormatPredicate, to out: inout String) {
         switch predicate.kind {
         case .constant(let value):
             out += value ? "TRUEPREDICATE" : "FALSEPREDICATE"
@@ -44,6 +49,8 @@ enum FormatPrinter {
                 out += predicate.isAnd ? "TRUEPREDICATE" : "FALSEPREDICATE"
                 return
             }
+            // Apple prints a compound of one as that one.
+            if style == .apple, children.count == 1 { return write(children[0], to: &out) }
             let separator = predicate.isAnd ? " AND " : " OR "
             for (i, child) in children.enumerated() {
                 if i > 0 { out += separator }
@@ -55,9 +62,10 @@ enum FormatPrinter {
         }
     }
 
-    private static func writeOperand(_ predicate: FormatPredicate, to out: inout String) {
+    private func writeOperand(_ predicate: FormatPredicate, to out: inout String) {
         switch predicate.kind {
-        case .and, .or:
+        case .and(let children),
+            .or(let children) where style == .canonical || children.count > 1:
             out += "("
             write(predicate, to: &out)
             out += ")"
@@ -85,8 +93,21 @@ enum FormatPrinter {
         }
     }
 
-    private static func write(_ expression: FormatExpression, to out: inout String, atLeast minimum: Int) {
-        if precedence(expression) < minimum {
+    /// Whether Apple prints the expression as an infix operation, which it parenthesises
+    /// wherever it is an operand of another, whatever the precedence.
+    private static func isAppleInfix(_ expression: FormatExpression) -> Bool {
+        switch expression.kind {
+        case .arithmetic, .negate: true
+        case .function(let selector, let arguments): BitwiseOperator(selector: selector) != nil && arguments.count == 2
+        default: false
+        }
+    }
+
+    /// `expression` as an operand: in parentheses when it binds less tightly than
+    /// `minimum` (canonical), or when it is an infix operation (Apple).
+    private func write(_ expression: FormatExpression, to out: inout String, atLeast minimum: Int) {
+        let parenthesised = style == .apple ? Self.isAppleInfix(expression) : Self.precedence(expression) < minimum
+        if parenthesised {
             out += "("
             write(expression, to: &out)
             out += ")"
@@ -95,22 +116,26 @@ enum FormatPrinter {
         }
     }
 
-    static func write(_ expression: FormatExpression, to out: inout String) {
+    func write(_ expression: FormatExpression, to out: inout String) {
         switch expression.kind {
         case .constant(let value):
-            writeConstant(value, to: &out)
+            if style == .apple {
+                ApplePrinter.writeConstant(value, to: &out)
+            } else {
+                Self.writeConstant(value, to: &out)
+            }
         case .evaluatedObject:
             out += "SELF"
         case .variable(let name):
-            out += "$" + name
+            out += "$" + variableName(name)
         case .keyPath(let operand, let path):
             if let operand {
                 write(operand, to: &out, atLeast: ArithmeticOperator.postfixPrecedence)
-                for component in path { out += "." + keySpelling(component, first: false) }
+                for component in path { out += "." + key(component, first: false) }
             } else {
                 for (i, component) in path.enumerated() {
                     if i > 0 { out += "." }
-                    out += keySpelling(component, first: i == 0)
+                    out += key(component, first: i == 0)
                 }
             }
         case .aggregate(let elements):
@@ -125,7 +150,7 @@ enum FormatPrinter {
             write(rhs, to: &out, atLeast: rightMinimum)
         case .negate(let operand):
             out += "-"
-            if case .negate = operand.kind {
+            if case .negate = operand.kind, style == .canonical {
                 // `--a` parses back as it is; `-(-a)` would nest twice as deep, so a
                 // tree at the parser's depth limit would not parse back.
                 write(operand, to: &out)
@@ -134,9 +159,15 @@ enum FormatPrinter {
                 write(operand, to: &out, atLeast: ArithmeticOperator.unaryPrecedence + 1)
             }
         case .function(let selector, let arguments):
-            let name = BuiltinFunction.bySelector(selector)?.formatName ?? selector
-            out += name
-            writeList("(", arguments, ")", to: &out)
+            if style == .apple, let op = BitwiseOperator(selector: selector), arguments.count == 2 {
+                // Apple prints the bit functions as their operators.
+                write(arguments[0], to: &out, atLeast: op.precedence)
+                out += " " + op.rawValue + " "
+                write(arguments[1], to: &out, atLeast: op.precedence + 1)
+            } else {
+                out += style == .apple ? selector : BuiltinFunction.bySelector(selector)?.formatName ?? selector
+                writeList("(", arguments, ")", to: &out)
+            }
         case .index(let base, let specifier):
             write(base, to: &out, atLeast: ArithmeticOperator.postfixPrecedence)
             out += "["
@@ -148,7 +179,20 @@ enum FormatPrinter {
             }
             out += "]"
         case .functionCall(let target, let selector, let arguments):
-            writeList("FUNCTION(", [target, selector] + arguments, ")", to: &out)
+            if style == .apple, case .constant(.string("valueForKeyPath:")) = selector.kind, arguments.count == 1,
+                case .variable = arguments[0].kind
+            {
+                // `$a.$b`: Apple's key path with an expression after the dot.
+                write(target, to: &out, atLeast: ArithmeticOperator.postfixPrecedence)
+                out += "."
+                write(arguments[0], to: &out)
+            } else if style == .apple, !arguments.isEmpty {
+                // Apple's format is `FUNCTION(%@, "%@" %@)` with the arguments after ", ".
+                writeList("FUNCTION(", [target, selector], " , ", to: &out)
+                writeList("", arguments, ")", to: &out)
+            } else {
+                writeList("FUNCTION(", [target, selector] + arguments, ")", to: &out)
+            }
         case .cast(let value, let type):
             writeList("CAST(", [value, type], ")", to: &out)
         case .ternary(let condition, let whenTrue, let whenFalse):
@@ -162,26 +206,42 @@ enum FormatPrinter {
         case .subquery(let collection, let variable, let predicate):
             out += "SUBQUERY("
             write(collection, to: &out)
-            out += ", $" + variable + ", "
+            out += ", $" + variableName(variable) + ", "
             write(predicate, to: &out)
             out += ")"
         case .fetch(let request, let context, let countOnly):
             writeList("FETCH(", [request, context, countOnly], ")", to: &out)
         case .assignment(let variable, let value):
-            out += "$" + variable + " := "
+            out += "$" + variableName(variable) + " := "
             write(value, to: &out, atLeast: ArithmeticOperator.assignmentPrecedence)
         case .anyKey:
             out += "ANYKEY"
         }
     }
 
-    private static func writeList(_ open: String, _ items: [FormatExpression], _ close: String, to out: inout String) {
+    private func writeList(_ open: String, _ items: [FormatExpression], _ close: String, to out: inout String) {
         out += open
         for (i, item) in items.enumerated() {
             if i > 0 { out += ", " }
             write(item, to: &out)
         }
         out += close
+    }
+
+    /// A key as printed: canonically, `#` before a reserved word where it would be read
+    /// as a keyword (in first position; after a dot it is a key anyway); Apple puts it
+    /// before every reserved word.
+    private func key(_ key: String, first: Bool) -> String {
+        switch style {
+        case .canonical: Self.keySpelling(key, first: first)
+        case .apple: Self.keySpelling(key, first: true)
+        }
+    }
+
+    /// A variable's name after `$`: as it is (canonical), or with `#` before a reserved
+    /// word (Apple's `$#IN`).
+    private func variableName(_ name: String) -> String {
+        style == .apple ? Self.keySpelling(name, first: true) : name
     }
 
     /// A key as written in a key path: reserved words escaped with `#` where they would be
