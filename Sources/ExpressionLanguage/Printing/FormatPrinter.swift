@@ -10,7 +10,8 @@ import Foundation
 /// (which can only come from `%@` arguments) print descriptively and do not parse back;
 /// nor do keys from `%K` that are not identifiers (`%K` with `"ISO 3166-1"`).
 struct FormatPrinter {
-    /// Which text: the canonical form (the default), or Apple's (``ApplePrinter``).
+    /// Which text: the canonical form (the default), or Apple's (`appleFormat`;
+    /// ApplePrinter.swift says how it differs).
     enum Style { case canonical, apple }
 
     let style: Style
@@ -119,11 +120,7 @@ struct FormatPrinter {
     func write(_ expression: FormatExpression, to out: inout String) {
         switch expression.kind {
         case .constant(let value):
-            if style == .apple {
-                ApplePrinter.writeConstant(value, to: &out)
-            } else {
-                Self.writeConstant(value, to: &out)
-            }
+            writeConstant(value, to: &out)
         case .evaluatedObject:
             out += "SELF"
         case .variable(let name):
@@ -254,16 +251,27 @@ struct FormatPrinter {
 
     // MARK: - Constants
 
+    /// A constant in the canonical style.
     static func writeConstant(_ value: Value, to out: inout String) {
+        FormatPrinter(style: .canonical).writeConstant(value, to: &out)
+    }
+
+    /// Canonically, a literal that parses back to the value; in Apple's style, numbers as
+    /// `NSNumber` describes them (`YES` is `1`, `10.0` is `10`) and dates with six decimals.
+    func writeConstant(_ value: Value, to out: inout String) {
         switch value {
         case .null: out += "nil"
-        case .bool(let b): out += b ? "TRUE" : "FALSE"
+        case .bool(let b): out += style == .apple ? (b ? "1" : "0") : (b ? "TRUE" : "FALSE")
         case .integer(let i): out += String(i)
-        case .double(let d): out += doubleLiteral(d)
-        case .decimal(let d): out += "CAST(" + quoted(d.description) + ", \"NSDecimalNumber\")"
-        case .string(let s): out += quoted(s)
+        case .double(let d): out += style == .apple ? Value.numberDescription(d) : Self.doubleLiteral(d)
+        case .decimal(let d):
+            out += style == .apple ? d.description : "CAST(" + Self.quoted(d.description) + ", \"NSDecimalNumber\")"
+        case .string(let s): out += Self.quoted(s)
         case .date(let date):
-            out += "CAST(" + doubleLiteral(date.timeIntervalSinceReferenceDate) + ", \"NSDate\")"
+            let seconds = date.timeIntervalSinceReferenceDate
+            out +=
+                "CAST(" + (style == .apple ? String(format: "%f", seconds) : Self.doubleLiteral(seconds))
+                + ", \"NSDate\")"
         case .array(let elements):
             writeConstantList(elements, to: &out)
         case .set(let elements):
@@ -277,7 +285,7 @@ struct FormatPrinter {
         }
     }
 
-    private static func writeConstantList(_ elements: [Value], to out: inout String) {
+    private func writeConstantList(_ elements: [Value], to out: inout String) {
         out += "{"
         for (i, element) in elements.enumerated() {
             if i > 0 { out += ", " }
