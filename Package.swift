@@ -88,6 +88,8 @@ let package = Package(
         // What the test targets share (repository paths, shared fixtures, temporary
         // folders, a seeded generator).
         .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // A SQLite VFS that fails the Nth I/O operation (FaultInjectionTests).
+        .target(name: "FaultVFS", path: "Tests/FaultVFS", linkerSettings: [.linkedLibrary("sqlite3")]),
         .testTarget(
             name: "ExpressionLanguageTests",
             dependencies: ["ExpressionLanguage", "TestSupport"],
@@ -101,6 +103,6 @@ let package = Package(
             // Broken mapping files the checking tests read by path.
             exclude: ["Fixtures"]
         ),
-        .testTarget(name: "CLITests", dependencies: ["RemodelCLI", "mapping-eval", "mapping-migrate", "TestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["RemodelCLI", "mapping-eval", "mapping-migrate", "TestSupport", "FaultVFS"]),
     ]
 )
