@@ -65,6 +65,93 @@ import Testing
     }
 }
 
+/// The rest of the hostile-store catalogue (docs/store-format.md, "Hostile stores"): each
+/// handled as documented, never changing what it must not.
+@Suite struct HostileStoreCatalogueTests {
+    let cli = MappingMigrateBinaryTests()
+    let models = HostileStoreTests.models
+
+    /// NULL in a required column: listed as damage, warned by `run`, whose new store then
+    /// fails validation naming the object; refused by `--strict`. The store is unchanged.
+    @Test func nullInARequiredColumn() throws {
+        let (directory, store) = try cli.temporaryCopy(of: "mappings/product-price/Products1.sqlite")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Database(path: store, mode: .readWrite).execute("UPDATE ZPRODUCT SET ZNAME = NULL WHERE Z_PK = 2")
+        let damage =
+            "Product/2: 'name' is required but holds no value (NULL); it reads as nil, and a new store that keeps it fails validation"
+        let inspect = try cli.run("inspect", store, "--models", models)
+        #expect(inspect.stdout.contains("  damaged row: \(damage)\n"), "\(inspect.stdout)")
+        let before = try SideFileTests.files(directory)
+        let run = try cli.run("run", store, "--models", models, "--quiet")
+        #expect(run.status == 1)
+        #expect(
+            run.stderr == "mapping-migrate: warning: damaged row: \(damage)\n"
+                + "mapping-migrate: entity mapping \"ProductToProduct\": the new store fails validation: Product/2: 'name' is required but has no value\n"
+        )
+        let strict = try cli.run("run", store, "--models", models, "--strict")
+        #expect(strict.status == 1)
+        #expect(
+            strict.stderr.hasPrefix(
+                "mapping-migrate: \(store) has damaged rows, and damaged rows are refused:\n  \(damage)\n"))
+        #expect(try SideFileTests.files(directory) == before)
+    }
+
+    /// A `-wal` without its `-shm` (a crash after the last write): read as SQLite reads it,
+    /// without creating a `-shm`; a run folds it in and carries its rows.
+    @Test func aWALWithoutItsSHM() throws {
+        let (directory, store) = try cli.temporaryCopy(of: "mappings/product-price/Products1.sqlite")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var writer: Database? = try Database(path: store, mode: .readWrite)
+        try writer?.execute("PRAGMA journal_mode = WAL")
+        try writer?.execute("PRAGMA wal_autocheckpoint = 0")
+        try writer?.execute("UPDATE ZPRODUCT SET ZNAME = 'Walled' WHERE Z_PK = 1")
+        let database = try Data(contentsOf: URL(fileURLWithPath: store))
+        let wal = try Data(contentsOf: URL(fileURLWithPath: store + "-wal"))
+        writer = nil  // checkpoints and removes the WAL: put the crash's files back
+        try? FileManager.default.removeItem(atPath: store + "-shm")
+        try database.write(to: URL(fileURLWithPath: store))
+        try wal.write(to: URL(fileURLWithPath: store + "-wal"))
+        let before = try SideFileTests.files(directory)
+        #expect(Set(before.keys) == ["Products.sqlite", "Products.sqlite-wal"])
+        let inspect = try cli.run("inspect", store, "--models", models)
+        #expect(inspect.status == 0, "\(inspect.stderr)")
+        #expect(inspect.stdout.hasPrefix("\(store): model version Products1"))
+        #expect(try SideFileTests.files(directory) == before, "inspect changed the folder")
+        let run = try cli.run("run", store, "--models", models, "--quiet")
+        #expect(run.status == 0, "\(run.stderr)")
+        let migrated = try Database(path: store, mode: .readOnly)
+        #expect(try migrated.scalar("SELECT ZNAME FROM ZPRODUCT WHERE Z_PK = 1") == .text("Walled"))
+    }
+
+    /// A store another process is writing: `inspect` reads what is committed, `run` stops
+    /// with nothing changed and says why; once the writer is done, a run finishes. (Nothing
+    /// in this process may open the store's file while the writer holds its lock: closing
+    /// any descriptor of a file drops every POSIX lock the process holds on it.)
+    @Test func aStoreLockedByAnotherWriter() throws {
+        let (directory, store) = try cli.temporaryCopy(of: "mappings/product-price/Products1.sqlite")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let original = try Data(contentsOf: URL(fileURLWithPath: store))
+        var writer: Database? = try Database(path: store, mode: .readWrite)
+        try writer?.execute("BEGIN EXCLUSIVE")
+        try writer?.execute("UPDATE ZPRODUCT SET ZNAME = 'Uncommitted' WHERE Z_PK = 1")
+        let inspect = try cli.run("inspect", store, "--models", models)
+        let run = try cli.run("run", store, "--models", models, "--quiet")
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+        try writer?.execute("ROLLBACK")
+        writer = nil
+        #expect(inspect.status == 0, "\(inspect.stderr)")
+        #expect(inspect.stdout == "\(store): model version Products1 (by its version hashes)\n  Product: 4\n")
+        #expect(run.status == 1)
+        #expect(
+            run.stderr == "mapping-migrate: \(store) is open in another process (SQLite: database is locked); "
+                + "close the app or tool using it and run again. Nothing was changed\n")
+        #expect(names == ["Products.sqlite", "Products.sqlite-journal"])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == original)
+        let again = try cli.run("run", store, "--models", models, "--quiet")
+        #expect(again.status == 0, "\(again.stderr)")
+    }
+}
+
 /// Damaged rows (docs/store-format.md, "Damaged rows"): `inspect` lists them, `run` warns
 /// and reads them as `inspect` does, `run --strict` refuses the store and changes nothing.
 @Suite struct DamagedRowTests {

@@ -223,6 +223,25 @@ import Testing
     }
 
     /// One migration of a store at a time: a second one fails at once, changing nothing.
+    /// Where a backup must be copied (no hard links), it is copied through a descriptor the
+    /// step keeps open until its read lock is released: every byte, over several buffers.
+    @Test func aCopiedBackupHasEveryByte() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("backup-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var generator = SystemRandomNumberGenerator()
+        let bytes = Data((0..<(3 << 20) + 12345).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        let original = directory.appendingPathComponent("store.sqlite")
+        try bytes.write(to: original)
+        let source = open(original.path, O_RDONLY)
+        defer { close(source) }
+        try StoreFiles.copy(from: source, to: directory.appendingPathComponent("copy").path)
+        #expect(try Data(contentsOf: directory.appendingPathComponent("copy")) == bytes)
+        #expect(throws: MigrationError.self) {
+            try StoreFiles.copy(from: source, to: directory.appendingPathComponent("copy").path)
+        }
+    }
+
     @Test func oneMigrationOfAStoreAtATime() throws {
         let fixture = try ChainFixture(notes: 30, folders: 3)
         defer { fixture.remove() }

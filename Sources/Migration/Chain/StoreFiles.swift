@@ -58,6 +58,8 @@ enum StoreFiles {
         let reader = try ReadLock(path)
         observe?(.prepared)
         let result: T
+        var storeDescriptor: Int32?
+        defer { if let storeDescriptor { close(storeDescriptor) } }
         do throws(MigrationError) {
             result = try body(temporary)
             observe?(.written)
@@ -69,7 +71,10 @@ enum StoreFiles {
             var original = stat()
             if stat(path, &original) == 0 { chmod(temporary, original.st_mode & 0o7777) }
             if let backupSuffix {
-                try keepBackup(of: path, at: path + backupSuffix)
+                // A copied backup's descriptor of the store stays open until the read lock
+                // is released (closing it would release the lock: POSIX locks go with any
+                // close of the file in the process).
+                storeDescriptor = try keepBackup(of: path, at: path + backupSuffix)
                 observe?(.backedUp)
             }
             guard rename(temporary, path) == 0 else {
@@ -276,20 +281,56 @@ enum StoreFiles {
 
     /// Keeps the store as it is at `backup`: a hard link (no copy, no space), or a synced
     /// copy where the file system has no hard links. A backup already there (of an earlier
-    /// run) is replaced.
-    static func keepBackup(of path: String, at backup: String) throws(MigrationError) {
+    /// run) is replaced. A copy returns its open descriptor of the store, for the caller to
+    /// close once it no longer holds a lock on the store: closing any descriptor of a file
+    /// releases every POSIX lock the process holds on it, SQLite's included.
+    static func keepBackup(of path: String, at backup: String) throws(MigrationError) -> Int32? {
         removeFiles(of: backup)
-        if link(path, backup) == 0 { return }
+        if link(path, backup) == 0 { return nil }
         let reason = errno
         guard [EPERM, EXDEV, EMLINK, ENOTSUP, EOPNOTSUPP, ENOSYS].contains(reason) else {
             throw MigrationError(.destinationStore, "cannot keep a backup at \(backup): \(errorText(reason))")
         }
-        do {
-            try FileManager.default.copyItem(atPath: path, toPath: backup)
+        let source = open(path, O_RDONLY)
+        guard source >= 0 else {
+            throw MigrationError(.destinationStore, "cannot keep a backup at \(backup): \(errorText())")
+        }
+        do throws(MigrationError) {
+            try copy(from: source, to: backup)
             try sync(backup, what: "the backup")
+            return source
         } catch {
+            // (The caller's lock is gone with this close; the step stops anyway.)
+            close(source)
             unlink(backup)
-            throw MigrationError(.destinationStore, "cannot keep a backup at \(backup): \(error)", underlying: error)
+            throw error
+        }
+    }
+
+    /// Copies what `source` reads into a new file at `path`.
+    static func copy(from source: Int32, to path: String) throws(MigrationError) {
+        let target = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o644)
+        guard target >= 0 else {
+            throw MigrationError(.destinationStore, "cannot keep a backup at \(path): \(errorText())")
+        }
+        defer { close(target) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var offset: off_t = 0
+        while true {
+            let count = buffer.withUnsafeMutableBytes { pread(source, $0.baseAddress, $0.count, offset) }
+            if count == 0 { return }
+            guard count > 0 else {
+                throw MigrationError(.destinationStore, "cannot keep a backup at \(path): \(errorText())")
+            }
+            var written = 0
+            while written < count {
+                let n = buffer.withUnsafeBytes { write(target, $0.baseAddress! + written, count - written) }
+                guard n > 0 else {
+                    throw MigrationError(.destinationStore, "cannot keep a backup at \(path): \(errorText())")
+                }
+                written += n
+            }
+            offset += off_t(count)
         }
     }
 

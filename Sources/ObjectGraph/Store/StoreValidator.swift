@@ -162,6 +162,12 @@ public struct StoreValidator {
                         return
                             "'\(attribute.name)' holds \(kind == "text" ? "text" : "a \(kind)") where \(attribute.type.rawValue) values are stored; it reads converted, as SQLite converts it"
                     })
+                if !attribute.isOptional {
+                    rowChecks.append(
+                        RowCheck(condition: "\(column) IS NULL", measure: nil) { _ in
+                            "'\(attribute.name)' is required but holds no value (NULL); it reads as nil, and a new store that keeps it fails validation"
+                        })
+                }
             }
             for relationship in model.allRelationships(of: entity)
             where !relationship.isToMany && !relationship.isTransient {
@@ -177,6 +183,12 @@ public struct StoreValidator {
                     ) { key in
                         "'\(relationship.name)' points at \(relationship.destination) \(key.map(describe) ?? "?"), which is not in the store; it reads as no destination"
                     })
+                if !relationship.isOptional {
+                    rowChecks.append(
+                        RowCheck(condition: "\(columns.key) IS NULL", measure: nil) { _ in
+                            "'\(relationship.name)' is required but has no destination; a new store that keeps it fails validation"
+                        })
+                }
             }
             func found(_ pk: Int64, _ message: String) -> ContextError {
                 ContextError(.validation, message, object: "\(entity.name)/\(pk)")
