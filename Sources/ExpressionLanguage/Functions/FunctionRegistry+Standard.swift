@@ -9,7 +9,9 @@ extension FunctionRegistry {
 
         // MARK: Strings
         r.register("stringByAppendingString:", on: .string) { t, a in
-            .string(try str(t) + str(a[0], "stringByAppendingString:"))
+            let (s, tail) = (try str(t), try str(a[0], "stringByAppendingString:"))
+            try EvaluationLimits.check(stringLength: s.utf16.count + tail.utf16.count, "stringByAppendingString:")
+            return .string(s + tail)
         }
         r.register("substringToIndex:", on: .string) { t, a in
             let s = try str(t)
@@ -45,9 +47,17 @@ extension FunctionRegistry {
         r.register("stringByReplacingOccurrencesOfString:withString:", on: .string) { t, a in
             let target = try str(a[0], "stringByReplacingOccurrencesOfString:withString:")
             guard !target.isEmpty else { return t }
-            return .string(
-                try str(t).replacingOccurrences(
-                    of: target, with: str(a[1], "stringByReplacingOccurrencesOfString:withString:")))
+            let (s, replacement) = (try str(t), try str(a[1], "stringByReplacingOccurrencesOfString:withString:"))
+            let growth = replacement.utf16.count - target.utf16.count
+            if growth > 0,
+                s.utf16.count + s.utf16.count / target.utf16.count * growth > EvaluationLimits.maximumStringLength
+            {
+                let occurrences = s.components(separatedBy: target).count - 1
+                try EvaluationLimits.check(
+                    stringLength: s.utf16.count + occurrences * growth,
+                    "stringByReplacingOccurrencesOfString:withString:")
+            }
+            return .string(s.replacingOccurrences(of: target, with: replacement))
         }
         r.register("stringByTrimmingWhitespace", on: .string) { t, _ in
             .string(try str(t).trimmingCharacters(in: .whitespacesAndNewlines))
@@ -59,6 +69,7 @@ extension FunctionRegistry {
             let start = try index(
                 a[2], upTo: max(0, pad.utf16.count - 1), "stringByPaddingToLength:withString:startingAtIndex:")
             guard !pad.isEmpty else { throw ExpressionError(.range, "the padding string is empty") }
+            try EvaluationLimits.check(stringLength: length, "stringByPaddingToLength:withString:startingAtIndex:")
             return .string(s.padding(toLength: length, withPad: pad, startingAt: start))
         }
         r.register("uppercaseString", on: .string) { t, _ in .string(try str(t).uppercased()) }
@@ -134,7 +145,10 @@ extension FunctionRegistry {
         r.register("containsObject:", on: .set) { t, a in .bool(t.collectionElements?.contains(a[0]) ?? false) }
         r.register("componentsJoinedByString:", on: .array) { t, a in
             let separator = try str(a[0], "componentsJoinedByString:")
-            return .string((t.collectionElements ?? []).map(\.formatDescription).joined(separator: separator))
+            let parts = (t.collectionElements ?? []).map(\.formatDescription)
+            let length = parts.reduce(max(0, parts.count - 1) * separator.utf16.count) { $0 + $1.utf16.count }
+            try EvaluationLimits.check(stringLength: length, "componentsJoinedByString:")
+            return .string(parts.joined(separator: separator))
         }
         r.register("arrayByAddingObject:", on: .array) { t, a in .array((t.collectionElements ?? []) + [a[0]]) }
         r.register("arrayByAddingObjectsFromArray:", on: .array) { t, a in
@@ -142,7 +156,9 @@ extension FunctionRegistry {
                 throw ExpressionError(
                     .type, "arrayByAddingObjectsFromArray: needs a collection, not \(Arithmetic.describe(a[0]))")
             }
-            return .array((t.collectionElements ?? []) + more)
+            let elements = t.collectionElements ?? []
+            try EvaluationLimits.check(collectionCount: elements.count + more.count, "arrayByAddingObjectsFromArray:")
+            return .array(elements + more)
         }
         r.register("allObjects", on: .set) { t, _ in .array(t.collectionElements ?? []) }
         r.register("anyObject", on: .set) { t, _ in t.collectionElements?.first ?? .null }
