@@ -14,13 +14,7 @@ extension MappingModel {
         -> MappingModel
     {
         let file = url.relativePath
-        guard let data = FileManager.default.contents(atPath: url.path) else {
-            throw MappingErrors([
-                MappingError(
-                    .unreadable, file: file, path: "",
-                    message: "cannot read the file: no such file, or it is not readable")
-            ])
-        }
+        let data = try contents(of: url, file: file, named: "the file")
         let mapping: XcodeMapping
         do throws(ArchiveError) {
             mapping = try XcodeMapping(compiled: try KeyedArchive(data: data).topObject())

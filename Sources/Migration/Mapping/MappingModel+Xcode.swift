@@ -3,6 +3,19 @@ import Foundation
 import ObjectGraph
 
 extension MappingModel {
+    /// The bytes of `url`, part of the mapping file `file`, or the error that says
+    /// `named` cannot be read.
+    static func contents(of url: URL, file: String, named: String) throws(MappingErrors) -> Data {
+        guard let data = FileManager.default.contents(atPath: url.path) else {
+            throw MappingErrors([
+                MappingError(
+                    .unreadable, file: file, path: "",
+                    message: "cannot read \(named): no such file, or it is not readable")
+            ])
+        }
+        return data
+    }
+
     /// Reads an Xcode mapping model (an `.xcmappingmodel` bundle, or its `xcmapping.xml`)
     /// against the model versions it maps, and gives the mapping Xcode's mapping compiler
     /// would: what the file leaves blank is filled in as a compiled `.cdm` shows it
@@ -18,13 +31,7 @@ extension MappingModel {
     public static func load(xcodeMappingModelAt url: URL, models: [ObjectModel]) throws(MappingErrors) -> MappingModel {
         let file = url.relativePath
         let xml = url.pathExtension == "xcmappingmodel" ? url.appendingPathComponent("xcmapping.xml") : url
-        guard let data = FileManager.default.contents(atPath: xml.path) else {
-            throw MappingErrors([
-                MappingError(
-                    .unreadable, file: file, path: "",
-                    message: "cannot read \(xml.lastPathComponent): no such file, or it is not readable")
-            ])
-        }
+        let data = try contents(of: xml, file: file, named: xml.lastPathComponent)
         let document: XcodeMappingDocument
         do throws(MappingDocumentError) {
             document = try XcodeMappingDocument(data: data)

@@ -41,24 +41,9 @@ public enum CompiledModelReader {
     /// on the `.mom` names), and what its `VersionInfo.plist` says (nil without one).
     public static func importVersions(at url: URL) throws(ModelErrors) -> (versions: [ObjectModel], info: VersionInfo?)
     {
-        let names: [String]
-        do {
-            names = try FileManager.default.contentsOfDirectory(atPath: url.path).filter { $0.hasSuffix(".mom") }
-        } catch {
-            throw ModelErrors([
-                ModelError(
-                    .unreadable, file: url.path, path: "",
-                    message: "cannot read the folder: \(error.localizedDescription)")
-            ])
-        }
-        guard !names.isEmpty else {
-            throw ModelErrors([
-                ModelError(
-                    .unreadable, file: url.lastPathComponent, path: "",
-                    message: "no .mom versions inside; is this a compiled model?")
-            ])
-        }
-        var versions = try ObjectModel.loadInVersionOrder(names, in: url) { (file) throws(ModelErrors) in
+        var versions = try ObjectModel.loadInVersionOrder(
+            in: url, suffix: ".mom", none: "no .mom versions inside; is this a compiled model?"
+        ) { (file) throws(ModelErrors) in
             try importModel(at: file)
         }
         let info = try versionInfo(ofModelAt: url)

@@ -37,14 +37,28 @@ extension ObjectModel {
         return try loadFolder(url)
     }
 
-    /// The versions in the files `names` of the bundle `folder` (`.xcdatamodeld`, `.momd`),
-    /// each read by `load`, in version order: by version name, not file name
-    /// (`Model.xcdatamodel` would sort after `Model 2.xcdatamodel`, since "." comes after
-    /// " "). Every file's problems are reported.
+    /// The versions in the files of the bundle `folder` (`.xcdatamodeld`, `.momd`) whose
+    /// names end with `suffix`, each read by `load`, in version order: by version name, not
+    /// file name (`Model.xcdatamodel` would sort after `Model 2.xcdatamodel`, since "."
+    /// comes after " "). Every file's problems are reported; a folder that cannot be read,
+    /// or has no such file (`none` says so), is an error.
     static func loadInVersionOrder(
-        _ names: [String], in folder: URL,
+        in folder: URL, suffix: String, none: String,
         _ load: (URL) throws(ModelErrors) -> ObjectModel
     ) throws(ModelErrors) -> [ObjectModel] {
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(suffix) }
+        } catch {
+            throw ModelErrors([
+                ModelError(
+                    .unreadable, file: folder.path, path: "",
+                    message: "cannot read the folder: \(error.localizedDescription)")
+            ])
+        }
+        guard !names.isEmpty else {
+            throw ModelErrors([ModelError(.unreadable, file: folder.lastPathComponent, path: "", message: none)])
+        }
         let ordered = names.sorted {
             versionPrecedes(($0 as NSString).deletingPathExtension, ($1 as NSString).deletingPathExtension)
         }

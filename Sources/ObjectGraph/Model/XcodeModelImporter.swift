@@ -42,24 +42,9 @@ public enum XcodeModelImporter {
     /// ``ObjectModel/versionPrecedes(_:_:)``), and the name of the current version (from
     /// `.xccurrentversion`; the last one when absent).
     public static func importVersions(at url: URL) throws(ModelErrors) -> (versions: [ObjectModel], current: String) {
-        let names: [String]
-        do {
-            names = try FileManager.default.contentsOfDirectory(atPath: url.path)
-                .filter { $0.hasSuffix(".xcdatamodel") }
-        } catch {
-            throw ModelErrors([
-                ModelError(
-                    .unreadable, file: url.path, path: "",
-                    message: "cannot read the folder: \(error.localizedDescription)")
-            ])
-        }
-        guard !names.isEmpty else {
-            throw ModelErrors([
-                ModelError(
-                    .unreadable, file: url.lastPathComponent, path: "", message: "no .xcdatamodel versions inside")
-            ])
-        }
-        let versions = try ObjectModel.loadInVersionOrder(names, in: url) { (file) throws(ModelErrors) in
+        let versions = try ObjectModel.loadInVersionOrder(
+            in: url, suffix: ".xcdatamodel", none: "no .xcdatamodel versions inside"
+        ) { (file) throws(ModelErrors) in
             try importModel(at: file)
         }
         var current = versions.last!.version
