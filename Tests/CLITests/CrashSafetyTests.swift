@@ -167,6 +167,24 @@ import Testing
 
     /// The store before each step is kept as `<store>.<version>.bak`; with --no-backup
     /// nothing is left but the store.
+    /// A run killed after its last step, before removing its lock file: the next run has
+    /// nothing to do and removes the lock file (a dry run leaves it, changing nothing).
+    @Test func aLockFileLeftAfterTheLastStepIsRemoved() throws {
+        let fixture = try ChainFixture(notes: 40, folders: 2)
+        defer { fixture.remove() }
+        let store = fixture.path("Chain.sqlite")
+        try fixture.makeStore(at: store)
+        let models = ["--models", fixture.models.path]
+        #expect(try Self.run(["run", store, "--quiet"] + models, in: fixture.directory).status == 0)
+        try Data().write(to: URL(fileURLWithPath: store + ".remodel-lock"))
+        let dry = try Self.run(["run", store, "--dry-run"] + models, in: fixture.directory)
+        #expect(dry.status == 0)
+        #expect(FileManager.default.fileExists(atPath: store + ".remodel-lock"))
+        let again = try Self.run(["run", store] + models, in: fixture.directory)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(fixture.checkCompleted(store) == [])
+    }
+
     @Test func backupsAreKeptUnlessDeclined() throws {
         let fixture = try ChainFixture(notes: 100)
         defer { fixture.remove() }

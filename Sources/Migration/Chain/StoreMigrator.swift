@@ -165,6 +165,13 @@ public struct StoreMigrator {
         }
     }
 
+    /// Removes what a run that was killed left beside a store that needs no step (its new
+    /// file, its lock file), unless another run holds the lock: what ``migrate(storeAt:from:to:progress:)``
+    /// does when there is nothing to migrate, for callers that stop at the plan.
+    public func removeLeftovers(ofStoreAt path: String) {
+        StoreFiles.removeLeftovers(of: StoreFiles.followingLink(path))
+    }
+
     /// The steps from `from` (default: the store's version) to `to` (default: the newest).
     public func plan(storeAt path: String, from: String? = nil, to: String? = nil) throws(MigrationError) -> [Step] {
         let start: ObjectModel

@@ -145,6 +145,9 @@ struct RunCommand: ParsableCommand {
             ])
         }
         guard !steps.isEmpty else {
+            // A run killed after its last step may have left its lock file: a dry run
+            // changes nothing, a run cleans up as the library's migrate does.
+            if !dryRun { migrator.removeLeftovers(ofStoreAt: store) }
             result.status = "nothing to do"
             if !json { print("\(store) is already at \(target); nothing to do" + newerHint(target, migrator.models)) }
             return
