@@ -1,5 +1,6 @@
 import ArgumentParser
 import ExpressionLanguage
+import Migration
 import Foundation
 
 /// `mapping-eval`: the REPL, one-shot evaluation (`-e`) and the `--jsonl` protocol.
@@ -85,6 +86,7 @@ public struct EvalCommand: ParsableCommand {
 
     public func run() throws {
         let session = EvalSession()
+        session.policies = Self.policies
         do {
             try bindings.bind(session)
         } catch {
@@ -183,10 +185,16 @@ public struct EvalCommand: ParsableCommand {
 
     /// Parses the command line, runs, and exits: 0 on success, 1 when an evaluation
     /// failed, 2 for invalid input, including usage errors (which argument-parser would
-    /// end with 64). `--help` prints to standard output and exits 0.
-    public static func main(_ arguments: [String]? = nil) -> Never {
+    /// end with 64). `--help` prints to standard output and exits 0. A project's own
+    /// `mapping-eval` passes its `policies`: a loaded mapping's check and dry run use them,
+    /// as its own `mapping-migrate` does (``MigrateCommand/main(environment:arguments:)``).
+    public static func main(_ arguments: [String]? = nil, policies: PolicyRegistry = PolicyRegistry()) -> Never {
+        Self.policies = policies
         runAndExit(arguments)
     }
+
+    // Set once, before parsing, by the executable's main.
+    nonisolated(unsafe) static var policies = PolicyRegistry()
 }
 
 /// What the session starts with, in every mode: SELF, `$variables`, format arguments.
