@@ -335,6 +335,24 @@ enum ShopStore {
         #expect(try context.count(request) == expected.count)
     }
 
+    /// A part of a predicate that would fail (`text < 5`: a string ordered against a
+    /// number) is not evaluated on the rows SQL has already excluded by another part, as
+    /// Core Data, which runs fetch predicates in SQL, never meets it either: stored rows
+    /// decide by SQL first. An object matched in memory (unsaved) evaluates in order, and
+    /// the error is raised (docs/object-context.md).
+    @Test func aFailingPartIsNotEvaluatedOnRowsSQLExcluded() throws {
+        let temp = try TemporaryStore("memory", model: ShopStore.model)
+        try ShopStore.fill(temp.store)
+        let context = ObjectContext(store: temp.store)
+        let request = try FetchRequest(entityName: "Review", predicate: "text < 5 AND stars > 100")
+        #expect(try FetchPlan(request, context: context).sqlWhere?.contains("ZSTARS") == true)
+        #expect(try context.fetch(request).isEmpty)
+        #expect(try context.count(request) == 0)
+        // The same predicate on an unsaved object: evaluated in memory, it fails.
+        try ShopStore.object("Review/1", in: context).setValue(200, forKey: "stars")
+        #expect(throws: ContextError.self) { try context.fetch(request) }
+    }
+
     /// Statements SQLite will not take (nested too deeply for its parser) fall back to
     /// narrowing by entity; long ORs are nested in halves so that SQLite takes them.
     @Test func statementsSQLiteRefusesFallBackToEntities() throws {
