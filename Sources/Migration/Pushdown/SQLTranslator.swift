@@ -193,9 +193,12 @@ struct SQLTranslator {
     }
 
     /// Arithmetic with a double operand: IEEE 754 in both, and SQLite turns a NaN into
-    /// NULL as binding a NaN does. Two integers are left to the interpreter (its overflow
-    /// is an error, SQLite's a double), as is division by anything but a non-zero
-    /// constant (SQLite's x / 0.0 is NULL, the interpreter's an infinity).
+    /// NULL as binding a NaN does; division by anything but a non-zero constant is left to
+    /// the interpreter (SQLite's x / 0.0 is NULL, the interpreter's an infinity). Two
+    /// integers: 64-bit in both, division truncating toward zero in both; where SQLite
+    /// would go on (an overflow, which SQLite turns into a double: `typeof` says `real`;
+    /// a division by zero, which it makes NULL) and the interpreter reports an error, a
+    /// guard gives the row to the interpreter.
     private mutating func arithmetic(_ op: ArithmeticOperator, _ lhs: FormatExpression, _ rhs: FormatExpression)
         throws(Refusal) -> SQLTerm
     {
@@ -206,8 +209,17 @@ struct SQLTranslator {
                 "'\(op.rawValue)' of \(operand.kind == .null ? "nil" : "a non-number") is an error the interpreter reports"
             )
         }
-        guard a.kind == .double || b.kind == .double else {
-            throw Refusal("'\(op.rawValue)' of two integers: the interpreter reports overflow, SQLite gives a double")
+        if a.kind == .integer && b.kind == .integer {
+            nonNil(a, op.rawValue)
+            nonNil(b, op.rawValue)
+            let sql = "(\(a.sql) \(op.rawValue) \(b.sql))"
+            if op == .divide {
+                guarding("\(b.sql) = 0", check: "no integer division by zero", "an integer division by zero (an error)")
+            }
+            guarding(
+                "typeof\(sql) = 'real'", check: "no integer overflow in '\(op.rawValue)'",
+                "an integer overflow (an error)")
+            return SQLTerm(sql: sql, kind: .integer, isNullable: false)
         }
         if op == .divide {
             guard case .constant(let divisor) = rhs.kind, let d = divisor.doubleValue, d != 0 else {
