@@ -15,17 +15,9 @@ import TestSupport
 @Suite(.serialized) struct FaultInjectionTests {
     static let stride = Int(ProcessInfo.processInfo.environment["REMODEL_FAULT_STRIDE"] ?? "") ?? 1
 
-    /// A folder of the chain's models and mapping, and the store, with a prefix the VFS
-    /// recognises.
-    final class Scratch {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("remodel-fault-\(UUID())")
-        var store: String { url.appendingPathComponent("Notes.sqlite").path }
-        init() throws {
-            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-            try FileManager.default.copyItem(atPath: NotesChainTests.fixture, toPath: store)
-        }
-        deinit { try? FileManager.default.removeItem(at: url) }
-    }
+    /// A fresh copy of the notes store in a folder of its own, whose path the VFS is armed
+    /// with.
+    typealias Scratch = NotesChainTests.Scratch
 
     static func migrator() throws -> StoreMigrator {
         try StoreMigrator(models: URL(fileURLWithPath: NotesChainTests.xcode))
