@@ -303,14 +303,7 @@ extension FormatParser {
         let open = advance()
         try enter()
         defer { leave() }
-        var elements: [FormatExpression] = []
-        if !isPunctuation(.rightBrace) {
-            elements.append(try expression())
-            while isPunctuation(.comma) {
-                _ = advance()
-                elements.append(try expression())
-            }
-        }
+        let elements = try expressionList(before: .rightBrace)
         let close = try expectClosing(.rightBrace, opener: open)
         return FormatExpression(.aggregate(elements), range: open.range.union(close.range))
     }
@@ -386,17 +379,17 @@ extension FormatParser {
         _ = try expect(.comma, "after the \(what) of \(form)")
     }
 
-    /// The arguments of a call: `[ expression { "," expression } ]`, up to `)`.
-    func callArguments() throws(ExpressionError) -> [FormatExpression] {
-        var arguments: [FormatExpression] = []
-        if !isPunctuation(.rightParen) {
-            arguments.append(try expression())
-            while isPunctuation(.comma) {
-                _ = advance()
-                arguments.append(try expression())
-            }
+    /// `[ expression { "," expression } ]`, empty when `closer` comes first: a call's
+    /// arguments, an aggregate's elements.
+    func expressionList(before closer: Token.Punctuation) throws(ExpressionError) -> [FormatExpression] {
+        var expressions: [FormatExpression] = []
+        guard !isPunctuation(closer) else { return expressions }
+        expressions.append(try expression())
+        while isPunctuation(.comma) {
+            _ = advance()
+            expressions.append(try expression())
         }
-        return arguments
+        return expressions
     }
 
     func ternary(_ nameToken: Token, _ open: Token) throws(ExpressionError) -> FormatExpression {
@@ -438,7 +431,7 @@ extension FormatParser {
     }
 
     func function(_ nameToken: Token, _ open: Token) throws(ExpressionError) -> FormatExpression {
-        let arguments = try callArguments()
+        let arguments = try expressionList(before: .rightParen)
         guard arguments.count >= 2 else {
             throw error(
                 "FUNCTION needs a target and a selector: FUNCTION(target, 'selector:', arguments…)", at: nameToken)
@@ -450,7 +443,7 @@ extension FormatParser {
     }
 
     func builtin(_ name: String, _ nameToken: Token, _ open: Token) throws(ExpressionError) -> FormatExpression {
-        let arguments = try callArguments()
+        let arguments = try expressionList(before: .rightParen)
         guard let function = BuiltinFunction.named(name) else {
             throw ExpressionError(
                 .unknownFunction,

@@ -32,14 +32,7 @@ extension FormatExpression {
 
     /// The variable names the expression reads, or binds itself (SUBQUERY's variable, an
     /// assignment's), each once.
-    public var variableNames: [String] {
-        var names: [String] = []
-        var seen = Set<String>()
-        forEachSubexpression { e in
-            if let name = e.variableNamed, seen.insert(name).inserted { names.append(name) }
-        }
-        return names
-    }
+    public var variableNames: [String] { namesOfVariables { forEachSubexpression($0) } }
 
     /// Variables that the expression binds itself (SUBQUERY's, assignments'): not
     /// variables its caller must supply.
@@ -61,7 +54,7 @@ extension FormatExpression {
     }
 
     /// The variable this node reads or binds.
-    private var variableNamed: String? {
+    fileprivate var variableNamed: String? {
         switch kind {
         case .variable(let name), .subquery(_, let name, _), .assignment(let name, _): name
         default: nil
@@ -81,12 +74,15 @@ extension FormatPredicate {
     }
 
     /// The variable names the predicate reads or binds, each once.
-    public var variableNames: [String] {
-        var names: [String] = []
-        var seen = Set<String>()
-        forEachSubexpression { e in
-            for name in e.variableNames where seen.insert(name).inserted { names.append(name) }
-        }
-        return names
+    public var variableNames: [String] { namesOfVariables { forEachSubexpression($0) } }
+}
+
+/// The variables that the nodes `walk` visits read or bind, each once, in the order met.
+private func namesOfVariables(_ walk: ((FormatExpression) -> Void) -> Void) -> [String] {
+    var names: [String] = []
+    var seen = Set<String>()
+    walk { e in
+        if let name = e.variableNamed, seen.insert(name).inserted { names.append(name) }
     }
+    return names
 }
