@@ -5,7 +5,8 @@ import Testing
 
 /// Ordered to-many relationships keep their order through save and reopen, in Core Data's
 /// `Z_FOK_` columns: beside the to-one column for an ordered one-to-many, in the join table
-/// for an ordered many-to-many (or an ordered to-many without an inverse).
+/// for an ordered many-to-many, beside the hidden key column in the destination's table for an
+/// ordered to-many without an inverse.
 @Suite struct OrderedRelationshipTests {
     /// Album(1).tracks ⟷ Track(6).albums, both ordered; Folder(2).notes ordered, without an
     /// inverse; Playlist(4).songs ordered one-to-many with Song(5).playlist.
@@ -98,10 +99,17 @@ import Testing
             statements.contains(
                 "CREATE TABLE Z_1TRACKS ( Z_1ALBUMS INTEGER, Z_6TRACKS INTEGER, Z_FOK_1ALBUMS INTEGER, Z_FOK_6TRACKS INTEGER, PRIMARY KEY (Z_1ALBUMS, Z_6TRACKS) )"
             ))
+        // Folder(2).notes has no inverse: each note holds its folder's key and its position.
         #expect(
             statements.contains(
-                "CREATE TABLE Z_2NOTES ( Z_2INVERSE INTEGER, Z_3NOTES INTEGER, Z_FOK_3NOTES INTEGER, PRIMARY KEY (Z_2INVERSE, Z_3NOTES) )"
+                "CREATE TABLE ZNOTE ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, Z2NOTES INTEGER, Z_FOK_2NOTES INTEGER, ZTEXT VARCHAR )"
             ))
+        #expect(statements.contains("CREATE INDEX ZNOTE_Z2NOTES_INDEX ON ZNOTE (Z2NOTES)"))
+        #expect(!statements.contains { $0.contains("Z_2NOTES") })
+        #expect(layout.entities["Folder"]?.toManyInverses["notes"] == "Folder.notes")
+        #expect(
+            layout.entities["Note"]?.toOneColumns["Folder.notes"]
+                == .init(key: "Z2NOTES", entity: nil, order: "Z_FOK_2NOTES"))
         #expect(
             layout.entities["Song"]?.toOneColumns["playlist"]
                 == .init(key: "ZPLAYLIST", entity: nil, order: "Z_FOK_PLAYLIST"))

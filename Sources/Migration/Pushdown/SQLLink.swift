@@ -168,9 +168,9 @@ struct SQLLink {
                         countBeforeAnyLinkSQL: "SELECT count(*) FROM \(me)"))
             } else {
                 // The key is in the target's rows: the inverse to-ones on both sides.
-                guard s.isToMany, let sInverse = s.inverse,
+                guard s.isToMany, let sInverse = source.entities[sourceEntity.name]?.toManyInverses[s.name],
                     let sInverseColumn = sTargetLayout.toOneColumns[sInverse]?.key,
-                    let rInverse = r.inverse,
+                    let rInverse = destination.entities[plan.destinationEntity]?.toManyInverses[r.name],
                     let columns = destination.entities[targetPlan.destinationEntity]?.toOneColumns[rInverse],
                     columns.order == nil
                 else { throw Refusal("'\(name)' uses a join table") }

@@ -48,9 +48,14 @@ final class EntityBinding {
     let externalSlots: [Bool]
     /// Whether any attribute allows external storage.
     let hasExternalSlots: Bool
-    /// To-one relationships, in slot order.
+    /// To-one relationships, in slot order: the entity's own and inherited ones, then its
+    /// hidden ones (``StoreLayout/HiddenToOne``), which hold to-many relationships without
+    /// an inverse and are no property of the object.
     let toOnes: [RelationshipDescription]
+    /// Slots of the to-ones, hidden ones included (by their hidden names).
     let toOneSlots: [String: Int]
+    /// How many of ``toOnes`` are the entity's relationships; the hidden ones follow.
+    let propertyToOneCount: Int
     let toOneColumns: [StoreLayout.ToOneColumns]
     /// To-many relationships by name.
     let toManys: [String: RelationshipDescription]
@@ -90,7 +95,12 @@ final class EntityBinding {
         let entityLayout = layout.entities[entity.name]!
         let attributes = model.allAttributes(of: entity).filter { !$0.isTransient }
         let relationships = model.allRelationships(of: entity).filter { !$0.isTransient }
-        let toOnes = relationships.filter { !$0.isToMany }
+        let properties = relationships.filter { !$0.isToMany }
+        let hidden = entityLayout.hiddenToOnes.map { h in
+            RelationshipDescription(name: h.name, destination: h.owner, inverse: h.relationship)
+        }
+        let toOnes = properties + hidden
+        propertyToOneCount = properties.count
         self.entity = entity
         self.layout = entityLayout
         self.attributes = attributes
@@ -119,6 +129,13 @@ final class EntityBinding {
         }
         insertSQL =
             "INSERT INTO \(entityLayout.table) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
+    }
+
+    /// The slot of the to-one relationship `name`; nil for a hidden to-one's name.
+    @inline(__always)
+    func slot(ofToOne name: String) -> Int? {
+        guard let slot = toOneSlots[name], slot < propertyToOneCount else { return nil }
+        return slot
     }
 
     /// The slot of the attribute `name`. Entities have few attributes and their names are

@@ -22,7 +22,10 @@ extension ObjectContext {
             if relationship.deleteRule == .cascade { cascade += destinations }
             if let side = object.binding.layout.joinTables[relationship.name] {
                 for d in destinations { recordJoin(side, object.objectID, d.objectID, insert: false) }
-            } else if relationship.deleteRule != .noAction, let inverse = inverse(of: relationship) {
+            } else if relationship.deleteRule != .noAction,
+                let inverse = relationship.isToMany
+                    ? inverse(ofToMany: relationship, from: object.binding) : inverse(of: relationship)
+            {
                 for d in destinations where !d.isDeleted {
                     if let s = d.binding.toOneSlots[inverse.name], d.toOne[s] == object.objectID {
                         d.toOne[s] = nil

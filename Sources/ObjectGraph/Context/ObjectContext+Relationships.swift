@@ -56,6 +56,18 @@ extension ObjectContext {
         return store.model.allRelationships(of: destination).first { $0.name == name }
     }
 
+    /// The to-one of the destination whose column holds the one-to-many relationship
+    /// `relationship` of `owner`'s objects: its declared inverse, or the hidden to-one of a
+    /// to-many without an inverse. Nil for a to-many with a join table.
+    func inverse(ofToMany relationship: RelationshipDescription, from owner: EntityBinding)
+        -> RelationshipDescription?
+    {
+        guard let name = owner.layout.toManyInverses[relationship.name],
+            let destination = bindings[relationship.destination], let slot = destination.toOneSlots[name]
+        else { return nil }
+        return destination.toOnes[slot]
+    }
+
     /// Sets a to-one relationship and keeps its inverse in step.
     func setToOne(_ object: ManagedObject, _ slot: Int, _ destination: ManagedObject?) throws(ContextError) {
         let relationship = object.binding.toOnes[slot]
@@ -114,7 +126,7 @@ extension ObjectContext {
         }
         // One-to-many: the members' inverse to-one columns hold the relationship (and, when
         // it is ordered, their Z_FOK_ columns the order).
-        guard let inverse = inverse(of: relationship) else { return }
+        guard let inverse = inverse(ofToMany: relationship, from: object.binding) else { return }
         for id in current where !wanted.contains(id) {
             let member = try self.object(with: id)
             if let s = member.binding.toOneSlots[inverse.name] { try setToOne(member, s, nil) }
@@ -187,7 +199,7 @@ extension ObjectContext {
             for key in keys {
                 ids.append(try identify(key, table: table, fallback: relationship.destination))
             }
-        } else if let inverse = inverse(of: relationship),
+        } else if let inverse = inverse(ofToMany: relationship, from: object.binding),
             let column = destinationBinding.layout.toOneColumns[inverse.name]
         {
             var saved: [Int64: Int64] = [:]  // saved positions, when ordered

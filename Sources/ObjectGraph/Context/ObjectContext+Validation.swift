@@ -49,7 +49,8 @@ extension ObjectContext {
                 try self.savedCount("SELECT count(*) FROM \(side.table) WHERE \(side.sourceColumn) = ?", key)
             }
         } else {
-            guard let inverseName = relationship.inverse, let destination = bindings[relationship.destination],
+            guard let inverseName = owner.layout.toManyInverses[relationship.name],
+                let destination = bindings[relationship.destination],
                 let column = destination.layout.toOneColumns[inverseName]
             else { return }
             // Destinations that move: one fewer for the owner they had, one more for the new one.

@@ -11,7 +11,7 @@ extension ObjectContext {
             object.values[slot] = value
             return value
         }
-        if let slot = binding.toOneSlots[key] {
+        if let slot = binding.slot(ofToOne: key) {
             guard let id = object.toOne[slot] else { return .null }
             return .object(ObjectReference(try self.object(with: id)))
         }
@@ -77,7 +77,7 @@ extension ObjectContext {
             try setAttribute(value, of: object, slot: slot)
             return
         }
-        if let slot = binding.toOneSlots[key] {
+        if let slot = binding.slot(ofToOne: key) {
             let destination = try destinationObject(value, binding.toOnes[slot], object)
             try setToOne(object, slot, destination)
             return

@@ -202,7 +202,7 @@ struct PredicateTranslator {
                 guard isLast else { return nil }
                 return (steps, .attribute(entity.attributes[slot].type, column: entity.attributeColumns[slot]))
             }
-            if let slot = entity.toOneSlots[key], let destination = bindings[entity.toOnes[slot].destination] {
+            if let slot = entity.slot(ofToOne: key), let destination = bindings[entity.toOnes[slot].destination] {
                 let column = entity.toOneColumns[slot].key
                 if isLast { return (steps, .object(column: column, table: destination.layout.table)) }
                 guard !unsavedTables.contains(destination.layout.table) else { return nil }
@@ -213,7 +213,9 @@ struct PredicateTranslator {
                 if let side = entity.layout.joinTables[key] {
                     guard !unsavedTables.contains(side.table) else { return nil }
                     link = .joinTable(side)
-                } else if let inverse = relationship.inverse, let column = destination.layout.toOneColumns[inverse] {
+                } else if let inverse = entity.layout.toManyInverses[key],
+                    let column = destination.layout.toOneColumns[inverse]
+                {
                     link = .inverse(column: column.key)
                 } else {
                     return nil

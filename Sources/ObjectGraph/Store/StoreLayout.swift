@@ -1,14 +1,16 @@
 /// How a model version is laid out in Core Data's SQLite format (docs/store-format.md):
 /// a table per root entity with `Z_PK`, `Z_ENT`, `Z_OPT` and a `Z<NAME>` column per stored
 /// attribute and to-one relationship; sub-entities share their root's table; many-to-many
-/// relationships get join tables `Z_<n><NAME>`.
+/// relationships get join tables `Z_<n><NAME>`; a to-many relationship without an inverse
+/// keeps its members in hidden columns of the destination's table, `Z<n><NAME>` (and
+/// `Z_FOK_<n><NAME>` when ordered), as if the destination had a to-one back.
 public struct StoreLayout: Sendable {
     public let model: ObjectModel
     /// Per entity, by name.
     public let entities: [String: EntityLayout]
     /// Per root entity table, by table name.
     public let tables: [String: Table]
-    /// Join tables of many-to-many relationships (and to-many relationships without an inverse).
+    /// Join tables of many-to-many relationships.
     public let joinTables: [JoinTable]
 
     /// Where one entity's values live.
@@ -24,10 +26,37 @@ public struct StoreLayout: Sendable {
         public let numbers: [Int]
         /// Column of each stored attribute (inherited ones included), by attribute name.
         public let attributeColumns: [String: String]
-        /// Columns of each to-one relationship, by relationship name.
+        /// Columns of each to-one relationship, by relationship name, and of each hidden
+        /// to-one (``hiddenToOnes``), by its name.
         public let toOneColumns: [String: ToOneColumns]
         /// Join table of each many-to-many relationship, by relationship name.
         public let joinTables: [String: JoinTable.Side]
+        /// The to-ones of the destination whose columns hold each one-to-many relationship
+        /// (inherited ones included), by relationship name: the declared inverse, or for a
+        /// to-many without an inverse, the hidden to-one Core Data keeps for it.
+        public let toManyInverses: [String: String]
+        /// The hidden to-ones in this entity's rows (inherited ones included): one per
+        /// to-many relationship without an inverse whose destination this entity is.
+        public let hiddenToOnes: [HiddenToOne]
+    }
+
+    /// The columns in a destination's table that hold a to-many relationship without an
+    /// inverse: Core Data stores such a relationship as if the destination had a to-one
+    /// back to its owner, in columns named for the owner's number and the relationship
+    /// (`Z3ITEMS`, `Z_FOK_3ITEMS`). No model property has them.
+    public struct HiddenToOne: Sendable, Hashable {
+        /// The name its columns are found by in ``EntityLayout/toOneColumns``:
+        /// `<Owner>.<relationship>`, which no property name can be.
+        public let name: String
+        /// The entity that declares the to-many relationship.
+        public let owner: String
+        public let relationship: String
+
+        public init(owner: String, relationship: String) {
+            name = "\(owner).\(relationship)"
+            self.owner = owner
+            self.relationship = relationship
+        }
     }
 
     /// The columns of a to-one relationship: the destination's `Z_PK`, its `Z_ENT` when
@@ -84,10 +113,22 @@ public struct StoreLayout: Sendable {
 
         func column(for name: String) -> String { "Z" + name.uppercased() }
 
+        // To-many relationships without an inverse, by destination: their hidden to-ones.
+        var hiddenByDestination: [String: [(hidden: HiddenToOne, isOrdered: Bool)]] = [:]
+        for owner in model.entities.sorted(by: { $0.name < $1.name }) {
+            for r in owner.relationships where r.isToMany && !r.isTransient && Self.declaredInverse(of: r, model) == nil
+            {
+                guard model.entity(named: r.destination) != nil else { continue }
+                hiddenByDestination[r.destination, default: []].append(
+                    (HiddenToOne(owner: owner.name, relationship: r.name), r.isOrdered))
+            }
+        }
+
         // Tables: one per root entity; columns of the whole hierarchy, root first.
         var tables: [String: Table] = [:]
         var attributeColumns: [String: [String: String]] = [:]
         var toOneColumns: [String: [String: ToOneColumns]] = [:]
+        var hiddenToOnes: [String: [HiddenToOne]] = [:]
         for root in model.entities where root.parent == nil {
             let tableName = column(for: root.name)
             var columns = [
@@ -105,10 +146,12 @@ public struct StoreLayout: Sendable {
             // Each entity of the hierarchy adds its own properties; children inherit the
             // parent's column names.
             func add(
-                _ entity: EntityDescription, inheriting attributes: [String: String], _ toOnes: [String: ToOneColumns]
+                _ entity: EntityDescription, inheriting attributes: [String: String], _ toOnes: [String: ToOneColumns],
+                _ hidden: [HiddenToOne]
             ) {
                 var myAttributes = attributes
                 var myToOnes = toOnes
+                var myHidden = hidden
                 for r in entity.relationships where !r.isToMany && !r.isTransient {
                     let key = unique(column(for: r.name))
                     columns.append(Column(name: key, sqlType: "INTEGER"))
@@ -133,6 +176,27 @@ public struct StoreLayout: Sendable {
                     }
                     myToOnes[r.name] = ToOneColumns(key: key, entity: entityColumn, order: orderColumn)
                 }
+                // The hidden to-ones of to-many relationships without an inverse that point
+                // here: `Z<n><NAME>`, n the owner's number; `Z<m>_<n><NAME>` for the owner's
+                // Z_ENT when it has sub-entities (by analogy with a to-one's; unverified).
+                for (h, isOrdered) in hiddenByDestination[entity.name] ?? [] {
+                    let suffix = "\(numbers[h.owner] ?? 0)\(h.relationship.uppercased())"
+                    let key = unique("Z" + suffix)
+                    columns.append(Column(name: key, sqlType: "INTEGER"))
+                    indexes.append(("\(tableName)_\(key)_INDEX", key))
+                    var entityColumn: String? = nil
+                    if let owner = model.entity(named: h.owner), !model.subentities(of: owner).isEmpty {
+                        entityColumn = unique("Z\(numbers[entity.name] ?? 0)_\(suffix)")
+                        columns.append(Column(name: entityColumn!, sqlType: "INTEGER"))
+                    }
+                    var orderColumn: String? = nil
+                    if isOrdered {
+                        orderColumn = unique("Z_FOK_" + suffix)
+                        columns.append(Column(name: orderColumn!, sqlType: "INTEGER"))
+                    }
+                    myToOnes[h.name] = ToOneColumns(key: key, entity: entityColumn, order: orderColumn)
+                    myHidden.append(h)
+                }
                 for a in entity.attributes where !a.isTransient {
                     let name = unique(column(for: a.name))
                     columns.append(Column(name: name, sqlType: a.type.sqlType))
@@ -140,31 +204,29 @@ public struct StoreLayout: Sendable {
                 }
                 attributeColumns[entity.name] = myAttributes
                 toOneColumns[entity.name] = myToOnes
-                for sub in model.subentities(of: entity) { add(sub, inheriting: myAttributes, myToOnes) }
+                hiddenToOnes[entity.name] = myHidden
+                for sub in model.subentities(of: entity) { add(sub, inheriting: myAttributes, myToOnes, myHidden) }
             }
-            add(root, inheriting: [:], [:])
+            add(root, inheriting: [:], [:], [])
             tables[tableName] = Table(name: tableName, columns: columns, indexes: indexes)
         }
 
-        // Join tables: one per many-to-many pair (and per to-many without an inverse).
+        // Join tables: one per many-to-many pair.
         var joinTables: [JoinTable] = []
         var sides: [String: [String: JoinTable.Side]] = [:]
         var done: Set<String> = []
         for entity in model.entities {
             for r in entity.relationships where r.isToMany && !r.isTransient {
                 guard let destination = model.entity(named: r.destination) else { continue }
-                let inverse = r.inverse.flatMap { name in
-                    model.allRelationships(of: destination).first { $0.name == name }
-                }
-                if let inverse, !inverse.isToMany { continue }  // one-to-many: the inverse's column.
+                let inverse = Self.declaredInverse(of: r, model)
+                // One-to-many: the inverse's column; no inverse: a hidden column.
+                guard let inverse, inverse.isToMany else { continue }
                 let key = "\(entity.name).\(r.name)"
                 if done.contains(key) { continue }
                 // The side whose entity name sorts first names the table (Core Data's
                 // choice is not documented; readers accept either name, see StoreMatcher).
                 var first = (entity: entity.name, relationship: r)
-                var second: (entity: String, relationship: RelationshipDescription)? = inverse.map {
-                    (destination.name, $0)
-                }
+                var second: (entity: String, relationship: RelationshipDescription)? = (destination.name, inverse)
                 if let s = second, (s.entity, s.relationship.name) < (first.entity, first.relationship.name) {
                     second = first
                     first = s
@@ -201,8 +263,15 @@ public struct StoreLayout: Sendable {
             let root = model.rootEntity(of: entity)
             // Sub-entities inherit their ancestors' join tables.
             var joins: [String: JoinTable.Side] = [:]
+            var inverses: [String: String] = [:]
             for ancestor in ([entity] + model.ancestors(of: entity)).reversed() {
                 joins.merge(sides[ancestor.name] ?? [:]) { _, new in new }
+                for r in ancestor.relationships
+                where r.isToMany && !r.isTransient && sides[ancestor.name]?[r.name] == nil {
+                    inverses[r.name] =
+                        Self.declaredInverse(of: r, model)?.name
+                        ?? HiddenToOne(owner: ancestor.name, relationship: r.name).name
+                }
             }
             entities[entity.name] = EntityLayout(
                 name: entity.name,
@@ -212,11 +281,23 @@ public struct StoreLayout: Sendable {
                 numbers: model.descendants(of: entity).compactMap { numbers[$0.name] }.sorted(),
                 attributeColumns: attributeColumns[entity.name] ?? [:],
                 toOneColumns: toOneColumns[entity.name] ?? [:],
-                joinTables: joins)
+                joinTables: joins,
+                toManyInverses: inverses,
+                hiddenToOnes: hiddenToOnes[entity.name] ?? [])
         }
         self.entities = entities
         self.tables = tables
         self.joinTables = joinTables
+    }
+
+    /// The relationship `relationship` names as its inverse, when its destination has it.
+    static func declaredInverse(of relationship: RelationshipDescription, _ model: ObjectModel)
+        -> RelationshipDescription?
+    {
+        guard let name = relationship.inverse, let destination = model.entity(named: relationship.destination) else {
+            return nil
+        }
+        return model.allRelationships(of: destination).first { $0.name == name }
     }
 
     /// The statements that create the store's tables and indexes, in a stable order.

@@ -273,7 +273,8 @@ public struct StoreValidator {
         if let side = layout.entities[entity.name]?.joinTables[relationship.name] {
             return "(SELECT count(*) FROM \(side.table) j WHERE j.\(side.sourceColumn) = o.Z_PK)"
         }
-        guard let inverse = relationship.inverse, let destination = layout.entities[relationship.destination],
+        guard let inverse = layout.entities[entity.name]?.toManyInverses[relationship.name],
+            let destination = layout.entities[relationship.destination],
             let columns = destination.toOneColumns[inverse]
         else { return nil }
         return
