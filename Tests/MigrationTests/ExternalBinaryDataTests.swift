@@ -72,25 +72,55 @@ import TestSupport
         #expect(try reader.value(for: photo) == .data(Self.large))
     }
 
-    @Test func valuesAreWrittenInline() throws {
+    /// Values of more than 100 KB go to a file of the support folder, smaller ones inline.
+    @Test func largeValuesAreWrittenToFiles() throws {
         let directory = try TemporaryDirectory()
         let model = try Self.model("V1", external: true)
         let path = directory.path("New.sqlite")
         let context = ObjectContext(store: try Store.create(at: path, model: model))
-        let item = try context.insert("Item")
-        try item.setValue(.data(Self.large), forKey: "photo")
+        let threshold = Data(repeating: 7, count: ExternalDataFiles.defaultThreshold)
+        for photo in [Self.large, Self.small, threshold] {
+            let item = try context.insert("Item")
+            try item.setValue(.data(photo), forKey: "photo")
+        }
         try context.save()
-        let stored = try #require(try context.store.database.scalar("SELECT ZPHOTO FROM ZITEM"))
-        #expect(stored == SQLiteValue.blob(Data([1]) + Self.large))
-        #expect(!FileManager.default.fileExists(atPath: ExternalBinaryData.folder(ofStoreAt: path).path))
+        let folder = ExternalBinaryData.folder(ofStoreAt: path)
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        #expect(files.count == 1)
+        let name = try #require(files.first)
+        #expect(try Data(contentsOf: folder.appendingPathComponent(name)) == Self.large)
+        let stored = try context.store.database.scalar("SELECT ZPHOTO FROM ZITEM WHERE Z_PK = 1")
+        #expect(stored == SQLiteValue.blob(Data([2]) + Data(name.utf8) + Data([0])))
+        #expect(
+            try context.store.database.scalar("SELECT ZPHOTO FROM ZITEM WHERE Z_PK = 3")
+                == SQLiteValue.blob(Data([1]) + threshold))
+        #expect(try ExternalBinaryData.references(inStoreAt: path, model: model) == [name])
         let reread = ObjectContext(store: try Store.open(at: path, model: model, mode: .readOnly))
         #expect(try reread.object(entityName: "Item", primaryKey: 1).value(forKey: "photo") == .data(Self.large))
+        #expect(try reread.object(entityName: "Item", primaryKey: 2).value(forKey: "photo") == .data(Self.small))
+    }
+
+    /// A save that fails removes the files it wrote: nothing refers to them.
+    @Test func aFailedSaveRemovesItsFiles() throws {
+        let directory = try TemporaryDirectory()
+        let model = try Self.model("V1", external: true)
+        let path = directory.path("New.sqlite")
+        let store = try Store.create(at: path, model: model)
+        let context = ObjectContext(store: store)
+        let item = try context.insert("Item")
+        try item.setValue(.data(Self.large), forKey: "photo")
+        try store.database.execute("CREATE TRIGGER refuse BEFORE INSERT ON ZITEM BEGIN SELECT RAISE(ABORT, 'no'); END")
+        #expect(throws: ContextError.self) { try context.save() }
+        let folder = ExternalBinaryData.folder(ofStoreAt: path)
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).isEmpty)
+        #expect(store.externalData.written.isEmpty)
     }
 
     /// A migration carries every byte: into an attribute without external storage as the
     /// data itself; between external-storage attributes as Core Data stored it (the file
-    /// reference names the same support folder, which the migration never touches). A
-    /// reference to a missing file stops the migration, naming it, and changes nothing.
+    /// reference kept, its file in place). A reference to a missing file stops the
+    /// migration, naming it, and changes nothing. A file the new version no longer refers
+    /// to leaves the store's folder, and stays in the backup's.
     @Test(arguments: [false, true])
     func migrationsCarryEveryByte(destinationExternal: Bool) throws {
         let directory = try TemporaryDirectory()
@@ -119,6 +149,14 @@ import TestSupport
         #expect(raw == SQLiteValue.blob(destinationExternal ? reference : Self.large))
         #expect(
             FileManager.default.fileExists(
-                atPath: ExternalBinaryData.folder(ofStoreAt: path).appendingPathComponent(Self.fileName).path))
+                atPath: ExternalBinaryData.folder(ofStoreAt: path).appendingPathComponent(Self.fileName).path)
+                == destinationExternal)
+        let backup = path + ".V1.bak"
+        #expect(
+            try Data(
+                contentsOf: ExternalBinaryData.folder(ofStoreAt: backup).appendingPathComponent(Self.fileName))
+                == Self.large)
+        let old = ObjectContext(store: try Store.open(at: backup, model: v1, mode: .readOnly))
+        #expect(try old.object(entityName: "Item", primaryKey: 2).value(forKey: "photo") == .data(Self.large))
     }
 }

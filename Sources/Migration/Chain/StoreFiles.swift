@@ -42,11 +42,14 @@ enum StoreFiles {
     /// open in WAL mode. While the step runs, a read lock keeps other processes from
     /// committing to the store, and the new file is put in place only if no journal or
     /// WAL has appeared beside the store. On any failure, and when `beforeCommit` throws
-    /// (a cancellation), the new file is removed and the store is as it was.
+    /// (a cancellation), the new file is removed (and `discard` called) and the store is as
+    /// it was. `afterCommit` runs once the new file is in place.
     static func replace<T>(
         storeAt path: String, backupSuffix: String?,
         observe: ((Moment) -> Void)? = nil,
         beforeCommit: () throws(MigrationError) -> Void = {},
+        discard: () -> Void = {},
+        afterCommit: () -> Void = {},
         _ body: (String) throws(MigrationError) -> T
     ) throws(MigrationError) -> T {
         let temporary = path + temporarySuffix
@@ -82,9 +85,11 @@ enum StoreFiles {
             }
         } catch {
             removeFiles(of: temporary)
+            discard()
             throw explained(error, path: path)
         }
         observe?(.renamed)
+        afterCommit()
         // None of these exist (checkNoSideFiles, with the read lock held); should one have
         // appeared since, it belongs to the old file and must not be paired with the new.
         for suffix in ["-journal", "-wal", "-shm"] { unlink(path + suffix) }

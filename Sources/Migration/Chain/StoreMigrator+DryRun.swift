@@ -65,31 +65,39 @@ extension StoreMigrator {
         var current = snapshot.path
         var results: [DryRunStep] = []
         let managers = try steps.map { step throws(MigrationError) in try manager(for: step) }
+        // New external data files go into the dry run's folder; references copied as they
+        // are name files of the store's own folder, read where they are.
+        let external = ExternalDataFiles(
+            folder: folder.appendingPathComponent("external"), alsoReading: [ExternalBinaryData.folder(ofStoreAt: path)]
+        )
         for (index, (step, manager)) in zip(steps, managers).enumerated() {
             if let reason = cancellation.reason { throw MigrationError(.cancelled, reason) }
             let next = folder.appendingPathComponent("\(index + 1)-\(step.destination.version).sqlite").path
-            // References to external data copied as they are name files of the store's folder.
-            ExternalBinaryData.share(of: path, with: next)
             cancellation.run(manager)
             defer { cancellation.run(nil) }
-            let report = try manager.migrateStore(from: current, to: next) { progress?(step, $0) }
+            let report = try manager.migrateStore(from: current, to: next, externalData: external) {
+                progress?(step, $0)
+            }
             // Only files of the dry run are removed, never the store itself.
             if current != snapshot.path { MigrationManager.removeStoreFiles(at: current) }
             current = next
             results.append(
                 DryRunStep(
                     step: step, report: report,
-                    entities: try Self.summarize(storeAt: next, model: step.destination, samples: samples)))
+                    entities: try Self.summarize(
+                        storeAt: next, model: step.destination, samples: samples, externalData: external)))
         }
         return results
     }
 
     /// Each entity of the store at `path`: its count and its first `samples` objects.
-    static func summarize(storeAt path: String, model: ObjectModel, samples: Int) throws(MigrationError)
-        -> [EntitySummary]
-    {
+    static func summarize(
+        storeAt path: String, model: ObjectModel, samples: Int, externalData: ExternalDataFiles? = nil
+    ) throws(MigrationError) -> [EntitySummary] {
         do {
-            let context = ObjectContext(store: try Store.open(at: path, model: model, mode: .readOnly))
+            let store = try Store.open(at: path, model: model, mode: .readOnly)
+            if let externalData { store.externalData = externalData }
+            let context = ObjectContext(store: store)
             return try model.entities.sorted(by: { $0.name < $1.name }).map { entity in
                 var request = FetchRequest(entityName: entity.name)
                 request.includesSubentities = false

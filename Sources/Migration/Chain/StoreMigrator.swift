@@ -366,12 +366,17 @@ public struct StoreMigrator {
                 try checkCancelled()
                 cancellation.run(manager)
                 defer { cancellation.run(nil) }
+                let backupSuffix = keepsBackup ? ".\(step.source.version).bak" : nil
+                let external = ExternalDataStep(storeAt: path, step: step, backup: backupSuffix.map { path + $0 })
                 let report = try StoreFiles.replace(
-                    storeAt: path, backupSuffix: keepsBackup ? ".\(step.source.version).bak" : nil,
+                    storeAt: path, backupSuffix: backupSuffix,
                     observe: stepObserver.map { observe in { observe(step, $0) } },
-                    beforeCommit: checkCancelled
+                    beforeCommit: checkCancelled, discard: external.discard, afterCommit: external.removeUnused
                 ) { (temporary: String) throws(MigrationError) in
-                    try manager.migrateStore(from: path, to: temporary) { progress?(step, $0) }
+                    try external.prepare()
+                    return try manager.migrateStore(from: path, to: temporary, externalData: external.files) {
+                        progress?(step, $0)
+                    }
                 }
                 reports.append(
                     StepReport(source: step.source.version, destination: step.destination.version, report: report))

@@ -150,9 +150,14 @@ public final class MigrationManager: KeyValueCoding {
 
     /// Migrates the store at `sourcePath` into a new store at `destinationPath`.
     /// On failure the destination is removed and the source is as it was.
+    ///
+    /// `externalData` says where the new store's external binary data goes (by default,
+    /// its own support folder) and where references are also looked up, for the source
+    /// too: a step writes into the folder of the store it will replace. The files written
+    /// are synced before this returns, and removed on failure.
     @discardableResult
     public func migrateStore(
-        from sourcePath: String, to destinationPath: String,
+        from sourcePath: String, to destinationPath: String, externalData: ExternalDataFiles? = nil,
         progress: ((MigrationProgress) -> Void)? = nil
     ) throws(MigrationError) -> MigrationReport {
         let started = ContinuousClock.now
@@ -170,6 +175,10 @@ public final class MigrationManager: KeyValueCoding {
         let source: Store
         do {
             source = try Store.open(at: sourcePath, model: sourceModel, mode: .readOnly)
+            if let externalData {
+                source.externalData = ExternalDataFiles(
+                    folder: ExternalBinaryData.folder(ofStoreAt: sourcePath), alsoReading: externalData.readFolders)
+            }
             try source.beginReadSnapshot()
         } catch {
             throw MigrationError(.sourceStore, "cannot open the source store: \(error)", underlying: error)
@@ -177,6 +186,7 @@ public final class MigrationManager: KeyValueCoding {
         let destination: Store
         do {
             destination = try Store.create(at: destinationPath, model: destinationModel)
+            if let externalData { destination.externalData = externalData }
         } catch {
             throw MigrationError(.destinationStore, "cannot create the destination store: \(error)", underlying: error)
         }
@@ -188,11 +198,13 @@ public final class MigrationManager: KeyValueCoding {
             // its UUID and its other entries (an app's own keys).
             try destination.setMetadata(StoreMetadata(model: destinationModel, carrying: source.metadata))
             try destination.endScratchWrites()
+            try destination.externalData.syncWritten()
         } catch {
             contexts = nil
             runners = []
             runnersByName = [:]
             Self.removeStoreFiles(at: destinationPath)
+            destination.externalData.removeWritten()
             if let error = error as? MigrationError { throw error }
             throw MigrationError(.destinationStore, "\(error)", underlying: error)
         }

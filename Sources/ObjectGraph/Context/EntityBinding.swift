@@ -48,6 +48,8 @@ final class EntityBinding {
     let externalSlots: [Bool]
     /// Whether any attribute allows external storage.
     let hasExternalSlots: Bool
+    /// The store's external data files (nil for a binding that never reads or writes).
+    let externalData: ExternalDataFiles?
     /// To-one relationships, in slot order: the entity's own and inherited ones, then its
     /// hidden ones (``StoreLayout/HiddenToOne``), which hold to-many relationships without
     /// an inverse and are no property of the object.
@@ -91,7 +93,7 @@ final class EntityBinding {
     let requiredToOneSlots: [Int]
     /// No destination for each to-one: what a new object starts with.
     let noDestinations: [ObjectID?]
-    init(entity: EntityDescription, model: ObjectModel, layout: StoreLayout) {
+    init(entity: EntityDescription, model: ObjectModel, layout: StoreLayout, externalData: ExternalDataFiles? = nil) {
         let entityLayout = layout.entities[entity.name]!
         let attributes = model.allAttributes(of: entity).filter { !$0.isTransient }
         let relationships = model.allRelationships(of: entity).filter { !$0.isTransient }
@@ -114,6 +116,7 @@ final class EntityBinding {
             attributes.indices.filter { attributes[$0].type == .binary || attributes[$0].type == .transformable })
         externalSlots = attributes.map(\.storesExternalEncoding)
         hasExternalSlots = externalSlots.contains(true)
+        self.externalData = externalData
         self.toOnes = toOnes
         toOneSlots = Dictionary(uniqueKeysWithValues: toOnes.enumerated().map { ($1.name, $0) })
         toOneColumns = toOnes.map { entityLayout.toOneColumns[$0.name]! }
@@ -182,11 +185,14 @@ final class EntityBinding {
         }
     }
 
-    /// The value the column of the attribute in `slot` holds for `value`: Core Data's
-    /// inline encoding for an external-storage attribute, else the value itself.
+    /// The value the column of the attribute in `slot` holds for `value`: for an
+    /// external-storage attribute, Core Data's encoding (a large value written to a file),
+    /// else the value itself.
     @inline(__always)
-    func stored(_ value: Value, slot: Int) -> Value {
-        hasExternalSlots && externalSlots[slot] ? ExternalBinaryData.encode(value) : value
+    func stored(_ value: Value, slot: Int, object: @autoclosure () -> String) throws(ContextError) -> Value {
+        guard hasExternalSlots && externalSlots[slot] else { return value }
+        guard let externalData else { return ExternalBinaryData.encode(value) }
+        return try externalData.encode(value, object: object(), attribute: attributeNames[slot])
     }
 
     /// The value of the attribute in `slot` of the object `primaryKey` as read from its
@@ -194,8 +200,8 @@ final class EntityBinding {
     @inline(__always)
     func decoded(_ value: Value, slot: Int, primaryKey: Int64, storePath: String) throws(ContextError) -> Value {
         guard hasExternalSlots && externalSlots[slot] else { return value }
-        return try ExternalBinaryData.decode(
-            value, storePath: storePath, object: "\(entity.name)/\(primaryKey)", attribute: attributeNames[slot])
+        return try (externalData ?? ExternalDataFiles(storeAt: storePath)).decode(
+            value, object: "\(entity.name)/\(primaryKey)", attribute: attributeNames[slot])
     }
 
     /// Binds an attribute's value to a parameter, as its type stores it.

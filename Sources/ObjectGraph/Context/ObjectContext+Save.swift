@@ -9,6 +9,8 @@ extension ObjectContext {
         guard hasChanges else { return }
         if validatesOnSave { try validatePending() }
         if hasOrderedRelationships { try assignAppendedPositions() }
+        // Files written for values of a save that fails are removed: nothing refers to them.
+        let filesBefore = store.externalData.written.count
         do {
             try database.transaction {
                 // Saved objects first, deletions freeing rows before anything is written,
@@ -47,10 +49,13 @@ extension ObjectContext {
                 for (table, key) in highest { try updatePrimaryKeyCounter(table: table, to: key) }
             }
         } catch let error as SQLiteError {
+            store.externalData.removeWritten(from: filesBefore)
             throw ContextError(error)
         } catch let error as ContextError {
+            store.externalData.removeWritten(from: filesBefore)
             throw error
         } catch {
+            store.externalData.removeWritten(from: filesBefore)
             throw ContextError(.sqlite, "\(error)", underlying: error)
         }
         // The array holds the context's only reference to each saved object, so that a new
@@ -112,7 +117,8 @@ extension ObjectContext {
         var index: Int32 = 4
         for (slot, type) in binding.attributeTypes.enumerated() {
             try EntityBinding.bind(
-                binding.stored(object.values[slot] ?? .null, slot: slot), as: type, to: statement, at: index)
+                binding.stored(object.values[slot] ?? .null, slot: slot, object: object.objectID.description), as: type,
+                to: statement, at: index)
             index += 1
         }
         try bindToOnes(object, statement, &index, onlyChanged: false)
@@ -172,7 +178,8 @@ extension ObjectContext {
         var index: Int32 = 1
         for slot in attributeSlots {
             try EntityBinding.bind(
-                binding.stored(object.values[slot] ?? .null, slot: slot), as: binding.attributes[slot].type,
+                binding.stored(object.values[slot] ?? .null, slot: slot, object: object.objectID.description),
+                as: binding.attributes[slot].type,
                 to: statement, at: index)
             index += 1
         }

@@ -53,7 +53,8 @@ public final class ObjectContext {
         self.functions = functions
         var bindings: [String: EntityBinding] = [:]
         for entity in store.model.entities {
-            bindings[entity.name] = EntityBinding(entity: entity, model: store.model, layout: store.layout)
+            bindings[entity.name] = EntityBinding(
+                entity: entity, model: store.model, layout: store.layout, externalData: store.externalData)
         }
         self.bindings = bindings
         var byNumber: [EntityBinding?] = Array(

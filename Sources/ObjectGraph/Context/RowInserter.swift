@@ -32,7 +32,7 @@ public final class RowInserter {
     private let isSet: UnsafeMutableBufferPointer<Bool>
     /// What binding a set value failed with: thrown by ``insertRow()``, as when values
     /// were bound there.
-    private var bindFailure: SQLiteError?
+    private var bindFailure: ContextError?
 
     init(context: ObjectContext, binding: EntityBinding) throws(ContextError) {
         self.context = context
@@ -73,12 +73,24 @@ public final class RowInserter {
     }
 
     private func bind(_ value: Value, as type: AttributeType, slot: Int) {
-        do {
-            try EntityBinding.bind(binding.stored(value, slot: slot), as: type, to: statement, at: Int32(4 + slot))
-        } catch {
-            bindFailure = bindFailure ?? error
-        }
+        if let error = bindStored(value, as: type, slot: slot) { bindFailure = bindFailure ?? error }
         isSet[slot] = true
+    }
+
+    /// Binds what the column holds for `value` (a large value of an external-storage
+    /// attribute written to a file); the error, if any.
+    private func bindStored(_ value: Value, as type: AttributeType, slot: Int) -> ContextError? {
+        do {
+            let stored = try binding.stored(value, slot: slot, object: entityName)
+            do {
+                try EntityBinding.bind(stored, as: type, to: statement, at: Int32(4 + slot))
+            } catch {
+                return ContextError(error)
+            }
+        } catch {
+            return error
+        }
+        return nil
     }
 
     /// Sets an attribute of the next row to `source`'s value in the reader's current row:
@@ -119,9 +131,10 @@ public final class RowInserter {
         case (.binary, .binary), (.binary, .transformable), (.transformable, .binary), (.transformable, .transformable):
             guard source.externalSlots[sourceSlot] == binding.externalSlots[slot] else { return nil }
             if source.externalSlots[sourceSlot] {
-                // A file reference is copied once its file is seen to be there.
-                guard let store = source.context?.store.path else { return nil }
-                kind = .externalBlob(ExternalBinaryData.folder(ofStoreAt: store).path)
+                // A file reference is copied once its file is seen where the new row's
+                // store reads its external data.
+                guard binding.externalData != nil else { return nil }
+                kind = .externalBlob
             } else {
                 kind = .blob
             }
@@ -183,14 +196,14 @@ public final class RowInserter {
             case SQLITE_BLOB:
                 let bytes = sqlite3_column_blob(row, column)
                 let count = sqlite3_column_bytes(row, column)
-                if case .externalBlob(let folder) = copy.kind, count > 1, let bytes,
+                if copy.kind == .externalBlob, count > 1, let bytes,
                     bytes.load(as: UInt8.self) == ExternalBinaryData.reference
                 {
                     let name = String(
                         decoding: UnsafeRawBufferPointer(start: bytes + 1, count: Int(count) - 1).prefix { $0 != 0 },
                         as: UTF8.self)
                     // Missing: decoded on the ordinary path, which says so.
-                    guard FileManager.default.fileExists(atPath: folder + "/" + name) else { return false }
+                    guard binding.externalData?.hasFile(named: name) == true else { return false }
                 }
                 // A NULL pointer would bind NULL: an empty blob is still a blob. SQLITE_STATIC
                 // (nil): not copied.
@@ -220,18 +233,12 @@ public final class RowInserter {
                 isSet[slot] = false
             } else if bindFailure == nil {
                 let type = binding.attributeTypes[slot]
-                do {
-                    try EntityBinding.bind(
-                        binding.stored(binding.defaultValues[slot] ?? .null, slot: slot), as: type, to: statement,
-                        at: Int32(4 + slot))
-                } catch {
-                    bindFailure = error
-                }
+                bindFailure = bindStored(binding.defaultValues[slot] ?? .null, as: type, slot: slot)
             }
         }
         if let failure = bindFailure {
             bindFailure = nil
-            throw ContextError(failure)
+            throw failure
         }
         do {
             try statement.bind(key, at: 1)
@@ -268,8 +275,9 @@ struct StoredCopy {
         case float
         case blob
         /// Core Data's encoding of an external-storage attribute, between two such
-        /// attributes: inline bytes, or a reference to a file of this folder, which must exist.
-        case externalBlob(String)
+        /// attributes: inline bytes, or a reference to a file, which the new row's store must
+        /// find where it reads its external data.
+        case externalBlob
     }
 
     let kind: Kind

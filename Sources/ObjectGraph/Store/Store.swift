@@ -13,6 +13,10 @@ public final class Store {
     public let model: ObjectModel
     public let layout: StoreLayout
     public private(set) var metadata: StoreMetadata
+    /// Where the store's external binary data is written and read: its own support
+    /// folder unless set otherwise, before a context is made (a migration step's new store
+    /// writes into the folder of the store it replaces).
+    public var externalData: ExternalDataFiles
 
     private init(path: String, database: Database, model: ObjectModel, metadata: StoreMetadata) {
         self.path = path
@@ -20,6 +24,7 @@ public final class Store {
         self.model = model
         self.layout = StoreLayout(model: model)
         self.metadata = metadata
+        externalData = ExternalDataFiles(storeAt: path)
     }
 
     /// Creates a new, empty store for `model` (`:memory:` for an in-memory store) with the
