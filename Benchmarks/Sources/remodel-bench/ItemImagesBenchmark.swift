@@ -157,8 +157,20 @@ let imageColumns: [(String, ColumnKind)] = [
 
 /// Writes `count` items into a new Items1 store: item `i` is named `item i`, has a date,
 /// and (except every 100th, which has none) an image of `size` random bytes from a seeded
-/// generator, so nothing compresses and every run sees the same bytes.
-func generateItemsStore(_ path: String, count: Int, size: Int, model: ObjectModel) -> ItemImagesExpectation {
+/// generator, so nothing compresses and every run sees the same bytes. With `external`,
+/// each image is a file of the store's `_EXTERNAL_DATA` folder, as Core Data stores a
+/// value over its threshold; otherwise inline.
+func generateItemsStore(_ path: String, count: Int, size: Int, model: ObjectModel, external: Bool = false)
+    -> ItemImagesExpectation
+{
+    let folder = ExternalBinaryData.folder(ofStoreAt: path)
+    if external {
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        } catch {
+            die("cannot make \(folder.path): \(error)")
+        }
+    }
     createEmptyStore(path, model)
     let db = RawSQLite.open(path)
     RawSQLite.exec(db, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF")
@@ -193,8 +205,18 @@ func generateItemsStore(_ path: String, count: Int, size: Int, model: ObjectMode
         } else {
             for w in words.indices { words[w] = random.next() }
             let bytes = UnsafeRawBufferPointer(start: words.baseAddress, count: size)
-            UnsafeMutableRawBufferPointer(rebasing: stored[1...]).copyMemory(from: bytes)
-            sqlite3_bind_blob(insert, 5, stored.baseAddress, Int32(size + 1), sqliteStatic)
+            if external {
+                let name = UUID().uuidString
+                guard
+                    FileManager.default.createFile(
+                        atPath: folder.appendingPathComponent(name).path, contents: Data(bytes))
+                else { die("cannot write an image into \(folder.path)") }
+                let reference = [UInt8(2)] + Array(name.utf8) + [0]
+                sqlite3_bind_blob(insert, 5, reference, Int32(reference.count), sqliteTransient)
+            } else {
+                UnsafeMutableRawBufferPointer(rebasing: stored[1...]).copyMemory(from: bytes)
+                sqlite3_bind_blob(insert, 5, stored.baseAddress, Int32(size + 1), sqliteStatic)
+            }
             expected.images += 1
             expected.bytes += size
             let imageKey = Int64(expected.images)
@@ -223,6 +245,7 @@ func parseSize(_ text: String) -> Int? {
 }
 
 func runItemImagesBenchmark(_ options: Options) {
+    if options.external { return runExternalItemImagesBenchmark(options) }
     let (count, size) = (options.items ?? 2_000, options.size ?? 600 * 1024)
     let parent = options.directory
     let mappings = options.mappingsFolder

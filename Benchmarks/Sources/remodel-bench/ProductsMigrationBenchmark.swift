@@ -303,14 +303,18 @@ func migrationFootnotes(source: String, destinationBytes: [String: Int], idle: M
     -> [String]
 {
     [
-        "destination pragmas while writing (all three): journal_mode OFF, synchronous OFF, cache_size -16384 (MigrationManager's)",
+        "destination pragmas while writing (every variant): journal_mode OFF, synchronous OFF, cache_size -16384 (MigrationManager's)",
         "source store \(formatBytes(fileSize(source))); destinations "
             + destinationBytes.sorted { $0.key < $1.key }.map { "\($0.key) \(formatBytes($0.value))" }.joined(
                 separator: ", "),
-        "process floor (runtime and model loaded, nothing done): \(formatMB(idle.maxRSS)) peak RSS",
-        "MigrationManager's stages (median s): "
-            + engine.splits.map { "\($0.0) \(String(format: "%.2f", $0.1))" }.joined(separator: "; ")
+        "process floor (runtime and model loaded, nothing done): \(formatMB(idle.maxRSS)) peak RSS"
     ]
+        + (engine.splits.isEmpty
+            ? []
+            : [
+                "MigrationManager's stages (median s): "
+                    + engine.splits.map { "\($0.0) \(String(format: "%.2f", $0.1))" }.joined(separator: "; ")
+            ])
 }
 
 /// The destination must open as a store of `model` (its tables and columns checked).

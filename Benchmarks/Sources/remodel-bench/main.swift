@@ -16,7 +16,7 @@ let usage = """
     usage: remodel-bench expressions [--markdown] [--rounds N] [--scale X] [--only ID,…] [--phases P,…]
            remodel-bench store [--rows N] [--chunk N] [--rounds N] [--dir DIR] [--markdown]
            remodel-bench migrate-products [--rows N] [--rounds N] [--dir DIR] [--markdown]
-           remodel-bench item-images [--items N] [--size BYTES] [--rounds N] [--dir DIR] [--markdown]
+           remodel-bench item-images [--items N] [--size BYTES] [--external] [--rounds N] [--dir DIR] [--markdown]
            remodel-bench chain [--notes N] [--rounds N] [--dir DIR] [--markdown]
            remodel-bench list
 
@@ -46,6 +46,9 @@ let usage = """
     --chunk N     store: objects per save or commit when inserting (default 10,000)
     --items N     item-images: items (default 2,000)
     --size BYTES  item-images: bytes per image; K and M suffixes are KiB and MiB (default 600K)
+    --external    item-images: images in files of the store's _EXTERNAL_DATA folder, as Core
+                  Data keeps values over its threshold, moved into Image.data with external
+                  storage too (new files); against a raw loop of reads and writes
     --dir DIR     where the temporary stores go (default $TMPDIR, else /tmp); a directory of
                   their own is made there and removed at the end. Not inside the repository.
     --mappings D  the repository's mappings/ folder (default: found from the source path)
@@ -66,6 +69,7 @@ struct Options {
     var items: Int? = nil
     var notes: Int? = nil
     var size: Int? = nil
+    var external = false
     var dir: String? = nil
     var mappings: String? = nil
     // Hidden: what a variant's child process is told.
@@ -116,6 +120,7 @@ func parseOptions(_ arguments: [String]) -> Options {
         case "--rows": options.rows = positive(argument)
         case "--chunk": options.chunk = positive(argument)
         case "--items": options.items = positive(argument)
+        case "--external": options.external = true
         case "--notes": options.notes = positive(argument)
         case "--size":
             guard let n = parseSize(value(for: argument)), n > 0 else {
@@ -311,6 +316,8 @@ let childVariants: [String: (Options) -> VariantResult] = [
             mappingPath: "item-images/Items1_to_Items2.mapping.json")
     },
     "images-migrate-raw": migrateImagesRaw,
+    "images-external-remodel": migrateExternalImagesWithManager,
+    "images-external-raw": migrateExternalImagesRaw,
     "images-migrate-sql": migrateImagesSQL,
     "chain-remodel": { migrateChainWithStoreMigrator($0) },
     "chain-interpreted": { migrateChainWithStoreMigrator($0, pushdown: false) },

@@ -178,7 +178,7 @@ extension EntityMappingRunner {
                 try insert.run()
             } catch {
                 if pairs.guarded != nil { return false }
-                if evaluationFailure != nil || error is MigrationError { throw error }
+                if evaluationFailure != nil { throw error }
                 // SQLite refused a row (a constraint, a trigger): the interpreter runs the
                 // mapping instead, and its error names the row (or it succeeds, and the
                 // plan says why the mapping did not run as SQL).
