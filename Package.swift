@@ -32,6 +32,11 @@ let package = Package(
             name: "CEditLine",
             providers: [.apt(["libedit-dev"])]
         ),
+        // Inflates the compressed model Core Data keeps in a store (Z_MODELCACHE).
+        .systemLibrary(
+            name: "CZlib",
+            providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
+        ),
 
         // The library, one module per layer; dependencies point one way.
         .target(
@@ -46,6 +51,7 @@ let package = Package(
             dependencies: [
                 "ExpressionLanguage",
                 "CSQLite",
+                "CZlib",
                 .product(name: "OrderedCollections", package: "swift-collections"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]

@@ -159,6 +159,29 @@ import TestSupport
         #expect(lines.contains("    User  fa27e5eecb39eedc  fa27e5eecb39eedc  same"))
     }
 
+    /// The model Core Data cached in a store it wrote: inspect compares it with the version
+    /// the store is identified as; a store that matches no version given says what its
+    /// cache holds.
+    @Test func theModelCacheIsReported() throws {
+        try SharedFixtures.require()
+        let fixtures = SharedFixtures.root.appendingPathComponent("realworld/alemar11+CoreDataPlus/Tests/Resources")
+        let momd = fixtures.appendingPathComponent("SampleModel/Fixtures/SampleModel.momd").path
+        let store = fixtures.appendingPathComponent("SampleModel/Fixtures/SampleModel_V2.sqlite").path
+        let inspect = try cli.run("inspect", store, "--models", momd)
+        #expect(inspect.status == 0, "\(inspect.stderr)")
+        #expect(
+            inspect.stdout.contains(
+                "  note: the store carries the model it was saved with (Z_MODELCACHE, 4 entities: Car, LuxuryCar, Person, SportCar); it hashes as SampleModel2\n"
+            ))
+        let other = fixtures.appendingPathComponent("SampleModel2/Fixtures/SampleModel2_V1.sqlite").path
+        let unknown = try cli.run("inspect", other, "--models", momd)
+        #expect(unknown.status != 0)
+        #expect(
+            unknown.stderr.contains(
+                "the store carries the model it was saved with (Z_MODELCACHE, 6 entities: Author, Book, Feedback, GraphicNovel, Page, Writer)"
+            ))
+    }
+
     @Test func policiesTheToolDoesNotHave() throws {
         try SharedFixtures.require()
         let check = try cli.run("check", "--models", SharedFixtures.bookModels, "--mappings", "mappings/book-authors")

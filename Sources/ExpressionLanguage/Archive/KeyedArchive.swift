@@ -188,6 +188,9 @@ public struct ArchivedValue: Sendable {
 
     /// The entries of an archived `NSDictionary`, in archived order; keys must be strings.
     public func entries() throws(ArchiveError) -> [(key: String, value: ArchivedValue)] {
+        if case .dictionary(let fields) = plist, fields["NS.keys"] == nil, fields["searchMapping"] != nil {
+            return try knownKeysEntries()
+        }
         guard case .dictionary(let fields) = plist, case .array(let keys)? = fields["NS.keys"],
             case .array(let values)? = fields["NS.objects"], keys.count == values.count
         else {
@@ -200,6 +203,28 @@ public struct ArchivedValue: Sendable {
                 throw ArchiveError("\(key.path): a dictionary key that is not a string (\(key.describe()))")
             }
             entries.append((name, try archive.resolve(values[i], path: "\(path)[\(name)]")))
+        }
+        return entries
+    }
+
+    /// The entries of Core Data's `NSKnownKeysDictionary1`, as the model a store caches
+    /// (`Z_MODELCACHE`) archives its entities and properties: the keys in
+    /// `searchMapping.keys`, the values at the same places in `values`; a slot holding
+    /// `emptyToken` has no value.
+    private func knownKeysEntries() throws(ArchiveError) -> [(key: String, value: ArchivedValue)] {
+        let keys = try required("searchMapping").required("keys").elements()
+        let values = try required("values").elements()
+        guard keys.count == values.count else {
+            throw ArchiveError("\(path): \(keys.count) keys and \(values.count) values")
+        }
+        let empty = try value(forKey: "emptyToken")?.stringValue
+        var entries: [(key: String, value: ArchivedValue)] = []
+        for (key, value) in zip(keys, values) {
+            guard let name = key.stringValue else {
+                throw ArchiveError("\(key.path): a dictionary key that is not a string (\(key.describe()))")
+            }
+            if let empty, value.stringValue == empty { continue }
+            entries.append((name, value))
         }
         return entries
     }

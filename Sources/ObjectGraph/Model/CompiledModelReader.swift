@@ -93,6 +93,23 @@ public enum CompiledModelReader {
                 }
                 model.entities.append(entity)
             }
+            // A store's model cache archives the model as it is at run time: a sub-entity
+            // lists its inherited properties too, as copies. A sub-entity cannot redeclare
+            // a property, so a name an ancestor has is an inherited one.
+            let declared = model.entities
+            for i in model.entities.indices where model.entities[i].parent != nil {
+                var inherited: Set<String> = []
+                var parent = model.entities[i].parent
+                while let name = parent, !inherited.contains("\u{0}" + name),
+                    let ancestor = declared.first(where: { $0.name == name })
+                {
+                    inherited.insert("\u{0}" + name)
+                    inherited.formUnion(ancestor.attributes.map(\.name) + ancestor.relationships.map(\.name))
+                    parent = ancestor.parent
+                }
+                model.entities[i].attributes.removeAll { inherited.contains($0.name) }
+                model.entities[i].relationships.removeAll { inherited.contains($0.name) }
+            }
             if let identifiers = try root.value(forKey: "NSVersionIdentifiers") {
                 model.versionIdentifiers = try identifiers.elements().compactMap(\.stringValue).sorted()
             }
@@ -202,7 +219,11 @@ private struct MomReader {
         if flags & 1 != 0 { a.maxValue = try bound(value, "NSMaxValueName", type) }
         if flags & 2 != 0 { a.minValue = try bound(value, "NSMinValueName", type) }
         if let defaultValue = try value.value(forKey: "NSDefaultValue") {
-            a.defaultValue = try self.defaultValue(defaultValue, type, path + ".default")
+            if [.transformable, .undefined, .composite].contains(type), (try? defaultValue.foundationValue()) == nil {
+                a.unreadableDefaultClass = defaultValue.className ?? "object"
+            } else {
+                a.defaultValue = try self.defaultValue(defaultValue, type, path + ".default")
+            }
         }
         if value.classHierarchy.contains("NSDerivedAttributeDescription") {
             let expression = try value.value(forKey: "NSDerivationExpression")
@@ -227,7 +248,11 @@ private struct MomReader {
         }
         var inverse = try value.string(forKey: "_NSInverseRelationshipName")
         if inverse == nil { inverse = try nameOf(value, "NSInverseRelationship", "NSPropertyName") }
-        let maxCount = Int(try value.integer(forKey: "NSMaxCount") ?? 0)
+        // A model built in code may set maxCount to NSUIntegerMax (no bound), which the
+        // archive holds as -1: kept as Int.max, a bound no count reaches, which hashes as
+        // Core Data hashes it (its low 32 bits).
+        var maxCount = Int(try value.integer(forKey: "NSMaxCount") ?? 0)
+        if maxCount < 0 { maxCount = Int.max }
         var r = RelationshipDescription(name: name, destination: destination, inverse: inverse, isToMany: maxCount != 1)
         try readCommon(value, name) {
             r.isOptional = $0; r.isTransient = $1; r.renamingIdentifier = $2; r.versionHashModifier = $3

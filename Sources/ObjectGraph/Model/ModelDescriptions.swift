@@ -10,6 +10,10 @@ public struct AttributeDescription: Hashable, Sendable {
     public var isTransient: Bool = false
     /// The value a new object gets; must fit ``type``.
     public var defaultValue: Value? = nil
+    /// The class of a default value a compiled model archives that is no plain value (an
+    /// app's own class, for a transformable attribute): Remodel cannot hold it, and new
+    /// objects start without it (``ObjectModel/warnings(file:)`` says so).
+    public var unreadableDefaultClass: String? = nil
     /// The name of the attribute in an earlier version, for inferred mappings (Xcode's
     /// "Renaming ID", `elementID` in its XML).
     public var renamingIdentifier: String? = nil

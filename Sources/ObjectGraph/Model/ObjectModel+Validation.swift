@@ -183,6 +183,12 @@ extension ObjectModel {
                         "'\(predicate)' carried, not enforced: Remodel saves values that fail it, where Core Data refuses to save them"
                     )
                 }
+                if let name = attribute.unreadableDefaultClass {
+                    warn(
+                        apath + ".default",
+                        "the default value is an archived \(name), which Remodel cannot hold: objects Remodel makes start without it"
+                    )
+                }
                 if attribute.preservesValueInHistoryOnDeletion {
                     warn(
                         apath + ".preservesValueInHistoryOnDeletion",

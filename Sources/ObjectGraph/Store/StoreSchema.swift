@@ -96,10 +96,41 @@ public enum StoreMatcher {
         let report = results.map { version, problems in
             "\(version.version): \(differences.byVersion[version.version] ?? "hashes differ"); schema: \(problems.prefix(3).joined(separator: "; "))"
         }.joined(separator: "\n  ")
+        let cache = modelCacheNote(storeAt: path, metadata: metadata, version: nil).map { "\n  \($0)" } ?? ""
         throw StoreError(
             .unknownVersion,
-            "the store matches none of the model versions \(models.map(\.version).joined(separator: ", ")) by its version hashes or by its tables and columns:\n  \(report)",
+            "the store matches none of the model versions \(models.map(\.version).joined(separator: ", ")) by its version hashes or by its tables and columns:\n  \(report)\(cache)",
             path: path)
+    }
+
+    /// What the model Core Data cached in the store (``StoreModelCache``) says, compared
+    /// with the store's hashes and with `version` when given; nil when there is none.
+    public static func modelCacheNote(storeAt path: String, metadata: StoreMetadata, version: ObjectModel?) -> String? {
+        let model: ObjectModel?
+        do {
+            let database: Database
+            do { database = try Database(path: path, mode: .readOnly) } catch { return nil }
+            model = try StoreModelCache.model(in: database)
+        } catch {
+            return "the store's model cache (Z_MODELCACHE) cannot be read: \(error.message)"
+        }
+        guard let model else { return nil }
+        let hashes = model.appleVersionHashes
+        let entities = model.entities.map(\.name).sorted()
+        var note =
+            "the store carries the model it was saved with (Z_MODELCACHE, \(entities.count) entit\(entities.count == 1 ? "y" : "ies"): \(entities.joined(separator: ", ")))"
+        if let version {
+            let differ = Set(hashes.keys).union(version.storeVersionHashes.keys).filter {
+                hashes[$0] != version.storeVersionHashes[$0]
+            }.sorted()
+            note +=
+                differ.isEmpty
+                ? "; it hashes as \(version.version)"
+                : "; it differs from \(version.version) in \(differ.joined(separator: ", "))"
+        } else if hashes == metadata.versionHashes {
+            note += ", which hashes as the store's metadata: that version is missing from the models given"
+        }
+        return note
     }
 
     /// One of `candidates`, all with the store's hashes: Core Data opens the store with any

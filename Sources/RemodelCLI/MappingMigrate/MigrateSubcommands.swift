@@ -173,6 +173,11 @@ struct InspectCommand: ParsableCommand {
             let context = ObjectContext(store: opened)
             print("\(store): model version \(model.version) (\(Self.how(identification)))")
             for note in identification.notes { print("  note: \(note)") }
+            if let note = StoreMatcher.modelCacheNote(
+                storeAt: snapshot.path, metadata: opened.metadata, version: model)
+            {
+                print("  note: \(note)")
+            }
             if let note = StoreMigrator.tablesNote((try? opened.tablesOutsideTheModel()) ?? []) {
                 print("  note: \(note)")
             }
