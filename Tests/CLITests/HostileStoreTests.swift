@@ -152,6 +152,48 @@ import Testing
     }
 }
 
+/// `Z_PRIMARYKEY` without its primary key, holding two rows for one entity, one of them a
+/// stale counter below the table's keys: the counters are not read for a migration (the
+/// new store counts its own keys), and a context inserting into such a store takes the
+/// largest of the counters and the table's keys, so it never reuses a key.
+@Suite struct PrimaryKeyTableTests {
+    let cli = MappingMigrateBinaryTests()
+
+    static func damage(_ store: String) throws {
+        try Database(path: store, mode: .readWrite).execute(
+            """
+            ALTER TABLE Z_PRIMARYKEY RENAME TO OLD;
+            CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER);
+            INSERT INTO Z_PRIMARYKEY SELECT * FROM OLD;
+            INSERT INTO Z_PRIMARYKEY SELECT Z_ENT, Z_NAME, Z_SUPER, 1 FROM OLD;
+            DROP TABLE OLD;
+            """)
+    }
+
+    @Test func duplicateAndStaleCountersAreHarmless() throws {
+        let (directory, store) = try cli.temporaryCopy(of: "mappings/product-price/Products1.sqlite")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Self.damage(store)
+        let inspect = try cli.run("inspect", store, "--models", HostileStoreTests.models)
+        #expect(inspect.stdout == "\(store): model version Products1 (by its version hashes)\n  Product: 4\n")
+
+        // A context inserting into the damaged store takes a key no row has.
+        let models = try ObjectModel.loadVersions(at: MappingMigrateBinaryTests.root.appendingPathComponent("mappings/product-price"))
+        let copy = directory.appendingPathComponent("copy.sqlite").path
+        try FileManager.default.copyItem(atPath: store, toPath: copy)
+        let context = ObjectContext(store: try Store.open(at: copy, model: models[0]))
+        let product = try context.insert("Product")
+        try product.setValue("new", forKey: "name")
+        try context.save()
+        #expect(product.objectID.primaryKey == 5)
+
+        let run = try cli.run("run", store, "--models", HostileStoreTests.models, "--quiet")
+        #expect(run.status == 0, "\(run.stderr)")
+        let database = try Database(path: store, mode: .readOnly)
+        #expect(try database.scalar("SELECT group_concat(Z_ENT || ':' || Z_MAX) FROM Z_PRIMARYKEY") == .text("1:4"))
+    }
+}
+
 /// Damaged rows (docs/store-format.md, "Damaged rows"): `inspect` lists them, `run` warns
 /// and reads them as `inspect` does, `run --strict` refuses the store and changes nothing.
 @Suite struct DamagedRowTests {
