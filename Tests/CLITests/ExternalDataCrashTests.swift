@@ -196,7 +196,9 @@ import Testing
         for trial in 0..<trials {
             let folder = fixture.directory.appendingPathComponent("trial-\(trial)")
             let store = try copy(into: folder)
-            let delay = Double.random(in: 0..<(0.9 * duration), using: &generator)
+            // Most of a run is starting up and writing the new store; the moments about its
+            // end (the rename, the old files' removal) get their share from 0.3 to 1.1 runs.
+            let delay = Double.random(in: (0.3 * duration)..<(1.1 * duration), using: &generator)
             let stderr = folder.appendingPathComponent("stderr")
             let process = try CrashSafetyTests.start(["run", store] + models, stderr: stderr)
             Thread.sleep(forTimeInterval: delay)
