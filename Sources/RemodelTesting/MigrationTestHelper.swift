@@ -76,7 +76,8 @@ public enum MigrationTestHelper {
         return try body(context)
     }
 
-    /// Copies `fixture` and its side files into a new folder of `directory` (default: the
+    /// Copies `fixture`, its side files and its external binary data (the
+    /// `.<name>_SUPPORT` folder beside it) into a new folder of `directory` (default: the
     /// temporary directory) and returns the copy's URL. The fixture is only read.
     public static func copy(of fixture: URL, in directory: URL? = nil) throws -> URL {
         guard FileManager.default.fileExists(atPath: fixture.path) else {
@@ -87,6 +88,11 @@ public enum MigrationTestHelper {
         // A WAL store's recent transactions are in its -wal file: copy them together.
         for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: fixture.path + suffix) {
             try FileManager.default.copyItem(atPath: fixture.path + suffix, toPath: copy.path + suffix)
+        }
+        let support = ExternalBinaryData.folder(ofStoreAt: fixture.path).deletingLastPathComponent()
+        if FileManager.default.fileExists(atPath: support.path) {
+            try FileManager.default.copyItem(
+                at: support, to: ExternalBinaryData.folder(ofStoreAt: copy.path).deletingLastPathComponent())
         }
         return copy
     }

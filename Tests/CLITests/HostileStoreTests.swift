@@ -178,7 +178,8 @@ import Testing
         #expect(inspect.stdout == "\(store): model version Products1 (by its version hashes)\n  Product: 4\n")
 
         // A context inserting into the damaged store takes a key no row has.
-        let models = try ObjectModel.loadVersions(at: MappingMigrateBinaryTests.root.appendingPathComponent("mappings/product-price"))
+        let models = try ObjectModel.loadVersions(
+            at: MappingMigrateBinaryTests.root.appendingPathComponent("mappings/product-price"))
         let copy = directory.appendingPathComponent("copy.sqlite").path
         try FileManager.default.copyItem(atPath: store, toPath: copy)
         let context = ObjectContext(store: try Store.open(at: copy, model: models[0]))

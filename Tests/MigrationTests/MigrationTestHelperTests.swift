@@ -1,4 +1,5 @@
 import Foundation
+import Remodel
 import RemodelTesting
 import Testing
 import TestSupport
@@ -53,6 +54,27 @@ import TestSupport
         try context.save()
         #expect(try Self.snapshot() == before)
         try? FileManager.default.removeItem(at: URL(fileURLWithPath: context.store.path).deletingLastPathComponent())
+    }
+
+    /// A fixture whose images are files of its support folder is copied with them, and
+    /// migrates (mappings/item-images, the images moved to their own entity).
+    @Test func aFixtureWithExternalDataIsCopiedWithItsFiles() throws {
+        let folder = try TemporaryDirectory()
+        let example = Repository.root.appendingPathComponent("mappings/item-images")
+        let models = try ObjectModel.loadVersions(at: example)
+        let fixture = folder.url.appendingPathComponent("Items.sqlite")
+        let image = Data((0..<150_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        let context = ObjectContext(store: try Store.create(at: fixture.path, model: models[0]))
+        let item = try context.insert("Item")
+        try item.setValue("photo", forKey: "name")
+        try item.setValue(.data(image), forKey: "image")
+        try context.save()
+        #expect(try ExternalBinaryData.references(inStoreAt: fixture.path, model: models[0]).count == 1)
+
+        let migrated = try MigrationTestHelper.migratedCopy(
+            of: fixture, models: models, mappings: try MappingModel.loadAll(in: example), in: folder.url)
+        let moved = try migrated.fetch(FetchRequest(entityName: "Image"))
+        #expect(moved.map { $0["data"] } == [.data(image)])
     }
 
     @Test func withMigratedCopyRemovesTheCopy() throws {
