@@ -245,8 +245,8 @@ func parseSize(_ text: String) -> Int? {
 }
 
 func runItemImagesBenchmark(_ options: Options) {
-    if options.external { return runExternalItemImagesBenchmark(options) }
     let (count, size) = (options.items ?? 2_000, options.size ?? 600 * 1024)
+    let external = options.external
     let parent = options.directory
     let mappings = options.mappingsFolder
     checkNotInRepository(parent, mappings)
@@ -263,30 +263,49 @@ func runItemImagesBenchmark(_ options: Options) {
     let quiet = options.markdown
 
     let source = directory + "/Items1.sqlite"
-    if !quiet { progressLine("generating \(count) items with images of \(size) random bytes in \(source) …") }
+    if !quiet {
+        progressLine(
+            "generating \(count) items with images of \(size) random bytes \(external ? "in files beside" : "in") \(source) …"
+        )
+    }
     let expected = generateItemsStore(
-        source, count: count, size: size, model: loadModel(mappings, "item-images/Items1.model.json"))
-    let v2 = loadModel(mappings, "item-images/Items2.model.json")
+        source, count: count, size: size, model: loadModel(mappings, "item-images/Items1.model.json"),
+        external: external)
+    let v2 = external ? externalItems2(mappings) : loadModel(mappings, "item-images/Items2.model.json")
+    let variants = external ? externalImagesVariants : itemImagesVariants
     let common = ["--mappings", mappings.path, "--source", source]
 
     let idle = runVariant("idle", common, resultFile: resultFilePath())
     var destinationBytes: [String: Int] = [:]
     let runs = measureVariants(
-        "migrate", itemImagesVariants, rounds: options.roundCount, quiet: quiet,
+        "migrate", variants, rounds: options.roundCount, quiet: quiet,
         arguments: { variant, _ in common + ["--destination", "\(directory)/\(variant.id).sqlite"] },
         check: { variant, _, measurement in
             let path = "\(directory)/\(variant.id).sqlite"
-            defer { removeStore(path) }
+            let support = ExternalBinaryData.folder(ofStoreAt: path).deletingLastPathComponent()
+            defer {
+                removeStore(path)
+                try? FileManager.default.removeItem(at: support)
+            }
             let items = tableChecksum(path, table: "ZITEM", columns: itemColumns)
-            let images = tableChecksum(path, table: "ZIMAGE", columns: imageColumns)
             guard items.rows == expected.items, items.checksum == expected.itemChecksum else {
                 die(
                     "\(variant.label): \(items.rows) items, checksum \(items.checksum.hex); expected \(expected.items), \(expected.itemChecksum.hex)"
                 )
             }
-            guard images.rows == expected.images, images.checksum == expected.imageChecksum else {
+            // With external storage, each image must be in a file of its own.
+            var images = (rows: 0, checksum: Checksum(), files: 0)
+            if external {
+                images = externalImageChecksum(path)
+            } else {
+                let table = tableChecksum(path, table: "ZIMAGE", columns: imageColumns)
+                images = (table.rows, table.checksum, 0)
+            }
+            guard images.rows == expected.images, images.checksum == expected.imageChecksum,
+                !external || images.files == expected.images
+            else {
                 die(
-                    "\(variant.label): \(images.rows) images, checksum \(images.checksum.hex); expected \(expected.images), \(expected.imageChecksum.hex)"
+                    "\(variant.label): \(images.rows) images (\(images.files) in files), checksum \(images.checksum.hex); expected \(expected.images), \(expected.imageChecksum.hex)"
                 )
             }
             verifyPrimaryKeyMax(path, entity: "Item", expected.items)
@@ -304,20 +323,24 @@ func runItemImagesBenchmark(_ options: Options) {
         }
     }
     let ratio = groups[1].medianSeconds / groups[0].medianSeconds
+    let how =
+        external
+        ? "each image read from its file and written to a new one, synced at the end; raw commits at \(migrationChunkSize) objects"
+        : "raw commits at \(migrationChunkSize) objects or \(migrationChunkBytes >> 20) MiB (MigrationOptions' defaults), pure SQL in one transaction"
     var report = BenchmarkReport(
         title:
-            "item-images: \(count) items, \(expected.images) images of \(size) random bytes (\(formatBytes(expected.bytes))), Items1 → Items2",
+            "item-images\(external ? " --external" : ""): \(count) items, \(expected.images) images of \(size) random bytes (\(formatBytes(expected.bytes))\(external ? ", each in a file" : "")), Items1 → Items2",
         header: machineHeader(
             loadBefore: loadBefore, loadAfter: Machine.loadAverage, seconds: Date().timeIntervalSince(started))
             + [
                 "rounds: \(options.roundCount) per variant, interleaved (median); each variant in its own process; rows/s counts source items, "
-                    + "MB/s image bytes; raw commits at \(migrationChunkSize) objects or \(migrationChunkBytes >> 20) MiB (MigrationOptions' defaults), pure SQL in one transaction"
+                    + "MB/s image bytes; \(how)"
             ],
         groups: [groups], showsBytes: true)
     report.footnotes =
         [
-            "checksums: all three destinations hold \(expected.items) items and \(expected.images) images that agree with the source "
-                + "(items \(expected.itemChecksum.hex), images and their bytes \(expected.imageChecksum.hex)); Z_MAX is right; each opens as an Items2 store"
+            "checksums: every destination holds \(expected.items) items and \(expected.images) images that agree with the source "
+                + "(items \(expected.itemChecksum.hex), images and their bytes \(expected.imageChecksum.hex)\(external ? ", each read from the file its row names" : "")); Z_MAX is right; each opens as an Items2 store"
         ] + migrationFootnotes(source: source, destinationBytes: destinationBytes, idle: idle, engine: groups[0])
     report.targets = [
         "raw loop's speed: MigrationManager at \(String(format: "%.0f%%", ratio * 100)) (no target set)",

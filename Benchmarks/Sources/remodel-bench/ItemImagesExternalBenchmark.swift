@@ -171,7 +171,7 @@ let externalImagesVariants = [
 
 /// ZIMAGE's (Z_PK, ZITEM, ZBYTECOUNT, data) in key order, the data read from the file
 /// each row refers to (or inline after its marker); and how many rows refer to a file.
-func externalImageChecksum(_ path: String) -> (rows: Int, files: Int, checksum: Checksum) {
+func externalImageChecksum(_ path: String) -> (rows: Int, checksum: Checksum, files: Int) {
     let folder = ExternalBinaryData.folder(ofStoreAt: path)
     let db = RawSQLite.open(path, readOnly: true)
     defer { RawSQLite.close(db) }
@@ -196,87 +196,5 @@ func externalImageChecksum(_ path: String) -> (rows: Int, files: Int, checksum: 
             stored.dropFirst().withUnsafeBytes { checksum.add(bytes: $0) }
         }
     }
-    return (rows, files, checksum)
-}
-
-func runExternalItemImagesBenchmark(_ options: Options) {
-    let (count, size) = (options.items ?? 2_000, options.size ?? 600 * 1024)
-    let parent = options.directory
-    let mappings = options.mappingsFolder
-    checkNotInRepository(parent, mappings)
-    let payload = count * size
-    requireFreeSpace(
-        payload * 5 / 2 + (100 << 20), at: parent,
-        for: "a source of \(count) items with files of \(formatBytes(size)) (\(formatBytes(payload))) and a copy")
-    let directory = makeTemporaryDirectory(in: parent)
-    defer { removeTemporaryDirectory() }
-    let loadBefore = Machine.loadAverage
-    let started = Date()
-    let quiet = options.markdown
-
-    let source = directory + "/Items1.sqlite"
-    if !quiet { progressLine("generating \(count) items with image files of \(size) random bytes beside \(source) …") }
-    let expected = generateItemsStore(
-        source, count: count, size: size, model: loadModel(mappings, "item-images/Items1.model.json"), external: true)
-    let v2 = externalItems2(mappings)
-    let common = ["--mappings", mappings.path, "--source", source]
-
-    let idle = runVariant("idle", common, resultFile: resultFilePath())
-    var destinationBytes: [String: Int] = [:]
-    let runs = measureVariants(
-        "migrate", externalImagesVariants, rounds: options.roundCount, quiet: quiet,
-        arguments: { variant, _ in common + ["--destination", "\(directory)/\(variant.id).sqlite"] },
-        check: { variant, _, _ in
-            let path = "\(directory)/\(variant.id).sqlite"
-            let folder = ExternalBinaryData.folder(ofStoreAt: path).deletingLastPathComponent()
-            defer {
-                removeStore(path)
-                try? FileManager.default.removeItem(at: folder)
-            }
-            let items = tableChecksum(path, table: "ZITEM", columns: itemColumns)
-            guard items.rows == expected.items, items.checksum == expected.itemChecksum else {
-                die("\(variant.label): \(items.rows) items, checksum \(items.checksum.hex); expected \(expected.items)")
-            }
-            let images = externalImageChecksum(path)
-            guard images.rows == expected.images, images.files == expected.images,
-                images.checksum == expected.imageChecksum
-            else {
-                die(
-                    "\(variant.label): \(images.rows) images, \(images.files) in files, checksum \(images.checksum.hex); "
-                        + "expected \(expected.images), \(expected.imageChecksum.hex)")
-            }
-            verifyPrimaryKeyMax(path, entity: "Item", expected.items)
-            verifyPrimaryKeyMax(path, entity: "Image", expected.images)
-            verifyStoreOpens(path, v2)
-            destinationBytes[variant.label] = fileSize(path)
-        })
-
-    var groups = runs
-    for i in groups.indices {
-        for r in groups[i].runs.indices {
-            groups[i].runs[r].result.bytes = expected.bytes
-            groups[i].runs[r].result.rows = expected.items
-        }
-    }
-    let ratio = groups[1].medianSeconds / groups[0].medianSeconds
-    var report = BenchmarkReport(
-        title:
-            "item-images --external: \(count) items, \(expected.images) image files of \(size) random bytes (\(formatBytes(expected.bytes))), Items1 → Items2, into new files",
-        header: machineHeader(
-            loadBefore: loadBefore, loadAfter: Machine.loadAverage, seconds: Date().timeIntervalSince(started))
-            + [
-                "rounds: \(options.roundCount) per variant, interleaved (median); each variant in its own process; rows/s counts source items, "
-                    + "MB/s image bytes; both read every image from its file and write it to a new one, synced at the end"
-            ],
-        groups: [groups], showsBytes: true)
-    report.footnotes =
-        [
-            "checksums: both destinations hold \(expected.items) items and \(expected.images) images, each in a file of the "
-                + "destination's _EXTERNAL_DATA folder, whose bytes agree with the source (\(expected.imageChecksum.hex)); each opens as an Items2 store"
-        ] + migrationFootnotes(source: source, destinationBytes: destinationBytes, idle: idle, engine: groups[0])
-    report.targets = [
-        "raw loop's speed: MigrationManager at \(String(format: "%.0f%%", ratio * 100)) (no target set)",
-        "target peak memory < 100 MB: \(formatMB(groups[0].peakRSS)) — \(verdict(groups[0].peakRSS < 100_000_000))"
-    ]
-    if options.markdown { report.printMarkdown() } else { report.printText() }
+    return (rows, checksum, files)
 }
