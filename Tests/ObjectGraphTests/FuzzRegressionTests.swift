@@ -30,6 +30,29 @@ import Testing
         #expect(error?.description.contains("the entity 'Item' is declared twice") == true)
     }
 
+    /// An entity that is its own parent (Xcode's XML can say so): asking the model for its
+    /// sub-entities before validating it overflowed the stack; validation refuses it.
+    @Test func anEntityThatIsItsOwnParent() throws {
+        let xml = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+                <entity name="Region" parentEntity="Region">
+                    <attribute name="name" optional="YES" attributeType="String"/>
+                </entity>
+                <entity name="Place" parentEntity="Area"/>
+                <entity name="Area" parentEntity="Place"/>
+            </model>
+            """
+        let model = try XcodeModelImporter.parse(Data(xml.utf8), version: "V", file: "contents")
+        let region = try #require(model.entity(named: "Region"))
+        #expect(model.descendants(of: region).map(\.name) == ["Region"])
+        let place = try #require(model.entity(named: "Place"))
+        #expect(model.descendants(of: place).map(\.name) == ["Place", "Area"])
+        _ = model.warnings()
+        let error = #expect(throws: ModelErrors.self) { try model.validate() }
+        #expect(error?.description.contains("the inheritance of 'Region' forms a cycle") == true)
+    }
+
     /// Metadata with a set in it (Foundation's bridging of one crashed): read by Remodel's
     /// own reader, kept, written back.
     @Test func metadataWithASet() throws {

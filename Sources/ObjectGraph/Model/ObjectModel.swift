@@ -73,10 +73,18 @@ public struct ObjectModel: Hashable, Sendable {
         entities.filter { $0.parent == entity.name }
     }
 
-    /// The entity and all entities below it.
+    /// The entity and all entities below it, depth first. An inheritance cycle (which
+    /// validation refuses; a model is asked before it is validated) is walked once.
     public func descendants(of entity: EntityDescription, includingSelf: Bool = true) -> [EntityDescription] {
         var result = includingSelf ? [entity] : []
-        for sub in subentities(of: entity) { result += descendants(of: sub) }
+        var seen: Set<String> = [entity.name]
+        func walk(_ entity: EntityDescription) {
+            for sub in subentities(of: entity) where seen.insert(sub.name).inserted {
+                result.append(sub)
+                walk(sub)
+            }
+        }
+        walk(entity)
         return result
     }
 
