@@ -74,6 +74,12 @@ extension ObjectContext {
                 try updatePrimaryKeyCounter(table: table, to: counter.highestRow)
                 counter.highestRow = 0
             }
+        } catch {
+            throw ContextError(error)
+        }
+        // The files the rows name are on disk before the rows are committed.
+        if store.externalData.syncsEachSave { try store.externalData.syncPending() }
+        do {
             try database.execute("COMMIT")
         } catch {
             throw ContextError(error)

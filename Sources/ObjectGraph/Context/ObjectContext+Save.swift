@@ -47,6 +47,8 @@ extension ObjectContext {
                 }
                 try writeJoinPositions()
                 for (table, key) in highest { try updatePrimaryKeyCounter(table: table, to: key) }
+                // The files the rows name are on disk before the rows are committed.
+                if store.externalData.syncsEachSave { try store.externalData.syncPending() }
             }
         } catch let error as SQLiteError {
             store.externalData.removeWritten(from: filesBefore)

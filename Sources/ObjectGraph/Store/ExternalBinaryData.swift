@@ -110,6 +110,13 @@ public final class ExternalDataFiles: @unchecked Sendable {
     public let threshold: Int?
     /// The files written since the last ``forgetWritten()``, in order.
     public private(set) var written: [String] = []
+    /// Whether a context's save syncs the files it wrote before it commits, so that a
+    /// committed row never names a file a power loss could take: true but while the store
+    /// is written from scratch (``Store/beginScratchWrites()``), whose files are synced
+    /// once, before the store is put in place.
+    public var syncsEachSave = true
+    /// How many of ``written`` are synced.
+    private var synced = 0
 
     public init(folder: URL, alsoReading others: [URL] = [], threshold: Int? = ExternalDataFiles.defaultThreshold) {
         self.folder = folder
@@ -132,9 +139,7 @@ public final class ExternalDataFiles: @unchecked Sendable {
         let name = UUID().uuidString
         let file = folder.appendingPathComponent(name)
         do {
-            if written.isEmpty {
-                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            }
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             try data.write(to: file)
         } catch {
             throw ContextError(
@@ -183,10 +188,11 @@ public final class ExternalDataFiles: @unchecked Sendable {
         readFolders.contains { FileManager.default.fileExists(atPath: $0.appendingPathComponent(name).path) }
     }
 
-    /// Syncs every file written, and the folder, to disk: before the store that refers to
-    /// them is put in place.
-    public func syncWritten() throws(ContextError) {
-        for name in written {
+    /// Syncs the files written (from index `start` on), and the folder, to disk: before
+    /// the rows or the store that refer to them are committed or put in place.
+    public func syncWritten(from start: Int = 0) throws(ContextError) {
+        guard start < written.count else { return }
+        for name in written[start...] {
             let path = folder.appendingPathComponent(name).path
             let fd = open(path, O_RDONLY)
             guard fd >= 0, fsync(fd) == 0 else {
@@ -196,13 +202,17 @@ public final class ExternalDataFiles: @unchecked Sendable {
             }
             close(fd)
         }
-        if !written.isEmpty {
-            let fd = open(folder.path, O_RDONLY)
-            if fd >= 0 {
-                fsync(fd)
-                close(fd)
-            }
+        let fd = open(folder.path, O_RDONLY)
+        if fd >= 0 {
+            fsync(fd)
+            close(fd)
         }
+    }
+
+    /// Syncs the files written and not synced yet: what a save does before it commits.
+    func syncPending() throws(ContextError) {
+        try syncWritten(from: synced)
+        synced = written.count
     }
 
     /// Removes the files written since the last ``forgetWritten()`` (those from index
@@ -212,8 +222,12 @@ public final class ExternalDataFiles: @unchecked Sendable {
         guard start < written.count else { return }
         for name in written[start...] { unlink(folder.appendingPathComponent(name).path) }
         written.removeSubrange(start...)
+        synced = min(synced, start)
     }
 
     /// Forgets the files written so far: they belong to a store that is in place.
-    public func forgetWritten() { written = [] }
+    public func forgetWritten() {
+        written = []
+        synced = 0
+    }
 }

@@ -5,8 +5,10 @@ extension Store {
     /// Tunes a store that is being written from scratch and is thrown away if anything
     /// fails (a migration's new store): no journal, no syncing, a larger page cache, and
     /// the file's lock kept rather than taken and dropped around every read. Call
-    /// ``endScratchWrites()`` before anyone else uses the file.
+    /// ``endScratchWrites()`` before anyone else uses the file. External data files are
+    /// not synced at each save either (``ExternalDataFiles/syncsEachSave``).
     public func beginScratchWrites() throws(StoreError) {
+        externalData.syncsEachSave = false
         try Self.storeErrors(path: path, otherwise: .sqlite) {
             try database.execute("PRAGMA journal_mode = OFF")
             try database.execute("PRAGMA synchronous = OFF")
@@ -20,6 +22,7 @@ extension Store {
     /// Makes the store durable again after ``beginScratchWrites()``: a rollback journal
     /// and full syncing, as a store handed to an app has.
     public func endScratchWrites() throws(StoreError) {
+        externalData.syncsEachSave = true
         try Self.storeErrors(path: path, otherwise: .sqlite) {
             try database.execute("PRAGMA journal_mode = DELETE")
             try database.execute("PRAGMA synchronous = FULL")
