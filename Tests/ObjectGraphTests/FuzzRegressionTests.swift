@@ -30,6 +30,25 @@ import Testing
         #expect(error?.description.contains("the entity 'Item' is declared twice") == true)
     }
 
+    /// A processing instruction with nothing after its target (`<?xm?>`): Foundation's
+    /// XMLParser on Linux read libxml2's missing data as a C string and crashed. It is now
+    /// read as libxml2 reads `<?xm ?>`, which is not a model error either way.
+    @Test func aProcessingInstructionWithNothingInIt() throws {
+        let xml = "<?xm?>\n<model name=\"\" userDef3\"/>\n</elements>\n</\0\u{10}\0model>"
+        // The fuzzer's input: before, the process died here; now it reads (as an empty model).
+        #expect((try? XcodeModelImporter.parse(Data(xml.utf8), version: "V", file: "c"))?.entities.isEmpty == true)
+        let model = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <?marker?><model type="com.apple.IDECoreDataModeler.DataModel"><?a?>
+                <entity name="Item"><attribute name="n" optional="YES" attributeType="String"/></entity>
+            </model>
+            """
+        let parsed = try XcodeModelImporter.parse(Data(model.utf8), version: "V", file: "contents")
+        #expect(parsed.entities.map(\.name) == ["Item"])
+        #expect(XMLInput.readable(Data("<?a?><?b c?><?xml?>".utf8)) == Data("<?a ?><?b c?><?xml ?>".utf8))
+        #expect(XMLInput.readable(Data("<? ?> <?".utf8)) == Data("<? ?> <?".utf8))
+    }
+
     /// An entity that is its own parent (Xcode's XML can say so): asking the model for its
     /// sub-entities before validating it overflowed the stack; validation refuses it.
     @Test func anEntityThatIsItsOwnParent() throws {

@@ -46,7 +46,7 @@ struct XcodeMappingDocument {
         if let bad = XMLInput.invalidUTF8(in: data) {
             throw MappingDocumentError(line: bad.line, message: XMLInput.problem(in: data)!)
         }
-        let parser = XMLParser(data: data)
+        let parser = XMLParser(data: XMLInput.readable(data))
         let delegate = Delegate()
         parser.delegate = delegate
         parser.shouldResolveExternalEntities = false

@@ -1,9 +1,43 @@
 import Foundation
 
-/// Checks on XML bytes before Foundation's `XMLParser` reads them: on Linux, names with
-/// bytes that are not UTF-8 crash it (found by fuzzing, docs/testing.md), so such input is
-/// refused first, with where the bad byte is.
+/// Checks on XML bytes before Foundation's `XMLParser` reads them. On Linux two inputs
+/// crash it (both found by fuzzing, docs/testing.md): names with bytes that are not UTF-8,
+/// which are refused first with where the bad byte is; and a processing instruction with
+/// nothing after its target (`<?name?>`), which ``readable(_:)`` gives a blank to.
 public enum XMLInput {
+    /// `data` with a blank after the target of each processing instruction that has
+    /// nothing else (`<?name?>` becomes `<?name ?>`): libxml2 hands the first to
+    /// `XMLParser` as no data at all, which it reads as a C string and crashes on, and the
+    /// second as empty data. Nothing a model or mapping file says is in a processing
+    /// instruction.
+    public static func readable(_ data: Data) -> Data {
+        let bytes = [UInt8](data)
+        var output: [UInt8] = []
+        var i = 0, copied = 0
+        func isNameByte(_ b: UInt8) -> Bool {
+            b >= 0x80 || (b >= 0x30 && b <= 0x3A) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
+                || b == 0x5F || b == 0x2D || b == 0x2E
+        }
+        while i + 1 < bytes.count {
+            guard bytes[i] == 0x3C, bytes[i + 1] == 0x3F else {  // "<?"
+                i += 1
+                continue
+            }
+            var end = i + 2
+            while end < bytes.count, isNameByte(bytes[end]) { end += 1 }
+            if end > i + 2, end + 1 < bytes.count, bytes[end] == 0x3F, bytes[end + 1] == 0x3E {  // "?>"
+                if output.isEmpty { output.reserveCapacity(bytes.count + 8) }
+                output += bytes[copied..<end]
+                output.append(0x20)
+                copied = end
+            }
+            i = end
+        }
+        guard copied > 0 else { return data }
+        output += bytes[copied...]
+        return Data(output)
+    }
+
     /// Where `data` stops being UTF-8: line and column (counted in bytes, from 1); nil when
     /// it is UTF-8 throughout.
     public static func invalidUTF8(in data: Data) -> (line: Int, column: Int)? {

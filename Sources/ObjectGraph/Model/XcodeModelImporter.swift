@@ -62,7 +62,7 @@ public enum XcodeModelImporter {
         if let problem = XMLInput.problem(in: data) {
             throw ModelErrors([ModelError(.syntax, file: file, path: "", message: problem)])
         }
-        let parser = XMLParser(data: data)
+        let parser = XMLParser(data: XMLInput.readable(data))
         let delegate = ContentsParser(file: file)
         parser.delegate = delegate
         if !parser.parse() && delegate.errors.isEmpty {
