@@ -41,6 +41,8 @@ enum FuzzTarget: String, CaseIterable {
     case model
     /// Xcode's `.xcdatamodel` `contents` XML.
     case xcodeModel = "xcode-model"
+    /// Xcode's `.xcmappingmodel` `xcmapping.xml`, read and compiled against two versions.
+    case xcodeMapping = "xcode-mapping"
     /// Keyed archives: archived expressions and predicates, compiled models.
     case archive
     /// A store's `Z_METADATA` property list, read and written back.
@@ -102,6 +104,8 @@ enum FuzzTarget: String, CaseIterable {
             guard let model = try? XcodeModelImporter.parse(data, version: "V", file: "contents") else { return }
             _ = model.warnings()
             if (try? model.validate()) != nil { _ = StoreLayout(model: model).createStatements }
+        case .xcodeMapping:
+            _ = try? MappingModel.parse(xcodeMapping: data, file: "xcmapping.xml", models: Self.models)
         case .archive:
             guard let root = try? KeyedArchive(data: data).topObject() else { return }
             _ = try? FormatExpression(archived: root).description

@@ -31,7 +31,15 @@ extension MappingModel {
     public static func load(xcodeMappingModelAt url: URL, models: [ObjectModel]) throws(MappingErrors) -> MappingModel {
         let file = url.relativePath
         let xml = url.pathExtension == "xcmappingmodel" ? url.appendingPathComponent("xcmapping.xml") : url
-        let data = try contents(of: xml, file: file, named: xml.lastPathComponent)
+        return try parse(
+            xcodeMapping: try contents(of: xml, file: file, named: xml.lastPathComponent), file: file, models: models)
+    }
+
+    /// The mapping model in the `xcmapping.xml` bytes `data`, read as
+    /// ``load(xcodeMappingModelAt:models:)`` reads a file's (errors name `file`).
+    public static func parse(xcodeMapping data: Data, file: String, models: [ObjectModel]) throws(MappingErrors)
+        -> MappingModel
+    {
         let document: XcodeMappingDocument
         do throws(MappingDocumentError) {
             document = try XcodeMappingDocument(data: data)
