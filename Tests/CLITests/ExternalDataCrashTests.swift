@@ -16,7 +16,8 @@ import Testing
 /// that is there, with every byte of every image, and a second run finishes the job, its
 /// backup still opening with every image (docs/store-format.md, "External binary data").
 ///
-/// `REMODEL_EXTERNAL_CRASH_TRIALS` (default 6), `REMODEL_EXTERNAL_CRASH_ITEMS` (default 150)
+/// `REMODEL_EXTERNAL_CRASH_TRIALS` (default 6), `REMODEL_EXTERNAL_CRASH_ITEMS` (default 150),
+/// `REMODEL_EXTERNAL_CRASH_SIZE` (bytes of the large images; default 110,000 to 200,000)
 /// and `REMODEL_CRASH_SEED` make it a soak.
 @Suite(.serialized) struct ExternalDataCrashTests {
     struct Fixture {
@@ -27,9 +28,12 @@ import Testing
         /// Each item's image by name; items without one are absent.
         var images: [String: Data] = [:]
         let items: Int
+        /// The large images' sizes.
+        let sizes: ClosedRange<Int>
 
-        init(items: Int) throws {
+        init(items: Int, sizes: ClosedRange<Int> = 110_000...200_000) throws {
             self.items = items
+            self.sizes = sizes
             directory = FileManager.default.temporaryDirectory.appendingPathComponent(
                 "remodel-external-\(UUID().uuidString)")
             models = directory.appendingPathComponent("models")
@@ -61,7 +65,7 @@ import Testing
                 let name = "item \(i)"
                 try item.setValue(.string(name), forKey: "name")
                 guard i % 5 != 4 else { continue }
-                let size = i % 7 == 6 ? 2_000 : Int.random(in: 110_000...200_000, using: &generator)
+                let size = i % 7 == 6 ? 2_000 : Int.random(in: sizes, using: &generator)
                 var data = Data(count: size)
                 data.withUnsafeMutableBytes { bytes in
                     for i in stride(from: 0, to: size - 7, by: 8) {
@@ -157,7 +161,8 @@ import Testing
         let trials = environment["REMODEL_EXTERNAL_CRASH_TRIALS"].flatMap(Int.init) ?? 6
         let items = environment["REMODEL_EXTERNAL_CRASH_ITEMS"].flatMap(Int.init) ?? 150
         let seed = environment["REMODEL_CRASH_SEED"].flatMap(UInt64.init) ?? 20_261_126
-        var fixture = try Fixture(items: items)
+        let size = environment["REMODEL_EXTERNAL_CRASH_SIZE"].flatMap(Int.init)
+        var fixture = try Fixture(items: items, sizes: size.map { $0...$0 } ?? 110_000...200_000)
         var keep = false
         defer { if !keep { try? FileManager.default.removeItem(at: fixture.directory) } }
         let models = ["--models", fixture.models.path]
@@ -221,7 +226,8 @@ import Testing
         }
         keep = !failures.isEmpty
         print(
-            "external-data crash safety: \(trials) kills (seed \(seed), \(items) items, an uninterrupted run "
+            "external-data crash safety: \(trials) kills (seed \(seed), \(items) items, images of "
+                + "\(size.map { "\($0) bytes" } ?? "110-200 kB"), an uninterrupted run "
                 + "\(String(format: "%.2f", duration)) s): "
                 + reached.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
                 + "; \(failures.count) failures\(keep ? " (kept in \(fixture.directory.path))" : "")")
