@@ -84,6 +84,7 @@ extension ObjectContext {
         } catch {
             throw ContextError(error)
         }
+        if store.externalData.syncsEachSave { store.externalData.forgetWritten() }
         rowsWritten = 0
     }
 

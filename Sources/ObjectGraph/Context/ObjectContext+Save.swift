@@ -60,6 +60,8 @@ extension ObjectContext {
             store.externalData.removeWritten(from: filesBefore)
             throw ContextError(.sqlite, "\(error)", underlying: error)
         }
+        // Committed and synced, the files are the store's: no later failure removes them.
+        if store.externalData.syncsEachSave { store.externalData.forgetWritten() }
         // The array holds the context's only reference to each saved object, so that a new
         // object nobody else holds can be let go instead of registered.
         var saved = pending.takeAll()

@@ -108,7 +108,9 @@ public final class ExternalDataFiles: @unchecked Sendable {
     public let readFolders: [URL]
     /// Values of more bytes than this are written to a file; nil: every value inline.
     public let threshold: Int?
-    /// The files written since the last ``forgetWritten()``, in order.
+    /// The files written since the last ``forgetWritten()``, in order: a context forgets
+    /// them once a save has committed them; a migration's new store keeps them until the
+    /// step is done, to remove them if it fails.
     public private(set) var written: [String] = []
     /// Whether a context's save syncs the files it wrote before it commits, so that a
     /// committed row never names a file a power loss could take: true but while the store
