@@ -186,13 +186,15 @@ public struct StoreLayout: Sendable {
                     indexes.append(("\(tableName)_\(key)_INDEX", key))
                     var entityColumn: String? = nil
                     if let owner = model.entity(named: h.owner), !model.subentities(of: owner).isEmpty {
-                        entityColumn = unique("Z\(numbers[entity.name] ?? 0)_\(suffix)")
-                        columns.append(Column(name: entityColumn!, sqlType: "INTEGER"))
+                        let name = unique("Z\(numbers[entity.name] ?? 0)_\(suffix)")
+                        columns.append(Column(name: name, sqlType: "INTEGER"))
+                        entityColumn = name
                     }
                     var orderColumn: String? = nil
                     if isOrdered {
-                        orderColumn = unique("Z_FOK_" + suffix)
-                        columns.append(Column(name: orderColumn!, sqlType: "INTEGER"))
+                        let name = unique("Z_FOK_" + suffix)
+                        columns.append(Column(name: name, sqlType: "INTEGER"))
+                        orderColumn = name
                     }
                     myToOnes[h.name] = ToOneColumns(key: key, entity: entityColumn, order: orderColumn)
                     myHidden.append(h)
