@@ -180,6 +180,24 @@ import TestSupport
             unknown.stderr.contains(
                 "the store carries the model it was saved with (Z_MODELCACHE, 6 entities: Author, Book, Feedback, GraphicNovel, Page, Writer)"
             ))
+
+        // Its model, built in code and in no file, written out from the cache: the store
+        // then opens with it (its schema decides: two of its hashes are not reproduced).
+        let scratch = try Scratch()
+        let written = scratch.url.appendingPathComponent("SampleModel2.model.json").path
+        let write = try cli.run("inspect", other, "--models", momd, "--write-cached-model", written)
+        #expect(write.status == 2, "the store is still no version of the models given")
+        #expect(write.stdout.hasPrefix("wrote the model \(other) carries to \(written): SampleModel2, 6 entities\n"))
+        let again = try cli.run("inspect", other, "--models", written)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stdout.hasPrefix("\(other): model version SampleModel2 (by its tables and columns"))
+        #expect(again.stdout.contains("  Page: 4970\n"))
+
+        // A store without a cache says so.
+        let none = try cli.run(
+            "inspect", scratch.store, "--models", SharedFixtures.bookModels, "--write-cached-model", written)
+        #expect(none.status == 2)
+        #expect(none.stderr.contains("carries no model (its Z_MODELCACHE is missing or empty"))
     }
 
     @Test func policiesTheToolDoesNotHave() throws {

@@ -26,7 +26,7 @@ import TestSupport
         let layout = StoreLayout(model: Self.model)
         #expect(
             layout.createStatements == [
-                "CREATE TABLE ZAUTHOR ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZFAVOURITE INTEGER, Z1_FAVOURITE INTEGER, ZNAME VARCHAR )",
+                "CREATE TABLE ZAUTHOR ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZFAVOURITE INTEGER, Z2_FAVOURITE INTEGER, ZNAME VARCHAR )",
                 "CREATE INDEX ZAUTHOR_ZFAVOURITE_INDEX ON ZAUTHOR (ZFAVOURITE)",
                 "CREATE TABLE ZITEM ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZSHELF INTEGER, ZNAME VARCHAR, ZPAGES INTEGER, ZPRICE FLOAT, ZPUBLISHED TIMESTAMP, ZCOVER BLOB, ZISSUE INTEGER, ZNAME2 VARCHAR )",
                 "CREATE INDEX ZITEM_ZSHELF_INDEX ON ZITEM (ZSHELF)",
@@ -46,9 +46,11 @@ import TestSupport
                 "name": "ZNAME", "pages": "ZPAGES", "price": "ZPRICE", "published": "ZPUBLISHED", "cover": "ZCOVER"
             ])
         #expect(book.toOneColumns["shelf"] == StoreLayout.ToOneColumns(key: "ZSHELF", entity: nil))
+        // The destination's Z_ENT goes in a column named for the destination's number (Item
+        // is 2), as in Apple-written stores (CoreDataPlus's ZPAGE.Z1_BOOK, Book being 1).
         #expect(
             layout.entities["Author"]?.toOneColumns["favourite"]
-                == StoreLayout.ToOneColumns(key: "ZFAVOURITE", entity: "Z1_FAVOURITE"))
+                == StoreLayout.ToOneColumns(key: "ZFAVOURITE", entity: "Z2_FAVOURITE"))
         #expect(
             book.joinTables["authors"]
                 == .init(table: "Z_1BOOKS", sourceColumn: "Z_3BOOKS", destinationColumn: "Z_1AUTHORS", orderColumn: nil)

@@ -30,6 +30,10 @@ import TestSupport
             let different = computed.keys.filter { computed[$0] != metadata.versionHashes[$0] }.sorted()
             if !different.isEmpty { differing[store.lastPathComponent] = different }
             #expect(try model.validate() == (), "\(name)")
+            // The store's tables and columns are the ones Remodel lays the model out in.
+            let schema = try StoreSchema(database: database)
+            #expect(StoreMatcher.mismatches(schema, StoreLayout(model: model)) == [], "\(name)")
+            #expect(StoreMatcher.extras(schema, StoreLayout(model: model)) == [], "\(name)")
             report.append(
                 "\(name): \(AppleVersionHashTests.entities(model.entities.count)), "
                     + (different.isEmpty ? "hashes as the store's" : "\(different.joined(separator: ", ")) differ"))

@@ -249,10 +249,10 @@ private struct MomReader {
         var inverse = try value.string(forKey: "_NSInverseRelationshipName")
         if inverse == nil { inverse = try nameOf(value, "NSInverseRelationship", "NSPropertyName") }
         // A model built in code may set maxCount to NSUIntegerMax (no bound), which the
-        // archive holds as -1: kept as Int.max, a bound no count reaches, which hashes as
-        // Core Data hashes it (its low 32 bits).
+        // archive holds as -1: kept as UInt32.max, a bound no count reaches, which hashes
+        // as Core Data hashes it (the hash takes the low 32 bits) and a JSON model holds.
         var maxCount = Int(try value.integer(forKey: "NSMaxCount") ?? 0)
-        if maxCount < 0 { maxCount = Int.max }
+        if maxCount < 0 { maxCount = Int(UInt32.max) }
         var r = RelationshipDescription(name: name, destination: destination, inverse: inverse, isToMany: maxCount != 1)
         try readCommon(value, name) {
             r.isOptional = $0; r.isTransient = $1; r.renamingIdentifier = $2; r.versionHashModifier = $3

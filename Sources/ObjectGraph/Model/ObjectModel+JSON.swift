@@ -152,7 +152,8 @@ private struct ModelJSONReader {
 
     mutating func int(_ json: JSON?, _ path: String) -> Int {
         guard let json else { return 0 }
-        guard let i = json.integerValue, i >= 0, i <= Int64(Int32.max) else {
+        // Core Data's counts are unsigned; its hashes take 32 bits of them.
+        guard let i = json.integerValue, i >= 0, i <= Int64(UInt32.max) else {
             fail(path, "expected a non-negative integer, found \(json)")
             return 0
         }

@@ -159,7 +159,9 @@ public struct StoreLayout: Sendable {
                     var entityColumn: String? = nil
                     if let destination = model.entity(named: r.destination), !model.subentities(of: destination).isEmpty
                     {
-                        let name = unique("Z\(numbers[entity.name] ?? 0)_\(r.name.uppercased())")
+                        // Named for the destination's number, as in an Apple-written store
+                        // (ZPAGE.Z1_BOOK, Book being entity 1 and Page 4).
+                        let name = unique("Z\(numbers[destination.name] ?? 0)_\(r.name.uppercased())")
                         columns.append(Column(name: name, sqlType: "INTEGER"))
                         entityColumn = name
                     }
@@ -177,8 +179,9 @@ public struct StoreLayout: Sendable {
                     myToOnes[r.name] = ToOneColumns(key: key, entity: entityColumn, order: orderColumn)
                 }
                 // The hidden to-ones of to-many relationships without an inverse that point
-                // here: `Z<n><NAME>`, n the owner's number; `Z<m>_<n><NAME>` for the owner's
-                // Z_ENT when it has sub-entities (by analogy with a to-one's; unverified).
+                // here: `Z<n><NAME>`, n the owner's number; `Z<n>_<n><NAME>` for the owner's
+                // Z_ENT when it has sub-entities (named as a to-one's is, for its
+                // destination, the owner; unverified).
                 for (h, isOrdered) in hiddenByDestination[entity.name] ?? [] {
                     let suffix = "\(numbers[h.owner] ?? 0)\(h.relationship.uppercased())"
                     let key = unique("Z" + suffix)
@@ -186,7 +189,7 @@ public struct StoreLayout: Sendable {
                     indexes.append(("\(tableName)_\(key)_INDEX", key))
                     var entityColumn: String? = nil
                     if let owner = model.entity(named: h.owner), !model.subentities(of: owner).isEmpty {
-                        let name = unique("Z\(numbers[entity.name] ?? 0)_\(suffix)")
+                        let name = unique("Z\(numbers[h.owner] ?? 0)_\(suffix)")
                         columns.append(Column(name: name, sqlType: "INTEGER"))
                         entityColumn = name
                     }

@@ -136,7 +136,9 @@ struct InspectCommand: ParsableCommand {
                 by the store's tables and columns, which the first line then says, with \
                 whether Core Data would open the store with that version without a \
                 migration. --hashes lists the store's hashes against the version's, entity \
-                by entity. Mapping files are not read.
+                by entity. --write-cached-model writes the model a store Core Data wrote \
+                carries (Z_MODELCACHE) as a JSON model file, named as the file is: the way \
+                back to a version whose model is lost. Mapping files are not read.
 
                 Example, from the repository's root:
                   $ cd mappings/notes-chain
@@ -155,6 +157,13 @@ struct InspectCommand: ParsableCommand {
     @Flag(help: "List the store's entity version hashes against the version's.")
     var hashes = false
 
+    @Option(
+        name: .customLong("write-cached-model"),
+        help: ArgumentHelp(
+            "Write the model the store carries (Z_MODELCACHE) to this JSON model file, its version named after the file (Model3.model.json: Model3); then inspect as usual.",
+            valueName: "file"))
+    var cachedModel: String?
+
     func run() throws {
         try reporting {
             // Only the models: a mappings folder with problems does not stop an inspection.
@@ -162,6 +171,7 @@ struct InspectCommand: ParsableCommand {
             // Read as it is, a WAL or journal folded in a copy: inspecting never changes a byte.
             let snapshot = try badInput { () throws(MigrationError) in try migrator.snapshot(ofStoreAt: store) }
             defer { snapshot.remove() }
+            if let cachedModel { try Self.writeCachedModel(of: snapshot.path, to: cachedModel, store: store) }
             let identification = try badInput { () throws(MigrationError) in try migrator.identification(of: snapshot) }
             let model = identification.model
             let opened: Store
@@ -195,6 +205,32 @@ struct InspectCommand: ParsableCommand {
 }
 
 extension InspectCommand {
+    /// Writes the model the store at `path` caches as a JSON model file at `file`, its
+    /// version the file's name without `.model.json`.
+    static func writeCachedModel(of path: String, to file: String, store: String) throws {
+        let name = URL(fileURLWithPath: file).lastPathComponent
+        let version = name.hasSuffix(".model.json") ? String(name.dropLast(".model.json".count)) : name
+        let model: ObjectModel?
+        do {
+            model = try StoreModelCache.model(in: Database(path: path, mode: .readOnly), version: version)
+        } catch {
+            throw MigrateFailure.failed("\(error)".replacingOccurrences(of: path, with: store))
+        }
+        guard let model else {
+            throw MigrateFailure.badInput(
+                "\(store) carries no model (its Z_MODELCACHE is missing or empty: Core Data writes it in newer OS versions)"
+            )
+        }
+        do {
+            try Data((model.json.serialized(pretty: true) + "\n").utf8).write(to: URL(fileURLWithPath: file))
+        } catch {
+            throw MigrateFailure.failed("cannot write \(file): \(error.localizedDescription)")
+        }
+        let count = model.entities.count
+        print("wrote the model \(store) carries to \(file): \(version), \(count) entit\(count == 1 ? "y" : "ies")")
+        for warning in model.warnings(file: file) { print("  warning: \(warning.path): \(warning.message)") }
+    }
+
     /// How the version was told, and whether Core Data would open the store with it.
     static func how(_ identification: StoreIdentification) -> String {
         let version = identification.model.version
