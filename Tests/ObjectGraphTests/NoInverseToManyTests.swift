@@ -39,22 +39,7 @@ import Testing
         return sorted ? names.sorted() : names
     }
 
-    static func rows(_ store: Store, _ sql: String) throws -> [String] {
-        let statement = try store.database.prepare(sql)
-        var rows: [String] = []
-        while try statement.step() {
-            rows.append(
-                (0..<statement.columnCount).map { i in
-                    switch statement.value(at: i) {
-                    case .integer(let n): String(n)
-                    case .text(let t): t
-                    case .null: "nil"
-                    default: "?"
-                    }
-                }.joined(separator: " "))
-        }
-        return rows
-    }
+    static func rows(_ store: Store, _ sql: String) throws -> [String] { try store.database.rows(sql) }
 
     static func find(_ context: ObjectContext, _ entity: String, _ key: String, _ name: String) throws -> ManagedObject
     {

@@ -47,22 +47,7 @@ import Testing
                 return object
             }
         }
-        func scalars(_ sql: String) throws -> [String] {
-            let statement = try temp.store.database.prepare(sql)
-            var rows: [String] = []
-            while try statement.step() {
-                rows.append(
-                    (0..<statement.columnCount).map { i in
-                        switch statement.value(at: i) {
-                        case .integer(let n): String(n)
-                        case .text(let t): t
-                        case .null: "nil"
-                        default: "?"
-                        }
-                    }.joined(separator: " "))
-            }
-            return rows
-        }
+        func scalars(_ sql: String) throws -> [String] { try temp.store.database.rows(sql) }
     }
 
     static func array(_ objects: [ManagedObject]) -> Value {
