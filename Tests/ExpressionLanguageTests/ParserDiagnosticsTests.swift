@@ -335,7 +335,11 @@ private let quickly = 5.0
         (
             "keys in parentheses", String(repeating: "a.(", count: 256) + "b" + String(repeating: ")", count: 256),
             .expression
-        )
+        ),
+        // Found by fuzzing: each `.$b` and each key after it nests the tree a level, which
+        // the compiler then recursed into until the stack overflowed.
+        ("key paths in variables", "$a" + String(repeating: ".$b", count: 256), .expression),
+        ("keys after key paths in variables", "$a" + String(repeating: ".$b.c", count: 128), .expression)
     ]
 
     /// Every form of nesting parses at exactly the limit, even with a debug build's stack

@@ -164,6 +164,10 @@ extension FormatParser {
                 // `$a`'s value for the key path in `$b` (its valueForKeyPath:).
                 _ = advance()
                 let variable = advance()
+                // Each one nests the expression a level deeper (found by fuzzing: a long
+                // `$a.$b.c.$d…` overflowed the compiler's stack).
+                try enter()
+                levels += 1
                 let key = FormatExpression(.variable(name), range: variable.range)
                 let selector = FormatExpression(.constant(.string("valueForKeyPath:")), range: variable.range)
                 expression = FormatExpression(
@@ -172,6 +176,13 @@ extension FormatParser {
             } else if isPunctuation(.dot) {
                 _ = advance()
                 let (components, last) = try keyComponents()
+                // Keys after anything but a key path make a new level (`f(x).a`).
+                if case .keyPath = expression.kind {
+                } else if case .evaluatedObject = expression.kind {
+                } else {
+                    try enter()
+                    levels += 1
+                }
                 expression = Self.appending(
                     components, to: expression,
                     range: (expression.range ?? last.range).union(last.range))
