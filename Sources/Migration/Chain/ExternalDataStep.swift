@@ -75,10 +75,6 @@ final class ExternalDataStep {
         let unused = old.subtracting(new)
         guard !unused.isEmpty else { return }
         for name in unused { unlink(files.folder.appendingPathComponent(name).path) }
-        let fd = open(files.folder.path, O_RDONLY)
-        if fd >= 0 {
-            fsync(fd)
-            close(fd)
-        }
+        files.syncFolder()
     }
 }

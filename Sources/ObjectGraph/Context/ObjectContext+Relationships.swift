@@ -51,9 +51,7 @@ extension ObjectContext {
 
     /// The inverse of `relationship` as declared on its destination.
     func inverse(of relationship: RelationshipDescription) -> RelationshipDescription? {
-        guard let name = relationship.inverse, let destination = store.model.entity(named: relationship.destination)
-        else { return nil }
-        return store.model.allRelationships(of: destination).first { $0.name == name }
+        StoreLayout.declaredInverse(of: relationship, store.model)
     }
 
     /// The to-one of the destination whose column holds the one-to-many relationship

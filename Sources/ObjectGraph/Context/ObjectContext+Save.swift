@@ -50,15 +50,13 @@ extension ObjectContext {
                 // The files the rows name are on disk before the rows are committed.
                 if store.externalData.syncsEachSave { try store.externalData.syncPending() }
             }
-        } catch let error as SQLiteError {
-            store.externalData.removeWritten(from: filesBefore)
-            throw ContextError(error)
-        } catch let error as ContextError {
-            store.externalData.removeWritten(from: filesBefore)
-            throw error
         } catch {
             store.externalData.removeWritten(from: filesBefore)
-            throw ContextError(.sqlite, "\(error)", underlying: error)
+            switch error {
+            case let error as SQLiteError: throw ContextError(error)
+            case let error as ContextError: throw error
+            default: throw ContextError(.sqlite, "\(error)", underlying: error)
+            }
         }
         // Committed and synced, the files are the store's: no later failure removes them.
         if store.externalData.syncsEachSave { store.externalData.forgetWritten() }

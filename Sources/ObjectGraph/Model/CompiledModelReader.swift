@@ -96,17 +96,12 @@ public enum CompiledModelReader {
             // A store's model cache archives the model as it is at run time: a sub-entity
             // lists its inherited properties too, as copies. A sub-entity cannot redeclare
             // a property, so a name an ancestor has is an inherited one.
-            let declared = model.entities
+            let declared = model
             for i in model.entities.indices where model.entities[i].parent != nil {
-                var inherited: Set<String> = []
-                var parent = model.entities[i].parent
-                while let name = parent, !inherited.contains("\u{0}" + name),
-                    let ancestor = declared.first(where: { $0.name == name })
-                {
-                    inherited.insert("\u{0}" + name)
-                    inherited.formUnion(ancestor.attributes.map(\.name) + ancestor.relationships.map(\.name))
-                    parent = ancestor.parent
-                }
+                let inherited = Set(
+                    declared.ancestors(of: declared.entities[i]).flatMap {
+                        $0.attributes.map(\.name) + $0.relationships.map(\.name)
+                    })
                 model.entities[i].attributes.removeAll { inherited.contains($0.name) }
                 model.entities[i].relationships.removeAll { inherited.contains($0.name) }
             }

@@ -204,6 +204,11 @@ public final class ExternalDataFiles: @unchecked Sendable {
             }
             close(fd)
         }
+        syncFolder()
+    }
+
+    /// Makes the files' creation and removal in ``folder`` durable.
+    public func syncFolder() {
         let fd = open(folder.path, O_RDONLY)
         if fd >= 0 {
             fsync(fd)
