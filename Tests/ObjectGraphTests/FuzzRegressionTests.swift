@@ -1,5 +1,9 @@
 import ExpressionLanguage
 import Foundation
+
+#if canImport(FoundationXML)
+    import FoundationXML
+#endif
 import Testing
 @testable import ObjectGraph
 
@@ -16,6 +20,32 @@ import Testing
         }
         #expect(error?.description == "contents: invalid XML at line 2, column 46: a byte that is not UTF-8")
         #expect(XMLInput.invalidUTF8(in: Data("<a>é</a>".utf8)) == nil)
+    }
+
+    /// Past an error libxml2 goes on reading, and Foundation on Linux kept memory for each
+    /// further error (a process fuzzing Xcode models grew by kilobytes an input, to its
+    /// 4 GB limit). The readers stop at the first error, and say where it was.
+    @Test func xmlIsReadNoFurtherThanItsFirstError() throws {
+        final class Counting: XMLInput.Reader {
+            var elementsAfterError = 0
+            override func parser(
+                _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
+                attributes: [String: String] = [:]
+            ) {
+                if firstError != nil { elementsAfterError += 1 }
+            }
+        }
+        let broken = String(repeating: "<entity name=\"A\" a b=\"1\"/>\n", count: 50)
+        let xml = "<?xml version=\"1.0\"?>\n<model>\n\(broken)</model>"
+        let reader = Counting()
+        let problem = XMLInput.parse(Data(xml.utf8), with: reader)
+        #expect(problem?.line == 3)
+        #expect(problem?.message.hasPrefix("invalid XML at line 3, column ") == true)
+        #expect(reader.elementsAfterError == 0)
+        let error = #expect(throws: ModelErrors.self) {
+            try XcodeModelImporter.parse(Data(xml.utf8), version: "V", file: "contents")
+        }
+        #expect(error?.description.hasPrefix("contents: invalid XML at line 3, column ") == true)
     }
 
     /// Two entities of one name (an archive can name them so): hashing does not trap, and
@@ -35,8 +65,12 @@ import Testing
     /// read as libxml2 reads `<?xm ?>`, which is not a model error either way.
     @Test func aProcessingInstructionWithNothingInIt() throws {
         let xml = "<?xm?>\n<model name=\"\" userDef3\"/>\n</elements>\n</\0\u{10}\0model>"
-        // The fuzzer's input: before, the process died here; now it reads (as an empty model).
-        #expect((try? XcodeModelImporter.parse(Data(xml.utf8), version: "V", file: "c"))?.entities.isEmpty == true)
+        // The fuzzer's input: before, the process died here; now it is refused at its first
+        // error, the attribute without a value, not at the instruction.
+        let error = #expect(throws: ModelErrors.self) {
+            try XcodeModelImporter.parse(Data(xml.utf8), version: "V", file: "c")
+        }
+        #expect(error?.description.hasPrefix("c: invalid XML at line 2, column ") == true)
         let model = """
             <?xml version="1.0" encoding="UTF-8"?>
             <?marker?><model type="com.apple.IDECoreDataModeler.DataModel"><?a?>

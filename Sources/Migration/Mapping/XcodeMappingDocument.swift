@@ -46,15 +46,9 @@ struct XcodeMappingDocument {
         if let bad = XMLInput.invalidUTF8(in: data) {
             throw MappingDocumentError(line: bad.line, message: XMLInput.problem(in: data)!)
         }
-        let parser = XMLParser(data: XMLInput.readable(data))
         let delegate = Delegate()
-        parser.delegate = delegate
-        parser.shouldResolveExternalEntities = false
-        if !parser.parse() {
-            let message = parser.parserError.map { $0.localizedDescription } ?? "unknown error"
-            throw MappingDocumentError(
-                line: parser.lineNumber,
-                message: "invalid XML at line \(parser.lineNumber), column \(parser.columnNumber): \(message)")
+        if let problem = XMLInput.parse(data, with: delegate) {
+            throw MappingDocumentError(line: problem.line, message: problem.message)
         }
         guard delegate.sawDatabase else {
             throw MappingDocumentError(line: nil, message: "not an Xcode mapping model: no <database> element")
@@ -63,7 +57,7 @@ struct XcodeMappingDocument {
         order = delegate.order
     }
 
-    private final class Delegate: NSObject, XMLParserDelegate {
+    private final class Delegate: XMLInput.Reader {
         var objects: [String: Object] = [:]
         var order: [String] = []
         var sawDatabase = false
@@ -71,7 +65,7 @@ struct XcodeMappingDocument {
         private var attributeName: String?
         private var text = ""
 
-        func parser(
+        override func parser(
             _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
             attributes a: [String: String] = [:]
         ) {
@@ -92,11 +86,13 @@ struct XcodeMappingDocument {
             }
         }
 
-        func parser(_ parser: XMLParser, foundCharacters string: String) {
+        override func parser(_ parser: XMLParser, foundCharacters string: String) {
             if attributeName != nil { text += string }
         }
 
-        func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+        override func parser(
+            _ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?
+        ) {
             switch name {
             case "attribute":
                 if let attributeName { current?.attributes[attributeName] = text }

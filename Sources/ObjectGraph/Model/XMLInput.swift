@@ -1,10 +1,59 @@
 import Foundation
 
-/// Checks on XML bytes before Foundation's `XMLParser` reads them. On Linux two inputs
-/// crash it (both found by fuzzing, docs/testing.md): names with bytes that are not UTF-8,
-/// which are refused first with where the bad byte is; and a processing instruction with
-/// nothing after its target (`<?name?>`), which ``readable(_:)`` gives a blank to.
+#if canImport(FoundationXML)
+    import FoundationXML
+#endif
+
+/// Checks on XML bytes before Foundation's `XMLParser` reads them, and the parse itself.
+/// On Linux two inputs crash it (both found by fuzzing, docs/testing.md): names with bytes
+/// that are not UTF-8, which are refused first with where the bad byte is; and a
+/// processing instruction with nothing after its target (`<?name?>`), which
+/// ``readable(_:)`` gives a blank to.
 public enum XMLInput {
+    /// Parses `data` (made ``readable(_:)``) with `delegate`, stopping at the first error:
+    /// nil when the XML is well-formed, else the line of the error and the message
+    /// `invalid XML at line L, column C: what`.
+    ///
+    /// Stopping matters: past an error libxml2 goes on, and Foundation on Linux keeps
+    /// memory for every further error it reports (kilobytes a document, found by fuzzing).
+    public static func parse(_ data: Data, with delegate: Reader) -> (line: Int, message: String)? {
+        let parser = XMLParser(data: readable(data))
+        parser.shouldResolveExternalEntities = false
+        parser.delegate = delegate
+        if parser.parse() { return nil }
+        let (line, column, error) =
+            delegate.firstError ?? (parser.lineNumber, parser.columnNumber, parser.parserError)
+        let what = error.map { $0.localizedDescription } ?? "unknown error"
+        return (line, "invalid XML at line \(line), column \(column): \(what)")
+    }
+
+    /// An `XMLParserDelegate` that stops the parser at the first error and keeps where it
+    /// was. Model and mapping readers subclass it and override the element and text
+    /// callbacks, which it declares so that the overrides are called: without the
+    /// Objective-C runtime, a subclass's own delegate methods would not be.
+    open class Reader: NSObject, XMLParserDelegate {
+        /// Where the first error was, and what it was.
+        public private(set) var firstError: (line: Int, column: Int, error: (any Error)?)?
+
+        override public init() {}
+
+        open func parser(
+            _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
+            attributes: [String: String] = [:]
+        ) {}
+
+        open func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?)
+        {}
+
+        open func parser(_ parser: XMLParser, foundCharacters string: String) {}
+
+        public func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) {
+            guard firstError == nil else { return }
+            firstError = (parser.lineNumber, parser.columnNumber, parseError)
+            parser.abortParsing()
+        }
+    }
+
     /// `data` with a blank after the target of each processing instruction that has
     /// nothing else (`<?name?>` becomes `<?name ?>`): libxml2 hands the first to
     /// `XMLParser` as no data at all, which it reads as a C string and crashes on, and the

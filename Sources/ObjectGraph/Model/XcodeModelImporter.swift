@@ -62,16 +62,9 @@ public enum XcodeModelImporter {
         if let problem = XMLInput.problem(in: data) {
             throw ModelErrors([ModelError(.syntax, file: file, path: "", message: problem)])
         }
-        let parser = XMLParser(data: XMLInput.readable(data))
         let delegate = ContentsParser(file: file)
-        parser.delegate = delegate
-        if !parser.parse() && delegate.errors.isEmpty {
-            let message = parser.parserError.map { "\($0.localizedDescription)" } ?? "unknown error"
-            throw ModelErrors([
-                ModelError(
-                    .syntax, file: file, path: "",
-                    message: "invalid XML at line \(parser.lineNumber), column \(parser.columnNumber): \(message)")
-            ])
+        if let problem = XMLInput.parse(data, with: delegate), delegate.errors.isEmpty {
+            throw ModelErrors([ModelError(.syntax, file: file, path: "", message: problem.message)])
         }
         if !delegate.sawModel && delegate.errors.isEmpty {
             delegate.errors.append(
@@ -97,7 +90,7 @@ public enum XcodeModelImporter {
     }
 }
 
-private final class ContentsParser: NSObject, XMLParserDelegate {
+private final class ContentsParser: XMLInput.Reader {
     let file: String?
     var entities: [EntityDescription] = []
     var configurations: [String: [String]] = [:]
@@ -125,7 +118,7 @@ private final class ContentsParser: NSObject, XMLParserDelegate {
 
     private static func yes(_ value: String?) -> Bool { value == "YES" }
 
-    func parser(
+    override func parser(
         _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
         attributes a: [String: String] = [:]
     ) {
@@ -195,7 +188,8 @@ private final class ContentsParser: NSObject, XMLParserDelegate {
         }
     }
 
-    func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+    override func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?)
+    {
         stack.removeLast()
         switch (stack.last, name) {
         case ("model", "entity"):
