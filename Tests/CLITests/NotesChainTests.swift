@@ -150,7 +150,7 @@ import Testing
                     Notes2 → Notes3: \(Self.example.path)/Notes2_to_Notes3.mapping.json (2 entity mappings)
                       NotebookToNotebook: SQL
                       NoteToNote: SQL
-                        evaluated where SQL cannot decide: title, priority, wordCount, the source predicate
+                        evaluated where SQL cannot decide: title, priority, the source predicate
                         checks: wordCount in range
                     Notes3 → Notes4: inferred (3 entity mappings)
                       IEM_Add_Attachment: interpreted: the mapping has no source entity

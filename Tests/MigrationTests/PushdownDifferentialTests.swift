@@ -111,26 +111,40 @@ import TestSupport
         ("outDouble", "TERNARY($source.i16 > 0, $source.dbl * 2, 0.5)", .guarded),
         ("outDouble", "TERNARY($source.i16 > 0, 1.5, 2)", .evaluated),
         ("outText", "TERNARY($source.text BEGINSWITH 'row', 'r', 'o')", .partly),
-        // String methods, exact on plain ASCII text; other text is the interpreter's.
-        ("outText", "FUNCTION($source.text, 'lowercaseString')", .partly),
-        ("outText", "FUNCTION($source.label, 'stringByTrimmingWhitespace')", .partly),
-        ("out64", "FUNCTION($source.text, 'length')", .partly),
-        ("out64", "FUNCTION(FUNCTION($source.text, 'componentsSeparatedByString:', ','), 'count')", .partly),
-        ("out64", "FUNCTION(FUNCTION($source.text, 'componentsSeparatedByString:', '  '), 'count')", .partly),
-        // Not a source attribute:
-        ("outText", "FUNCTION(FUNCTION($source.text, 'stringByTrimmingWhitespace'), 'uppercaseString')", .evaluated),
+        // String methods: SQLite's functions on plain ASCII text, the registry's own
+        // implementations (remodel_string) on every other value of the column.
+        ("outText", "FUNCTION($source.text, 'lowercaseString')", .sql),
+        ("outText", "FUNCTION($source.label, 'stringByTrimmingWhitespace')", .sql),
+        ("out64", "FUNCTION($source.text, 'length')", .sql),
+        ("out64", "FUNCTION(FUNCTION($source.text, 'componentsSeparatedByString:', ','), 'count')", .sql),
+        ("out64", "FUNCTION(FUNCTION($source.text, 'componentsSeparatedByString:', '  '), 'count')", .sql),
+        ("out64", "FUNCTION(FUNCTION($source.text, 'componentsSeparatedByString:', 'é'), 'count')", .sql),
+        ("outText", "FUNCTION(FUNCTION($source.text, 'stringByTrimmingWhitespace'), 'uppercaseString')", .sql),
+        ("outText", "FUNCTION($source.text, 'capitalizedString')", .sql),
+        ("outText", "FUNCTION($source.text, 'stringByAppendingString:', '–ü')", .sql),
+        (
+            "out64",
+            "FUNCTION(FUNCTION($source.text, 'stringByReplacingOccurrencesOfString:withString:', 'o', 'öö'), 'length')",
+            .sql
+        ),
+        ("outText", "FUNCTION($source.text, 'substringFromIndex:', 1)", .guarded),  // "" has no index 1: an error
+        // A method not translated:
+        (
+            "outText", "FUNCTION($source.text, 'stringByPaddingToLength:withString:startingAtIndex:', 3, '.', 0)",
+            .evaluated
+        ),
         // What SQL asks the interpreter for, row by row (remodel_eval): the same values,
         // the same errors on the same row.
         ("outDouble", "$source.price / $source.count", .evaluated),
         ("outDouble", "$source.price / 0.0", .evaluated),
         ("outDouble", "$source.price ** 2", .evaluated),
-        ("outText", "FUNCTION($source.text, 'uppercaseString')", .partly),
+        ("outText", "FUNCTION($source.text, 'uppercaseString')", .sql),
         (
             "outText",
             "TERNARY($source.text == nil OR $source.text == '', 'Untitled', FUNCTION($source.text, 'stringByTrimmingWhitespace'))",
-            .partly
+            .sql
         ),
-        ("out64", "FUNCTION(FUNCTION($source.text, 'componentsSeparatedByString:', ' '), 'count')", .partly),
+        ("out64", "FUNCTION(FUNCTION($source.text, 'componentsSeparatedByString:', ' '), 'count')", .sql),
         ("outText", "$entityMapping.name", .evaluated),
         ("outText", "$propertyMapping.name", .evaluated),
         ("outDate", "CAST($source.i32, 'NSDate')", .evaluated),
@@ -352,6 +366,10 @@ import TestSupport
         ("dbl < 1.0 OR NOT (i32 >= 100)", .sql),
         ("text MATCHES '.*[0-9]'", .sql),
         ("text == nil", .sql),
+        ("text == ''", .sql),
+        ("text == nil OR text == ''", .sql),
+        ("text != ''", .sql),
+        ("text ==[c] ''", .sql),
         ("TRUEPREDICATE", .sql),
         ("FALSEPREDICATE", .sql),
         ("i64 / 0 == 1", .fails),  // integer division by zero, on the first row with an i64
@@ -360,7 +378,9 @@ import TestSupport
 
     static let decidedBySQL: Set<String> = [
         "flag == YES", "i16 > 5", "label != nil AND count > 0", "dbl < 1.0 OR NOT (i32 >= 100)",
-        "text == nil", "TRUEPREDICATE", "FALSEPREDICATE"
+        "text == nil", "TRUEPREDICATE", "FALSEPREDICATE",
+        // Only the empty text equals '', however the others are written.
+        "text == ''", "text == nil OR text == ''", "text != ''"
     ]
 
     /// Source fetches with predicates, both ways: the same rows selected, the same errors.
@@ -552,6 +572,33 @@ import TestSupport
             executions[1].instancesAsSQL && executions[1].relationshipsAsSQL,
             "\(executions[1].relationshipsReason ?? "")")
         #expect(tables["ZGROUP"]?.contains { $0.last == "t:GROUP 1" } == true)
+    }
+
+    /// A string method an embedder registers over the standard one is what runs, also on
+    /// plain ASCII text where SQLite has a function of its own: SQL leaves it to the
+    /// interpreter.
+    @Test func aStringMethodRegisteredOverTheStandardOneIsTheOneThatRuns() throws {
+        let v1 = try model(Self.source), v2 = try model(Self.destination)
+        let directory = try TemporaryDirectory()
+        let source = directory.path("D1.sqlite")
+        try Self.makeSource(at: source, model: v1, rows: .clean)
+        var policies = PolicyRegistry()
+        policies.registerFunction("uppercaseString", on: .string) { target, _ in
+            guard case .string(let s) = target else { return target }
+            return .string("<\(s)>")
+        }
+        let mapping = try Self.mapping("outText", "FUNCTION($source.text, 'uppercaseString')")
+        let (interpreted, _) = try Self.run(
+            mapping, v1, v2, source: source, to: directory.path("i.sqlite"), pushdown: false, policies: policies)
+        let (pushed, report) = try Self.run(
+            mapping, v1, v2, source: source, to: directory.path("s.sqlite"), pushdown: true, policies: policies)
+        #expect(pushed == interpreted)
+        guard case .store(let tables, _) = pushed, let execution = report?.entityMappings[1].execution else {
+            Issue.record("the migration failed: \(pushed)")
+            return
+        }
+        #expect(execution.evaluated == ["outText"], "\(execution)")
+        #expect(tables["ZROW"]?.contains { $0.contains("t:<row 6>") } == true)
     }
 
     /// A row with two to-ones, and a row that is the target of two relationships, linked

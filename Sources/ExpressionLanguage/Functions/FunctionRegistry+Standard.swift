@@ -186,6 +186,7 @@ extension FunctionRegistry {
         r.register("description", on: .any) { t, _ in .string(t.formatDescription) }
         r.register("isEqual:", on: .any) { t, a in .bool(t == a[0]) }
         r.register("self", on: .any) { t, _ in t }
+        r.markStandard()
         return r
     }()
 }

@@ -50,6 +50,8 @@ public struct FunctionRegistry: Sendable {
         public let selector: String
         public let target: Target
         let body: @Sendable (Value, [Value]) throws -> Value
+        /// One of ``FunctionRegistry/standard``'s, which SQL may stand in for.
+        fileprivate(set) var isStandard = false
     }
 
     private(set) var implementations: [String: [Implementation]] = [:]
@@ -82,6 +84,19 @@ public struct FunctionRegistry: Sendable {
         implementations[selector] ?? []
     }
 
+    /// Whether `FUNCTION(target, 'selector', …)` runs the standard implementation (not
+    /// one an embedder registered over it): what SQL that stands in for it needs.
+    public func isStandard(_ selector: String, on target: Value) -> Bool {
+        implementations(of: selector).first { $0.target.accepts(target) }?.isStandard ?? false
+    }
+
+    /// Marks every implementation registered so far as standard.
+    mutating func markStandard() {
+        for key in implementations.keys {
+            for i in implementations[key]!.indices { implementations[key]![i].isStandard = true }
+        }
+    }
+
     /// All registered selectors, sorted.
     public var selectors: [String] { implementations.keys.sorted() }
 
@@ -91,7 +106,7 @@ public struct FunctionRegistry: Sendable {
     }
 
     /// The number of arguments a selector takes: one per colon.
-    static func arity(of selector: String) -> Int { selector.reduce(0) { $0 + ($1 == ":" ? 1 : 0) } }
+    public static func arity(of selector: String) -> Int { selector.reduce(0) { $0 + ($1 == ":" ? 1 : 0) } }
 
     /// Calls `selector` on `target` with the first implementation that accepts it.
     ///

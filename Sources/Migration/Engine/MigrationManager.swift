@@ -112,7 +112,8 @@ public final class MigrationManager: KeyValueCoding {
                 prepared,
                 usesDefaultPolicy: { p in
                     (p.mapping.policy.flatMap { policies.makePolicy($0) } ?? DefaultMigrationPolicy()).isDefault
-                }, source: StoreLayout(model: source), destination: StoreLayout(model: destination))
+                }, functions: policies.functions, source: StoreLayout(model: source),
+                destination: StoreLayout(model: destination))
             : [:]
         let byName = Dictionary(prepared.map { ($0.mapping.name, $0) }, uniquingKeysWith: { a, _ in a })
         return mapping.entityMappings.map { m in

@@ -283,6 +283,24 @@ extension EntityMappingRunner {
                 return written
             }
         }
+        if !plan.stringChains.isEmpty {
+            // What FUNCTION does with each method of the chain, on the value the
+            // interpreter reads; an error (or a value of another kind) stops the
+            // statement, and the interpreter runs the mapping and reports it.
+            let functions = manager.sourceContext.functions
+            try database.registerFunction(SQLMappingPlan.stringFunction(index), arity: 2) { arguments in
+                var value = arguments.value(at: 1, as: .string) ?? .null
+                for call in plan.stringChains[Int(arguments.int64(at: 0))] {
+                    value = try functions.call(call.selector, on: value, arguments: call.arguments)
+                }
+                switch value {
+                case .null: return .null
+                case .string(let s): return .text(s)
+                case .integer(let i): return .integer(i)
+                default: throw SQLTranslator.Refusal("a string method gave a \(value.kind.rawValue)")
+                }
+            }
+        }
         if let reads = plan.predicateAttributes, case .fetch(let request) = prepared.source,
             let predicate = request.predicate
         {

@@ -89,25 +89,32 @@ struct SQLMappingPlan {
         var undecidedOnly = false
     }
 
-    /// `remodel_eval_<n>` and `remodel_accept_<n>`: the functions of the entity mapping
-    /// at `index`.
+    /// The chains of string methods `remodel_string_<n>` calls, by position
+    /// (``SQLTranslator/stringChains``).
+    let stringChains: [[SQLTranslator.StringCall]]
+
+    /// `remodel_eval_<n>`, `remodel_accept_<n>` and `remodel_string_<n>`: the functions of
+    /// the entity mapping at `index`.
     static func evaluateFunction(_ index: Int) -> String { "remodel_eval_\(index)" }
+    static func stringFunction(_ index: Int) -> String { "remodel_string_\(index)" }
     static func acceptFunction(_ index: Int) -> String { "remodel_accept_\(index)" }
     /// Stage 2, when every relationship mapping is a link SQL can write; else the reason.
     var links: Result<[SQLLink], SQLTranslator.Refusal>
 
     /// The plan of `prepared`, or why it runs interpreted.
     static func make(
-        _ prepared: PreparedEntityMapping, usesDefaultPolicy: Bool,
+        _ prepared: PreparedEntityMapping, usesDefaultPolicy: Bool, functions: FunctionRegistry,
         source: StoreLayout, destination: StoreLayout
     ) -> Result<SQLMappingPlan, SQLTranslator.Refusal> {
         Result { () throws(SQLTranslator.Refusal) in
-            try SQLMappingPlan(prepared, usesDefaultPolicy: usesDefaultPolicy, source: source, destination: destination)
+            try SQLMappingPlan(
+                prepared, usesDefaultPolicy: usesDefaultPolicy, functions: functions, source: source,
+                destination: destination)
         }
     }
 
     private init(
-        _ prepared: PreparedEntityMapping, usesDefaultPolicy: Bool,
+        _ prepared: PreparedEntityMapping, usesDefaultPolicy: Bool, functions: FunctionRegistry,
         source: StoreLayout, destination: StoreLayout
     ) throws(SQLTranslator.Refusal) {
         typealias Refusal = SQLTranslator.Refusal
@@ -145,7 +152,10 @@ struct SQLMappingPlan {
             }
         }
         let sourceName = sourceEntity.name
-        var translator = SQLTranslator(sourceAttributes: sourceAttributes) {
+        var translator = SQLTranslator(
+            sourceAttributes: sourceAttributes, functions: functions,
+            stringFunctionName: Self.stringFunction(prepared.index)
+        ) {
             source.rowConditions(of: $0, on: sourceName)
         }
         var evaluated: [Evaluated] = []
@@ -263,6 +273,7 @@ struct SQLMappingPlan {
         self.values = values
         self.parameters = translator.parameters
         self.guards = translator.guards
+        self.stringChains = translator.stringChains
         self.links = .failure(Refusal("not planned yet"))
     }
 }
@@ -335,12 +346,14 @@ extension SQLMappingPlan {
     /// `mapping-migrate plan` prints.
     static func plans(
         _ prepared: [PreparedEntityMapping], usesDefaultPolicy: (PreparedEntityMapping) -> Bool,
-        source: StoreLayout, destination: StoreLayout
+        functions: FunctionRegistry, source: StoreLayout, destination: StoreLayout
     ) -> [Int: Result<SQLMappingPlan, SQLTranslator.Refusal>] {
         var results: [Int: Result<SQLMappingPlan, SQLTranslator.Refusal>] = [:]
         var plans: [Int: SQLMappingPlan] = [:]
         for p in prepared {
-            let result = make(p, usesDefaultPolicy: usesDefaultPolicy(p), source: source, destination: destination)
+            let result = make(
+                p, usesDefaultPolicy: usesDefaultPolicy(p), functions: functions, source: source,
+                destination: destination)
             results[p.index] = result
             if case .success(let plan) = result { plans[p.index] = plan }
         }

@@ -47,11 +47,21 @@ struct SQLTranslator {
     typealias RowConditions = (whenTrue: String, whenFalse: String, parameters: [SQLiteValue], isExact: Bool)
     let rowConditions: (FormatPredicate) -> RowConditions?
 
+    /// The registry the mapping's expressions call, and the SQL function that calls it
+    /// for the chains of string methods (``stringChains``).
+    let functions: FunctionRegistry
+    let stringFunctionName: String
+    /// The chains of string methods the SQL asks ``stringFunctionName`` for, by position.
+    private(set) var stringChains: [[StringCall]] = []
+
     init(
         sourceAttributes: [String: (attribute: AttributeDescription, column: String)],
+        functions: FunctionRegistry = MigrationManager.standardFunctions, stringFunctionName: String = "remodel_string",
         rowConditions: @escaping (FormatPredicate) -> RowConditions? = { _ in nil }
     ) {
         self.sourceAttributes = sourceAttributes
+        self.functions = functions
+        self.stringFunctionName = stringFunctionName
         self.rowConditions = rowConditions
     }
 
@@ -140,8 +150,8 @@ struct SQLTranslator {
             return SQLTerm(sql: "(-\(o.sql))", kind: .double, isNullable: false)
         case .ternary(let predicate, let whenTrue, let whenFalse):
             return try ternary(predicate, whenTrue, whenFalse)
-        case .functionCall(let target, let selector, let arguments):
-            return try stringFunction(target, selector, arguments, expression)
+        case .functionCall:
+            return try stringFunction(expression)
         default:
             throw Refusal("\(Self.describe(expression)) is evaluated by the interpreter")
         }
@@ -264,61 +274,98 @@ struct SQLTranslator {
             isNullable: a.isNullable || b.isNullable)
     }
 
-    /// The Foundation string methods whose SQL is exact on plain ASCII text, of a string
-    /// attribute of `$source`: `length`, `uppercaseString`, `lowercaseString`,
-    /// `stringByTrimmingWhitespace`, and `count` of `componentsSeparatedByString:` with a
-    /// constant ASCII separator. Rows whose text is not plain ASCII (or not stored as
-    /// text) are ``endMapping()``'s, evaluated by the interpreter; nil stays nil, as a
-    /// message to nil answers nil.
-    private mutating func stringFunction(
-        _ target: FormatExpression, _ selector: FormatExpression, _ arguments: [FormatExpression],
-        _ expression: FormatExpression
-    ) throws(Refusal) -> SQLTerm {
-        let refusal = Refusal("\(Self.describe(expression)) is evaluated by the interpreter")
-        guard let name = selector.constantString else { throw refusal }
-        // count of componentsSeparatedByString: — the separators plus one.
-        if name == "count", arguments.isEmpty,
-            case .functionCall(let inner, let split, let splitArguments) = target.kind,
-            split.constantString == "componentsSeparatedByString:", splitArguments.count == 1,
-            let separator = splitArguments[0].constantString, !separator.isEmpty,
-            separator.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F })
-        {
-            let x = try plainText(inner, refusal)
-            let sep = parameter(.text(separator))
-            return SQLTerm(
-                sql: "((length(\(x)) - length(replace(\(x), \(sep), ''))) / length(\(sep)) + 1)", kind: .integer,
-                isNullable: true)
-        }
-        guard arguments.isEmpty else { throw refusal }
-        switch name {
-        case "length":
-            return SQLTerm(sql: "length(\(try plainText(target, refusal)))", kind: .integer, isNullable: true)
-        case "uppercaseString":
-            return SQLTerm(sql: "upper(\(try plainText(target, refusal)))", kind: .text, isNullable: true)
-        case "lowercaseString":
-            return SQLTerm(sql: "lower(\(try plainText(target, refusal)))", kind: .text, isNullable: true)
-        case "stringByTrimmingWhitespace":
-            // .whitespacesAndNewlines in ASCII: tab, line feed, vertical tab, form feed,
-            // carriage return (never plain text here) and space.
-            return SQLTerm(
-                sql: "trim(\(try plainText(target, refusal)), char(9, 10, 11, 12, 13, 32))", kind: .text,
-                isNullable: true)
-        default:
-            throw refusal
-        }
+    /// A Foundation method called through FUNCTION on a string, with constant arguments.
+    struct StringCall: Sendable {
+        let selector: String
+        let arguments: [Value]
     }
 
-    /// A string attribute of `$source` as its column, the rows whose value is not plain
-    /// ASCII text (or not text, or with a NUL) left undecided.
-    private mutating func plainText(_ expression: FormatExpression, _ refusal: Refusal) throws(Refusal) -> String {
-        guard let name = EntityMappingRunner.copiedAttribute(expression),
-            let (attribute, column) = sourceAttributes[name],
+    /// The methods whose chains on a string attribute are translated, by what each takes
+    /// and gives.
+    private static let stringMethods: [String: (takes: StringChainKind, gives: StringChainKind)] = [
+        "uppercaseString": (.text, .text), "lowercaseString": (.text, .text),
+        "capitalizedString": (.text, .text), "stringByTrimmingWhitespace": (.text, .text),
+        "stringByAppendingString:": (.text, .text), "substringToIndex:": (.text, .text),
+        "substringFromIndex:": (.text, .text), "stringByReplacingOccurrencesOfString:withString:": (.text, .text),
+        "length": (.text, .integer), "componentsSeparatedByString:": (.text, .array), "count": (.array, .integer)
+    ]
+
+    enum StringChainKind { case text, integer, array }
+
+    /// A chain of Foundation string methods on a string attribute of `$source`, each with
+    /// constant arguments (`FUNCTION(FUNCTION($source.text, 'componentsSeparatedByString:',
+    /// ' '), 'count')`), that gives text or an integer.
+    ///
+    /// Every row's value is the interpreter's: the SQL function ``stringFunctionName``
+    /// reads the column as the interpreter reads the attribute and calls the registry's
+    /// implementations in order, as FUNCTION does. Where SQLite's own functions say
+    /// exactly the same on plain ASCII text (`length`, `upper`, `lower`, `trim`, and
+    /// `count` of `componentsSeparatedByString:` with an ASCII separator), they run on
+    /// such text, and the function on the other rows. Only standard implementations are
+    /// translated: a method an embedder registered over one is the interpreter's.
+    private mutating func stringFunction(_ expression: FormatExpression) throws(Refusal) -> SQLTerm {
+        let refusal = Refusal("\(Self.describe(expression)) is evaluated by the interpreter")
+        var calls: [StringCall] = []
+        var e = expression
+        while case .functionCall(let target, let selector, let arguments) = e.kind {
+            guard let name = selector.constantString, FunctionRegistry.arity(of: name) == arguments.count else {
+                throw refusal
+            }
+            var values: [Value] = []
+            for argument in arguments {
+                guard case .constant(let value) = argument.kind else { throw refusal }
+                values.append(value)
+            }
+            calls.insert(StringCall(selector: name, arguments: values), at: 0)
+            e = target
+        }
+        guard let name = EntityMappingRunner.copiedAttribute(e), let (attribute, column) = sourceAttributes[name],
             attribute.type == .string
         else { throw refusal }
+        var kind = StringChainKind.text
+        for call in calls {
+            guard let method = Self.stringMethods[call.selector], method.takes == kind else { throw refusal }
+            let sample: Value = kind == .array ? .array([]) : .string("")
+            guard functions.isStandard(call.selector, on: sample) else {
+                throw Refusal("'\(call.selector)' is not the standard implementation (one was registered over it)")
+            }
+            kind = method.gives
+        }
+        guard kind != .array else { throw refusal }
         let c = "t0.\(column)"
-        let check = "NOT remodel_plain(\(c))"
-        if !undecided.contains(check) { undecided.append(check) }
-        return c
+        stringChains.append(calls)
+        let exact = "\(stringFunctionName)(\(stringChains.count - 1), \(c))"
+        let termKind: SQLTerm.Kind = kind == .text ? .text : .integer
+        guard let plain = plainASCII(calls, c) else {
+            return SQLTerm(sql: exact, kind: termKind, isNullable: true)
+        }
+        // remodel_plain holds for NULL, which every method here gives back.
+        return SQLTerm(
+            sql: "(CASE WHEN remodel_plain(\(c)) THEN \(plain) ELSE \(exact) END)", kind: termKind, isNullable: true)
+    }
+
+    /// SQLite's own SQL for `calls` on `c`, exact where `c` is plain ASCII text (no NUL,
+    /// no carriage return, which Swift joins with a line feed into one character); nil
+    /// for chains it has none for.
+    private mutating func plainASCII(_ calls: [StringCall], _ c: String) -> String? {
+        switch (calls.count, calls.first?.selector) {
+        case (1, "length"): return "length(\(c))"
+        case (1, "uppercaseString"): return "upper(\(c))"
+        case (1, "lowercaseString"): return "lower(\(c))"
+        case (1, "stringByTrimmingWhitespace"):
+            // .whitespacesAndNewlines in ASCII: tab, line feed, vertical tab, form feed,
+            // carriage return (never plain text here) and space.
+            return "trim(\(c), char(9, 10, 11, 12, 13, 32))"
+        case (2, "componentsSeparatedByString:"):
+            // count of componentsSeparatedByString: — the separators plus one.
+            guard calls[1].selector == "count", case .string(let separator)? = calls[0].arguments.first,
+                !separator.isEmpty, separator.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F })
+            else { return nil }
+            let sep = parameter(.text(separator))
+            return "((length(\(c)) - length(replace(\(c), \(sep), ''))) / length(\(sep)) + 1)"
+        default:
+            return nil
+        }
     }
 
     /// A branch of a TERNARY, its new guards made to hold only where `condition` does.

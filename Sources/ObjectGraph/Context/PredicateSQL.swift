@@ -345,7 +345,10 @@ struct PredicateTranslator {
             let classes = (operand.storage + ["null"]).map { "'\($0)'" }.joined(separator: ", ")
             undecided.append("typeof(\(column)) NOT IN (\(classes))")
         }
-        if operand.kind == .string, let column = operand.column {
+        // Only the empty text equals the empty string, whatever else text holds: no
+        // character is canonically equivalent to nothing, and repaired UTF-8 is never empty.
+        let equalsEmpty = op == .equalTo && options.isEmpty && constant == .string("")
+        if operand.kind == .string, let column = operand.column, !equalsEmpty {
             undecided.append("\(column) GLOB \(parameter(.text(Self.notPlainText)))")
             undecided.append("length(\(column)) <> length(CAST(\(column) AS BLOB))")
         }
