@@ -151,7 +151,6 @@ import Testing
                       NotebookToNotebook: SQL
                       NoteToNote: SQL
                         evaluated where SQL cannot decide: title, priority, the source predicate
-                        checks: wordCount in range
                     Notes3 → Notes4: inferred (3 entity mappings)
                       IEM_Add_Attachment: interpreted: the mapping has no source entity
                       IEM_Transform_Note: SQL

@@ -17,6 +17,9 @@ struct SQLTerm {
     /// SQL that is NULL exactly when the value is: the column an attribute is read from
     /// (a CAST keeps NULL, and only NULL, NULL).
     var nullness: String? = nil
+    /// The integers the value can be, when that is known whatever the row holds (the
+    /// length of a text): a write to an attribute whose range holds them needs no guard.
+    var range: ClosedRange<Int64>? = nil
 }
 
 /// A condition on a source row under which SQL would not do what the interpreter does
@@ -292,6 +295,12 @@ struct SQLTranslator {
 
     enum StringChainKind { case text, integer, array }
 
+    /// The methods whose result is no longer, in UTF-16 units, than their text.
+    private static let keepsLengthBound: Set<String> = [
+        "stringByTrimmingWhitespace", "substringToIndex:", "substringFromIndex:", "length",
+        "componentsSeparatedByString:", "count"
+    ]
+
     /// A chain of Foundation string methods on a string attribute of `$source`, each with
     /// constant arguments (`FUNCTION(FUNCTION($source.text, 'componentsSeparatedByString:',
     /// ' '), 'count')`), that gives text or an integer.
@@ -336,12 +345,21 @@ struct SQLTranslator {
         stringChains.append(calls)
         let exact = "\(stringFunctionName)(\(stringChains.count - 1), \(c))"
         let termKind: SQLTerm.Kind = kind == .text ? .text : .integer
+        // A length counts UTF-16 units, no more than the text's bytes; components are one
+        // more than the separators, each at least a unit. Text a method may make longer
+        // (appending, replacing, case mapping: "ΐ" is three units uppercased) has no such
+        // bound.
+        let bytes = Database.maximumValueBytes
+        let keepsBound = calls.allSatisfy { Self.keepsLengthBound.contains($0.selector) }
+        let range: ClosedRange<Int64>? =
+            kind != .integer || !keepsBound ? nil : calls.last?.selector == "count" ? 1...(bytes + 1) : 0...bytes
         guard let plain = plainASCII(calls, c) else {
-            return SQLTerm(sql: exact, kind: termKind, isNullable: true)
+            return SQLTerm(sql: exact, kind: termKind, isNullable: true, range: range)
         }
         // remodel_plain holds for NULL, which every method here gives back.
         return SQLTerm(
-            sql: "(CASE WHEN remodel_plain(\(c)) THEN \(plain) ELSE \(exact) END)", kind: termKind, isNullable: true)
+            sql: "(CASE WHEN remodel_plain(\(c)) THEN \(plain) ELSE \(exact) END)", kind: termKind, isNullable: true,
+            range: range)
     }
 
     /// SQLite's own SQL for `calls` on `c`, exact where `c` is plain ASCII text (no NUL,
@@ -442,7 +460,8 @@ struct SQLTranslator {
             return "NULL"
         case (.integer, .int16), (.integer, .int32), (.integer, .int64):
             let range = attribute.type.integerRange!
-            if range != Int64.min...Int64.max {
+            let fits = term.range.map { range.contains($0.lowerBound) && range.contains($0.upperBound) } ?? false
+            if range != Int64.min...Int64.max, !fits {
                 guarding(
                     "\(x) NOT BETWEEN \(range.lowerBound) AND \(range.upperBound)", check: "\(attribute.name) in range",
                     "a value out of range for \(attribute.name) (an error)")

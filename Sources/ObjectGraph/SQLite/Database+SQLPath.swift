@@ -35,6 +35,18 @@ extension Database {
     /// - `remodel_plain(x)`: 1 when `x` is NULL or text of plain ASCII (no NUL, no CR,
     ///   nothing above 0x7F), on which SQL's string functions give what Foundation's do;
     ///   0 for other text and other values.
+    /// The most bytes a text or blob value can have in this process: SQLite's length
+    /// limit, which a connection may lower but never raise (SQLITE_MAX_LENGTH). A value
+    /// that was read has at most this many.
+    public static let maximumValueBytes: Int64 = {
+        var db: OpaquePointer?
+        defer { sqlite3_close(db) }
+        guard sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else {
+            return Int64(Int32.max)
+        }
+        return Int64(sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1))
+    }()
+
     public func registerValueFunctions() throws(SQLiteError) {
         let flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS
         var rc = sqlite3_create_function_v2(
