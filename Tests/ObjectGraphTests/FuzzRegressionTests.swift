@@ -48,6 +48,41 @@ import Testing
         #expect(error?.description.hasPrefix("contents: invalid XML at line 3, column ") == true)
     }
 
+    /// Stopping the parser at an error libxml2 raises while it switches encodings crashed
+    /// it (found by fuzzing `xcode-mapping`: `\0\0\0<`, which libxml2 reads as UCS-4; and
+    /// by hand, a declared UTF-32 or EBCDIC). Such input is refused before the parser sees
+    /// it: XML allows no NUL, and model and mapping files are UTF-8.
+    @Test func inputThatWouldSwitchEncodingsIsRefusedFirst() throws {
+        let cases: [(Data, String)] = [
+            (
+                Data([0, 0, 0, 0x3C, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x3F, 0x3E]),
+                "c: invalid XML at line 1, column 1: a NUL byte, which XML does not allow"
+            ),
+            (
+                Data("<?xml version=\"1.0\"?>\n<model>\n<a\0/></model>".utf8),
+                "c: invalid XML at line 3, column 3: a NUL byte, which XML does not allow"
+            ),
+            (
+                Data("<?xml version=\"1.0\" encoding=\"UTF-32\"?>\n<model/>".utf8),
+                "c: invalid XML at line 1: the document says it is in UTF-32; model and mapping files are read as UTF-8, as Xcode writes them. Save it as UTF-8 (encoding=\"UTF-8\")"
+            ),
+            (
+                Data("\u{FEFF}<?xml version='1.0' encoding = 'EBCDIC-US'?><model/>".utf8),
+                "c: invalid XML at line 1: the document says it is in EBCDIC-US; model and mapping files are read as UTF-8, as Xcode writes them. Save it as UTF-8 (encoding=\"UTF-8\")"
+            )
+        ]
+        for (data, message) in cases {
+            let error = #expect(throws: ModelErrors.self) {
+                try XcodeModelImporter.parse(data, version: "V", file: "c")
+            }
+            #expect(error?.description == message)
+        }
+        #expect(XMLInput.declaredEncoding(in: Array("<?xml version=\"1.0\" encoding=\"utf-8\"?><a/>".utf8)) == "utf-8")
+        #expect(XMLInput.declaredEncoding(in: Array("<a encoding=\"x\"/>".utf8)) == nil)
+        let model = #"<?xml version="1.0" encoding="utf-8" standalone="yes"?><model><entity name="A"/></model>"#
+        #expect(try XcodeModelImporter.parse(Data(model.utf8), version: "V", file: "c").entities.map(\.name) == ["A"])
+    }
+
     /// Two entities of one name (an archive can name them so): hashing does not trap, and
     /// a store refuses the model with why.
     @Test func twoEntitiesOfOneName() throws {
@@ -65,12 +100,18 @@ import Testing
     /// read as libxml2 reads `<?xm ?>`, which is not a model error either way.
     @Test func aProcessingInstructionWithNothingInIt() throws {
         let xml = "<?xm?>\n<model name=\"\" userDef3\"/>\n</elements>\n</\0\u{10}\0model>"
-        // The fuzzer's input: before, the process died here; now it is refused at its first
-        // error, the attribute without a value, not at the instruction.
+        // The fuzzer's input: before, the process died here; now it is refused for its NUL
+        // before the parser sees it, and without it at its first error, the attribute
+        // without a value, not at the instruction.
         let error = #expect(throws: ModelErrors.self) {
             try XcodeModelImporter.parse(Data(xml.utf8), version: "V", file: "c")
         }
-        #expect(error?.description.hasPrefix("c: invalid XML at line 2, column ") == true)
+        #expect(error?.description == "c: invalid XML at line 4, column 3: a NUL byte, which XML does not allow")
+        let withoutNUL = #expect(throws: ModelErrors.self) {
+            try XcodeModelImporter.parse(
+                Data(xml.replacingOccurrences(of: "\0", with: "").utf8), version: "V", file: "c")
+        }
+        #expect(withoutNUL?.description.hasPrefix("c: invalid XML at line 2, column ") == true)
         let model = """
             <?xml version="1.0" encoding="UTF-8"?>
             <?marker?><model type="com.apple.IDECoreDataModeler.DataModel"><?a?>

@@ -43,9 +43,6 @@ struct XcodeMappingDocument {
 
     /// Parses `data`; a message (with the line) when it is not an Xcode mapping model.
     init(data: Data) throws(MappingDocumentError) {
-        if let bad = XMLInput.invalidUTF8(in: data) {
-            throw MappingDocumentError(line: bad.line, message: XMLInput.problem(in: data)!)
-        }
         let delegate = Delegate()
         if let problem = XMLInput.parse(data, with: delegate) {
             throw MappingDocumentError(line: problem.line, message: problem.message)

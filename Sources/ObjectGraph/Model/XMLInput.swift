@@ -5,18 +5,19 @@ import Foundation
 #endif
 
 /// Checks on XML bytes before Foundation's `XMLParser` reads them, and the parse itself.
-/// On Linux two inputs crash it (both found by fuzzing, docs/testing.md): names with bytes
-/// that are not UTF-8, which are refused first with where the bad byte is; and a
-/// processing instruction with nothing after its target (`<?name?>`), which
-/// ``readable(_:)`` gives a blank to.
+/// On Linux some inputs crash it (all found by fuzzing, docs/testing.md): names with bytes
+/// that are not UTF-8, and input that has libxml2 switch encodings, which are refused
+/// first with where the bad byte is (``problem(in:)``); and a processing instruction with
+/// nothing after its target (`<?name?>`), which ``readable(_:)`` gives a blank to.
 public enum XMLInput {
-    /// Parses `data` (made ``readable(_:)``) with `delegate`, stopping at the first error:
-    /// nil when the XML is well-formed, else the line of the error and the message
-    /// `invalid XML at line L, column C: what`.
+    /// Parses `data` (refused first for a ``problem(in:)``, then made ``readable(_:)``)
+    /// with `delegate`, stopping at the first error: nil when the XML is well-formed,
+    /// else the line of the error and the message `invalid XML at line L, column C: what`.
     ///
     /// Stopping matters: past an error libxml2 goes on, and Foundation on Linux keeps
     /// memory for every further error it reports (kilobytes a document, found by fuzzing).
     public static func parse(_ data: Data, with delegate: Reader) -> (line: Int, message: String)? {
+        if let problem = problem(in: data) { return problem }
         let parser = XMLParser(data: readable(data))
         parser.shouldResolveExternalEntities = false
         parser.delegate = delegate
@@ -108,8 +109,59 @@ public enum XMLInput {
         }
     }
 
-    /// The message for XML that is not UTF-8, or nil.
-    public static func problem(in data: Data) -> String? {
-        invalidUTF8(in: data).map { "invalid XML at line \($0.line), column \($0.column): a byte that is not UTF-8" }
+    /// Why `data` is refused before the parser reads it, with the line; nil when it may be
+    /// parsed. Model and mapping XML is read as UTF-8, as Xcode writes it. Refused:
+    /// - bytes that are not UTF-8;
+    /// - a NUL, which XML does not allow anywhere, and from which libxml2 guesses another
+    ///   encoding (`\0\0\0<` as UCS-4);
+    /// - an XML declaration naming another encoding than UTF-8.
+    ///
+    /// The last two would have libxml2 switch encodings, and stopping the parser at an
+    /// error it raises while switching (see ``parse(_:with:)``) crashes it (found by
+    /// fuzzing).
+    public static func problem(in data: Data) -> (line: Int, message: String)? {
+        if let bad = invalidUTF8(in: data) {
+            return (bad.line, "invalid XML at line \(bad.line), column \(bad.column): a byte that is not UTF-8")
+        }
+        let bytes = [UInt8](data)
+        if let nul = bytes.firstIndex(of: 0) {
+            let (line, column) = position(of: nul, in: bytes)
+            return (line, "invalid XML at line \(line), column \(column): a NUL byte, which XML does not allow")
+        }
+        if let encoding = declaredEncoding(in: bytes),
+            !["utf-8", "utf8"].contains(encoding.lowercased())
+        {
+            return (
+                1,
+                "invalid XML at line 1: the document says it is in \(encoding); model and mapping files are read as UTF-8, as Xcode writes them. Save it as UTF-8 (encoding=\"UTF-8\")"
+            )
+        }
+        return nil
+    }
+
+    /// The line and the column (in bytes, from 1) of the byte at `offset`.
+    private static func position(of offset: Int, in bytes: [UInt8]) -> (line: Int, column: Int) {
+        var line = 1, lineStart = 0
+        for i in 0..<offset where bytes[i] == 0x0A {
+            line += 1
+            lineStart = i + 1
+        }
+        return (line, offset - lineStart + 1)
+    }
+
+    /// The `encoding` of the XML declaration the document starts with, if it names one.
+    static func declaredEncoding(in bytes: [UInt8]) -> String? {
+        var text = bytes.prefix(256)
+        if text.starts(with: [0xEF, 0xBB, 0xBF]) { text = text.dropFirst(3) }
+        guard text.starts(with: Array("<?xml".utf8)),
+            let end = text.firstRange(of: Array("?>".utf8))?.lowerBound,
+            let name = text[..<end].firstRange(of: Array("encoding".utf8))?.upperBound
+        else { return nil }
+        var i = name
+        while i < end, [0x20, 0x09, 0x0D, 0x0A, 0x3D].contains(text[i]) { i += 1 }  // blanks and "="
+        guard i < end, text[i] == 0x22 || text[i] == 0x27 else { return nil }
+        let quote = text[i]
+        guard let close = text[(i + 1)..<end].firstIndex(of: quote) else { return nil }
+        return String(decoding: text[(i + 1)..<close], as: UTF8.self)
     }
 }

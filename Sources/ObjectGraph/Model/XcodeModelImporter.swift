@@ -59,9 +59,6 @@ public enum XcodeModelImporter {
 
     /// Parses `contents` XML.
     public static func parse(_ data: Data, version: String, file: String? = nil) throws(ModelErrors) -> ObjectModel {
-        if let problem = XMLInput.problem(in: data) {
-            throw ModelErrors([ModelError(.syntax, file: file, path: "", message: problem)])
-        }
         let delegate = ContentsParser(file: file)
         if let problem = XMLInput.parse(data, with: delegate), delegate.errors.isEmpty {
             throw ModelErrors([ModelError(.syntax, file: file, path: "", message: problem.message)])
