@@ -574,6 +574,32 @@ import TestSupport
         #expect(tables["ZGROUP"]?.contains { $0.last == "t:GROUP 1" } == true)
     }
 
+    /// A to-one key written with the row (the groups' keys are the source keys plus an
+    /// offset, so it is arithmetic, not a lookup): the same links as the interpreter's,
+    /// and odd keys in the source (a double, text, a key no group has, a negative one) end
+    /// as the interpreter ends them (the link's check finds them first).
+    @Test func oddToOneKeysAreLinkedAsTheInterpreterLinksThem() throws {
+        let v1 = try model(Self.source), v2 = try model(Self.destination)
+        let directory = try TemporaryDirectory()
+        for (n, key) in ["5.5", "'abc'", "999", "-1", "0", "40", "41", "CAST('3' AS BLOB)"].enumerated() {
+            let source = directory.path("D1-\(n).sqlite")
+            try Self.makeSource(at: source, model: v1, rows: .clean)
+            let store = try Store.open(at: source, model: v1)
+            let row = store.layout.entities["Row"]!
+            try store.database.execute(
+                "UPDATE \(row.table) SET \(row.toOneColumns["group"]!.key) = \(key) WHERE Z_PK IN (3, 7)")
+            let mapping = try Self.mapping("outText", "$source.text")
+            let (interpreted, _) = try Self.run(
+                mapping, v1, v2, source: source, to: directory.path("i\(n).sqlite"), pushdown: false)
+            let (pushed, report) = try Self.run(
+                mapping, v1, v2, source: source, to: directory.path("s\(n).sqlite"), pushdown: true)
+            #expect(pushed == interpreted, "group key \(key)")
+            if case .store = pushed {
+                #expect(report?.entityMappings.allSatisfy { $0.execution?.instancesAsSQL == true } == true)
+            }
+        }
+    }
+
     /// A string method an embedder registers over the standard one is what runs, also on
     /// plain ASCII text where SQLite has a function of its own: SQL leaves it to the
     /// interpreter.

@@ -39,6 +39,10 @@ final class EntityMappingRunner {
     /// Its keys table (``SQLLink/keysTable(_:)``) written from the interpreter's associations
     /// after an interpreted stage 1, for links of mappings that run as SQL; or why not.
     var keysFromAssociations: Result<Void, SQLTranslator.Refusal>?
+    /// When stage 1 ran as SQL over a source table whose keys `low...high` are all rows of
+    /// its entity, each made the destination key `source + offset` (its keys table is a
+    /// view): a key to one of them is then arithmetic, not a lookup.
+    var keyOffset: (low: Int64, high: Int64, offset: Int64)?
     /// Whether its keys table exists: stage 1 ran as SQL, or wrote it afterwards.
     var hasKeysTable: Bool {
         if execution.instancesAsSQL { return true }

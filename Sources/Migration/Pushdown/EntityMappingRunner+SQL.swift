@@ -122,8 +122,10 @@ extension EntityMappingRunner {
             try database.execute("DELETE FROM main.\(plan.destinationTable) WHERE Z_PK >= \(first)")
             return 0
         }
+        keyOffset = nil
         if !counted {
             pairs.runs = count > 0 ? [(low, first, count)] : []
+            keyOffset = count > 0 ? (low, high, first - low) : nil
             try database.execute(
                 "CREATE TEMP VIEW remodel_keys_\(index) AS SELECT Z_PK AS source, Z_PK + \(first - low) AS destination "
                     + "FROM src.\(plan.sourceTable) WHERE Z_ENT = \(plan.sourceEntityNumber)")
@@ -141,11 +143,12 @@ extension EntityMappingRunner {
         let checks = plan.guards.enumerated().map { "WHEN \($1.condition) THEN remodel_guard_\(index)(t0.Z_PK, \($0))" }
         var columns = plan.columns, values = plan.values
         for link in prelinks {
+            let keys = manager.runner(at: link.keysOf).keyOffset
             columns.append(link.column)
-            values.append(link.value)
+            values.append(keys.map { link.value(offset: $0) } ?? link.value)
             if let entity = link.entity {
                 columns.append(entity)
-                values.append(link.entityValue)
+                values.append(keys.map { link.entityValue(offset: $0) } ?? link.entityValue)
             }
         }
         let insert = try manager.destinationContext.store.database.prepare(

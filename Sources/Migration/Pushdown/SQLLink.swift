@@ -51,6 +51,23 @@ struct SQLLink {
         var entityValue: String {
             "(SELECT \(entityNumber) FROM \(keysTable(keysOf)) WHERE source = t0.\(sourceColumn))"
         }
+
+        /// ``value`` when every source key in `keys.low...keys.high` is a row of the
+        /// target, which made it the key `source + keys.offset` (its keys table is that
+        /// view): the same, without a lookup for each row. A key that is not an integer
+        /// in the range points to no row there, as the lookup finds none.
+        func value(offset keys: (low: Int64, high: Int64, offset: Int64)) -> String {
+            "(CASE WHEN \(inRange(keys)) THEN t0.\(sourceColumn) + \(keys.offset) END)"
+        }
+
+        /// ``entityValue`` in the same case.
+        func entityValue(offset keys: (low: Int64, high: Int64, offset: Int64)) -> String {
+            "(CASE WHEN \(inRange(keys)) THEN \(entityNumber) END)"
+        }
+
+        private func inRange(_ keys: (low: Int64, high: Int64, offset: Int64)) -> String {
+            "typeof(t0.\(sourceColumn)) = 'integer' AND t0.\(sourceColumn) BETWEEN \(keys.low) AND \(keys.high)"
+        }
     }
 
     static func keysTable(_ index: Int) -> String { "temp.remodel_keys_\(index)" }
