@@ -49,9 +49,10 @@ import Testing
     }
 
     /// Stopping the parser at an error libxml2 raises while it switches encodings crashed
-    /// it (found by fuzzing `xcode-mapping`: `\0\0\0<`, which libxml2 reads as UCS-4; and
-    /// by hand, a declared UTF-32 or EBCDIC). Such input is refused before the parser sees
-    /// it: XML allows no NUL, and model and mapping files are UTF-8.
+    /// it (found by fuzzing `xcode-mapping`: `\0\0\0<`, which libxml2 reads as UCS-4;
+    /// then `xcode-model`: a declared UTF-7 in a declaration without its `?>`; and by hand,
+    /// a declared UTF-32 or EBCDIC). Such input is refused before the parser sees it: XML
+    /// allows no NUL, and model and mapping files are UTF-8.
     @Test func inputThatWouldSwitchEncodingsIsRefusedFirst() throws {
         let cases: [(Data, String)] = [
             (
@@ -69,6 +70,11 @@ import Testing
             (
                 Data("\u{FEFF}<?xml version='1.0' encoding = 'EBCDIC-US'?><model/>".utf8),
                 "c: invalid XML at line 1: the document says it is in EBCDIC-US; model and mapping files are read as UTF-8, as Xcode writes them. Save it as UTF-8 (encoding=\"UTF-8\")"
+            ),
+            // Found by fuzzing `xcode-model`: a declaration without its "?>".
+            (
+                Data("<?xml version=\"1.0\" encoding=\"UTF-7\" standalone=\"x model type=\"a\">\n<model/>".utf8),
+                "c: invalid XML at line 1: the document says it is in UTF-7; model and mapping files are read as UTF-8, as Xcode writes them. Save it as UTF-8 (encoding=\"UTF-8\")"
             )
         ]
         for (data, message) in cases {

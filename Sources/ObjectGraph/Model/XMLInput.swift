@@ -149,14 +149,15 @@ public enum XMLInput {
         return (line, offset - lineStart + 1)
     }
 
-    /// The `encoding` of the XML declaration the document starts with, if it names one.
+    /// The `encoding` of the XML declaration the document starts with, if it names one,
+    /// however the declaration ends (libxml2 switches encodings before it finds out that
+    /// `?>` is missing).
     static func declaredEncoding(in bytes: [UInt8]) -> String? {
-        var text = bytes.prefix(256)
+        var text = bytes[...]
         if text.starts(with: [0xEF, 0xBB, 0xBF]) { text = text.dropFirst(3) }
-        guard text.starts(with: Array("<?xml".utf8)),
-            let end = text.firstRange(of: Array("?>".utf8))?.lowerBound,
-            let name = text[..<end].firstRange(of: Array("encoding".utf8))?.upperBound
-        else { return nil }
+        guard text.starts(with: Array("<?xml".utf8)) else { return nil }
+        let end = text.firstIndex(of: 0x3E) ?? text.endIndex  // the first ">"
+        guard let name = text[..<end].firstRange(of: Array("encoding".utf8))?.upperBound else { return nil }
         var i = name
         while i < end, [0x20, 0x09, 0x0D, 0x0A, 0x3D].contains(text[i]) { i += 1 }  // blanks and "="
         guard i < end, text[i] == 0x22 || text[i] == 0x27 else { return nil }
