@@ -85,6 +85,7 @@ import Testing
         }
         #expect(XMLInput.declaredEncoding(in: Array("<?xml version=\"1.0\" encoding=\"utf-8\"?><a/>".utf8)) == "utf-8")
         #expect(XMLInput.declaredEncoding(in: Array("<a encoding=\"x\"/>".utf8)) == nil)
+        #expect(XMLInput.declaredEncoding(in: Array("<?xml version=\"1>0\" encoding=\"UTF-7\"?><a/>".utf8)) == "UTF-7")
         let model = #"<?xml version="1.0" encoding="utf-8" standalone="yes"?><model><entity name="A"/></model>"#
         #expect(try XcodeModelImporter.parse(Data(model.utf8), version: "V", file: "c").entities.map(\.name) == ["A"])
     }

@@ -156,7 +156,19 @@ public enum XMLInput {
         var text = bytes[...]
         if text.starts(with: [0xEF, 0xBB, 0xBF]) { text = text.dropFirst(3) }
         guard text.starts(with: Array("<?xml".utf8)) else { return nil }
-        let end = text.firstIndex(of: 0x3E) ?? text.endIndex  // the first ">"
+        // The declaration ends at the first ">" outside quotes (or with the document).
+        var end = text.endIndex, open: UInt8? = nil
+        for i in text.indices {
+            let b = text[i]
+            if let q = open {
+                if b == q { open = nil }
+            } else if b == 0x22 || b == 0x27 {
+                open = b
+            } else if b == 0x3E {
+                end = i
+                break
+            }
+        }
         guard let name = text[..<end].firstRange(of: Array("encoding".utf8))?.upperBound else { return nil }
         var i = name
         while i < end, [0x20, 0x09, 0x0D, 0x0A, 0x3D].contains(text[i]) { i += 1 }  // blanks and "="
