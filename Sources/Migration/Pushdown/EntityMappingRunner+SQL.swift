@@ -122,10 +122,9 @@ extension EntityMappingRunner {
             try database.execute("DELETE FROM main.\(plan.destinationTable) WHERE Z_PK >= \(first)")
             return 0
         }
-        keyOffset = nil
+        keyOffset = !counted && count > 0 ? (low, high, first - low) : nil
         if !counted {
             pairs.runs = count > 0 ? [(low, first, count)] : []
-            keyOffset = count > 0 ? (low, high, first - low) : nil
             try database.execute(
                 "CREATE TEMP VIEW remodel_keys_\(index) AS SELECT Z_PK AS source, Z_PK + \(first - low) AS destination "
                     + "FROM src.\(plan.sourceTable) WHERE Z_ENT = \(plan.sourceEntityNumber)")

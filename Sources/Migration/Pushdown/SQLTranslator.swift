@@ -59,7 +59,7 @@ struct SQLTranslator {
 
     init(
         sourceAttributes: [String: (attribute: AttributeDescription, column: String)],
-        functions: FunctionRegistry = MigrationManager.standardFunctions, stringFunctionName: String = "remodel_string",
+        functions: FunctionRegistry, stringFunctionName: String,
         rowConditions: @escaping (FormatPredicate) -> RowConditions? = { _ in nil }
     ) {
         self.sourceAttributes = sourceAttributes

@@ -91,7 +91,14 @@ public enum XMLInput {
     /// Where `data` stops being UTF-8: line and column (counted in bytes, from 1); nil when
     /// it is UTF-8 throughout.
     public static func invalidUTF8(in data: Data) -> (line: Int, column: Int)? {
-        let bytes = [UInt8](data)
+        firstRefusedByte(in: [UInt8](data), refusingNUL: false).map { ($0.line, $0.column) }
+    }
+
+    /// The first byte that is not UTF-8 (or, when `refusingNUL`, the first NUL): its line
+    /// and column (counted in bytes, from 1), and whether it is a NUL.
+    private static func firstRefusedByte(in bytes: [UInt8], refusingNUL: Bool) -> (
+        line: Int, column: Int, isNUL: Bool
+    )? {
         var iterator = bytes.makeIterator()
         var decoder = UTF8()
         var offset = 0, line = 1, lineStart = 0
@@ -99,12 +106,13 @@ public enum XMLInput {
             let before = offset
             switch decoder.decode(&iterator) {
             case .scalarValue(let scalar):
+                if refusingNUL, scalar == "\0" { return (line, before - lineStart + 1, true) }
                 offset += UTF8.width(scalar)
                 if scalar == "\n" { line += 1; lineStart = offset }
             case .emptyInput:
                 return nil
             case .error:
-                return (line, before - lineStart + 1)
+                return (line, before - lineStart + 1, false)
             }
         }
     }
@@ -120,13 +128,10 @@ public enum XMLInput {
     /// error it raises while switching (see ``parse(_:with:)``) crashes it (found by
     /// fuzzing).
     public static func problem(in data: Data) -> (line: Int, message: String)? {
-        if let bad = invalidUTF8(in: data) {
-            return (bad.line, "invalid XML at line \(bad.line), column \(bad.column): a byte that is not UTF-8")
-        }
         let bytes = [UInt8](data)
-        if let nul = bytes.firstIndex(of: 0) {
-            let (line, column) = position(of: nul, in: bytes)
-            return (line, "invalid XML at line \(line), column \(column): a NUL byte, which XML does not allow")
+        if let bad = firstRefusedByte(in: bytes, refusingNUL: true) {
+            let what = bad.isNUL ? "a NUL byte, which XML does not allow" : "a byte that is not UTF-8"
+            return (bad.line, "invalid XML at line \(bad.line), column \(bad.column): \(what)")
         }
         if let encoding = declaredEncoding(in: bytes),
             !["utf-8", "utf8"].contains(encoding.lowercased())
@@ -137,16 +142,6 @@ public enum XMLInput {
             )
         }
         return nil
-    }
-
-    /// The line and the column (in bytes, from 1) of the byte at `offset`.
-    private static func position(of offset: Int, in bytes: [UInt8]) -> (line: Int, column: Int) {
-        var line = 1, lineStart = 0
-        for i in 0..<offset where bytes[i] == 0x0A {
-            line += 1
-            lineStart = i + 1
-        }
-        return (line, offset - lineStart + 1)
     }
 
     /// The `encoding` of the XML declaration the document starts with, if it names one,
