@@ -577,17 +577,20 @@ import TestSupport
     /// A to-one key written with the row (the groups' keys are the source keys plus an
     /// offset, so it is arithmetic, not a lookup): the same links as the interpreter's,
     /// and odd keys in the source (a double, text, a key no group has, a negative one) end
-    /// as the interpreter ends them (the link's check finds them first).
+    /// as the interpreter ends them (the link's check finds them first: the interpreter
+    /// reads a double or a blob as no group, and fails on an integer that names none).
     @Test func oddToOneKeysAreLinkedAsTheInterpreterLinksThem() throws {
         let v1 = try model(Self.source), v2 = try model(Self.destination)
         let directory = try TemporaryDirectory()
-        for (n, key) in ["5.5", "'abc'", "999", "-1", "0", "40", "41", "CAST('3' AS BLOB)"].enumerated() {
+        for (n, key) in ["3.0", "5.5", "'abc'", "999", "-1", "0", "40", "41", "CAST('3' AS BLOB)"].enumerated() {
             let source = directory.path("D1-\(n).sqlite")
             try Self.makeSource(at: source, model: v1, rows: .clean)
             let store = try Store.open(at: source, model: v1)
             let row = store.layout.entities["Row"]!
+            // Two rows (the source keys have gaps: 2, 6, 8, 12, …).
             try store.database.execute(
-                "UPDATE \(row.table) SET \(row.toOneColumns["group"]!.key) = \(key) WHERE Z_PK IN (3, 7)")
+                "UPDATE \(row.table) SET \(row.toOneColumns["group"]!.key) = \(key) WHERE Z_PK IN (6, 8)")
+            #expect(store.database.changes == 2)
             let mapping = try Self.mapping("outText", "$source.text")
             let (interpreted, _) = try Self.run(
                 mapping, v1, v2, source: source, to: directory.path("i\(n).sqlite"), pushdown: false)
@@ -596,6 +599,10 @@ import TestSupport
             #expect(pushed == interpreted, "group key \(key)")
             if case .store = pushed {
                 #expect(report?.entityMappings.allSatisfy { $0.execution?.instancesAsSQL == true } == true)
+                // A key that names no group row is found before the links run, and the
+                // interpreter links the rows; one that names a group is linked by SQL.
+                let namesAGroup = ["40", "3.0"].contains(key)
+                #expect(report?.entityMappings[1].execution?.relationshipsAsSQL == namesAGroup, "group key \(key)")
             }
         }
     }

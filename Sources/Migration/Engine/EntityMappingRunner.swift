@@ -43,6 +43,8 @@ final class EntityMappingRunner {
     /// its entity, each made the destination key `source + offset` (its keys table is a
     /// view): a key to one of them is then arithmetic, not a lookup.
     var keyOffset: (low: Int64, high: Int64, offset: Int64)?
+    /// The keys of the rows stage 1 wrote, when it ran as SQL (one run, in its table).
+    var writtenKeys: Range<Int64>?
     /// Whether its keys table exists: stage 1 ran as SQL, or wrote it afterwards.
     var hasKeysTable: Bool {
         if execution.instancesAsSQL { return true }

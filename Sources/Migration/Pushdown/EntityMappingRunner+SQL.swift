@@ -82,6 +82,7 @@ extension EntityMappingRunner {
             }
         }
         report.sourceInstances += written.count
+        writtenKeys = written
         execution.instancesAsSQL = true
         execution.instancesReason = nil
         manager.prelinked.formUnion(prelinks)
@@ -359,6 +360,8 @@ extension EntityMappingRunner {
     /// ran stage 1 as SQL; false (nothing written) otherwise, or when a source row meets a
     /// link's guard.
     func createRelationshipsAsSQL() throws(MigrationError) -> Bool {
+        // As planned until it has run: the interpreter links the objects unless it does.
+        execution.relationshipsAsSQL = false
         guard execution.instancesAsSQL, let plan = sqlPlan else { return false }
         let links: [SQLLink]
         switch plan.links {
@@ -378,8 +381,9 @@ extension EntityMappingRunner {
         let context = manager.destinationContext
         do {
             for link in links {
-                guard let sql = link.guardSQL else { continue }
-                let statement = try context.store.database.prepare(sql)
+                guard let dangling = link.dangling else { continue }
+                let statement = try context.store.database.prepare(
+                    dangling.sql(targetKeys: manager.runner(at: link.target).keyOffset))
                 if try statement.step() {
                     execution.relationshipsReason =
                         "'\(link.relationship)': source row \(plan.sourceTable) \(statement.int64(at: 0)) points to no row"
@@ -393,7 +397,16 @@ extension EntityMappingRunner {
                     // the first link of the relationship sets it.
                     let prelinked = manager.prelinked.contains(link.key)
                     let first = manager.sqlLinksWritten.insert(link.key).inserted
-                    let count = try database.prepare(prelinked && first ? link.countBeforeAnyLinkSQL : link.countSQL)
+                    let count: Statement
+                    if prelinked, first, let sql = link.countWrittenSQL,
+                        let rows = manager.runner(at: link.key.holder).writtenKeys
+                    {
+                        count = try database.prepare(sql)
+                        try count.bind(rows.lowerBound, at: 1)
+                        try count.bind(rows.upperBound - 1, at: 2)
+                    } else {
+                        count = try database.prepare(prelinked && first ? link.countBeforeAnyLinkSQL : link.countSQL)
+                    }
                     if try count.step() { report.relationshipsSet += Int(count.int64(at: 0)) }
                     // Unless written in stage 1, or by the inverse's link from the other side.
                     if first, !prelinked {

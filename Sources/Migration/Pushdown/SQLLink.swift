@@ -19,9 +19,9 @@ struct SQLLink {
     /// Run before ``sql``: how many values the interpreter would count as set (every
     /// instance's to-one; an instance's to-many when it gains a member).
     let countSQL: String
-    /// Checked first, when there is one: a source row whose to-one points to no row (a
-    /// damaged store), which the interpreter reports.
-    let guardSQL: String?
+    /// Checked first, for a to-one: a source row whose to-one points to no row (a damaged
+    /// store), which the interpreter reports.
+    let dangling: DanglingKeys?
     /// What ``sql`` writes. A link of the inverse relationship from the other side
     /// writes the same: once one has run, the other changes nothing. The same values may
     /// be written in stage 1 instead, when the mapping that holds the key runs after the
@@ -30,6 +30,35 @@ struct SQLLink {
     /// ``countSQL`` as it counts before any link of the relationship has run: when its key
     /// was written in stage 1, the interpreter would still have found it unset.
     let countBeforeAnyLinkSQL: String
+    /// The same count, for a to-many whose keys stage 1 wrote into the target's rows
+    /// (`?1`…`?2`, the keys of the rows the target wrote): the instances of this mapping
+    /// that some such row points to, one index lookup each, where ``countBeforeAnyLinkSQL``
+    /// joins every target row. Those keys are the lookups the join makes, so the counts
+    /// are the same.
+    let countWrittenSQL: String?
+
+    /// The source rows of the mapping holding a to-one key whose key names no row of the
+    /// table the key points into.
+    struct DanglingKeys {
+        /// The holder's keys table, its source table and the key column there.
+        let keysTable: String
+        let sourceTable: String
+        let column: String
+        /// The source table of the target.
+        let targetTable: String
+
+        /// The first such row's key, if any. When every key `targetKeys.low...high` is a
+        /// row of the target table, an integer among them needs no lookup.
+        func sql(targetKeys: (low: Int64, high: Int64, offset: Int64)?) -> String {
+            let lookup = "NOT EXISTS (SELECT 1 FROM src.\(targetTable) WHERE Z_PK = s.\(column))"
+            let test =
+                targetKeys.map {
+                    "CASE WHEN typeof(s.\(column)) = 'integer' AND s.\(column) BETWEEN \($0.low) AND \($0.high) THEN 0 ELSE \(lookup) END"
+                } ?? lookup
+            return "SELECT s.Z_PK FROM \(keysTable) AS k JOIN src.\(sourceTable) AS s ON s.Z_PK = k.source "
+                + "WHERE s.\(column) IS NOT NULL AND \(test) LIMIT 1"
+        }
+    }
 
     /// The key a link writes, from the key table of another mapping: by its `UPDATE` in
     /// stage 2, or by the `INSERT` of stage 1 (``value``).
@@ -176,13 +205,13 @@ struct SQLLink {
                             plan.destinationTable, set: columns.key, entity, rows: me, from: plan.sourceTable,
                             following: sColumn, to: them),
                         countSQL: "SELECT count(*) FROM \(me)",
-                        guardSQL:
-                            "SELECT s.Z_PK FROM \(me) AS k JOIN src.\(plan.sourceTable) AS s ON s.Z_PK = k.source "
-                            + "WHERE s.\(sColumn) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM src.\(sTargetLayout.table) WHERE Z_PK = s.\(sColumn)) LIMIT 1",
+                        dangling: DanglingKeys(
+                            keysTable: me, sourceTable: plan.sourceTable, column: sColumn,
+                            targetTable: sTargetLayout.table),
                         key: Key(
                             holder: prepared.index, keysOf: target, column: columns.key, entity: columns.entity,
                             entityNumber: targetPlan.destinationEntityNumber, sourceColumn: sColumn),
-                        countBeforeAnyLinkSQL: "SELECT count(*) FROM \(me)"))
+                        countBeforeAnyLinkSQL: "SELECT count(*) FROM \(me)", countWrittenSQL: nil))
             } else {
                 // The key is in the target's rows: the inverse to-ones on both sides.
                 guard s.isToMany, let sInverse = source.entities[sourceEntity.name]?.toManyInverses[s.name],
@@ -203,13 +232,16 @@ struct SQLLink {
                             "SELECT count(DISTINCT k.destination) FROM \(them) AS t JOIN src.\(targetPlan.sourceTable) AS s ON s.Z_PK = t.source "
                             + "JOIN \(me) AS k ON k.source = s.\(sInverseColumn) JOIN main.\(targetPlan.destinationTable) AS d ON d.Z_PK = t.destination "
                             + "WHERE d.\(columns.key) IS NOT k.destination",
-                        guardSQL: nil,
+                        dangling: nil,
                         key: Key(
                             holder: target, keysOf: prepared.index, column: columns.key, entity: columns.entity,
                             entityNumber: plan.destinationEntityNumber, sourceColumn: sInverseColumn),
                         countBeforeAnyLinkSQL:
                             "SELECT count(DISTINCT k.destination) FROM \(them) AS t JOIN src.\(targetPlan.sourceTable) AS s ON s.Z_PK = t.source "
-                            + "JOIN \(me) AS k ON k.source = s.\(sInverseColumn)"))
+                            + "JOIN \(me) AS k ON k.source = s.\(sInverseColumn)",
+                        countWrittenSQL:
+                            "SELECT count(*) FROM \(me) AS k WHERE EXISTS (SELECT 1 FROM main.\(targetPlan.destinationTable) AS d "
+                            + "WHERE d.\(columns.key) = k.destination AND d.Z_PK BETWEEN ?1 AND ?2)"))
             }
         }
         return links
