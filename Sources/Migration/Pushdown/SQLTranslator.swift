@@ -308,9 +308,10 @@ struct SQLTranslator {
     /// Every row's value is the interpreter's: the SQL function ``stringFunctionName``
     /// reads the column as the interpreter reads the attribute and calls the registry's
     /// implementations in order, as FUNCTION does. Where SQLite's own functions say
-    /// exactly the same on plain ASCII text (`length`, `upper`, `lower`, `trim`, and
-    /// `count` of `componentsSeparatedByString:` with an ASCII separator), they run on
-    /// such text, and the function on the other rows. Only standard implementations are
+    /// exactly the same on plain ASCII text (`length`, `upper`, `lower`, `trim`), they run
+    /// on such text, and the function on the other rows; `count` of
+    /// `componentsSeparatedByString:` with a separator of printable ASCII is counted from
+    /// the bytes of any text where they tell it (`remodel_separated_count`). Only standard implementations are
     /// translated: a method an embedder registered over one is the interpreter's.
     private mutating func stringFunction(_ expression: FormatExpression) throws(Refusal) -> SQLTerm {
         let refusal = Refusal("\(Self.describe(expression)) is evaluated by the interpreter")
@@ -353,6 +354,17 @@ struct SQLTranslator {
         let keepsBound = calls.allSatisfy { Self.keepsLengthBound.contains($0.selector) }
         let range: ClosedRange<Int64>? =
             kind != .integer || !keepsBound ? nil : calls.last?.selector == "count" ? 1...(bytes + 1) : 0...bytes
+        if calls.count == 2, calls[0].selector == "componentsSeparatedByString:", calls[1].selector == "count",
+            case .string(let separator)? = calls[0].arguments.first, !separator.isEmpty,
+            separator.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F })
+        {
+            // Counted from the bytes where they tell it (remodel_separated_count), on
+            // any text; the function on the rest. NULL gives NULL.
+            return SQLTerm(
+                sql:
+                    "(CASE WHEN \(c) IS NULL THEN NULL ELSE coalesce(remodel_separated_count(\(c), \(parameter(.text(separator)))), \(exact)) END)",
+                kind: termKind, isNullable: true, range: range)
+        }
         guard let plain = plainASCII(calls, c) else {
             return SQLTerm(sql: exact, kind: termKind, isNullable: true, range: range)
         }
@@ -374,13 +386,6 @@ struct SQLTranslator {
             // .whitespacesAndNewlines in ASCII: tab, line feed, vertical tab, form feed,
             // carriage return (never plain text here) and space.
             return "trim(\(c), char(9, 10, 11, 12, 13, 32))"
-        case (2, "componentsSeparatedByString:"):
-            // count of componentsSeparatedByString: — the separators plus one.
-            guard calls[1].selector == "count", case .string(let separator)? = calls[0].arguments.first,
-                !separator.isEmpty, separator.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F })
-            else { return nil }
-            let sep = parameter(.text(separator))
-            return "((length(\(c)) - length(replace(\(c), \(sep), ''))) / length(\(sep)) + 1)"
         default:
             return nil
         }

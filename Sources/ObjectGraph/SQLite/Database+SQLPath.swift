@@ -35,6 +35,10 @@ extension Database {
     /// - `remodel_plain(x)`: 1 when `x` is NULL or text of plain ASCII (no NUL, no CR,
     ///   nothing above 0x7F), on which SQL's string functions give what Foundation's do;
     ///   0 for other text and other values.
+    /// - `remodel_separated_count(x, separator)`: how many components Foundation's
+    ///   `components(separatedBy:)` gives for text `x` and a separator of printable ASCII,
+    ///   told from the bytes (``separatedCount(_:by:)``); NULL when the bytes cannot
+    ///   tell, and for NULL and other values.
     /// The most bytes a text or blob value can have in this process: SQLite's length
     /// limit, which a connection may lower but never raise (SQLITE_MAX_LENGTH). A value
     /// that was read has at most this many.
@@ -87,6 +91,23 @@ extension Database {
             }, nil, nil, nil)
         guard rc == SQLITE_OK else { throw error(rc) }
         rc = sqlite3_create_function_v2(
+            handle, "remodel_separated_count", 2, flags, nil,
+            { context, _, arguments in
+                guard let context, let text = arguments?[0], let separator = arguments?[1] else { return }
+                guard sqlite3_value_type(text) == SQLITE_TEXT, sqlite3_value_type(separator) == SQLITE_TEXT,
+                    let t = sqlite3_value_text(text), let s = sqlite3_value_text(separator)
+                else {
+                    sqlite3_result_null(context)
+                    return
+                }
+                // Each text first, then its length, as SQLite asks.
+                let count = Database.separatedCount(
+                    UnsafeBufferPointer(start: t, count: Int(sqlite3_value_bytes(text))),
+                    by: UnsafeBufferPointer(start: s, count: Int(sqlite3_value_bytes(separator))))
+                if let count { sqlite3_result_int64(context, Int64(count)) } else { sqlite3_result_null(context) }
+            }, nil, nil, nil)
+        guard rc == SQLITE_OK else { throw error(rc) }
+        rc = sqlite3_create_function_v2(
             handle, "remodel_float", 1, flags, nil,
             { context, _, arguments in
                 guard let context, let value = arguments?[0] else { return }
@@ -97,6 +118,50 @@ extension Database {
                 }
             }, nil, nil, nil)
         guard rc == SQLITE_OK else { throw error(rc) }
+    }
+
+    /// The number of components `components(separatedBy:)` splits `text` into at
+    /// `separator`, told from UTF-8 bytes; nil when they cannot tell it. Foundation
+    /// compares characters (grapheme clusters, canonically equivalent), so an occurrence
+    /// of the separator's bytes is one of the separator only when no character joins it:
+    ///
+    /// - the separator is printable ASCII, and the text well-formed UTF-8;
+    /// - the characters on either side of each occurrence are below U+0300 (ASCII, or two
+    ///   bytes led by C2…CB): none is a combining mark or a joiner, which would join the
+    ///   separator's last character to what follows it, nor a prepended mark (U+0600 …),
+    ///   which joins what follows it; a CR or a NUL is no such character;
+    /// - the text has none of the three characters canonically equal to an ASCII one
+    ///   (U+037E to ";", U+1FEF to "`", U+212A to "K"), which would be separators too.
+    ///
+    /// The occurrences are then counted from the left, without overlap, as Foundation
+    /// finds them: for the text `"café au lait"` and `" "`, 3; for `"a \u{301}b"`, nil.
+    static func separatedCount(_ text: UnsafeBufferPointer<UInt8>, by separator: UnsafeBufferPointer<UInt8>)
+        -> Int?
+    {
+        guard let first = separator.first, separator.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }),
+            UTF8Sequence.isWellFormed(text)
+        else { return nil }
+        let n = text.count, m = separator.count
+        /// Whether the byte at `i` leads a character below U+0300 (ASCII included).
+        func leadsNarrow(_ i: Int) -> Bool { text[i] < 0x80 || (0xC2...0xCB).contains(text[i]) }
+        var i = 0, separators = 0
+        while i < n {
+            let byte = text[i]
+            if byte == first, i + m <= n, (1..<m).allSatisfy({ text[i + $0] == separator[$0] }) {
+                // The character before: ASCII, or a continuation byte after a narrow lead.
+                if i > 0, text[i - 1] >= 0x80, !(i >= 2 && (0xC2...0xCB).contains(text[i - 2])) { return nil }
+                if i + m < n, !leadsNarrow(i + m) { return nil }
+                separators += 1
+                i += m
+                continue
+            }
+            // Well-formed: a lead byte has all its continuation bytes.
+            if byte == 0xCD, text[i + 1] == 0xBE { return nil }
+            if byte == 0xE1, text[i + 1] == 0xBF, text[i + 2] == 0xAF { return nil }
+            if byte == 0xE2, text[i + 1] == 0x84, text[i + 2] == 0xAA { return nil }
+            i += 1
+        }
+        return separators + 1
     }
 
     /// The result of a test of text: 1 for NULL, for text whose bytes `accepts` accepts;
