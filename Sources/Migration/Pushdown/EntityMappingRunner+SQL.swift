@@ -398,6 +398,12 @@ extension EntityMappingRunner {
                     let prelinked = manager.prelinked.contains(link.key)
                     let first = manager.sqlLinksWritten.insert(link.key).inserted
                     let count: Statement
+                    if prelinked, !first, link.countWrittenSQL != nil {
+                        // A to-many whose keys are as stage 1 wrote them (no interpreted
+                        // link has run since the relationship's first): no instance gains
+                        // a member.
+                        continue
+                    }
                     if prelinked, first, let sql = link.countWrittenSQL,
                         let rows = manager.runner(at: link.key.holder).writtenKeys
                     {
