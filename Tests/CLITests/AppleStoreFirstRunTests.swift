@@ -82,14 +82,11 @@ import TestSupport
                   IEM_Add_Author: interpreted: the mapping has no source entity
                   IEM_Transform_Book: SQL
                   IEM_Transform_User: SQL
-                    relationships interpreted: 'books' uses a join table
                     checks: userId in range
                 Model2 → Model3: inferred (4 entity mappings)
                   note: does not carry over Book.fileURL, Book.users, User.books: nothing in Model3 has their name or renaming identifier; if the data must be kept, give what replaces them the old name as renaming identifier, or write a mapping file for the step
                   IEM_Copy_Author: SQL
-                    relationships interpreted: 'books' uses a join table
                   IEM_Transform_Book: SQL
-                    relationships interpreted: 'authors' uses a join table
                   IEM_Add_File: interpreted: the mapping has no source entity
                   IEM_Transform_User: SQL
                     checks: userId in range

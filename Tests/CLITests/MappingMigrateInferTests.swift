@@ -99,9 +99,7 @@ import TestSupport
                 + "  note: does not carry over Book.obsolete, Shelf (the whole entity): nothing in Library2 has their name or renaming identifier; "
                 + "if the data must be kept, give what replaces them the old name as renaming identifier, or write a mapping file for the step\n"
                 + "  IEM_Transform_Author: SQL\n"
-                + "    relationships interpreted: 'books' uses a join table\n"
                 + "  IEM_Transform_Book: SQL\n"
-                + "    relationships interpreted: 'authors' uses a join table\n"
                 + "    checks: rating 0 or 1\n"
                 + "  IEM_Add_Review: interpreted: the mapping has no source entity\n"
                 + "  IEM_Remove_Shelf: interpreted: the mapping makes no destination instances\n"
@@ -117,7 +115,7 @@ import TestSupport
             check.stdout == "2 model versions (Library1, Library2), 1 mapping files: no problems\n", "\(check.stderr)")
         #expect(
             try cli.run("plan", other, "--models", withFile).stdout.hasPrefix(
-                "\(other) is at Library1\nLibrary1 → Library2: \(withFile)/Library1_to_Library2.mapping.json (5 entity mappings)\n  IEM_Transform_Author: SQL\n    relationships interpreted: 'books' uses a join table\n"
+                "\(other) is at Library1\nLibrary1 → Library2: \(withFile)/Library1_to_Library2.mapping.json (5 entity mappings)\n  IEM_Transform_Author: SQL\n"
             ))
         let runWithFile = try cli.run("run", other, "--models", withFile, "--no-backup")
         #expect(runWithFile.status == 0, "\(runWithFile.stderr)")
@@ -126,8 +124,8 @@ import TestSupport
         }
         #expect(
             mappingLines(run.stdout) == [
-                "  IEM_Transform_Author: 2 read, 2 created, 2 relationships set (SQL, relationships interpreted)",
-                "  IEM_Transform_Book: 3 read, 3 created, 0 relationships set (SQL, relationships interpreted)",
+                "  IEM_Transform_Author: 2 read, 2 created, 2 relationships set (SQL)",
+                "  IEM_Transform_Book: 3 read, 3 created, 0 relationships set (SQL)",
                 "  IEM_Add_Review: 0 read, 0 created, 0 relationships set (interpreted)",
                 "  IEM_Remove_Shelf: 0 read, 0 created, 0 relationships set (interpreted)",
                 "  IEM_Copy_Tag: 1 read, 1 created, 0 relationships set (SQL)"
@@ -261,9 +259,7 @@ import TestSupport
               note: does not carry over Book.obsolete, Shelf (the whole entity): nothing in Library2 has their name or renaming identifier; \
             if the data must be kept, give what replaces them the old name as renaming identifier, or write a mapping file for the step
               IEM_Transform_Author: SQL
-                relationships interpreted: 'books' uses a join table
               IEM_Transform_Book: SQL
-                relationships interpreted: 'authors' uses a join table
                 checks: rating 0 or 1
               IEM_Add_Review: interpreted: the mapping has no source entity
               IEM_Remove_Shelf: interpreted: the mapping makes no destination instances

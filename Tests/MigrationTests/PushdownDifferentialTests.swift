@@ -705,4 +705,104 @@ import TestSupport
                 "\(executions)")
         }
     }
+
+    /// Many-to-many relationships linked by SQL, as rows of the join table: the same rows
+    /// and counts as the interpreter's whichever side's mapping runs first, with a filter
+    /// (keys counted) on one side, a relationship between notes, and a to-one and its
+    /// one-to-many inverse becoming a many-to-many; and a source whose join table has a
+    /// pair pointing to no tag, or is named after the other side, or whose note points to
+    /// no folder: SQL leaves the links to the interpreter, which reports what it finds.
+    @Test func manyToManyLinksAreTheInterpretersRows() throws {
+        // A note's folder, a to-one, becomes its folders, a many-to-many: the pairs are
+        // the notes' keys to folders.
+        let folders = [
+            #""folder": {"destination": "Folder", "inverse": "notes"}"#,
+            #""folders": {"destination": "Folder", "inverse": "notes", "toMany": true, "renamingIdentifier": "folder"}"#
+        ]
+        let models = ["M1", "M2"].enumerated().map { i, version in
+            """
+            {"version": "\(version)", "entities": {
+              "Note": {"attributes": {"title": "string", "hidden": "boolean"},
+                       "relationships": {"tags": {"destination": "Tag", "inverse": "notes", "toMany": true},
+                                         "related": {"destination": "Note", "inverse": "relatedBy", "toMany": true},
+                                         "relatedBy": {"destination": "Note", "inverse": "related", "toMany": true},
+                                         \(folders[i])}},
+              "Folder": {"attributes": {"name": "string"},
+                         "relationships": {"notes": {"destination": "Note", "inverse": "\(i == 0 ? "folder" : "folders")", "toMany": true}}},
+              "Tag": {"attributes": {"name": "string"},
+                      "relationships": {"notes": {"destination": "Note", "inverse": "tags", "toMany": true}}}}}
+            """
+        }
+        let v1 = try model(models[0]), v2 = try model(models[1])
+        let directory = try TemporaryDirectory()
+        func makeSource(_ name: String, _ odd: String = "") throws -> String {
+            let path = directory.path(name)
+            let store = try Store.create(at: path, model: v1)
+            let note = store.layout.entities["Note"]!, tag = store.layout.entities["Tag"]!
+            let folder = store.layout.entities["Folder"]!
+            let tags = note.joinTables["tags"]!, related = note.joinTables["related"]!
+            try store.database.execute(
+                """
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 40)
+                INSERT INTO \(tag.table) (Z_PK, Z_ENT, Z_OPT, \(tag.attributeColumns["name"]!)) SELECT i, \(tag.number), 1, 'tag ' || i FROM n;
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20)
+                INSERT INTO \(folder.table) (Z_PK, Z_ENT, Z_OPT, \(folder.attributeColumns["name"]!)) SELECT i, \(folder.number), 1, 'folder ' || i FROM n;
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300)
+                INSERT INTO \(note.table) (Z_PK, Z_ENT, Z_OPT, \(note.attributeColumns["title"]!), \(note.attributeColumns["hidden"]!),
+                    \(note.toOneColumns["folder"]!.key))
+                SELECT i * 2, \(note.number), 1, 'note ' || i, i % 6 = 0, CASE WHEN i % 4 = 0 THEN NULL ELSE i % 20 + 1 END FROM n;
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 900)
+                INSERT OR IGNORE INTO \(tags.table) (\(tags.sourceColumn), \(tags.destinationColumn))
+                SELECT (i % 300 + 1) * 2, (i * 7) % 40 + 1 FROM n WHERE i % 11 != 0;
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 400)
+                INSERT OR IGNORE INTO \(related.table) (\(related.sourceColumn), \(related.destinationColumn))
+                SELECT (i % 300 + 1) * 2, ((i * 13) % 300 + 1) * 2 FROM n;
+                UPDATE Z_PRIMARYKEY SET Z_MAX = 40 WHERE Z_ENT = \(tag.number);
+                UPDATE Z_PRIMARYKEY SET Z_MAX = 20 WHERE Z_ENT = \(folder.number);
+                UPDATE Z_PRIMARYKEY SET Z_MAX = 600 WHERE Z_ENT = \(note.number);
+                \(odd.replacingOccurrences(of: "$TAGS", with: tags.table).replacingOccurrences(of: "$NOTE", with: tags.sourceColumn).replacingOccurrences(of: "$TAG", with: tags.destinationColumn).replacingOccurrences(of: "{notes}", with: note.table).replacingOccurrences(of: "{folder}", with: note.toOneColumns["folder"]!.key))
+                """)
+            return path
+        }
+        let clean = try makeSource("M1.sqlite")
+        let dangling = try makeSource("M1-dangling.sqlite", "INSERT INTO $TAGS ($NOTE, $TAG) VALUES (8, 77);")
+        let renamed = try makeSource("M1-renamed.sqlite", "ALTER TABLE $TAGS RENAME TO Z_9OTHERNAME;")
+        let noFolder = try makeSource("M1-nofolder.sqlite", "UPDATE {notes} SET {folder} = 99 WHERE Z_PK = 10;")
+        let noteFilter =
+            #", "sourceExpression": "FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"Note\", \"hidden == NO\"), $manager.sourceContext, NO)""#
+            + #", "relationshipMappings": {"folders": "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"FolderToFolder\", $source.folder)"}"#
+        let cases: [(order: [String], source: String, failure: String?)] = [
+            (["Note", "Tag", "Folder"], clean, nil), (["Tag", "Folder", "Note"], clean, nil),
+            (["Note", "Tag", "Folder"], dangling, "Tag/77: no such object"),
+            (["Tag", "Note", "Folder"], renamed, "no such table: Z_2TAGS"), (["Folder", "Note", "Tag"], clean, nil),
+            (["Note", "Folder", "Tag"], noFolder, "Folder/99: no such object")
+        ]
+        for (n, (order, source, failure)) in cases.enumerated() {
+            let mappings = order.map { entity in
+                #"{"name": "\#(entity)To\#(entity)", "type": "transform", "sourceEntity": "\#(entity)", "destinationEntity": "\#(entity)"\#(entity == "Note" ? noteFilter : "")}"#
+            }
+            let mapping = try Migration.MappingModel(
+                json: JSON.parse(
+                    """
+                    {"sourceModel": "M1", "destinationModel": "M2", "entityMappings": [\(mappings.joined(separator: ", "))]}
+                    """), file: "test.mapping.json")
+            let (interpreted, _) = try Self.run(
+                mapping, v1, v2, source: source, to: directory.path("i\(n).sqlite"), pushdown: false)
+            let (pushed, report) = try Self.run(
+                mapping, v1, v2, source: source, to: directory.path("s\(n).sqlite"), pushdown: true)
+            #expect(pushed == interpreted, "case \(n)")
+            guard case .store(let tables, _) = pushed else {
+                // The interpreter's error, for the row.
+                #expect(failure.map { "\(pushed)".contains($0) } == true, "case \(n): \(pushed)")
+                continue
+            }
+            #expect(failure == nil, "case \(n)")
+            #expect(
+                tables.filter { $0.key.hasPrefix("Z_") && $0.key != "Z_PRIMARYKEY" }.mapValues(\.count).values.sorted()
+                    == [200, 250, 477], "case \(n): \(tables.mapValues(\.count))")
+            let executions = report?.entityMappings.map { $0.execution! } ?? []
+            #expect(executions.count == 3 && executions.allSatisfy { $0.instancesAsSQL }, "case \(n): \(executions)")
+            #expect(executions.allSatisfy { $0.relationshipsAsSQL }, "case \(n): \(executions)")
+        }
+    }
 }

@@ -381,6 +381,16 @@ extension EntityMappingRunner {
         let context = manager.destinationContext
         do {
             for link in links {
+                if let table = link.sourceJoinTable {
+                    let exists = try context.store.database.prepare(
+                        "SELECT 1 FROM src.sqlite_master WHERE type = 'table' AND name = ?1")
+                    try exists.bind(table, at: 1)
+                    guard try exists.step() else {
+                        execution.relationshipsReason =
+                            "'\(link.relationship)': the source store has no join table \(table)"
+                        return false
+                    }
+                }
                 guard let dangling = link.dangling else { continue }
                 let statement = try context.store.database.prepare(
                     dangling.sql(targetKeys: manager.runner(at: link.target).keyOffset))

@@ -37,28 +37,64 @@ struct SQLLink {
     /// are the same.
     let countWrittenSQL: String?
 
-    /// The source rows of the mapping holding a to-one key whose key names no row of the
-    /// table the key points into.
+    /// The source rows of the mapping whose relationship holds a key that names no row of
+    /// the table the key points into: a to-one's key column, or a join table's column of
+    /// the other side.
     struct DanglingKeys {
-        /// The holder's keys table, its source table and the key column there.
-        let keysTable: String
-        let sourceTable: String
+        /// The rows, `s` the one holding the key (`k` the mapping's key table), the key
+        /// column of `s`, and what names the mapping's source row.
+        let rows: String
         let column: String
+        let owner: String
         /// The source table of the target.
         let targetTable: String
 
-        /// The first such row's key, if any. When every key `targetKeys.low...high` is a
-        /// row of the target table, an integer among them needs no lookup.
+        /// A to-one's: the key column of the mapping's source rows.
+        init(keysTable: String, sourceTable: String, column: String, targetTable: String) {
+            rows = "\(keysTable) AS k JOIN src.\(sourceTable) AS s ON s.Z_PK = k.source"
+            self.column = column
+            owner = "s.Z_PK"
+            self.targetTable = targetTable
+        }
+
+        /// A many-to-many's: the member column of the source join table's rows of the
+        /// mapping's source rows.
+        init(keysTable: String, pairs: SourcePairs, targetTable: String) {
+            rows = "\(pairs.from) JOIN \(keysTable) AS k ON k.source = \(pairs.owner)"
+            column = pairs.memberColumn
+            owner = "k.source"
+            self.targetTable = targetTable
+        }
+
+        /// The first such source row's key, if any. When every key `targetKeys.low...high`
+        /// is a row of the target table, an integer among them needs no lookup.
         func sql(targetKeys: (low: Int64, high: Int64, offset: Int64)?) -> String {
             let lookup = "NOT EXISTS (SELECT 1 FROM src.\(targetTable) WHERE Z_PK = s.\(column))"
             let test =
                 targetKeys.map {
                     "CASE WHEN typeof(s.\(column)) = 'integer' AND s.\(column) BETWEEN \($0.low) AND \($0.high) THEN 0 ELSE \(lookup) END"
                 } ?? lookup
-            return "SELECT s.Z_PK FROM \(keysTable) AS k JOIN src.\(sourceTable) AS s ON s.Z_PK = k.source "
-                + "WHERE s.\(column) IS NOT NULL AND \(test) LIMIT 1"
+            return "SELECT \(owner) FROM \(rows) WHERE s.\(column) IS NOT NULL AND \(test) LIMIT 1"
         }
     }
+
+    /// The pairs of source keys (an instance of the mapping, a member) a source
+    /// relationship holds, as rows `s` of one table: a join table's, the members' rows
+    /// with their to-one to the instance (one-to-many), or the instances' rows with their
+    /// to-one (a to-one becoming a to-many).
+    struct SourcePairs {
+        /// The table, as `s`.
+        let from: String
+        let ownerColumn: String
+        let memberColumn: String
+
+        var owner: String { "s.\(ownerColumn)" }
+        var member: String { "s.\(memberColumn)" }
+    }
+
+    /// For a many-to-many, the source join table, which must exist under the name the
+    /// source model gives it (a store may name it after the other side).
+    let sourceJoinTable: String?
 
     /// The key a link writes, from the key table of another mapping: by its `UPDATE` in
     /// stage 2, or by the `INSERT` of stage 1 (``value``).
@@ -73,6 +109,8 @@ struct SQLLink {
         let entityNumber: Int
         /// The holder's source column the key follows.
         let sourceColumn: String
+        /// Whether it is a join table's column (a many-to-many), which stage 1 never writes.
+        var isJoin = false
 
         /// The column's value for the source row `t0`.
         var value: String { "(SELECT destination FROM \(keysTable(keysOf)) WHERE source = t0.\(sourceColumn))" }
@@ -211,7 +249,63 @@ struct SQLLink {
                         key: Key(
                             holder: prepared.index, keysOf: target, column: columns.key, entity: columns.entity,
                             entityNumber: targetPlan.destinationEntityNumber, sourceColumn: sColumn),
-                        countBeforeAnyLinkSQL: "SELECT count(*) FROM \(me)", countWrittenSQL: nil))
+                        countBeforeAnyLinkSQL: "SELECT count(*) FROM \(me)", countWrittenSQL: nil, sourceJoinTable: nil)
+                )
+            } else if let dSide = destination.entities[plan.destinationEntity]?.joinTables[r.name] {
+                // Many-to-many: rows of the join table, each a pair the source relationship
+                // holds, through both key tables. A pair already there (the inverse's link
+                // from the other side wrote it) is not written again, and an instance gains
+                // a member only through a pair that is not there yet, as the interpreter
+                // counts it.
+                guard dSide.orderColumn == nil else {
+                    throw Refusal("'\(name)' is ordered (positions are written by the interpreter)")
+                }
+                let sLayout = source.entities[sourceEntity.name]
+                let source: SourcePairs
+                var dangling: DanglingKeys?
+                if let sSide = sLayout?.joinTables[s.name] {
+                    guard sSide.orderColumn == nil else {
+                        throw Refusal("'\(name)' is filled from an ordered relationship")
+                    }
+                    source = SourcePairs(
+                        from: "src.\(sSide.table) AS s", ownerColumn: sSide.sourceColumn,
+                        memberColumn: sSide.destinationColumn)
+                    dangling = DanglingKeys(keysTable: me, pairs: source, targetTable: sTargetLayout.table)
+                } else if s.isToMany, let inverse = sLayout?.toManyInverses[s.name],
+                    let column = sTargetLayout.toOneColumns[inverse]?.key
+                {
+                    // The members' rows hold the key: every pair names a row on both sides.
+                    source = SourcePairs(
+                        from: "src.\(sTargetLayout.table) AS s", ownerColumn: column, memberColumn: "Z_PK")
+                } else if !s.isToMany, let column = sLayout?.toOneColumns[s.name]?.key {
+                    source = SourcePairs(
+                        from: "src.\(plan.sourceTable) AS s", ownerColumn: "Z_PK", memberColumn: column)
+                    dangling = DanglingKeys(
+                        keysTable: me, sourceTable: plan.sourceTable, column: column, targetTable: sTargetLayout.table)
+                } else {
+                    throw Refusal("'\(name)' is filled from a relationship without a key column or join table")
+                }
+                let pairs =
+                    "\(source.from) JOIN \(me) AS k ON k.source = \(source.owner) "
+                    + "JOIN \(them) AS t ON t.source = \(source.member)"
+                let count =
+                    "SELECT count(DISTINCT k.destination) FROM \(pairs) WHERE NOT EXISTS (SELECT 1 FROM main.\(dSide.table) AS d "
+                    + "WHERE d.\(dSide.sourceColumn) = k.destination AND d.\(dSide.destinationColumn) = t.destination)"
+                links.append(
+                    SQLLink(
+                        relationship: name, target: target,
+                        sql:
+                            "INSERT OR IGNORE INTO main.\(dSide.table) (\(dSide.sourceColumn), \(dSide.destinationColumn)) "
+                            + "SELECT k.destination, t.destination FROM \(pairs) ORDER BY k.destination, t.destination",
+                        countSQL: count,
+                        dangling: dangling,
+                        // Its own: no key is written in stage 1, and both sides' links run
+                        // (the second writes nothing).
+                        key: Key(
+                            holder: prepared.index, keysOf: target, column: "\(dSide.table).\(dSide.sourceColumn)",
+                            entity: nil, entityNumber: 0, sourceColumn: source.ownerColumn, isJoin: true),
+                        countBeforeAnyLinkSQL: count, countWrittenSQL: nil,
+                        sourceJoinTable: sLayout?.joinTables[s.name]?.table))
             } else {
                 // The key is in the target's rows: the inverse to-ones on both sides.
                 guard s.isToMany, let sInverse = source.entities[sourceEntity.name]?.toManyInverses[s.name],
@@ -241,7 +335,8 @@ struct SQLLink {
                             + "JOIN \(me) AS k ON k.source = s.\(sInverseColumn)",
                         countWrittenSQL:
                             "SELECT count(*) FROM \(me) AS k WHERE EXISTS (SELECT 1 FROM main.\(targetPlan.destinationTable) AS d "
-                            + "WHERE d.\(columns.key) = k.destination AND d.Z_PK BETWEEN ?1 AND ?2)"))
+                            + "WHERE d.\(columns.key) = k.destination AND d.Z_PK BETWEEN ?1 AND ?2)",
+                        sourceJoinTable: nil))
             }
         }
         return links
