@@ -45,6 +45,10 @@ final class EntityMappingRunner {
     var keyOffset: (low: Int64, high: Int64, offset: Int64)?
     /// The keys of the rows stage 1 wrote, when it ran as SQL (one run, in its table).
     var writtenKeys: Range<Int64>?
+    /// The association of a stage 1 run as SQL with counted keys, in runs, until a
+    /// statement needs it as its keys table (``writeKeysTableIfNeeded()``): the links of
+    /// the mapping whose rows hold the keys mostly need none.
+    var unwrittenKeyRuns: [(source: Int64, destination: Int64, count: Int)]?
     /// Whether its keys table exists: stage 1 ran as SQL, or wrote it afterwards.
     var hasKeysTable: Bool {
         if execution.instancesAsSQL { return true }

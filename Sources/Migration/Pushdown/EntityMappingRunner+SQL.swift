@@ -27,6 +27,9 @@ extension EntityMappingRunner {
         // Keys of links to mappings whose key tables exist by now.
         let prelinks = (manager.prelinks[index] ?? []).filter { manager.runner(at: $0.keysOf).hasKeysTable }
         do {
+            for link in prelinks where manager.runner(at: link.keysOf).keyOffset == nil {
+                try manager.runner(at: link.keysOf).writeKeysTableIfNeeded()
+            }
             try registerFunctions(plan, in: database)
             try database.registerFunction("remodel_guard_\(index)", arity: 2) { arguments in
                 pairs.guarded = (arguments.int64(at: 0), plan.guards[Int(arguments.int64(at: 1))].reason)
@@ -130,7 +133,7 @@ extension EntityMappingRunner {
                 "CREATE TEMP VIEW remodel_keys_\(index) AS SELECT Z_PK AS source, Z_PK + \(first - low) AS destination "
                     + "FROM src.\(plan.sourceTable) WHERE Z_ENT = \(plan.sourceEntityNumber)")
         } else {
-            try SQLLink.createKeysTable(index, from: pairs, in: database)
+            unwrittenKeyRuns = pairs.runs
         }
         return pairs.count
     }
@@ -337,6 +340,7 @@ extension EntityMappingRunner {
     /// Before the interpreter links this mapping's objects: the keys stage 1 wrote for
     /// links that have not run yet are unset again, as the interpreter expects them.
     private func unlinkWrittenKeys(_ links: [SQLLink], _ plan: SQLMappingPlan) throws {
+        guard let rows = writtenKeys else { return }
         for link in links
         where link.key.holder == index && manager.prelinked.contains(link.key)
             && !manager.sqlLinksWritten.contains(link.key)
@@ -344,9 +348,16 @@ extension EntityMappingRunner {
             let entity = link.key.entity.map { ", \($0) = NULL" } ?? ""
             try manager.destinationContext.store.database.execute(
                 "UPDATE main.\(plan.destinationTable) SET \(link.key.column) = NULL\(entity) "
-                    + "WHERE Z_PK IN (SELECT destination FROM \(SQLLink.keysTable(index)))")
+                    + "WHERE Z_PK BETWEEN \(rows.lowerBound) AND \(rows.upperBound - 1)")
             manager.prelinked.remove(link.key)
         }
+    }
+
+    /// Writes its keys table from ``unwrittenKeyRuns``, if it has not been written.
+    func writeKeysTableIfNeeded() throws(SQLiteError) {
+        guard let runs = unwrittenKeyRuns else { return }
+        unwrittenKeyRuns = nil
+        try SQLLink.createKeysTable(index, from: runs, in: manager.destinationContext.store.database)
     }
 
     /// Keeps `error`, made for `row`, as the failure to report for the statement it fails.
@@ -392,8 +403,13 @@ extension EntityMappingRunner {
                     }
                 }
                 guard let dangling = link.dangling else { continue }
+                // Every row of the source entity rather than the keys table written for it.
+                let everyRow = unwrittenKeyRuns != nil && dangling.canCheckEveryRow
+                if !everyRow { try writeKeysTableIfNeeded() }
                 let statement = try context.store.database.prepare(
-                    dangling.sql(targetKeys: manager.runner(at: link.target).keyOffset))
+                    dangling.sql(
+                        targetKeys: manager.runner(at: link.target).keyOffset,
+                        everyRowOf: everyRow ? plan.sourceEntityNumber : nil))
                 if try statement.step() {
                     execution.relationshipsReason =
                         "'\(link.relationship)': source row \(plan.sourceTable) \(statement.int64(at: 0)) points to no row"
@@ -407,25 +423,36 @@ extension EntityMappingRunner {
                     // the first link of the relationship sets it.
                     let prelinked = manager.prelinked.contains(link.key)
                     let first = manager.sqlLinksWritten.insert(link.key).inserted
-                    let count: Statement
                     if prelinked, !first, link.countWrittenSQL != nil {
                         // A to-many whose keys are as stage 1 wrote them (no interpreted
                         // link has run since the relationship's first): no instance gains
                         // a member.
                         continue
                     }
-                    if prelinked, first, let sql = link.countWrittenSQL,
-                        let rows = manager.runner(at: link.key.holder).writtenKeys
-                    {
-                        count = try database.prepare(sql)
-                        try count.bind(rows.lowerBound, at: 1)
-                        try count.bind(rows.upperBound - 1, at: 2)
+                    if link.countsEveryInstance, let rows = writtenKeys {
+                        // A to-one: every instance, the rows stage 1 wrote.
+                        report.relationshipsSet += rows.count
                     } else {
-                        count = try database.prepare(prelinked && first ? link.countBeforeAnyLinkSQL : link.countSQL)
+                        let count: Statement
+                        if prelinked, first, let sql = link.countWrittenSQL,
+                            let rows = manager.runner(at: link.key.holder).writtenKeys
+                        {
+                            try writeKeysTableIfNeeded()
+                            count = try database.prepare(sql)
+                            try count.bind(rows.lowerBound, at: 1)
+                            try count.bind(rows.upperBound - 1, at: 2)
+                        } else {
+                            try writeKeysTableIfNeeded()
+                            try manager.runner(at: link.target).writeKeysTableIfNeeded()
+                            count = try database.prepare(
+                                prelinked && first ? link.countBeforeAnyLinkSQL : link.countSQL)
+                        }
+                        if try count.step() { report.relationshipsSet += Int(count.int64(at: 0)) }
                     }
-                    if try count.step() { report.relationshipsSet += Int(count.int64(at: 0)) }
                     // Unless written in stage 1, or by the inverse's link from the other side.
                     if first, !prelinked {
+                        try writeKeysTableIfNeeded()
+                        try manager.runner(at: link.target).writeKeysTableIfNeeded()
                         try database.execute(link.sql)
                     }
                 }

@@ -92,7 +92,7 @@ extension MigrationManager {
         }
         do {
             try save()
-            try SQLLink.createKeysTable(runner.index, from: pairs, in: database)
+            try SQLLink.createKeysTable(runner.index, from: pairs.runs, in: database)
         } catch let error as MigrationError {
             throw error
         } catch {

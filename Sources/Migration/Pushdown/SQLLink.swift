@@ -19,6 +19,9 @@ struct SQLLink {
     /// Run before ``sql``: how many values the interpreter would count as set (every
     /// instance's to-one; an instance's to-many when it gains a member).
     let countSQL: String
+    /// Whether ``countSQL`` counts every instance of the mapping (a to-one: the
+    /// interpreter counts each instance's), which the rows stage 1 wrote tell.
+    let countsEveryInstance: Bool
     /// Checked first, for a to-one: a source row whose to-one points to no row (a damaged
     /// store), which the interpreter reports.
     let dangling: DanglingKeys?
@@ -55,7 +58,14 @@ struct SQLLink {
             self.column = column
             owner = "s.Z_PK"
             self.targetTable = targetTable
+            everyRow = "src.\(sourceTable) AS s"
         }
+
+        /// For a to-one, the source table's rows as `s`, when every row of the mapping's
+        /// source entity is checked instead of those it migrated (`s.Z_ENT` given): a
+        /// superset, so a dangling key in a row the mapping does not migrate also leaves
+        /// the links to the interpreter, which is only slower.
+        private var everyRow: String?
 
         /// A many-to-many's: the member column of the source join table's rows of the
         /// mapping's source rows.
@@ -64,18 +74,26 @@ struct SQLLink {
             column = pairs.memberColumn
             owner = "k.source"
             self.targetTable = targetTable
+            everyRow = nil
         }
 
         /// The first such source row's key, if any. When every key `targetKeys.low...high`
         /// is a row of the target table, an integer among them needs no lookup.
-        func sql(targetKeys: (low: Int64, high: Int64, offset: Int64)?) -> String {
+        func sql(targetKeys: (low: Int64, high: Int64, offset: Int64)?, everyRowOf entity: Int? = nil) -> String {
             let lookup = "NOT EXISTS (SELECT 1 FROM src.\(targetTable) WHERE Z_PK = s.\(column))"
             let test =
                 targetKeys.map {
                     "CASE WHEN typeof(s.\(column)) = 'integer' AND s.\(column) BETWEEN \($0.low) AND \($0.high) THEN 0 ELSE \(lookup) END"
                 } ?? lookup
+            if let entity, let everyRow {
+                return
+                    "SELECT \(owner) FROM \(everyRow) WHERE s.Z_ENT = \(entity) AND s.\(column) IS NOT NULL AND \(test) LIMIT 1"
+            }
             return "SELECT \(owner) FROM \(rows) WHERE s.\(column) IS NOT NULL AND \(test) LIMIT 1"
         }
+
+        /// Whether ``sql(targetKeys:everyRowOf:)`` can check every row instead.
+        var canCheckEveryRow: Bool { everyRow != nil }
     }
 
     /// The pairs of source keys (an instance of the mapping, a member) a source
@@ -139,17 +157,17 @@ struct SQLLink {
 
     static func keysTable(_ index: Int) -> String { "temp.remodel_keys_\(index)" }
 
-    /// Creates the key table of the entity mapping at `index` from `pairs`' runs of
-    /// consecutive keys on both sides.
-    static func createKeysTable(_ index: Int, from pairs: EntityMappingRunner.KeyPairs, in database: Database)
-        throws(SQLiteError)
-    {
+    /// Creates the key table of the entity mapping at `index` from runs of consecutive
+    /// keys on both sides.
+    static func createKeysTable(
+        _ index: Int, from runs: [(source: Int64, destination: Int64, count: Int)], in database: Database
+    ) throws(SQLiteError) {
         try database.execute(
             "CREATE TEMP TABLE \(keysTable(index)) (source INTEGER PRIMARY KEY, destination INTEGER NOT NULL)")
         let fill = try database.prepare(
             "WITH RECURSIVE r(k) AS (SELECT ?1 UNION ALL SELECT k + 1 FROM r WHERE k < ?2) INSERT INTO \(keysTable(index)) SELECT k, k + ?3 FROM r"
         )
-        for run in pairs.runs {
+        for run in runs {
             try fill.bind(run.source, at: 1)
             try fill.bind(run.source + Int64(run.count) - 1, at: 2)
             try fill.bind(run.destination - run.source, at: 3)
@@ -242,7 +260,7 @@ struct SQLLink {
                         sql: update(
                             plan.destinationTable, set: columns.key, entity, rows: me, from: plan.sourceTable,
                             following: sColumn, to: them),
-                        countSQL: "SELECT count(*) FROM \(me)",
+                        countSQL: "SELECT count(*) FROM \(me)", countsEveryInstance: true,
                         dangling: DanglingKeys(
                             keysTable: me, sourceTable: plan.sourceTable, column: sColumn,
                             targetTable: sTargetLayout.table),
@@ -297,7 +315,7 @@ struct SQLLink {
                         sql:
                             "INSERT OR IGNORE INTO main.\(dSide.table) (\(dSide.sourceColumn), \(dSide.destinationColumn)) "
                             + "SELECT k.destination, t.destination FROM \(pairs) ORDER BY k.destination, t.destination",
-                        countSQL: count,
+                        countSQL: count, countsEveryInstance: false,
                         dangling: dangling,
                         // Its own: no key is written in stage 1, and both sides' links run
                         // (the second writes nothing).
@@ -325,7 +343,7 @@ struct SQLLink {
                         countSQL:
                             "SELECT count(DISTINCT k.destination) FROM \(them) AS t JOIN src.\(targetPlan.sourceTable) AS s ON s.Z_PK = t.source "
                             + "JOIN \(me) AS k ON k.source = s.\(sInverseColumn) JOIN main.\(targetPlan.destinationTable) AS d ON d.Z_PK = t.destination "
-                            + "WHERE d.\(columns.key) IS NOT k.destination",
+                            + "WHERE d.\(columns.key) IS NOT k.destination", countsEveryInstance: false,
                         dangling: nil,
                         key: Key(
                             holder: target, keysOf: prepared.index, column: columns.key, entity: columns.entity,
