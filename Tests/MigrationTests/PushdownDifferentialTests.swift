@@ -805,4 +805,48 @@ import TestSupport
             #expect(executions.allSatisfy { $0.relationshipsAsSQL }, "case \(n): \(executions)")
         }
     }
+
+    /// Keys at the ends of Int64 (a hostile or odd store): rows keyed -2⁶³ and 2⁶³ - 1, a
+    /// group keyed 2⁶³ - 1 that rows point to, and groups whose keys run without a gap
+    /// from -2⁶³ (an offset to 1 would overflow): the interpreter's rows, by SQL too,
+    /// without overflowing or walking the keys in between.
+    @Test func keysAtTheEndsOfInt64MigrateAsTheInterpreterMigratesThem() throws {
+        let v1 = try model(Self.source), v2 = try model(Self.destination)
+        let directory = try TemporaryDirectory()
+        let shifts = [
+            """
+            UPDATE {row} SET Z_PK = -9223372036854775808 WHERE Z_PK = (SELECT min(Z_PK) FROM {row});
+            UPDATE {row} SET Z_PK = 9223372036854775807 WHERE Z_PK = (SELECT max(Z_PK) FROM {row});
+            UPDATE {group} SET Z_PK = 9223372036854775807 WHERE Z_PK = 40;
+            UPDATE {row} SET {key} = 9223372036854775807 WHERE {key} = 40;
+            """,
+            """
+            UPDATE {group} SET Z_PK = Z_PK - 9223372036854775807 - 1;
+            UPDATE {row} SET {key} = {key} - 9223372036854775807 - 1;
+            """
+        ]
+        for (n, shift) in shifts.enumerated() {
+            let source = directory.path("E\(n).sqlite")
+            try Self.makeSource(at: source, model: v1, rows: .clean)
+            let store = try Store.open(at: source, model: v1)
+            let row = store.layout.entities["Row"]!, group = store.layout.entities["Group"]!
+            try store.database.execute(
+                shift.replacingOccurrences(of: "{row}", with: row.table).replacingOccurrences(
+                    of: "{group}", with: group.table
+                )
+                .replacingOccurrences(of: "{key}", with: row.toOneColumns["group"]!.key))
+            let mapping = try Self.mapping("outText", "$source.text")
+            let (interpreted, _) = try Self.run(
+                mapping, v1, v2, source: source, to: directory.path("i\(n).sqlite"), pushdown: false)
+            let (pushed, report) = try Self.run(
+                mapping, v1, v2, source: source, to: directory.path("s\(n).sqlite"), pushdown: true)
+            #expect(pushed == interpreted, "shift \(n)")
+            guard case .store(let tables, _) = pushed else {
+                Issue.record("shift \(n): \(pushed)")
+                continue
+            }
+            #expect(tables["ZROW"]?.count == Self.rowCount && tables["ZGROUP"]?.count == 40, "shift \(n)")
+            #expect(report?.entityMappings.allSatisfy { $0.execution?.instancesAsSQL == true } == true, "shift \(n)")
+        }
+    }
 }

@@ -33,14 +33,14 @@ struct AssociationTable {
 
         mutating func append(entity: UInt16, key: Int64) {
             let last = runStart.count - 1
-            if last >= 0, runEntity[last] == entity, runKey[last] + Int64(length(last)) == key {
+            if last >= 0, runEntity[last] == entity, key.follows(runKey[last], by: length(last)) {
                 count += 1
                 longestRun = max(longestRun, length(last))
                 sortedRuns = nil
                 return
             }
             if last >= 0, inOrder {
-                let previous = (tableOfEntity[Int(runEntity[last])], runKey[last] + Int64(length(last)) - 1)
+                let previous = (tableOfEntity[Int(runEntity[last])], runKey[last] + Int64(length(last) - 1))
                 if (tableOfEntity[Int(entity)], key) <= previous { inOrder = false }
             }
             runEntity.append(entity)
@@ -77,8 +77,7 @@ struct AssociationTable {
             let table = tableOfEntity[Int(entity)]
             func start(_ run: Int) -> (UInt16, Int64) { (tableOfEntity[Int(runEntity[run])], runKey[run]) }
             func covers(_ run: Int) -> Bool {
-                tableOfEntity[Int(runEntity[run])] == table && runKey[run] <= key
-                    && key < runKey[run] + Int64(length(run))
+                tableOfEntity[Int(runEntity[run])] == table && key.isAmong(length(run), from: runKey[run])
             }
             if inOrder {
                 // The last run starting at or before (table, key) is the only candidate.
@@ -105,7 +104,7 @@ struct AssociationTable {
             while i >= 0 {
                 let run = Int(index[i])
                 let (t, k) = start(run)
-                if t != table || k + Int64(longestRun) <= key { break }
+                if t != table || !key.isAmong(longestRun, from: k) { break }
                 if covers(run) { result.append(Int(runStart[run]) + Int(key - runKey[run])) }
                 i -= 1
             }
@@ -149,5 +148,21 @@ struct AssociationTable {
     /// The association at `position`.
     subscript(position: Int) -> (source: (entity: UInt16, key: Int64), destination: (entity: UInt16, key: Int64)) {
         (sources.object(at: position), destinations.object(at: position))
+    }
+}
+
+extension Int64 {
+    /// Whether this key is `count` keys after `start` (`start + count`), without
+    /// overflowing: the last key Int64 holds has no successor.
+    func follows(_ start: Int64, by count: Int) -> Bool {
+        let (end, overflow) = start.addingReportingOverflow(Int64(count))
+        return !overflow && end == self
+    }
+
+    /// Whether this key is one of the `count` keys from `start`, without overflowing.
+    func isAmong(_ count: Int, from start: Int64) -> Bool {
+        guard self >= start else { return false }
+        let (distance, overflow) = subtractingReportingOverflow(start)
+        return !overflow && distance < Int64(count)
     }
 }

@@ -319,7 +319,8 @@ final class EntityMappingRunner {
                 try copyRow(plan, copier)
                 let key = try insertRow(inserter)
                 let sourceKey = reader.primaryKey
-                if run.count > 0, sourceKey == run.source + Int64(run.count), key == run.destination + Int64(run.count)
+                if run.count > 0, sourceKey.follows(run.source, by: run.count),
+                    key.follows(run.destination, by: run.count)
                 {
                     run.count += 1
                 } else {

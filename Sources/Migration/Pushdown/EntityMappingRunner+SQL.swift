@@ -47,8 +47,11 @@ extension EntityMappingRunner {
             let (count, low, high) = (
                 Int(range.int64(at: 0)), range.int64(at: 1), max(range.int64(at: 1), range.int64(at: 2))
             )
+            // (The keys from any Int64 to any other, without overflowing.)
+            let span = high.subtractingReportingOverflow(low)
             let contiguous =
-                plan.filter == "1" && !plan.sourceTableIsShared && count > 0 && high - low + 1 == Int64(count)
+                plan.filter == "1" && !plan.sourceTableIsShared && count > 0 && !span.overflow
+                && span.partialValue == Int64(count) - 1
             written = try context.insertRows(of: plan.destinationEntity) { database, first in
                 try writeRows(
                     plan, first: first, keys: (count, low, high), contiguous: contiguous, pairs: pairs,
@@ -102,12 +105,17 @@ extension EntityMappingRunner {
         let (count, low, high) = keys
         let n = Int32(plan.parameters.count)
         var finished = false
-        var counted = !contiguous
-        if contiguous {
+        // Keys by an offset that every key can take without overflowing.
+        let offset = first.subtractingReportingOverflow(low)
+        var counted =
+            !contiguous || offset.overflow
+            || high.addingReportingOverflow(offset.partialValue).overflow
+        if !counted {
             let insert = try insertStatement(plan, key: "t0.Z_PK + ?\(n + 3)", prelinks: prelinks)
-            try insert.bind(first - low, at: n + 3)
+            try insert.bind(offset.partialValue, at: n + 3)
             finished = try insertChunks(
-                insert, keys: low...high, total: count, parameter: n + 1, pairs: pairs, progress: progress)
+                insert, keys: low...high, total: count, parameter: n + 1, pairs: pairs, table: plan.sourceTable,
+                progress: progress)
             if finished, pairs.count != count {
                 // Rows of other entities in the table: numbered by counting after all.
                 try database.execute("DELETE FROM main.\(plan.destinationTable) WHERE Z_PK >= \(first)")
@@ -119,18 +127,18 @@ extension EntityMappingRunner {
             finished = try insertChunks(
                 try insertStatement(plan, key: "remodel_key_\(index)(t0.Z_PK)", prelinks: prelinks), keys: low...high,
                 total: nil,
-                parameter: n + 1, pairs: pairs, progress: progress)
+                parameter: n + 1, pairs: pairs, table: plan.sourceTable, progress: progress)
         }
         guard finished else {
             // Back to where the mapping started: the interpreter runs it.
             try database.execute("DELETE FROM main.\(plan.destinationTable) WHERE Z_PK >= \(first)")
             return 0
         }
-        keyOffset = !counted && count > 0 ? (low, high, first - low) : nil
+        keyOffset = !counted && count > 0 ? (low, high, offset.partialValue) : nil
         if !counted {
             pairs.runs = count > 0 ? [(low, first, count)] : []
             try database.execute(
-                "CREATE TEMP VIEW remodel_keys_\(index) AS SELECT Z_PK AS source, Z_PK + \(first - low) AS destination "
+                "CREATE TEMP VIEW remodel_keys_\(index) AS SELECT Z_PK AS source, Z_PK + \(offset.partialValue) AS destination "
                     + "FROM src.\(plan.sourceTable) WHERE Z_ENT = \(plan.sourceEntityNumber)")
         } else {
             unwrittenKeyRuns = pairs.runs
@@ -169,14 +177,18 @@ extension EntityMappingRunner {
     /// two; counts the rows in `pairs`. False when a guard stopped it.
     private func insertChunks(
         _ insert: Statement, keys: ClosedRange<Int64>, total: Int?, parameter: Int32, pairs: KeyPairs,
-        progress: (Int, Int?, Double) -> Void
+        table: String, progress: (Int, Int?, Double) -> Void
     ) throws -> Bool {
         let database = manager.destinationContext.store.database
         let started = ContinuousClock.now
+        // A chunk after one starts at the next key there is: keys far apart (any two
+        // Int64s) make no empty chunks in between.
+        let next = try database.prepare("SELECT min(Z_PK) FROM src.\(table) WHERE Z_PK > ?1")
         var from = keys.lowerBound, done = 0
         while from <= keys.upperBound {
+            // The last chunk ends at the last key; no key beyond Int64's is computed.
             let to =
-                from > keys.upperBound - Int64(Self.sqlChunkRows)
+                keys.upperBound.isAmong(Self.sqlChunkRows, from: from)
                 ? keys.upperBound : from + Int64(Self.sqlChunkRows) - 1
             try insert.bind(from, at: parameter)
             try insert.bind(to, at: parameter + 1)
@@ -195,7 +207,10 @@ extension EntityMappingRunner {
             try manager.checkCancelled()
             progress(done, total, Double(done) / max(1e-9, (ContinuousClock.now - started).seconds))
             if to >= keys.upperBound { break }
-            from = to + 1
+            try next.bind(to, at: 1)
+            guard try next.step(), !next.isNull(0) else { break }
+            from = next.int64(at: 0)
+            next.reset()
         }
         pairs.count = done
         return true
@@ -230,8 +245,8 @@ extension EntityMappingRunner {
         /// Records that `source` made `destination`.
         func append(source: Int64, destination: Int64) {
             count += 1
-            if let last = runs.last, last.source + Int64(last.count) == source,
-                last.destination + Int64(last.count) == destination
+            if let last = runs.last, source.follows(last.source, by: last.count),
+                destination.follows(last.destination, by: last.count)
             {
                 runs[runs.count - 1].count += 1
             } else {

@@ -165,12 +165,12 @@ struct SQLLink {
         try database.execute(
             "CREATE TEMP TABLE \(keysTable(index)) (source INTEGER PRIMARY KEY, destination INTEGER NOT NULL)")
         let fill = try database.prepare(
-            "WITH RECURSIVE r(k) AS (SELECT ?1 UNION ALL SELECT k + 1 FROM r WHERE k < ?2) INSERT INTO \(keysTable(index)) SELECT k, k + ?3 FROM r"
+            "WITH RECURSIVE r(k) AS (SELECT ?1 UNION ALL SELECT k + 1 FROM r WHERE k < ?2) INSERT INTO \(keysTable(index)) SELECT k, k - ?1 + ?3 FROM r"
         )
         for run in runs {
             try fill.bind(run.source, at: 1)
-            try fill.bind(run.source + Int64(run.count) - 1, at: 2)
-            try fill.bind(run.destination - run.source, at: 3)
+            try fill.bind(run.source + Int64(run.count - 1), at: 2)
+            try fill.bind(run.destination, at: 3)
             try fill.run()
         }
     }
