@@ -177,5 +177,22 @@ import TestSupport
                 "Book/2: 'shelf' points at Shelf 7, which is not in the store; it reads as no destination"
             ])
         #expect(try StoreValidator(store: store).damage(limit: 2).count == 2)
+        // Keys of a table whose keys run without a gap are told without a lookup, except
+        // a key that is not an integer among them; and not when a row there is of no
+        // entity the key may point to.
+        try store.database.execute(
+            "INSERT INTO ZBOOK (Z_PK, Z_ENT, Z_OPT, ZTITLE, ZSHELF) VALUES (4, \(book), 1, 'half', 1.5), (5, \(book), 1, 'two', 2)"
+        )
+        #expect(
+            try StoreValidator(store: store).damage().suffix(3).map(\.description) == [
+                "Book/2: 'shelf' points at Shelf 7, which is not in the store; it reads as no destination",
+                "Book/4: 'shelf' points at Shelf 1.5, which is not in the store; it reads as no destination",
+                "Book/5: 'shelf' points at Shelf 2, which is not in the store; it reads as no destination"
+            ])
+        try store.database.execute("INSERT INTO ZSHELF (Z_PK, Z_ENT, Z_OPT, ZLABEL) VALUES (2, 99, 1, 'odd')")
+        #expect(
+            try StoreValidator(store: store).damage().filter { $0.description.contains("'shelf'") }.map(\.object) == [
+                "Book/2", "Book/4", "Book/5"
+            ])
     }
 }

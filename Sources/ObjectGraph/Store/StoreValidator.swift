@@ -145,6 +145,7 @@ public struct StoreValidator {
                 throw ContextError(error)
             }
         }
+        var contiguousKeys: [String: ClosedRange<Int64>?] = [:]
         for entity in model.entities where !entity.isAbstract {
             guard damage.count < limit, let entityLayout = layout.entities[entity.name] else { continue }
             var rowChecks: [RowCheck] = []
@@ -175,10 +176,17 @@ public struct StoreValidator {
                     let destination = layout.entities[relationship.destination]
                 else { continue }
                 let numbers = destination.numbers.map(String.init).joined(separator: ",")
+                let key = "\(entityLayout.table).\(columns.key)"
+                var missing =
+                    "NOT EXISTS (SELECT 1 FROM \(destination.table) d WHERE d.Z_PK = \(key) AND d.Z_ENT IN (\(numbers)))"
+                if let keys = try everyKeyIsARow(of: destination.table, numbers, known: &contiguousKeys) {
+                    // No lookup for an integer key among them.
+                    missing =
+                        "CASE WHEN typeof(\(key)) = 'integer' AND \(key) BETWEEN \(keys.lowerBound) AND \(keys.upperBound) THEN 0 ELSE \(missing) END"
+                }
                 rowChecks.append(
                     RowCheck(
-                        condition:
-                            "\(columns.key) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(destination.table) d WHERE d.Z_PK = \(entityLayout.table).\(columns.key) AND d.Z_ENT IN (\(numbers)))",
+                        condition: "\(columns.key) IS NOT NULL AND \(missing)",
                         measure: columns.key
                     ) { key in
                         "'\(relationship.name)' points at \(relationship.destination) \(key.map(describe) ?? "?"), which is not in the store; it reads as no destination"
@@ -200,6 +208,29 @@ public struct StoreValidator {
             }
         }
         return damage
+    }
+
+    /// The keys of `table` when they run without a gap from the first to the last and each
+    /// row is of an entity `numbers` lists (a key among them names such a row); nil
+    /// otherwise. Asked once per table and list (`known`).
+    private func everyKeyIsARow(of table: String, _ numbers: String, known: inout [String: ClosedRange<Int64>?])
+        throws(ContextError) -> ClosedRange<Int64>?
+    {
+        if let keys = known[table + " " + numbers] { return keys }
+        var keys: ClosedRange<Int64>?
+        do {
+            let statement = try store.database.prepare(
+                "SELECT count(*), min(Z_PK), max(Z_PK), total(Z_ENT IN (\(numbers))) FROM \(table)")
+            if try statement.step(), !statement.isNull(1) {
+                let (count, low, high) = (statement.int64(at: 0), statement.int64(at: 1), statement.int64(at: 2))
+                let (span, overflow) = high.subtractingReportingOverflow(low)
+                if !overflow, span == count - 1, statement.double(at: 3) == Double(count) { keys = low...high }
+            }
+        } catch {
+            throw ContextError(error)
+        }
+        known[table + " " + numbers] = keys
+        return keys
     }
 
     /// The storage classes SQLite may hold for an attribute of `type` in the column Core
