@@ -69,6 +69,28 @@ final class TemporaryStore {
         #expect(fetched[0].version == 1)
     }
 
+    /// A table whose highest key, or Z_MAX, is at the end of Int64 takes no new row: an
+    /// error saying so, not an overflow; one key below it is the last handed out.
+    @Test func aTableWithNoKeyLeftRefusesNewRows() throws {
+        for (n, sql) in [
+            "UPDATE Z_PRIMARYKEY SET Z_MAX = 9223372036854775807 WHERE Z_NAME = 'Book'",
+            "INSERT INTO ZBOOK (Z_PK, Z_ENT, Z_OPT, ZTITLE) SELECT 9223372036854775807, Z_ENT, 1, 'last' FROM Z_PRIMARYKEY WHERE Z_NAME = 'Book'",
+            "UPDATE Z_PRIMARYKEY SET Z_MAX = 9223372036854775805 WHERE Z_NAME = 'Book'"
+        ].enumerated() {
+            let temp = try TemporaryStore("memory", model: Self.model)
+            try temp.store.database.execute(sql)
+            let context = ObjectContext(store: temp.store)
+            if n < 2 {
+                let error = #expect(throws: ContextError.self) { try context.insert("Book") }
+                #expect(error?.message.contains("ZBOOK has no key left for a new row") == true, "\(error as Any)")
+                #expect(throws: ContextError.self) { try context.insertRows(of: "Book") { _, _ in 0 } }
+            } else {
+                #expect(try context.insert("Book").objectID.primaryKey == Int64.max - 1)
+                #expect(throws: ContextError.self) { try context.insert("Book") }
+            }
+        }
+    }
+
     @Test func coercesAndRejectsValues() throws {
         let temp = try TemporaryStore("memory", model: Self.model)
         let context = ObjectContext(store: temp.store)

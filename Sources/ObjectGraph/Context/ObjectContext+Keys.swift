@@ -22,8 +22,7 @@ extension ObjectContext {
             counter = try keyCounter(table: binding.layout.table)
             binding.keyCounter = counter
         }
-        let key = counter.next
-        counter.next += 1
+        let key = try counter.allocate()
         let id = ObjectID(entityName: binding.entity.name, primaryKey: key, table: binding.layout.table)
         let object = ManagedObject(
             objectID: id, binding: binding, values: SlotValues(copying: binding.defaultValues),
@@ -38,9 +37,8 @@ extension ObjectContext {
     /// Allocates a key for a row a ``RowInserter`` writes now, opening the transaction
     /// that the next save commits.
     func beginRow(_ counter: KeyCounter) throws(ContextError) -> Int64 {
+        let key = try counter.allocate()
         try openRowTransaction()
-        let key = counter.next
-        counter.next += 1
         counter.highestRow = key
         rowsWritten += 1
         return key
@@ -101,10 +99,33 @@ extension ObjectContext {
 
     /// The next primary key of each table, found once from the table and Z_PRIMARYKEY.
     final class KeyCounter {
+        /// The next key; the last key Int64 holds is never handed out (a store whose
+        /// table has it, or whose Z_MAX is it, takes no new row: Core Data's would not).
         @exclusivity(unchecked) var next: Int64
         /// The highest key written by row inserters since the last save.
         @exclusivity(unchecked) var highestRow: Int64 = 0
-        init(next: Int64) { self.next = next }
+        let table: String
+        init(next: Int64, table: String) {
+            self.next = next
+            self.table = table
+        }
+
+        /// The next key, counted.
+        func allocate() throws(ContextError) -> Int64 {
+            try checkKeysLeft()
+            defer { next += 1 }
+            return next
+        }
+
+        /// Throws when no key is left for a new row.
+        func checkKeysLeft() throws(ContextError) {
+            guard next < .max else {
+                throw ContextError(
+                    .sqlite,
+                    "\(table) has no key left for a new row: its highest key (or its Z_PRIMARYKEY.Z_MAX) is \(Int64.max - 1) or more"
+                )
+            }
+        }
     }
 
     func keyCounter(table: String) throws(ContextError) -> KeyCounter {
@@ -116,7 +137,7 @@ extension ObjectContext {
                 "SELECT max(Z_MAX) FROM Z_PRIMARYKEY WHERE Z_ENT IN (\(numbers.joined(separator: ",")))")
             var highest: Int64 = 0
             for value in [fromTable, fromCounter] { if case .integer(let i)? = value { highest = max(highest, i) } }
-            let counter = KeyCounter(next: highest + 1)
+            let counter = KeyCounter(next: highest == .max ? .max : highest + 1, table: table)
             keyCounters[table] = counter
             return counter
         } catch {

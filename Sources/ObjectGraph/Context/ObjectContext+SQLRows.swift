@@ -18,6 +18,7 @@ extension ObjectContext {
             throw ContextError(.unknownEntity, "'\(entityName)' is abstract; insert one of its sub-entities")
         }
         let counter = try keyCounter(table: binding.layout.table)
+        try counter.checkKeysLeft()
         let opens = rowsWritten == 0 && !database.isInTransaction
         try openRowTransaction()
         let first = counter.next
