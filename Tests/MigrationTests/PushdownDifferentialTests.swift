@@ -297,6 +297,19 @@ import TestSupport
         }
     }
 
+    /// ``run(_:_:_:source:to:pushdown:policies:after:)`` with the interpreter
+    /// (`i<name>.sqlite`) and with SQL (`s<name>.sqlite`).
+    static func bothWays(
+        _ mapping: MappingModel, _ v1: ObjectModel, _ v2: ObjectModel, source: String, in directory: TemporaryDirectory,
+        name: String, policies: PolicyRegistry = PolicyRegistry()
+    ) throws -> (interpreted: Outcome, pushed: Outcome, report: MigrationReport?) {
+        let (interpreted, _) = try run(
+            mapping, v1, v2, source: source, to: directory.path("i\(name).sqlite"), pushdown: false, policies: policies)
+        let (pushed, report) = try run(
+            mapping, v1, v2, source: source, to: directory.path("s\(name).sqlite"), pushdown: true, policies: policies)
+        return (interpreted, pushed, report)
+    }
+
     @Test(arguments: Rows.allCases)
     func everyFormGivesWhatTheInterpreterGives(rows: Rows) throws {
         let v1 = try model(Self.source), v2 = try model(Self.destination)
@@ -307,10 +320,8 @@ import TestSupport
         var failures: [String] = []
         for (n, form) in Self.forms.enumerated() {
             let mapping = try Self.mapping(form.attribute, form.expression)
-            let (interpreted, _) = try Self.run(
-                mapping, v1, v2, source: source, to: directory.path("i\(n).sqlite"), pushdown: false)
-            let (pushed, report) = try Self.run(
-                mapping, v1, v2, source: source, to: directory.path("s\(n).sqlite"), pushdown: true)
+            let (interpreted, pushed, report) = try Self.bothWays(
+                mapping, v1, v2, source: source, in: directory, name: "\(n)")
             #expect(pushed == interpreted, "\(form.attribute) = \(form.expression)")
             guard case .store(let tables, _) = pushed else {
                 #expect(form.expected != .sql, "\(form.expression) failed: \(pushed)")
@@ -393,10 +404,8 @@ import TestSupport
         var counts: [Int] = []
         for (n, form) in Self.predicates.enumerated() {
             let mapping = try Self.mapping("outText", "$source.text", predicate: form.predicate)
-            let (interpreted, _) = try Self.run(
-                mapping, v1, v2, source: source, to: directory.path("i\(n).sqlite"), pushdown: false)
-            let (pushed, report) = try Self.run(
-                mapping, v1, v2, source: source, to: directory.path("s\(n).sqlite"), pushdown: true)
+            let (interpreted, pushed, report) = try Self.bothWays(
+                mapping, v1, v2, source: source, in: directory, name: "\(n)")
             #expect(pushed == interpreted, "\(form.predicate)")
             guard case .store(let tables, _) = pushed else {
                 #expect(form.expected == .fails, "\(form.predicate) failed: \(pushed)")
@@ -426,9 +435,8 @@ import TestSupport
         let source = directory.path("D1.sqlite")
         try Self.makeSource(at: source, model: v1, rows: .clean)
         let mapping = try Self.mapping("out16", "$source.i32")
-        let (interpreted, _) = try Self.run(
-            mapping, v1, v2, source: source, to: directory.path("i.sqlite"), pushdown: false)
-        let (pushed, _) = try Self.run(mapping, v1, v2, source: source, to: directory.path("s.sqlite"), pushdown: true)
+        let (interpreted, pushed, _) = try Self.bothWays(
+            mapping, v1, v2, source: source, in: directory, name: "")
         #expect(pushed == interpreted)
         #expect(
             pushed
@@ -488,10 +496,8 @@ import TestSupport
                    "attributeMappings": {"doors": "$source.doors + 1"}},
                   {"name": "BikeToBike", "type": "copy", "sourceEntity": "Bike", "destinationEntity": "Bike"}]}
                 """), file: "test.mapping.json")
-        let (interpreted, _) = try Self.run(
-            mapping, v1, v2, source: source, to: directory.path("i.sqlite"), pushdown: false)
-        let (pushed, report) = try Self.run(
-            mapping, v1, v2, source: source, to: directory.path("s.sqlite"), pushdown: true)
+        let (interpreted, pushed, report) = try Self.bothWays(
+            mapping, v1, v2, source: source, in: directory, name: "")
         #expect(pushed == interpreted)
         guard case .store(let tables, let counts) = pushed else {
             Issue.record("the migration failed: \(pushed)")
@@ -549,10 +555,8 @@ import TestSupport
                   {"name": "RowToRow", "type": "transform", "sourceEntity": "Row", "destinationEntity": "Row",
                    "attributeMappings": {"out64": "$source.count * 2", "label": "TERNARY($source.label == nil, '-', $source.label)"}}]}
                 """), file: "test.mapping.json")
-        let (interpreted, _) = try Self.run(
-            mapping, v1, v2, source: source, to: directory.path("i.sqlite"), pushdown: false, policies: policies)
-        let (pushed, report) = try Self.run(
-            mapping, v1, v2, source: source, to: directory.path("s.sqlite"), pushdown: true, policies: policies)
+        let (interpreted, pushed, report) = try Self.bothWays(
+            mapping, v1, v2, source: source, in: directory, name: "", policies: policies)
         #expect(pushed == interpreted)
         guard case .store(let tables, _) = pushed, let report else {
             // Two groups made from one: the rows' to-one cannot hold both, and the
@@ -592,10 +596,8 @@ import TestSupport
                 "UPDATE \(row.table) SET \(row.toOneColumns["group"]!.key) = \(key) WHERE Z_PK IN (6, 8)")
             #expect(store.database.changes == 2)
             let mapping = try Self.mapping("outText", "$source.text")
-            let (interpreted, _) = try Self.run(
-                mapping, v1, v2, source: source, to: directory.path("i\(n).sqlite"), pushdown: false)
-            let (pushed, report) = try Self.run(
-                mapping, v1, v2, source: source, to: directory.path("s\(n).sqlite"), pushdown: true)
+            let (interpreted, pushed, report) = try Self.bothWays(
+                mapping, v1, v2, source: source, in: directory, name: "\(n)")
             #expect(pushed == interpreted, "group key \(key)")
             if case .store = pushed {
                 #expect(report?.entityMappings.allSatisfy { $0.execution?.instancesAsSQL == true } == true)
@@ -621,10 +623,8 @@ import TestSupport
             return .string("<\(s)>")
         }
         let mapping = try Self.mapping("outText", "FUNCTION($source.text, 'uppercaseString')")
-        let (interpreted, _) = try Self.run(
-            mapping, v1, v2, source: source, to: directory.path("i.sqlite"), pushdown: false, policies: policies)
-        let (pushed, report) = try Self.run(
-            mapping, v1, v2, source: source, to: directory.path("s.sqlite"), pushdown: true, policies: policies)
+        let (interpreted, pushed, report) = try Self.bothWays(
+            mapping, v1, v2, source: source, in: directory, name: "", policies: policies)
         #expect(pushed == interpreted)
         guard case .store(let tables, _) = pushed, let execution = report?.entityMappings[1].execution else {
             Issue.record("the migration failed: \(pushed)")
@@ -786,10 +786,8 @@ import TestSupport
                     """
                     {"sourceModel": "M1", "destinationModel": "M2", "entityMappings": [\(mappings.joined(separator: ", "))]}
                     """), file: "test.mapping.json")
-            let (interpreted, _) = try Self.run(
-                mapping, v1, v2, source: source, to: directory.path("i\(n).sqlite"), pushdown: false)
-            let (pushed, report) = try Self.run(
-                mapping, v1, v2, source: source, to: directory.path("s\(n).sqlite"), pushdown: true)
+            let (interpreted, pushed, report) = try Self.bothWays(
+                mapping, v1, v2, source: source, in: directory, name: "\(n)")
             #expect(pushed == interpreted, "case \(n)")
             guard case .store(let tables, _) = pushed else {
                 // The interpreter's error, for the row.
@@ -836,10 +834,8 @@ import TestSupport
                 )
                 .replacingOccurrences(of: "{key}", with: row.toOneColumns["group"]!.key))
             let mapping = try Self.mapping("outText", "$source.text")
-            let (interpreted, _) = try Self.run(
-                mapping, v1, v2, source: source, to: directory.path("i\(n).sqlite"), pushdown: false)
-            let (pushed, report) = try Self.run(
-                mapping, v1, v2, source: source, to: directory.path("s\(n).sqlite"), pushdown: true)
+            let (interpreted, pushed, report) = try Self.bothWays(
+                mapping, v1, v2, source: source, in: directory, name: "\(n)")
             #expect(pushed == interpreted, "shift \(n)")
             guard case .store(let tables, _) = pushed else {
                 Issue.record("shift \(n): \(pushed)")
