@@ -69,6 +69,33 @@ final class TemporaryStore {
         #expect(fetched[0].version == 1)
     }
 
+    /// A join table named after the other side (Core Data's choice of side is not
+    /// documented) is read under its name: the store opens, and both sides read its rows.
+    @Test func readsAJoinTableNamedAfterTheOtherSide() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("join-\(UUID()).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let join: StoreLayout.JoinTable
+        do {
+            let store = try Store.create(at: path, model: Self.model)
+            join = try #require(store.layout.joinTables.first)
+            let context = ObjectContext(store: store)
+            let book = try context.insert("Book"), author = try context.insert("Author")
+            try book.setValue("The Trial", forKey: "title")
+            try book.setValue(.set([.object(ObjectReference(author))]), forKey: "authors")
+            try context.save()
+            try store.database.execute("ALTER TABLE \(join.name) RENAME TO Z_99OTHERSIDE")
+        }
+        let store = try Store.open(at: path, model: Self.model)
+        #expect(store.layout.joinTables.map(\.name) == ["Z_99OTHERSIDE"])
+        let context = ObjectContext(store: store)
+        let books = try context.fetch(FetchRequest(entityName: "Book"))
+        let authors = try #require(try books.first?.value(forKey: "authors").collectionElements)
+        #expect(authors.count == 1)
+        let author = try #require(try context.fetch(FetchRequest(entityName: "Author")).first)
+        #expect(try author.value(forKey: "books").collectionElements?.count == 1)
+        #expect(try store.tablesOutsideTheModel().isEmpty)
+    }
+
     /// A table whose highest key, or Z_MAX, is at the end of Int64 takes no new row: an
     /// error saying so, not an overflow; one key below it is the last handed out.
     @Test func aTableWithNoKeyLeftRefusesNewRows() throws {

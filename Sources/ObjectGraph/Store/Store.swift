@@ -18,11 +18,13 @@ public final class Store {
     /// writes into the folder of the store it replaces).
     public var externalData: ExternalDataFiles
 
-    private init(path: String, database: Database, model: ObjectModel, metadata: StoreMetadata) {
+    private init(
+        path: String, database: Database, model: ObjectModel, metadata: StoreMetadata, layout: StoreLayout? = nil
+    ) {
         self.path = path
         self.database = database
         self.model = model
-        self.layout = StoreLayout(model: model)
+        self.layout = layout ?? StoreLayout(model: model)
         self.metadata = metadata
         externalData = ExternalDataFiles(storeAt: path)
     }
@@ -73,8 +75,12 @@ public final class Store {
         return try storeErrors(path: path, otherwise: .cannotOpen) {
             let database = try Database(path: path, mode: mode == .create ? .readWrite : mode)
             let metadata = try readMetadata(database, path: path)
-            let store = Store(path: path, database: database, model: model, metadata: metadata)
-            let mismatches = StoreMatcher.mismatches(try StoreSchema(database: database), store.layout)
+            let schema = try StoreSchema(database: database)
+            // Join tables are read under the names the store has them.
+            let store = Store(
+                path: path, database: database, model: model, metadata: metadata,
+                layout: StoreLayout(model: model).matchingJoinTables(of: schema.tables))
+            let mismatches = StoreMatcher.mismatches(schema, store.layout)
             if !mismatches.isEmpty {
                 throw StoreError(
                     .modelMismatch,

@@ -7,11 +7,11 @@
 public struct StoreLayout: Sendable {
     public let model: ObjectModel
     /// Per entity, by name.
-    public let entities: [String: EntityLayout]
+    public private(set) var entities: [String: EntityLayout]
     /// Per root entity table, by table name.
     public let tables: [String: Table]
     /// Join tables of many-to-many relationships.
-    public let joinTables: [JoinTable]
+    public private(set) var joinTables: [JoinTable]
 
     /// Where one entity's values live.
     public struct EntityLayout: Sendable {
@@ -30,7 +30,7 @@ public struct StoreLayout: Sendable {
         /// to-one (``hiddenToOnes``), by its name.
         public let toOneColumns: [String: ToOneColumns]
         /// Join table of each many-to-many relationship, by relationship name.
-        public let joinTables: [String: JoinTable.Side]
+        public fileprivate(set) var joinTables: [String: JoinTable.Side]
         /// The to-ones of the destination whose columns hold each one-to-many relationship
         /// (inherited ones included), by relationship name: the declared inverse, or for a
         /// to-many without an inverse, the hidden to-one Core Data keeps for it.
@@ -88,7 +88,7 @@ public struct StoreLayout: Sendable {
 
     /// A join table and its two columns.
     public struct JoinTable: Sendable, Hashable {
-        public let name: String
+        public fileprivate(set) var name: String
         /// The primary keys of the first side's entity (`Z_<n><INVERSE>`).
         public let firstColumn: String
         /// The primary keys of the second side's entity (`Z_<m><NAME>`).
@@ -100,7 +100,7 @@ public struct StoreLayout: Sendable {
         /// One relationship's view of its join table: which column holds its own objects'
         /// keys, which the destination's, and where its order is kept.
         public struct Side: Sendable, Hashable {
-            public let table: String
+            public fileprivate(set) var table: String
             public let sourceColumn: String
             public let destinationColumn: String
             public let orderColumn: String?
@@ -293,6 +293,29 @@ public struct StoreLayout: Sendable {
         self.entities = entities
         self.tables = tables
         self.joinTables = joinTables
+    }
+
+    /// The layout with its join tables found under the names a store has them: Core Data's
+    /// choice of side to name a join table after is not documented (docs/store-format.md),
+    /// so a store's join table may be named after the other side, with the same two
+    /// columns. `tables` maps table names to their columns.
+    public func matchingJoinTables(of tables: [String: Set<String>]) -> StoreLayout {
+        var layout = self
+        for (i, join) in joinTables.enumerated() where tables[join.name] == nil {
+            guard
+                let name = tables.keys.sorted().first(where: {
+                    $0.hasPrefix("Z_") && tables[$0]!.contains(join.firstColumn)
+                        && tables[$0]!.contains(join.secondColumn)
+                })
+            else { continue }
+            layout.joinTables[i].name = name
+            for (entity, entityLayout) in layout.entities {
+                for (relationship, side) in entityLayout.joinTables where side.table == join.name {
+                    layout.entities[entity]!.joinTables[relationship]!.table = name
+                }
+            }
+        }
+        return layout
     }
 
     /// The relationship `relationship` names as its inverse, when its destination has it.
