@@ -375,6 +375,12 @@ extension EntityMappingRunner {
         try SQLLink.createKeysTable(index, from: runs, in: manager.destinationContext.store.database)
     }
 
+    /// The keys tables a link's statements join: this mapping's and its target's.
+    private func writeKeysTables(of link: SQLLink) throws(SQLiteError) {
+        try writeKeysTableIfNeeded()
+        try manager.runner(at: link.target).writeKeysTableIfNeeded()
+    }
+
     /// Keeps `error`, made for `row`, as the failure to report for the statement it fails.
     private func keep(_ error: MigrationError, _ row: SQLFunctionRow) -> MigrationError {
         currentSource = try? manager.sourceContext.objectID(entityName: row.entityName, primaryKey: row.primaryKey)
@@ -407,16 +413,6 @@ extension EntityMappingRunner {
         let context = manager.destinationContext
         do {
             for link in links {
-                if let table = link.sourceJoinTable {
-                    let exists = try context.store.database.prepare(
-                        "SELECT 1 FROM src.sqlite_master WHERE type = 'table' AND name = ?1")
-                    try exists.bind(table, at: 1)
-                    guard try exists.step() else {
-                        execution.relationshipsReason =
-                            "'\(link.relationship)': the source store has no join table \(table)"
-                        return false
-                    }
-                }
                 guard let dangling = link.dangling else { continue }
                 // Every row of the source entity rather than the keys table written for it.
                 let everyRow = unwrittenKeyRuns != nil && dangling.canCheckEveryRow
@@ -448,17 +444,15 @@ extension EntityMappingRunner {
                         // A to-one: every instance, the rows stage 1 wrote.
                         report.relationshipsSet += rows.count
                     } else {
+                        try writeKeysTables(of: link)
                         let count: Statement
                         if prelinked, first, let sql = link.countWrittenSQL,
                             let rows = manager.runner(at: link.key.holder).writtenKeys
                         {
-                            try writeKeysTableIfNeeded()
                             count = try database.prepare(sql)
                             try count.bind(rows.lowerBound, at: 1)
                             try count.bind(rows.upperBound - 1, at: 2)
                         } else {
-                            try writeKeysTableIfNeeded()
-                            try manager.runner(at: link.target).writeKeysTableIfNeeded()
                             count = try database.prepare(
                                 prelinked && first ? link.countBeforeAnyLinkSQL : link.countSQL)
                         }
@@ -466,8 +460,7 @@ extension EntityMappingRunner {
                     }
                     // Unless written in stage 1, or by the inverse's link from the other side.
                     if first, !prelinked {
-                        try writeKeysTableIfNeeded()
-                        try manager.runner(at: link.target).writeKeysTableIfNeeded()
+                        try writeKeysTables(of: link)
                         try database.execute(link.sql)
                     }
                 }

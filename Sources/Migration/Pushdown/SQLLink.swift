@@ -110,10 +110,6 @@ struct SQLLink {
         var member: String { "s.\(memberColumn)" }
     }
 
-    /// For a many-to-many, the source join table, which must exist under the name the
-    /// source model gives it (a store may name it after the other side).
-    let sourceJoinTable: String?
-
     /// The key a link writes, from the key table of another mapping: by its `UPDATE` in
     /// stage 2, or by the `INSERT` of stage 1 (``value``).
     struct Key: Hashable {
@@ -267,8 +263,7 @@ struct SQLLink {
                         key: Key(
                             holder: prepared.index, keysOf: target, column: columns.key, entity: columns.entity,
                             entityNumber: targetPlan.destinationEntityNumber, sourceColumn: sColumn),
-                        countBeforeAnyLinkSQL: "SELECT count(*) FROM \(me)", countWrittenSQL: nil, sourceJoinTable: nil)
-                )
+                        countBeforeAnyLinkSQL: "SELECT count(*) FROM \(me)", countWrittenSQL: nil))
             } else if let dSide = destination.entities[plan.destinationEntity]?.joinTables[r.name] {
                 // Many-to-many: rows of the join table, each a pair the source relationship
                 // holds, through both key tables. A pair already there (the inverse's link
@@ -322,8 +317,7 @@ struct SQLLink {
                         key: Key(
                             holder: prepared.index, keysOf: target, column: "\(dSide.table).\(dSide.sourceColumn)",
                             entity: nil, entityNumber: 0, sourceColumn: source.ownerColumn, isJoin: true),
-                        countBeforeAnyLinkSQL: count, countWrittenSQL: nil,
-                        sourceJoinTable: sLayout?.joinTables[s.name]?.table))
+                        countBeforeAnyLinkSQL: count, countWrittenSQL: nil))
             } else {
                 // The key is in the target's rows: the inverse to-ones on both sides.
                 guard s.isToMany, let sInverse = source.entities[sourceEntity.name]?.toManyInverses[s.name],
@@ -353,8 +347,7 @@ struct SQLLink {
                             + "JOIN \(me) AS k ON k.source = s.\(sInverseColumn)",
                         countWrittenSQL:
                             "SELECT count(*) FROM \(me) AS k WHERE EXISTS (SELECT 1 FROM main.\(targetPlan.destinationTable) AS d "
-                            + "WHERE d.\(columns.key) = k.destination AND d.Z_PK BETWEEN ?1 AND ?2)",
-                        sourceJoinTable: nil))
+                            + "WHERE d.\(columns.key) = k.destination AND d.Z_PK BETWEEN ?1 AND ?2)"))
             }
         }
         return links
