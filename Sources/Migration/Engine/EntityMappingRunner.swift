@@ -31,6 +31,11 @@ final class EntityMappingRunner {
     var currentSource: ObjectID?
     /// The mapping as SQL, when it can run so (``MigrationManager`` plans it before stage 1).
     var sqlPlan: SQLMappingPlan?
+    /// For a mapping whose stage 1 is interpreted (with the default policy): its links, as
+    /// SQL once its keys table is written from the associations.
+    var linksAfterInterpreted: SQLMappingPlan?
+    /// The plan whose links stage 2 runs as SQL, if any.
+    var planOfLinks: SQLMappingPlan? { sqlPlan ?? linksAfterInterpreted }
     /// What a function that SQL called failed with (``registerFunctions``): the error the
     /// interpreter reports for that row, thrown instead of SQLite's.
     var evaluationFailure: MigrationError?

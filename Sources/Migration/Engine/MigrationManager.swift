@@ -106,7 +106,7 @@ public final class MigrationManager: KeyValueCoding {
     ) -> [(entityMapping: String, execution: MappingExecution)] {
         var compiler = MappingCompiler(mapping, source: source, destination: destination, policies: policies)
         let prepared = compiler.prepare().entityMappings
-        let plans =
+        let (plans, linksAfterInterpreted) =
             options.pushdown
             ? SQLMappingPlan.plans(
                 prepared,
@@ -114,7 +114,7 @@ public final class MigrationManager: KeyValueCoding {
                     (p.mapping.policy.flatMap { policies.makePolicy($0) } ?? DefaultMigrationPolicy()).isDefault
                 }, functions: policies.functions, source: StoreLayout(model: source),
                 destination: StoreLayout(model: destination))
-            : [:]
+            : ([:], [:])
         let byName = Dictionary(prepared.map { ($0.mapping.name, $0) }, uniquingKeysWith: { a, _ in a })
         return mapping.entityMappings.map { m in
             guard let p = byName[m.name] else {
@@ -123,17 +123,24 @@ public final class MigrationManager: KeyValueCoding {
                 execution.problem = problem
                 return (m.name, execution)
             }
-            return (m.name, execution(of: plans[p.index]))
+            return (m.name, execution(of: plans[p.index], linksAfterInterpreted: linksAfterInterpreted[p.index]))
         }
     }
 
-    /// What a plan says before the run: SQL, or interpreted and why.
-    static func execution(of plan: Result<SQLMappingPlan, SQLTranslator.Refusal>?) -> MappingExecution {
+    /// What a plan says before the run: SQL, or interpreted and why (with its links as SQL
+    /// when `linksAfterInterpreted` has them).
+    static func execution(
+        of plan: Result<SQLMappingPlan, SQLTranslator.Refusal>?, linksAfterInterpreted: SQLMappingPlan? = nil
+    ) -> MappingExecution {
         switch plan {
-        case .success(let plan)?: plan.plannedExecution
+        case .success(let plan)?: return plan.plannedExecution
         case .failure(let refusal)?:
-            MappingExecution(instancesAsSQL: false, instancesReason: refusal.reason, relationshipsAsSQL: false)
-        case nil: MappingExecution(instancesAsSQL: false, instancesReason: "--no-pushdown", relationshipsAsSQL: false)
+            var execution = MappingExecution(
+                instancesAsSQL: false, instancesReason: refusal.reason, relationshipsAsSQL: false)
+            if case .success? = linksAfterInterpreted?.links { execution.relationshipsAsSQL = true }
+            return execution
+        case nil:
+            return MappingExecution(instancesAsSQL: false, instancesReason: "--no-pushdown", relationshipsAsSQL: false)
         }
     }
 
@@ -263,7 +270,9 @@ public final class MigrationManager: KeyValueCoding {
                     self.report(.createInstances, runner, (done + fraction(rows, total)) / steps, rows, total, rate)
                 }
             }
-            if !runner.execution.instancesAsSQL, runners.contains(where: { $0.sqlPlan?.linksTo(runner.index) == true })
+            if !runner.execution.instancesAsSQL,
+                runners.contains(where: { $0.planOfLinks?.linksTo(runner.index) == true })
+                    || runner.linksAfterInterpreted != nil
             {
                 try writeKeys(of: runner, in: destination.database)
             }

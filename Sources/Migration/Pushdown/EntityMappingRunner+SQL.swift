@@ -394,7 +394,19 @@ extension EntityMappingRunner {
     func createRelationshipsAsSQL() throws(MigrationError) -> Bool {
         // As planned until it has run: the interpreter links the objects unless it does.
         execution.relationshipsAsSQL = false
-        guard execution.instancesAsSQL, let plan = sqlPlan else { return false }
+        let plan: SQLMappingPlan
+        if execution.instancesAsSQL, let sqlPlan {
+            plan = sqlPlan
+        } else if let linksAfterInterpreted {
+            // Stage 1 interpreted: its keys table was written from the associations.
+            guard case .success? = keysFromAssociations else {
+                if case .failure(let refusal)? = keysFromAssociations { execution.relationshipsReason = refusal.reason }
+                return false
+            }
+            plan = linksAfterInterpreted
+        } else {
+            return false
+        }
         let links: [SQLLink]
         switch plan.links {
         case .success(let l): links = l

@@ -8,19 +8,23 @@ extension MigrationManager {
     /// Decides which entity mappings run as SQL (docs/pushdown.md) and, if any does,
     /// attaches the source to the destination's connection as `src`.
     func planSQL(source: Store, destination: Store) throws(MigrationError) {
-        let plans =
+        let (plans, linksAfterInterpreted) =
             options.pushdown
             ? SQLMappingPlan.plans(
                 prepared.entityMappings, usesDefaultPolicy: { self.runners[$0.index].policy.isDefault },
                 functions: policies.functions, source: source.layout, destination: destination.layout)
-            : [:]
+            : ([:], [:])
         for runner in runners {
             if case .success(let plan)? = plans[runner.index] { runner.sqlPlan = plan }
-            runner.execution = Self.execution(of: plans[runner.index])
+            if let plan = linksAfterInterpreted[runner.index], case .success = plan.links {
+                runner.linksAfterInterpreted = plan
+            }
+            runner.execution = Self.execution(
+                of: plans[runner.index], linksAfterInterpreted: runner.linksAfterInterpreted)
             runner.execution.interpretedAs = runner.interpretedAs
         }
         stage1Order = Array(runners.indices)
-        guard runners.contains(where: { $0.sqlPlan != nil }) else { return }
+        guard runners.contains(where: { $0.planOfLinks != nil }) else { return }
         // Keys written in stage 1 rather than linked in stage 2: when every mapping uses
         // the default policy (no hook could see a key before its link would set it) and
         // links by SQL alone, for the keys taken from a mapping that runs before the one
@@ -109,7 +113,7 @@ extension MigrationManager {
 
     /// Detaches the source and drops the association tables, once everything is saved.
     func detachSource(from destination: Store) {
-        guard runners.contains(where: { $0.sqlPlan != nil }) else { return }
+        guard runners.contains(where: { $0.planOfLinks != nil }) else { return }
         for runner in runners where runner.hasKeysTable {
             try? destination.database.execute("DROP VIEW IF EXISTS \(SQLLink.keysTable(runner.index))")
             try? destination.database.execute("DROP TABLE IF EXISTS \(SQLLink.keysTable(runner.index))")

@@ -43,10 +43,13 @@ public struct MappingExecution: Sendable, Hashable, CustomStringConvertible {
         self.checks = checks
     }
 
-    /// `SQL`, `SQL, relationships interpreted: …`, `interpreted: …` or `does not check: …`.
+    /// `SQL`, `SQL, relationships interpreted: …`, `interpreted: …` (`…; relationships as
+    /// SQL` when only stage 1 is) or `does not check: …`.
     public var description: String {
         if let problem { return "does not check: \(problem)" }
-        guard instancesAsSQL else { return "interpreted: \(instancesReason ?? "")" }
+        guard instancesAsSQL else {
+            return "interpreted: \(instancesReason ?? "")" + (relationshipsAsSQL ? "; relationships as SQL" : "")
+        }
         if let relationshipsReason, !relationshipsAsSQL {
             return "SQL, relationships interpreted: \(relationshipsReason)"
         }
@@ -347,24 +350,59 @@ extension SQLMappingPlan {
     static func plans(
         _ prepared: [PreparedEntityMapping], usesDefaultPolicy: (PreparedEntityMapping) -> Bool,
         functions: FunctionRegistry, source: StoreLayout, destination: StoreLayout
-    ) -> [Int: Result<SQLMappingPlan, SQLTranslator.Refusal>] {
+    ) -> (plans: [Int: Result<SQLMappingPlan, SQLTranslator.Refusal>], linksAfterInterpreted: [Int: SQLMappingPlan]) {
         var results: [Int: Result<SQLMappingPlan, SQLTranslator.Refusal>] = [:]
         var plans: [Int: SQLMappingPlan] = [:]
+        var linksOnly: Set<Int> = []
         for p in prepared {
             let result = make(
                 p, usesDefaultPolicy: usesDefaultPolicy(p), functions: functions, source: source,
                 destination: destination)
             results[p.index] = result
-            if case .success(let plan) = result { plans[p.index] = plan }
+            if case .success(let plan) = result {
+                plans[p.index] = plan
+            } else if usesDefaultPolicy(p),
+                let plan = SQLMappingPlan(linksOf: p, source: source, destination: destination)
+            {
+                plans[p.index] = plan
+                linksOnly.insert(p.index)
+            }
         }
+        var linksAfterInterpreted: [Int: SQLMappingPlan] = [:]
         for p in prepared {
             guard var plan = plans[p.index] else { continue }
             plan.links = Result { () throws(SQLTranslator.Refusal) in
                 try SQLLink.links(of: p, plans: plans, all: prepared, source: source, destination: destination)
             }
-            results[p.index] = .success(plan)
+            if linksOnly.contains(p.index) {
+                linksAfterInterpreted[p.index] = plan
+            } else {
+                results[p.index] = .success(plan)
+            }
         }
-        return results
+        return (results, linksAfterInterpreted)
+    }
+
+    /// The plan of `prepared`'s links alone, for a mapping with the default policy whose
+    /// stage 1 the interpreter runs: its links run as SQL once its keys table is written
+    /// from the interpreter's associations. Nil without a source or destination entity.
+    init?(linksOf prepared: PreparedEntityMapping, source: StoreLayout, destination: StoreLayout) {
+        guard let sourceEntity = prepared.sourceEntity, let sourceLayout = source.entities[sourceEntity.name],
+            let destinationEntity = prepared.destinationEntity,
+            let destinationLayout = destination.entities[destinationEntity.name]
+        else { return nil }
+        sourceTable = sourceLayout.table
+        sourceEntityNumber = sourceLayout.number
+        sourceTableIsShared = source.entities.values.contains {
+            $0.table == sourceLayout.table && $0.number != sourceLayout.number
+        }
+        self.destinationEntity = destinationEntity.name
+        destinationTable = destinationLayout.table
+        destinationEntityNumber = destinationLayout.number
+        (columns, values, parameters, guards, evaluated, stringChains) = ([], [], [], [], [], [])
+        filter = "1"
+        predicateAttributes = nil
+        links = .failure(SQLTranslator.Refusal("not planned yet"))
     }
 
     /// Whether a link of stage 2 reads the keys of the entity mapping at `index`.

@@ -289,7 +289,7 @@ struct RunCommand: ParsableCommand {
                     + (mapping.execution.map {
                         $0.instancesAsSQL
                             ? ($0.relationshipsAsSQL ? " (SQL)" : " (SQL, relationships interpreted)")
-                            : " (interpreted)"
+                            : ($0.relationshipsAsSQL ? " (interpreted, relationships SQL)" : " (interpreted)")
                     } ?? ""))
         }
         for entity in entities ?? [] {
