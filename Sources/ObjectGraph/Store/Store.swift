@@ -108,11 +108,7 @@ public final class Store {
             {
                 // Core Data may name a join table after the other side (see StoreMatcher).
                 let columns = try StoreSchema(database: database).tables[table] ?? []
-                if layout.joinTables.contains(where: {
-                    columns.contains($0.firstColumn) && columns.contains($0.secondColumn)
-                }) {
-                    continue
-                }
+                if layout.joinTables.contains(where: { $0.isHeld(by: columns) }) { continue }
                 let count = try database.scalar(
                     "SELECT count(*) FROM \"\(table.replacingOccurrences(of: "\"", with: "\"\""))\"")
                 if case .integer(let n)? = count { found.append((table, Int(n))) }

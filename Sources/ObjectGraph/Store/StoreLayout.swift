@@ -97,6 +97,19 @@ public struct StoreLayout: Sendable {
         public let firstOrderColumn: String?
         public let secondOrderColumn: String?
 
+        /// Whether a table with `columns` can hold this join table: it has both columns.
+        public func isHeld(by columns: Set<String>) -> Bool {
+            columns.contains(firstColumn) && columns.contains(secondColumn)
+        }
+
+        /// The name a store's `tables` (name → columns) hold this join table under: its own,
+        /// or, as Core Data may name it after the other side, the first table by name with
+        /// both columns; nil when none holds it.
+        public func name(in tables: [String: Set<String>]) -> String? {
+            if let columns = tables[name] { return isHeld(by: columns) ? name : nil }
+            return tables.keys.sorted().first { isHeld(by: tables[$0]!) }
+        }
+
         /// One relationship's view of its join table: which column holds its own objects'
         /// keys, which the destination's, and where its order is kept.
         public struct Side: Sendable, Hashable {
@@ -301,13 +314,8 @@ public struct StoreLayout: Sendable {
     /// columns. `tables` maps table names to their columns.
     public func matchingJoinTables(of tables: [String: Set<String>]) -> StoreLayout {
         var layout = self
-        for (i, join) in joinTables.enumerated() where tables[join.name] == nil {
-            guard
-                let name = tables.keys.sorted().first(where: {
-                    $0.hasPrefix("Z_") && tables[$0]!.contains(join.firstColumn)
-                        && tables[$0]!.contains(join.secondColumn)
-                })
-            else { continue }
+        for (i, join) in joinTables.enumerated() {
+            guard let name = join.name(in: tables), name != join.name else { continue }
             layout.joinTables[i].name = name
             for (entity, entityLayout) in layout.entities {
                 for (relationship, side) in entityLayout.joinTables where side.table == join.name {

@@ -189,7 +189,7 @@ public enum StoreMatcher {
             let missing = table.columns.map(\.name).filter { !columns.contains($0) }
             if !missing.isEmpty { problems.append("table \(table.name) lacks \(missing.joined(separator: ", "))") }
         }
-        for join in layout.joinTables where !hasJoinTable(schema, join) {
+        for join in layout.joinTables where join.name(in: schema.tables) == nil {
             problems.append("no join table \(join.name)")
         }
         return problems
@@ -204,13 +204,5 @@ public enum StoreMatcher {
             extra += columns.filter { !known.contains($0) }.map { "\(name).\($0)" }
         }
         return extra
-    }
-
-    private static func hasJoinTable(_ schema: StoreSchema, _ join: StoreLayout.JoinTable) -> Bool {
-        if let columns = schema.tables[join.name] {
-            return columns.contains(join.firstColumn) && columns.contains(join.secondColumn)
-        }
-        // Core Data may name the table after the other side; accept any table with both columns.
-        return schema.tables.values.contains { $0.contains(join.firstColumn) && $0.contains(join.secondColumn) }
     }
 }
