@@ -74,17 +74,14 @@ struct SQLLink {
             column = pairs.memberColumn
             owner = "k.source"
             self.targetTable = targetTable
-            everyRow = nil
         }
 
         /// The first such source row's key, if any. When every key `targetKeys.low...high`
         /// is a row of the target table, an integer among them needs no lookup.
         func sql(targetKeys: (low: Int64, high: Int64, offset: Int64)?, everyRowOf entity: Int? = nil) -> String {
-            let lookup = "NOT EXISTS (SELECT 1 FROM src.\(targetTable) WHERE Z_PK = s.\(column))"
-            let test =
-                targetKeys.map {
-                    "CASE WHEN typeof(s.\(column)) = 'integer' AND s.\(column) BETWEEN \($0.low) AND \($0.high) THEN 0 ELSE \(lookup) END"
-                } ?? lookup
+            let test = StoreValidator.namesNoRow(
+                "s.\(column)", lookup: "NOT EXISTS (SELECT 1 FROM src.\(targetTable) WHERE Z_PK = s.\(column))",
+                keysThatAreRows: targetKeys.map { $0.low...$0.high })
             if let entity, let everyRow {
                 return
                     "SELECT \(owner) FROM \(everyRow) WHERE s.Z_ENT = \(entity) AND s.\(column) IS NOT NULL AND \(test) LIMIT 1"

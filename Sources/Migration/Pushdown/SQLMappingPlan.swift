@@ -355,13 +355,13 @@ extension SQLMappingPlan {
         var plans: [Int: SQLMappingPlan] = [:]
         var linksOnly: Set<Int> = []
         for p in prepared {
+            let isDefault = usesDefaultPolicy(p)
             let result = make(
-                p, usesDefaultPolicy: usesDefaultPolicy(p), functions: functions, source: source,
-                destination: destination)
+                p, usesDefaultPolicy: isDefault, functions: functions, source: source, destination: destination)
             results[p.index] = result
             if case .success(let plan) = result {
                 plans[p.index] = plan
-            } else if usesDefaultPolicy(p),
+            } else if isDefault,
                 let plan = SQLMappingPlan(linksOf: p, source: source, destination: destination)
             {
                 plans[p.index] = plan

@@ -177,13 +177,11 @@ public struct StoreValidator {
                 else { continue }
                 let numbers = destination.numbers.map(String.init).joined(separator: ",")
                 let key = "\(entityLayout.table).\(columns.key)"
-                var missing =
-                    "NOT EXISTS (SELECT 1 FROM \(destination.table) d WHERE d.Z_PK = \(key) AND d.Z_ENT IN (\(numbers)))"
-                if let keys = try everyKeyIsARow(of: destination.table, numbers, known: &contiguousKeys) {
-                    // No lookup for an integer key among them.
-                    missing =
-                        "CASE WHEN typeof(\(key)) = 'integer' AND \(key) BETWEEN \(keys.lowerBound) AND \(keys.upperBound) THEN 0 ELSE \(missing) END"
-                }
+                let missing = Self.namesNoRow(
+                    key,
+                    lookup:
+                        "NOT EXISTS (SELECT 1 FROM \(destination.table) d WHERE d.Z_PK = \(key) AND d.Z_ENT IN (\(numbers)))",
+                    keysThatAreRows: try everyKeyIsARow(of: destination.table, numbers, known: &contiguousKeys))
                 rowChecks.append(
                     RowCheck(
                         condition: "\(columns.key) IS NOT NULL AND \(missing)",
@@ -208,6 +206,14 @@ public struct StoreValidator {
             }
         }
         return damage
+    }
+
+    /// SQL true when `key` names no row: `lookup` (a `NOT EXISTS`), skipped for an integer
+    /// among `keys` when each of those is known to be a row.
+    public static func namesNoRow(_ key: String, lookup: String, keysThatAreRows keys: ClosedRange<Int64>?) -> String {
+        guard let keys else { return lookup }
+        return
+            "CASE WHEN typeof(\(key)) = 'integer' AND \(key) BETWEEN \(keys.lowerBound) AND \(keys.upperBound) THEN 0 ELSE \(lookup) END"
     }
 
     /// The keys of `table` when they run without a gap from the first to the last and each
