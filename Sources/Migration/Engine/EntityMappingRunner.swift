@@ -25,8 +25,11 @@ final class EntityMappingRunner {
     private let destinationAttributes: [AttributeKey?]
     private let relationshipObjects: [Value]
     /// How an interpreted stage 1 makes the instances, and why not faster.
-    private let strategy: InstanceStrategy
-    let strategyReason: String?
+    private(set) var strategy: InstanceStrategy
+    private(set) var strategyReason: String?
+    /// Whether stage 1 sets the relationship mappings of each instance as it makes it, and
+    /// stage 2 has nothing left to do (``MigrationManager/planLinksWithInstances()``).
+    private(set) var linksWithInstances = false
     /// The source instance being worked on, for errors.
     var currentSource: ObjectID?
     /// The mapping as SQL, when it can run so (``MigrationManager`` plans it before stage 1).
@@ -94,6 +97,14 @@ final class EntityMappingRunner {
             prepared, policy: policy, copiedAttributes: copiedAttributes,
             destinationAttributes: destinationAttributes, source: source,
             destination: destination)
+    }
+
+    /// Makes stage 1 set each instance's relationships (as objects, which a row does not
+    /// have), and stage 2 skip them.
+    func setLinksWithInstances() {
+        linksWithInstances = true
+        strategy = .objects
+        strategyReason = "its relationships are set with each instance"
     }
 
     /// How an interpreted stage 1 runs: `row copy`, `rows` or `objects`, and why not faster.
@@ -394,7 +405,8 @@ final class EntityMappingRunner {
         progress: (Int, Int?, Double) -> Void
     ) throws(MigrationError) {
         // The default policy without relationship mappings does nothing per instance.
-        let trivial = policy.isDefault && prepared.relationships.isEmpty
+        // Nor does it when stage 1 set them.
+        let trivial = policy.isDefault && (prepared.relationships.isEmpty || linksWithInstances)
         if !trivial, try !createRelationshipsAsSQL() {
             // Objects linked here may change what a link written by SQL wrote.
             if count > 0 { manager.sqlLinksWritten.removeAll() }
@@ -452,6 +464,7 @@ final class EntityMappingRunner {
             }
         }
         try manager.associate(sourceInstance: source, withDestinationInstance: destination, for: mapping)
+        if linksWithInstances { try link(destination, from: source) }
         return [destination]
     }
 
@@ -474,8 +487,13 @@ final class EntityMappingRunner {
                     : "\(destination.objectID) has \(sources.count) source instances; the default policy needs exactly one"
             )
         }
-        let source = sources[0]
-        currentSource = source.objectID
+        currentSource = sources[0].objectID
+        try link(destination, from: sources[0])
+    }
+
+    /// Evaluates the relationship mappings for `destination`, made from `source`, and
+    /// sets them.
+    private func link(_ destination: ManagedObject, from source: ManagedObject) throws(MigrationError) {
         try bound(source, destination) { () throws(MigrationError) in
             for (i, property) in prepared.relationships.enumerated() {
                 currentProperty = property.mapping

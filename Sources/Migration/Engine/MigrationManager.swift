@@ -57,6 +57,9 @@ public final class MigrationManager: KeyValueCoding {
     /// The order stage 1 runs the entity mappings in: the mapping model's, but for a
     /// mapping that cannot fail there, run before the mappings holding keys to its objects.
     var stage1Order: [Int] = []
+    /// Whether stage 1 may set relationships (``planLinksWithInstances()``); off only to
+    /// compare with the run that sets them in stage 2.
+    var setsLinksWithInstances = true
     let sourceEntityIndex: [String: UInt16]
     let destinationEntityIndex: [String: UInt16]
     let cancellation = Mutex<MigrationError?>(nil)
@@ -259,6 +262,7 @@ public final class MigrationManager: KeyValueCoding {
             runnersByName[p.mapping.name] = runner
         }
         try planSQL(source: source, destination: destination)
+        planLinksWithInstances()
         defer { detachSource(from: destination) }
         let steps = Double(max(1, runners.count * 3))
         var done = 0.0
