@@ -431,8 +431,10 @@ extension EntityMappingRunner {
         do {
             for link in links {
                 guard let dangling = link.dangling else { continue }
-                // Every row of the source entity rather than the keys table written for it.
-                let everyRow = unwrittenKeyRuns != nil && dangling.canCheckEveryRow
+                // Every row of the source entity rather than the keys table: a superset of
+                // the rows migrated when the table is not written yet, and the same rows
+                // when the keys are an offset (a view whose join would look each row up).
+                let everyRow = (unwrittenKeyRuns != nil || keyOffset != nil) && dangling.canCheckEveryRow
                 if !everyRow { try writeKeysTableIfNeeded() }
                 let statement = try context.store.database.prepare(
                     dangling.sql(
