@@ -722,6 +722,95 @@ import TestSupport
         }
     }
 
+    /// An ordered one-to-many linked by SQL, positions included: the interpreter's rows
+    /// whichever side links first (the owners' side numbers the members as the source
+    /// orders them, the members' side as they join, in key order), with source positions
+    /// that tie, are missing, are not integers or are negative, members and owners not
+    /// migrated, a source that is not ordered, and a destination that is not; and, when a
+    /// link of the relationship has already run in the interpreter, the objects linked
+    /// by the interpreter too, which merges.
+    @Test func orderedOneToManyLinksAreTheInterpretersPositions() throws {
+        func models(sourceOrdered: Bool, destinationOrdered: Bool) throws -> (ObjectModel, ObjectModel) {
+            let v = ["O1": sourceOrdered, "O2": destinationOrdered].sorted { $0.key < $1.key }.map { version, ordered in
+                """
+                {"version": "\(version)", "entities": {
+                  "Owner": {"attributes": {"name": "string"},
+                            "relationships": {"items": {"destination": "Item", "inverse": "owner", "toMany": true, "ordered": \(ordered)}}},
+                  "Item": {"attributes": {"title": "string"},
+                           "relationships": {"owner": {"destination": "Owner", "inverse": "items"}}}}}
+                """
+            }
+            return (try model(v[0]), try model(v[1]))
+        }
+        let directory = try TemporaryDirectory()
+        func makeSource(_ name: String, _ v1: ObjectModel) throws -> String {
+            let path = directory.path(name)
+            let store = try Store.create(at: path, model: v1)
+            let owner = store.layout.entities["Owner"]!, item = store.layout.entities["Item"]!
+            let key = item.toOneColumns["owner"]!
+            // Positions: mostly by a hash, so that they tie and disagree with the keys; some
+            // missing, a double, text and negative ones.
+            let position =
+                key.order.map {
+                    ", \($0)) SELECT i, \(item.number), 1, 'item ' || i, CASE WHEN i % 9 = 0 THEN NULL ELSE (i * 7) % 11 + 1 END, "
+                        + "CASE i % 13 WHEN 0 THEN NULL WHEN 5 THEN 2.5 WHEN 6 THEN '3' WHEN 7 THEN -4 ELSE (i * 37) % 17 END FROM n"
+                }
+                ?? ") SELECT i, \(item.number), 1, 'item ' || i, CASE WHEN i % 9 = 0 THEN NULL ELSE (i * 7) % 11 + 1 END FROM n"
+            try store.database.execute(
+                """
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 12)
+                INSERT INTO \(owner.table) (Z_PK, Z_ENT, Z_OPT, \(owner.attributeColumns["name"]!))
+                SELECT i, \(owner.number), 1, CASE WHEN i = 4 THEN 'skip' ELSE 'owner ' || i END FROM n;
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200)
+                INSERT INTO \(item.table) (Z_PK, Z_ENT, Z_OPT, \(item.attributeColumns["title"]!), \(key.key)\(position);
+                UPDATE \(item.table) SET \(item.attributeColumns["title"]!) = 'skip' WHERE Z_PK % 10 = 3;
+                UPDATE Z_PRIMARYKEY SET Z_MAX = 12 WHERE Z_ENT = \(owner.number);
+                UPDATE Z_PRIMARYKEY SET Z_MAX = 200 WHERE Z_ENT = \(item.number);
+                """)
+            return path
+        }
+        func filter(_ entity: String) -> String {
+            #", "sourceExpression": "FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"\#(entity)\", \"\#(entity == "Item" ? "title" : "name") != 'skip'\"), $manager.sourceContext, NO)""#
+        }
+        var policies = PolicyRegistry()
+        policies.register("Hooked") { LinksWithInstancesTests.Hooked() }
+        // (order of the mappings, filtered, source ordered, destination ordered, the
+        // members' mapping's policy, whether the owners link by SQL)
+        let cases: [([String], Set<String>, Bool, Bool, String?, Bool)] = [
+            (["Owner", "Item"], [], true, true, nil, true),
+            (["Item", "Owner"], [], true, true, nil, true),
+            (["Owner", "Item"], ["Item"], true, true, nil, true),
+            (["Item", "Owner"], ["Item", "Owner"], true, true, nil, true),
+            (["Owner", "Item"], ["Owner"], false, true, nil, true),
+            (["Item", "Owner"], [], true, false, nil, true),
+            (["Item", "Owner"], ["Item"], true, true, "Hooked", false)
+        ]
+        for (n, (order, filtered, sourceOrdered, destinationOrdered, policy, ownersBySQL)) in cases.enumerated() {
+            let (v1, v2) = try models(sourceOrdered: sourceOrdered, destinationOrdered: destinationOrdered)
+            let source = try makeSource("O1-\(n).sqlite", v1)
+            let mappings = order.map { entity in
+                let policy = entity == "Item" ? policy.map { #", "policy": "\#($0)""# } ?? "" : ""
+                return
+                    #"{"name": "\#(entity)To\#(entity)", "type": "transform", "sourceEntity": "\#(entity)", "destinationEntity": "\#(entity)"\#(filtered.contains(entity) ? filter(entity) : "")\#(policy)}"#
+            }
+            let mapping = try Migration.MappingModel(
+                json: JSON.parse(
+                    #"{"sourceModel": "O1", "destinationModel": "O2", "entityMappings": [\#(mappings.joined(separator: ", "))]}"#
+                ), file: "test.mapping.json")
+            let (interpreted, pushed, report) = try Self.bothWays(
+                mapping, v1, v2, source: source, in: directory, name: "o\(n)", policies: policies)
+            #expect(pushed == interpreted, "case \(n)")
+            guard case .store(let tables, _) = pushed else {
+                Issue.record("case \(n) failed: \(pushed)")
+                continue
+            }
+            // Positions were written (and links made) at all.
+            #expect(tables["ZITEM"]?.contains { $0.contains("i:2") } == true, "case \(n)")
+            let owners = report?.entityMappings.first { $0.name == "OwnerToOwner" }?.execution
+            #expect(owners?.relationshipsAsSQL == ownersBySQL, "case \(n): \(String(describing: owners))")
+        }
+    }
+
     /// Many-to-many relationships linked by SQL, as rows of the join table: the same rows
     /// and counts as the interpreter's whichever side's mapping runs first, with a filter
     /// (keys counted) on one side, a relationship between notes, and a to-one and its

@@ -429,6 +429,18 @@ extension EntityMappingRunner {
         try manager.save()
         let context = manager.destinationContext
         do {
+            for link in links where !manager.sqlLinksWritten.contains(link.key) {
+                // An ordered relationship's first link writes the positions it gives; what
+                // another link already wrote the interpreter merges with.
+                guard let sql = link.unsetCheck else { continue }
+                let statement = try context.store.database.prepare(sql)
+                if try statement.step() {
+                    execution.relationshipsReason =
+                        "'\(link.relationship)' is ordered, and a link of it has run (the interpreter merges the positions)"
+                    try unlinkWrittenKeys(links, plan)
+                    return false
+                }
+            }
             for link in links {
                 guard let dangling = link.dangling else { continue }
                 // Every row of the source entity rather than the keys table: a superset of

@@ -39,6 +39,11 @@ struct SQLLink {
     /// joins every target row. Those keys are the lookups the join makes, so the counts
     /// are the same.
     let countWrittenSQL: String?
+    /// For an ordered relationship, whose ``sql`` writes the positions as its first link
+    /// gives them: a row if some row already holds a key in its column, which a link
+    /// of it (or of its inverse) wrote before. The interpreter then links the objects,
+    /// merging with what is there as it does.
+    var unsetCheck: String? = nil
 
     /// The source rows of the mapping whose relationship holds a key that names no row of
     /// the table the key points into: a to-one's key column, or a join table's column of
@@ -122,6 +127,9 @@ struct SQLLink {
         let sourceColumn: String
         /// Whether it is a join table's column (a many-to-many), which stage 1 never writes.
         var isJoin = false
+        /// Whether the relationship is ordered: stage 1 never writes its key either (the
+        /// positions come with it, in stage 2).
+        var isOrdered = false
 
         /// The column's value for the source row `t0`.
         var value: String { "(SELECT destination FROM \(keysTable(keysOf)) WHERE source = t0.\(sourceColumn))" }
@@ -198,12 +206,9 @@ struct SQLLink {
         var links: [SQLLink] = []
         for property in prepared.relationships {
             let name = property.mapping.name
-            guard let r = property.relationship, !r.isOrdered else {
-                throw Refusal("'\(name)' is ordered (positions are written by the interpreter)")
-            }
+            guard let r = property.relationship else { throw Refusal("'\(name)' is not a relationship") }
             guard let (lookup, argument, sourceName) = Self.lookup(property.expression.expression),
-                let s = source.model.allRelationships(of: sourceEntity).first(where: { $0.name == sourceName }),
-                !s.isOrdered
+                let s = source.model.allRelationships(of: sourceEntity).first(where: { $0.name == sourceName })
             else { throw Refusal("'\(name)' is evaluated by the interpreter") }
             // The entity mapping whose instances the lookup finds.
             let candidates: [PreparedEntityMapping]
@@ -236,8 +241,7 @@ struct SQLLink {
             if !r.isToMany {
                 // The key is in this mapping's rows.
                 guard !s.isToMany, let sColumn = source.entities[sourceEntity.name]?.toOneColumns[s.name]?.key,
-                    let columns = destination.entities[plan.destinationEntity]?.toOneColumns[r.name],
-                    columns.order == nil
+                    let columns = destination.entities[plan.destinationEntity]?.toOneColumns[r.name]
                 else { throw Refusal("'\(name)' is a to-one filled from a to-many") }
                 if let inverse = r.inverse,
                     let i = destination.model.entity(named: r.destination)
@@ -247,20 +251,30 @@ struct SQLLink {
                     throw Refusal("'\(name)' is one-to-one: both rows hold a key")
                 }
                 let entity = columns.entity.map { ", \($0) = \(targetPlan.destinationEntityNumber)" } ?? ""
+                // With an ordered inverse, each row joins its target's relationship last, as
+                // the interpreter's saves append it: in key order.
+                let sql =
+                    columns.order.map {
+                        orderedUpdate(
+                            plan.destinationTable, set: columns.key, position: $0, entity, rows: me,
+                            from: plan.sourceTable, following: sColumn, to: them, order: "k.destination")
+                    }
+                    ?? update(
+                        plan.destinationTable, set: columns.key, entity, rows: me, from: plan.sourceTable,
+                        following: sColumn, to: them)
                 links.append(
                     SQLLink(
-                        relationship: name, target: target,
-                        sql: update(
-                            plan.destinationTable, set: columns.key, entity, rows: me, from: plan.sourceTable,
-                            following: sColumn, to: them),
+                        relationship: name, target: target, sql: sql,
                         countSQL: "SELECT count(*) FROM \(me)", countsEveryInstance: true,
                         dangling: DanglingKeys(
                             keysTable: me, sourceTable: plan.sourceTable, column: sColumn,
                             targetTable: sTargetLayout.table),
                         key: Key(
                             holder: prepared.index, keysOf: target, column: columns.key, entity: columns.entity,
-                            entityNumber: targetPlan.destinationEntityNumber, sourceColumn: sColumn),
-                        countBeforeAnyLinkSQL: "SELECT count(*) FROM \(me)", countWrittenSQL: nil))
+                            entityNumber: targetPlan.destinationEntityNumber, sourceColumn: sColumn,
+                            isOrdered: columns.order != nil),
+                        countBeforeAnyLinkSQL: "SELECT count(*) FROM \(me)", countWrittenSQL: nil,
+                        unsetCheck: columns.order.map { _ in unsetCheck(plan.destinationTable, columns.key) }))
             } else if let dSide = destination.entities[plan.destinationEntity]?.joinTables[r.name] {
                 // Many-to-many: rows of the join table, each a pair the source relationship
                 // holds, through both key tables. A pair already there (the inverse's link
@@ -320,17 +334,28 @@ struct SQLLink {
                 guard s.isToMany, let sInverse = source.entities[sourceEntity.name]?.toManyInverses[s.name],
                     let sInverseColumn = sTargetLayout.toOneColumns[sInverse]?.key,
                     let rInverse = destination.entities[plan.destinationEntity]?.toManyInverses[r.name],
-                    let columns = destination.entities[targetPlan.destinationEntity]?.toOneColumns[rInverse],
-                    columns.order == nil
+                    let columns = destination.entities[targetPlan.destinationEntity]?.toOneColumns[rInverse]
                 else { throw Refusal("'\(name)' uses a join table") }
                 let entity = columns.entity.map { ", \($0) = \(plan.destinationEntityNumber)" } ?? ""
+                // Ordered: the members' positions are their order in the source relationship
+                // (`$source.r` reads it by position, the unnumbered last, then by key),
+                // among those the target mapping made.
+                let sOrder = sTargetLayout.toOneColumns[sInverse]?.order
+                let sql =
+                    columns.order.map {
+                        orderedUpdate(
+                            targetPlan.destinationTable, set: columns.key, position: $0, entity, rows: them,
+                            from: targetPlan.sourceTable, following: sInverseColumn, to: me,
+                            order: sOrder.map { "s.\($0) IS NULL, CAST(s.\($0) AS INTEGER), s.\($0), s.Z_PK" }
+                                ?? "s.Z_PK")
+                    }
+                    ?? update(
+                        targetPlan.destinationTable, set: columns.key, entity, rows: them,
+                        from: targetPlan.sourceTable,
+                        following: sInverseColumn, to: me)
                 links.append(
                     SQLLink(
-                        relationship: name, target: target,
-                        sql: update(
-                            targetPlan.destinationTable, set: columns.key, entity, rows: them,
-                            from: targetPlan.sourceTable,
-                            following: sInverseColumn, to: me),
+                        relationship: name, target: target, sql: sql,
                         countSQL:
                             "SELECT count(DISTINCT k.destination) FROM \(them) AS t JOIN src.\(targetPlan.sourceTable) AS s ON s.Z_PK = t.source "
                             + "JOIN \(me) AS k ON k.source = s.\(sInverseColumn) JOIN main.\(targetPlan.destinationTable) AS d ON d.Z_PK = t.destination "
@@ -338,16 +363,40 @@ struct SQLLink {
                         dangling: nil,
                         key: Key(
                             holder: target, keysOf: prepared.index, column: columns.key, entity: columns.entity,
-                            entityNumber: plan.destinationEntityNumber, sourceColumn: sInverseColumn),
+                            entityNumber: plan.destinationEntityNumber, sourceColumn: sInverseColumn,
+                            isOrdered: columns.order != nil),
                         countBeforeAnyLinkSQL:
                             "SELECT count(DISTINCT k.destination) FROM \(them) AS t JOIN src.\(targetPlan.sourceTable) AS s ON s.Z_PK = t.source "
                             + "JOIN \(me) AS k ON k.source = s.\(sInverseColumn)",
                         countWrittenSQL:
                             "SELECT count(*) FROM \(me) AS k WHERE EXISTS (SELECT 1 FROM main.\(targetPlan.destinationTable) AS d "
-                            + "WHERE d.\(columns.key) = k.destination AND d.Z_PK BETWEEN ?1 AND ?2)"))
+                            + "WHERE d.\(columns.key) = k.destination AND d.Z_PK BETWEEN ?1 AND ?2)",
+                        unsetCheck: columns.order.map { _ in
+                            unsetCheck(targetPlan.destinationTable, columns.key)
+                        }))
             }
         }
         return links
+    }
+
+    /// ``update(_:set:_:rows:from:following:to:)`` for a key whose relationship is ordered
+    /// (or whose inverse is), as the first link of it: each row gets the key and, in
+    /// `position`, its place among the rows that get the same key, in `order` (over `k`,
+    /// the rows' keys, and `s`, their source rows).
+    private static func orderedUpdate(
+        _ destinationTable: String, set key: String, position: String, _ entity: String, rows: String,
+        from table: String, following foreignKey: String, to targets: String, order: String
+    ) -> String {
+        "UPDATE main.\(destinationTable) AS d SET \(key) = t.target, \(position) = t.position\(entity) FROM ("
+            + "SELECT k.destination AS row, o.destination AS target, "
+            + "row_number() OVER (PARTITION BY o.destination ORDER BY \(order)) AS position "
+            + "FROM \(rows) AS k JOIN src.\(table) AS s ON s.Z_PK = k.source JOIN \(targets) AS o ON o.source = s.\(foreignKey)"
+            + ") AS t WHERE d.Z_PK = t.row"
+    }
+
+    /// A row of `table` whose key column `key` holds a key.
+    private static func unsetCheck(_ table: String, _ key: String) -> String {
+        "SELECT Z_PK FROM main.\(table) WHERE \(key) IS NOT NULL LIMIT 1"
     }
 
     /// Sets the key column `key` (and `entity`, its `Z_ENT` column's assignment, if any) of
