@@ -722,6 +722,75 @@ import TestSupport
         }
     }
 
+    /// The rules of the destination's attributes (required, bounds) checked as SQL writes
+    /// the rows: with none broken the validation leaves them out, and with one broken
+    /// (a nil for a required string or double, a number out of bounds) the migration fails
+    /// as the interpreter's does, naming the row. A bound on a string's length, which
+    /// checking would compute from the text again, is left to the validation's scan.
+    @Test(arguments: [false, true])
+    func attributeRulesAreCheckedAsSQLWritesTheRows(lengthBound: Bool) throws {
+        let v1 = try model(
+            #"{"version": "V1", "entities": {"Thing": {"attributes": {"name": "string", "level": "int16", "weight": "double", "tag": "string"}}}}"#
+        )
+        let v2 = try model(
+            """
+            {"version": "V2", "entities": {"Thing": {"attributes": {
+              "name": {"type": "string", "optional": false}, "level": {"type": "int16", "min": 0, "max": 10},
+              "weight": {"type": "double", "optional": false}, "tag": {"type": "string"\(lengthBound ? #", "max": 20"# : "")},
+              "kind": {"type": "string", "optional": false, "default": "plain"}}}}}
+            """)
+        let mapping = try Migration.MappingModel(
+            json: JSON.parse(
+                #"{"sourceModel": "V1", "destinationModel": "V2", "entityMappings": [{"name": "ThingToThing", "type": "transform", "sourceEntity": "Thing", "destinationEntity": "Thing", "attributeMappings": {"level": "$source.level + 0"}}]}"#
+            ), file: "test.mapping.json")
+        let directory = try TemporaryDirectory()
+        let broken = [
+            "": nil, "UPDATE ZTHING SET ZNAME = NULL WHERE Z_PK = 7": "Thing/7: 'name' is required but has no value",
+            "UPDATE ZTHING SET ZLEVEL = 11 WHERE Z_PK = 8": "Thing/8: 'level' has value 11, above its maximum 10",
+            "UPDATE ZTHING SET ZLEVEL = -1 WHERE Z_PK = 9": "Thing/9: 'level' has value -1, below its minimum 0",
+            "UPDATE ZTHING SET ZWEIGHT = NULL WHERE Z_PK = 5": "Thing/5: 'weight' is required but has no value"
+        ]
+        for (n, (change, failure)) in broken.sorted(by: { $0.key < $1.key }).enumerated() {
+            let source = directory.path("V1-\(n).sqlite")
+            let store = try Store.create(at: source, model: v1)
+            try store.database.execute(
+                """
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50)
+                INSERT INTO ZTHING (Z_PK, Z_ENT, Z_OPT, ZNAME, ZLEVEL, ZWEIGHT, ZTAG)
+                SELECT i, 1, 1, 'thing ' || i, i % 11, i * 0.5, CASE WHEN i % 3 = 0 THEN NULL ELSE 'tag ' || i END FROM n;
+                UPDATE Z_PRIMARYKEY SET Z_MAX = 50 WHERE Z_ENT = 1;
+                \(change);
+                """)
+            let (interpreted, _) = try Self.run(
+                mapping, v1, v2, source: source, to: directory.path("i\(n).sqlite"), pushdown: false)
+            var checked: Set<String> = []
+            let pushed: Outcome
+            do {
+                let manager = try MigrationManager(mapping: mapping, source: v1, destination: v2)
+                let report = try manager.migrateStore(from: source, to: directory.path("s\(n).sqlite")) { progress in
+                    // What the validation left out, asked once it has run.
+                    if progress.stage == .validate { checked = manager.attributesCheckedAsWritten() }
+                }
+                #expect(report.entityMappings[0].execution?.instancesAsSQL == true, "\(change)")
+                pushed = .store(
+                    try Self.dump(directory.path("s\(n).sqlite")),
+                    report.entityMappings.map { [$0.sourceInstances, $0.destinationInstances, $0.relationshipsSet] })
+            } catch {
+                pushed = .failure("\((error as? MigrationError)?.kind.rawValue ?? "?"): \(error)")
+            }
+            #expect(pushed == interpreted, "\(change)")
+            if let failure {
+                guard case .failure(let message) = pushed else {
+                    Issue.record("\(change) did not fail")
+                    continue
+                }
+                #expect(message.contains(failure), "\(change): \(message)")
+            } else {
+                #expect(checked == (lengthBound ? [] : ["Thing"]))
+            }
+        }
+    }
+
     /// An ordered one-to-many linked by SQL, positions included: the interpreter's rows
     /// whichever side links first (the owners' side numbers the members as the source
     /// orders them, the members' side as they join, in key order), with source positions

@@ -53,6 +53,9 @@ final class EntityMappingRunner {
     var keyOffset: (low: Int64, high: Int64, offset: Int64)?
     /// The keys of the rows stage 1 wrote, when it ran as SQL (one run, in its table).
     var writtenKeys: Range<Int64>?
+    /// Whether stage 1, run as SQL, checked every rule of its rows' attributes as it wrote
+    /// them, and none was broken (``SQLMappingPlan/validation``).
+    var attributesValidated = false
     /// The association of a stage 1 run as SQL with counted keys, in runs, until a
     /// statement needs it as its keys table (``writeKeysTableIfNeeded()``): the links of
     /// the mapping whose rows hold the keys mostly need none.

@@ -314,7 +314,8 @@ public final class MigrationManager: KeyValueCoding {
         }
         let failures: [ContextError]
         do {
-            failures = try StoreValidator(store: destination).failures(limit: 10)
+            failures = try StoreValidator(store: destination).failures(
+                limit: 10, attributesChecked: attributesCheckedAsWritten())
         } catch {
             throw MigrationError(.destinationStore, "cannot validate the new store: \(error)", underlying: error)
         }
@@ -343,6 +344,20 @@ public final class MigrationManager: KeyValueCoding {
     }
 
     func runner(at index: Int) -> EntityMappingRunner { runners[index] }
+
+    /// The destination entities whose every instance SQL wrote with its attributes'
+    /// rules checked and kept (``EntityMappingRunner/attributesValidated``), when nothing
+    /// could change an attribute after (every policy is the default one): the validation
+    /// need not check those rules again.
+    func attributesCheckedAsWritten() -> Set<String> {
+        guard runners.allSatisfy({ $0.policy.isDefault }) else { return [] }
+        var checked: [String: Bool] = [:]
+        for runner in runners {
+            guard let entity = runner.prepared.destinationEntity?.name else { continue }
+            checked[entity] = (checked[entity] ?? true) && runner.execution.instancesAsSQL && runner.attributesValidated
+        }
+        return Set(checked.filter(\.value).keys)
+    }
 
     func fraction(_ rows: Int, _ total: Int?) -> Double {
         guard let total, total > 0 else { return 0 }

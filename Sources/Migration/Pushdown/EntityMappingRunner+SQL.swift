@@ -38,6 +38,11 @@ extension EntityMappingRunner {
             try database.registerFunction("remodel_key_\(index)", arity: 1) { arguments in
                 .integer(pairs.append(source: arguments.int64(at: 0)))
             }
+            attributesValidated = false
+            try database.registerFunction("remodel_invalid_\(index)", arity: 1) { _ in
+                pairs.invalid = true
+                return .integer(1)
+            }
             // The source table's keys: their range, and whether they have no gaps. (Counting
             // the whole table needs no read of its rows; should rows of entities the model
             // does not know be there, fewer rows are written than counted, and the rows are
@@ -94,6 +99,7 @@ extension EntityMappingRunner {
         }
         report.sourceInstances += written.count
         writtenKeys = written
+        attributesValidated = plan.validatesAttributes && !pairs.invalid
         execution.instancesAsSQL = true
         execution.instancesReason = nil
         manager.prelinked.formUnion(prelinks)
@@ -156,7 +162,12 @@ extension EntityMappingRunner {
     /// with the plan's parameters bound.
     private func insertStatement(_ plan: SQLMappingPlan, key: String, prelinks: [SQLLink.Key]) throws -> Statement {
         let n = plan.parameters.count
-        let checks = plan.guards.enumerated().map { "WHEN \($1.condition) THEN remodel_guard_\(index)(t0.Z_PK, \($0))" }
+        var checks = plan.guards.enumerated().map { "WHEN \($1.condition) THEN remodel_guard_\(index)(t0.Z_PK, \($0))" }
+        // The rules of the attributes, after the guards: a row that breaks one is written,
+        // and the validation checks the table.
+        if plan.validatesAttributes, !plan.validation.isEmpty {
+            checks.append("WHEN \(plan.validation.joined(separator: " OR ")) THEN remodel_invalid_\(index)(t0.Z_PK)")
+        }
         var columns = plan.columns, values = plan.values
         for link in prelinks {
             let keys = manager.runner(at: link.keysOf).keyOffset
@@ -232,11 +243,14 @@ extension EntityMappingRunner {
         var guarded: (key: Int64, reason: String)?
         /// What SQLite said when it refused the statement (not a guard, not an evaluation).
         var sqlFailure: (any Error)?
+        /// Whether a row written breaks a rule of its attributes (``SQLMappingPlan/validation``).
+        var invalid = false
 
         func reset(next: Int64) {
             runs = []
             count = 0
             self.next = next
+            invalid = false
         }
 
         /// The destination key of `source`, the next one.

@@ -92,6 +92,15 @@ struct SQLMappingPlan {
         var undecidedOnly = false
     }
 
+    /// Conditions true on a row whose written values break a rule of the destination's
+    /// attributes (``StoreValidator/attributeRules(_:value:nullness:)``): checked as the
+    /// rows are written (`remodel_invalid_<n>`), which, when none breaks one, spares the
+    /// validation its scan of them.
+    let validation: [String]
+    /// Whether ``validation`` holds every rule of the destination entity's attributes
+    /// (the others would call a function again for each row, and are left to the scan).
+    let validatesAttributes: Bool
+
     /// The chains of string methods `remodel_string_<n>` calls, by position
     /// (``SQLTranslator/stringChains``).
     let stringChains: [[SQLTranslator.StringCall]]
@@ -184,6 +193,23 @@ struct SQLMappingPlan {
         }
         let attributes = destination.model.allAttributes(of: destinationEntity).filter { !$0.isTransient }
         var columns: [String] = [], values: [String] = []
+        var validation: [String] = [], validatesAttributes = true
+        /// The rules of `attribute` over `value`, the SQL written to its column; a value
+        /// SQL knows is never nil (not a double, whose NaN is NULL) meets `required`.
+        func validate(
+            _ attribute: AttributeDescription, _ value: String, nullness: String? = nil, neverNil: Bool = false
+        ) {
+            let rules = StoreValidator.attributeRules(attribute, value: value, nullness: nullness).filter {
+                if case .required = $0.kind { return !neverNil }
+                return true
+            }
+            // Checking it again would call a function again (the interpreter, a text check).
+            guard !rules.contains(where: { $0.condition.contains("remodel_") }) else {
+                validatesAttributes = false
+                return
+            }
+            validation += rules.map { "(\($0.condition))" }
+        }
         var mapped = Set<String>()
         for (i, property) in prepared.attributes.enumerated() {
             guard let attribute = attributes.first(where: { $0.name == property.mapping.name }),
@@ -197,6 +223,7 @@ struct SQLMappingPlan {
                         try Self.nonNilOrDefault(
                             name, attribute, &translator, source: source.model.allAttributes(of: sourceEntity),
                             destination: attributes))
+                    validate(attribute, values.last!)
                     columns.append(column)
                     mapped.insert(attribute.name)
                     continue
@@ -211,13 +238,17 @@ struct SQLMappingPlan {
                     throw Refusal("the constant is not a \(attribute.type.rawValue) (an error)")
                 }
                 let written = try translator.written(term, to: attribute)
+                let neverNil = !term.isNullable && [.integer, .bool, .text, .data].contains(term.kind)
                 // Rows SQL cannot decide a condition on get the interpreter's value.
                 if let undecided = translator.endMapping() {
                     values.append(
                         "CASE WHEN \(undecided) THEN \(try evaluatedColumn(i, attribute, Refusal("undecided"), undecidedOnly: true)) ELSE \(written) END"
                     )
+                    // (The interpreter evaluates the same expression: nil where SQL's is.)
+                    validate(attribute, values.last!, neverNil: neverNil)
                 } else {
                     values.append(written)
+                    validate(attribute, written, nullness: term.nullness, neverNil: neverNil)
                 }
             } catch {
                 translator = saved
@@ -225,6 +256,7 @@ struct SQLMappingPlan {
                     throw Refusal("'\(property.mapping.name)': \(error.reason)")
                 }
                 values.append(try evaluatedColumn(i, attribute, error))
+                validate(attribute, values.last!)
             }
             columns.append(column)
             mapped.insert(attribute.name)
@@ -234,6 +266,7 @@ struct SQLMappingPlan {
             guard let column = destinationLayout.attributeColumns[attribute.name] else { continue }
             columns.append(column)
             values.append(translator.parameter(attribute.defaultColumnValue))
+            validate(attribute, values.last!)
         }
         // The rows the fetch reads: its SQL condition, then its predicate where that is
         // not exact, as a fetch evaluates it on the rows the condition selects.
@@ -277,6 +310,8 @@ struct SQLMappingPlan {
         self.parameters = translator.parameters
         self.guards = translator.guards
         self.stringChains = translator.stringChains
+        self.validation = validation
+        self.validatesAttributes = validatesAttributes
         self.links = .failure(Refusal("not planned yet"))
     }
 }
@@ -402,6 +437,7 @@ extension SQLMappingPlan {
         (columns, values, parameters, guards, evaluated, stringChains) = ([], [], [], [], [], [])
         filter = "1"
         predicateAttributes = nil
+        (validation, validatesAttributes) = ([], false)
         links = .failure(SQLTranslator.Refusal("not planned yet"))
     }
 

@@ -182,13 +182,13 @@ struct SQLTranslator {
             // remodel_text's value, without copying text that is already well-formed.
             return SQLTerm(
                 sql: "(CASE WHEN remodel_wellformed(\(c)) THEN \(c) ELSE remodel_text(\(c)) END)", kind: .text,
-                isNullable: true)
+                isNullable: true, nullness: c)
         case .binary, .transformable:
             guard !attribute.storesExternalEncoding else {
                 throw Refusal(
                     "\(name) allows external storage: its column holds Core Data's encoding, which reading decodes")
             }
-            return SQLTerm(sql: "CAST(\(c) AS BLOB)", kind: .data, isNullable: true)
+            return SQLTerm(sql: "CAST(\(c) AS BLOB)", kind: .data, isNullable: true, nullness: c)
         case .decimal, .uuid, .undefined, .objectID, .composite:
             throw Refusal("\(name) is a \(attribute.type.rawValue) attribute, which reading converts")
         }

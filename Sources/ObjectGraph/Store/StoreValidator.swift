@@ -17,7 +17,11 @@ public struct StoreValidator {
     /// Up to `limit` failures, each naming the object (`Book/9`) and the property: entity
     /// by entity in the model's order, each entity's checks in the order of its properties,
     /// each check's failures in key order.
-    public func failures(limit: Int = 10) throws(ContextError) -> [ContextError] {
+    ///
+    /// The attribute checks of the entities in `attributesChecked` are left out: their
+    /// rows were checked as they were written (a migration's SQL stage 1,
+    /// ``attributeRules(_:value:nullness:)``).
+    public func failures(limit: Int = 10, attributesChecked: Set<String> = []) throws(ContextError) -> [ContextError] {
         var failures: [ContextError] = []
         let model = store.model
         let layout = store.layout
@@ -35,25 +39,20 @@ public struct StoreValidator {
                 rowChecks.append(RowCheck(condition: condition, measure: measure, message: message))
             }
             for attribute in model.allAttributes(of: entity) where !attribute.isTransient {
-                guard let column = entityLayout.attributeColumns[attribute.name] else { continue }
-                if !attribute.isOptional {
-                    rowCheck("\(column) IS NULL") { _ in "'\(attribute.name)' is required but has no value" }
-                }
-                let measure: String?
-                switch attribute.type {
-                case .int16, .int32, .int64, .decimal, .double, .float: measure = column
-                case .string: measure = "length(\(column))"
-                default: measure = nil
-                }
-                if let measure {
-                    let noun = attribute.type == .string ? "length" : "value"
-                    if let min = attribute.minValue?.doubleValue {
-                        rowCheck("\(measure) < \(min)", measure: measure) { v in
+                guard !attributesChecked.contains(entity.name),
+                    let column = entityLayout.attributeColumns[attribute.name]
+                else { continue }
+                let noun = attribute.type == .string ? "length" : "value"
+                for rule in Self.attributeRules(attribute, value: column) {
+                    switch rule.kind {
+                    case .required:
+                        rowCheck(rule.condition) { _ in "'\(attribute.name)' is required but has no value" }
+                    case .minimum(let min):
+                        rowCheck(rule.condition, measure: rule.measure) { v in
                             "'\(attribute.name)' has \(noun) \(v.map(describe) ?? "?"), below its minimum \(Value.double(min).formatDescription)"
                         }
-                    }
-                    if let max = attribute.maxValue?.doubleValue {
-                        rowCheck("\(measure) > \(max)", measure: measure) { v in
+                    case .maximum(let max):
+                        rowCheck(rule.condition, measure: rule.measure) { v in
                             "'\(attribute.name)' has \(noun) \(v.map(describe) ?? "?"), above its maximum \(Value.double(max).formatDescription)"
                         }
                     }
@@ -250,6 +249,44 @@ public struct StoreValidator {
         case .uuid: ["blob", "text"]
         case .undefined, .objectID, .composite: nil
         }
+    }
+
+    /// A rule of an attribute that a stored value can break: required, or a bound of a
+    /// number or of a string's length.
+    public struct AttributeRule: Sendable {
+        public enum Kind: Sendable { case required, minimum(Double), maximum(Double) }
+        public let kind: Kind
+        /// SQL true of a value that breaks it.
+        public let condition: String
+        /// What the message shows: the value, or the string's length.
+        public let measure: String?
+    }
+
+    /// The rules ``failures(limit:attributesChecked:)`` checks `attribute` against, over
+    /// `value`, the SQL of the stored value (its column), and `nullness`, SQL that is NULL
+    /// exactly when the value is (by default the value itself).
+    public static func attributeRules(_ attribute: AttributeDescription, value: String, nullness: String? = nil)
+        -> [AttributeRule]
+    {
+        var rules: [AttributeRule] = []
+        if !attribute.isOptional {
+            rules.append(AttributeRule(kind: .required, condition: "\(nullness ?? value) IS NULL", measure: nil))
+        }
+        let measure: String?
+        switch attribute.type {
+        case .int16, .int32, .int64, .decimal, .double, .float: measure = value
+        case .string: measure = "length(\(value))"
+        default: measure = nil
+        }
+        if let measure {
+            if let min = attribute.minValue?.doubleValue {
+                rules.append(AttributeRule(kind: .minimum(min), condition: "\(measure) < \(min)", measure: measure))
+            }
+            if let max = attribute.maxValue?.doubleValue {
+                rules.append(AttributeRule(kind: .maximum(max), condition: "\(measure) > \(max)", measure: measure))
+            }
+        }
+        return rules
     }
 
     /// A check of single rows: the rows where `condition` holds fail, with the value of
