@@ -686,16 +686,18 @@ import TestSupport
         }
         // Letters after people: their keys to people are written with their rows (stage
         // 1). People after letters: made first all the same, as nothing can fail there;
-        // unless their mapping asks the interpreter for a value (it could fail before the
-        // letters' would), and the letters are linked in stage 2.
-        let cases: [(order: [String], personName: String?, inStage1: Bool)] = [
-            (["Person", "Letter"], nil, true), (["Letter", "Person"], nil, true),
-            (["Letter", "Person"], "$entityMapping.name", false)
+        // or when their mapping asks the interpreter for a value, as the letters' cannot
+        // fail (an error would be the people's either way); unless both ask it (the
+        // letters' could fail first), and the letters are linked in stage 2.
+        let cases: [(order: [String], personName: String?, subject: String?, inStage1: Bool)] = [
+            (["Person", "Letter"], nil, nil, true), (["Letter", "Person"], nil, nil, true),
+            (["Letter", "Person"], "$entityMapping.name", nil, true),
+            (["Letter", "Person"], "$entityMapping.name", "$entityMapping.name", false)
         ]
-        for (order, personName, inStage1) in cases {
+        for (order, personName, subject, inStage1) in cases {
             let mappings = order.map { entity in
-                let name =
-                    entity == "Person" ? personName.map { #", "attributeMappings": {"name": "\#($0)"}"# } ?? "" : ""
+                let evaluated = entity == "Person" ? personName.map { ("name", $0) } : subject.map { ("subject", $0) }
+                let name = evaluated.map { #", "attributeMappings": {"\#($0.0)": "\#($0.1)"}"# } ?? ""
                 return
                     #"{"name": "\#(entity)To\#(entity)", "type": "transform", "sourceEntity": "\#(entity)", "destinationEntity": "\#(entity)"\#(name)}"#
             }
@@ -704,7 +706,7 @@ import TestSupport
                     """
                     {"sourceModel": "T1", "destinationModel": "T2", "entityMappings": [\(mappings.joined(separator: ", "))]}
                     """), file: "test.mapping.json")
-            let name = order.joined() + (personName == nil ? "" : "E")
+            let name = order.joined() + (personName == nil ? "" : "E") + (subject == nil ? "" : "S")
             let (interpreted, _) = try Self.run(
                 mapping, v1, v2, source: source, to: directory.path("i\(name).sqlite"), pushdown: false)
             var written: Set<String> = []

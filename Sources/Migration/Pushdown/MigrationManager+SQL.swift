@@ -28,10 +28,10 @@ extension MigrationManager {
         // Keys written in stage 1 rather than linked in stage 2: when every mapping uses
         // the default policy (no hook could see a key before its link would set it) and
         // links by SQL alone, for the keys taken from a mapping that runs before the one
-        // holding them. A mapping whose stage 1 cannot fail (SQL, nothing evaluated, no
-        // guard: no error could come first that the file's order would not give) and
-        // whose table the mappings it passes do not write runs before the first mapping
-        // holding keys to its objects.
+        // holding them. A mapping runs before the first mapping holding keys to its
+        // objects when the mappings it passes do not write its table, and either its
+        // stage 1 or theirs cannot fail (SQL, nothing evaluated, no guard): no error could
+        // then come first that the file's order would not give.
         prelinks = [:]
         let linksBySQL = runners.allSatisfy { runner in
             guard runner.policy.isDefault else { return false }
@@ -48,8 +48,11 @@ extension MigrationManager {
                 for key in keys where key.holder == holder {
                     guard let from = stage1Order.firstIndex(of: key.keysOf),
                         let to = stage1Order.firstIndex(of: holder), from > to,
-                        let plan = runners[key.keysOf].sqlPlan, plan.evaluated.isEmpty, plan.predicateAttributes == nil,
-                        plan.guards.isEmpty,
+                        let plan = runners[key.keysOf].sqlPlan,
+                        Self.cannotFail(plan)
+                            || stage1Order[to..<from].allSatisfy({ passed in
+                                runners[passed].sqlPlan.map(Self.cannotFail) == true
+                            }),
                         !stage1Order[to..<from].contains(where: {
                             destinationTable(of: runners[$0], in: destination.layout) == plan.destinationTable
                         })
@@ -70,6 +73,12 @@ extension MigrationManager {
         } catch {
             throw MigrationError(.sourceStore, "cannot attach the source store for SQL: \(error)", underlying: error)
         }
+    }
+
+    /// Whether a stage 1 run as `plan` cannot fail: nothing evaluated by the interpreter,
+    /// no guard that would hand it the mapping.
+    static func cannotFail(_ plan: SQLMappingPlan) -> Bool {
+        plan.evaluated.isEmpty && plan.predicateAttributes == nil && plan.guards.isEmpty
     }
 
     /// Writes the keys table of `runner`, whose stage 1 ran interpreted, from its
