@@ -23,6 +23,30 @@ import TestSupport
         try seededStore(at: path, model: model, seed: seed)
     }
 
+    /// A run that keeps its results answers lookups from them; released, the manager is
+    /// freed and the new store is closed (another connection reads it).
+    @Test func keptResultsAnswerLookupsUntilReleased() throws {
+        let (v1, v2, mapping) = try Self.load()
+        let directory = try TemporaryDirectory()
+        let source = directory.path("Products.sqlite"), destination = directory.path("Products-2.sqlite")
+        try Self.seedStore(at: source, model: v1)
+        weak var freed: MigrationManager?
+        do {
+            let manager = try MigrationManager(
+                mapping: mapping, source: v1, destination: v2, options: MigrationOptions(keepsResults: true))
+            freed = manager
+            try manager.migrateStore(from: source, to: destination)
+            let kettle = try manager.sourceContext.object(entityName: "Product", primaryKey: 1)
+            let made = try manager.destinationInstances(
+                forEntityMappingNamed: "ProductToProduct", sourceInstances: [kettle])
+            #expect(made.map(\.objectID.primaryKey) == [1])
+            manager.releaseResults()
+        }
+        #expect(freed == nil)
+        let count = try Database(path: destination, mode: .readOnly).scalar("SELECT count(*) FROM ZPRODUCT")
+        #expect(count == .integer(4))
+    }
+
     @Test func pricesRiseByThreePercentAndEverythingElseIsCopied() throws {
         let (v1, v2, mapping) = try Self.load()
         let directory = try TemporaryDirectory()

@@ -176,11 +176,7 @@ public final class MigrationManager: KeyValueCoding {
         var succeeded = false
         defer {
             progressHandler = nil
-            if !(succeeded && options.keepsResults) {
-                runners = []
-                runnersByName = [:]
-                contexts = nil
-            }
+            if !(succeeded && options.keepsResults) { releaseResults() }
             currentEntityMapping = nil
         }
         let source: Store
@@ -211,9 +207,7 @@ public final class MigrationManager: KeyValueCoding {
             try destination.endScratchWrites()
             try destination.externalData.syncWritten()
         } catch {
-            contexts = nil
-            runners = []
-            runnersByName = [:]
+            releaseResults()
             Self.removeStoreFiles(at: destinationPath)
             destination.externalData.removeWritten()
             if let error = error as? MigrationError { throw error }
@@ -226,6 +220,17 @@ public final class MigrationManager: KeyValueCoding {
             seconds: (ContinuousClock.now - started).seconds)
         succeeded = true
         return report
+    }
+
+    /// Releases what a run kept for its lookups (``MigrationOptions/keepsResults``): the
+    /// contexts, closing both stores, the associations and the entity mappings' runners.
+    /// The runners' expressions hold the manager as `$manager`, so a manager that kept
+    /// them is freed only once they are released.
+    public func releaseResults() {
+        runners = []
+        runnersByName = [:]
+        contexts = nil
+        associations = []
     }
 
     /// Asks a run to stop: it stops at the next hook, removes the destination and throws

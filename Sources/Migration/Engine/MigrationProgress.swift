@@ -70,7 +70,8 @@ public struct MigrationOptions: Sendable, Hashable {
     /// Whether the manager keeps the run's contexts and associations after it succeeds, so
     /// that its lookups (``MigrationManager/destinationInstances(forEntityMappingNamed:sourceInstances:)``
     /// and the others) answer from the finished run, as `mapping-eval`'s dry run of a
-    /// mapping uses them. They are released with the manager; a failed run keeps nothing.
+    /// mapping uses them, until ``MigrationManager/releaseResults()`` (which also frees the
+    /// manager: its expressions refer to it); a failed run keeps nothing.
     public var keepsResults = false
 
     public init(chunkSize: Int = 5_000, chunkBytes: Int = 32 << 20, pushdown: Bool = true, keepsResults: Bool = false) {

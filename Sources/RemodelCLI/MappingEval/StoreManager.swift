@@ -122,5 +122,9 @@ final class MappingDryRun {
         return try result!.get()
     }
 
-    deinit { try? FileManager.default.removeItem(at: folder) }
+    deinit {
+        // The run's stores closed first (and the manager freed), then their files removed.
+        if case .success(let manager)? = result { manager.releaseResults() }
+        try? FileManager.default.removeItem(at: folder)
+    }
 }
