@@ -14,7 +14,9 @@ extension MigrationManager {
     /// relationship mappings
     ///
     /// - sets a to-one, whose inverse (if any) is not ordered and is mapped by no entity
-    ///   mapping (the inverse's link would run in stage 2 and count what it finds);
+    ///   mapping (the inverse's link would run in stage 2 and count what it finds), or is
+    ///   a to-one that the mapping this one looks up links back to the object made from
+    ///   the same source (an entity split in two, each side a lookup of `$source`);
     /// - is a lookup of the objects made from `$source` or from a to-one of it:
     ///   `FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:",
     ///   "M", $source.r)`, or the inferred mappings'
@@ -49,11 +51,21 @@ extension MigrationManager {
             let inverse = destinationModel.allRelationships(of: target).first(where: { $0.name == name })
         {
             let holders = Set(destinationModel.descendants(of: target).map(\.name))
-            let mapped = runners.contains { other in
-                guard let entity = other.prepared.destinationEntity, holders.contains(entity.name) else { return false }
-                return other.prepared.relationships.contains { $0.mapping.name == name }
+            let links = runners.flatMap { other -> [(EntityMappingRunner, PreparedProperty)] in
+                guard let entity = other.prepared.destinationEntity, holders.contains(entity.name) else { return [] }
+                return other.prepared.relationships.filter { $0.mapping.name == name }.map { (other, $0) }
             }
-            if inverse.isOrdered || mapped { return false }
+            // A mapped inverse is linked in stage 2 and counts what it finds; unless it is a
+            // to-one too, linking the object made from the same source as this one does
+            // (an entity split in two, each side looking the other up by `$source`): it
+            // then finds the link made, changes nothing and counts its instances, as it
+            // would have.
+            let sameSource = links.allSatisfy { other, link in
+                !inverse.isToMany && Self.lookupOfItsSource(link.expression.expression) == runner.mapping.name
+                    && Self.lookupOfItsSource(property.expression.expression) == other.mapping.name
+                    && other.prepared.sourceEntity?.name == runner.prepared.sourceEntity?.name
+            }
+            if inverse.isOrdered || !sameSource { return false }
         }
         guard case .functionCall(let manager, let selector, let arguments) = property.expression.expression.kind,
             case .variable("manager") = manager.kind, arguments.count == 2,
@@ -90,5 +102,16 @@ extension MigrationManager {
             return false
         }
         return targets.count == 1 && before.contains(targets[0].index)
+    }
+
+    /// `M` of `FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:",
+    /// "M", $source)`: the object mapping `M` made from the same source object.
+    static func lookupOfItsSource(_ expression: FormatExpression) -> String? {
+        guard case .functionCall(let manager, let selector, let arguments) = expression.kind,
+            case .variable("manager") = manager.kind, arguments.count == 2,
+            selector.constantString == "destinationInstancesForEntityMappingNamed:sourceInstances:",
+            case .variable("source") = arguments[1].kind
+        else { return nil }
+        return arguments[0].constantString
     }
 }
