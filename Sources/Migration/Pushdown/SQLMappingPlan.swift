@@ -287,9 +287,14 @@ struct SQLMappingPlan {
                     SQLFunctionRow(entity: sourceEntity, model: source.model, attributes: reads) != nil
                 else { throw Refusal("its source fetch's predicate reads more than attributes") }
                 let arguments = reads.map { ", t0.\(sourceAttributes[$0]!.column)" }.joined()
-                let rejected = SQLTranslator.renumbered(fetch.whenFalse, by: offset)
+                // (Where it may not decide: an atom's storage class and text tests, or the
+                // second condition where nothing narrower is known.)
+                let undecided =
+                    fetch.uncertain != "1"
+                    ? "(\(SQLTranslator.renumbered(fetch.uncertain, by: offset)))"
+                    : "coalesce(\(SQLTranslator.renumbered(fetch.whenFalse, by: offset)), 0)"
                 filter =
-                    "CASE WHEN NOT coalesce(\(filter), 0) THEN 0 WHEN coalesce(\(rejected), 0) "
+                    "CASE WHEN NOT coalesce(\(filter), 0) THEN 0 WHEN \(undecided) "
                     + "THEN \(Self.acceptFunction(prepared.index))(t0.Z_PK\(arguments)) ELSE 1 END"
                 predicateReads = reads
             }

@@ -47,7 +47,9 @@ struct SQLTranslator {
     private(set) var guards: [SQLGuard] = []
     /// What SQL says of a predicate over a source row's attributes (`t0` the row): the
     /// fetch predicates' two conditions (`StoreLayout.rowConditions(of:on:)`).
-    typealias RowConditions = (whenTrue: String, whenFalse: String, parameters: [SQLiteValue], isExact: Bool)
+    typealias RowConditions = (
+        whenTrue: String, whenFalse: String, parameters: [SQLiteValue], isExact: Bool, uncertain: String
+    )
     let rowConditions: (FormatPredicate) -> RowConditions?
 
     /// The registry the mapping's expressions call, and the SQL function that calls it
@@ -261,8 +263,15 @@ struct SQLTranslator {
         parameters += decided.parameters
         let yes = "coalesce(\(Self.renumbered(decided.whenTrue, by: offset)), 0)"
         if !decided.isExact {
-            let no = "coalesce(\(Self.renumbered(decided.whenFalse, by: offset)), 0)"
-            undecided.append("(\(yes) = \(no))")
+            // The rows SQL may not decide: those an atom reads differently (a test of their
+            // storage class and text), cheaper than testing both conditions; both
+            // conditions where nothing narrower is known.
+            if decided.uncertain != "1" {
+                undecided.append("(\(Self.renumbered(decided.uncertain, by: offset)))")
+            } else {
+                let no = "coalesce(\(Self.renumbered(decided.whenFalse, by: offset)), 0)"
+                undecided.append("(\(yes) = \(no))")
+            }
         }
         let a = try branch(whenTrue, taken: yes), b = try branch(whenFalse, taken: "NOT \(yes)")
         let kind: SQLTerm.Kind

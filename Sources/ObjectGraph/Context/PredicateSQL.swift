@@ -20,13 +20,27 @@ struct SQLNarrowing: Hashable {
     var whenTrue: String
     var whenFalse: String
     var isExact = false
+    /// True on every row SQL may not decide (where both conditions may hold): the rows
+    /// an atom reads differently from the language (another storage class, text that is
+    /// not plain ASCII), those of any part of AND, OR and NOT; `1` where nothing is known
+    /// of it, `0` for an exact narrowing. Cheaper to test than both conditions together.
+    var uncertain: String
+
+    init(whenTrue: String, whenFalse: String, isExact: Bool = false, uncertain: String? = nil) {
+        self.whenTrue = whenTrue
+        self.whenFalse = whenFalse
+        self.isExact = isExact
+        self.uncertain = isExact ? "0" : uncertain ?? "1"
+    }
 
     /// Nothing known: every row may go either way.
     static let unknown = SQLNarrowing(whenTrue: "1", whenFalse: "1")
     static let always = SQLNarrowing(whenTrue: "1", whenFalse: "0", isExact: true)
     static let never = SQLNarrowing(whenTrue: "0", whenFalse: "1", isExact: true)
 
-    var negated: SQLNarrowing { SQLNarrowing(whenTrue: whenFalse, whenFalse: whenTrue, isExact: isExact) }
+    var negated: SQLNarrowing {
+        SQLNarrowing(whenTrue: whenFalse, whenFalse: whenTrue, isExact: isExact, uncertain: uncertain)
+    }
 }
 
 /// Translates fetch predicates to ``SQLNarrowing``s over Core Data's tables, with the
@@ -64,12 +78,12 @@ struct PredicateTranslator {
             let parts = operands.map { narrowing($0, entity, alias) }
             return SQLNarrowing(
                 whenTrue: SQL.all(parts.map(\.whenTrue)), whenFalse: SQL.any(parts.map(\.whenFalse)),
-                isExact: parts.allSatisfy(\.isExact))
+                isExact: parts.allSatisfy(\.isExact), uncertain: SQL.any(parts.map(\.uncertain)))
         case .or(let operands):
             let parts = operands.map { narrowing($0, entity, alias) }
             return SQLNarrowing(
                 whenTrue: SQL.any(parts.map(\.whenTrue)), whenFalse: SQL.all(parts.map(\.whenFalse)),
-                isExact: parts.allSatisfy(\.isExact))
+                isExact: parts.allSatisfy(\.isExact), uncertain: SQL.any(parts.map(\.uncertain)))
         case .comparison(let c):
             return comparison(c, entity, alias) ?? .unknown
         }
@@ -352,10 +366,12 @@ struct PredicateTranslator {
             undecided.append("\(column) GLOB \(parameter(.text(Self.notPlainText)))")
             undecided.append("length(\(column)) <> length(CAST(\(column) AS BLOB))")
         }
+        // Elsewhere `test` is exact: 0 or 1, or NULL on a NULL column (nil, which no
+        // comparison with a value accepts), where `whenFalse` holds.
         return Atom(
             narrowing: SQLNarrowing(
                 whenTrue: SQL.any([test] + undecided),
-                whenFalse: SQL.any([SQL.not(test)] + undecided + [isNull])),
+                whenFalse: SQL.any([SQL.not(test)] + undecided + [isNull]), uncertain: SQL.any(undecided)),
             acceptsNil: false)
     }
 
@@ -576,7 +592,7 @@ extension StoreLayout {
     /// values; key paths through relationships read the tables by their unqualified names.
     /// Nil when the entity is not in the model.
     public func rowConditions(of predicate: FormatPredicate, on entityName: String)
-        -> (whenTrue: String, whenFalse: String, parameters: [SQLiteValue], isExact: Bool)?
+        -> (whenTrue: String, whenFalse: String, parameters: [SQLiteValue], isExact: Bool, uncertain: String)?
     {
         var bindings: [String: EntityBinding] = [:]
         for entity in model.entities {
@@ -585,6 +601,6 @@ extension StoreLayout {
         guard let binding = bindings[entityName] else { return nil }
         var translator = PredicateTranslator(bindings: bindings, unsavedTables: [])
         let narrowing = translator.translate(predicate, on: binding)
-        return (narrowing.whenTrue, narrowing.whenFalse, translator.parameters, narrowing.isExact)
+        return (narrowing.whenTrue, narrowing.whenFalse, translator.parameters, narrowing.isExact, narrowing.uncertain)
     }
 }
