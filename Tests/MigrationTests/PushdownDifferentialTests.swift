@@ -882,6 +882,83 @@ import TestSupport
         }
     }
 
+    /// A one-to-one linked by SQL, both rows' keys: the interpreter's rows and counts in
+    /// both orders of the mappings, with one side filtered, with only one side linked;
+    /// and, in a damaged source, two people taking the same passport (the interpreter
+    /// unlinks the first) or a passport naming another person than the one naming it
+    /// (the second link would change keys): the interpreter links those.
+    @Test func oneToOneLinksAreTheInterpretersKeys() throws {
+        let text = ["Q1", "Q2"].map { version in
+            """
+            {"version": "\(version)", "entities": {
+              "Person": {"attributes": {"name": "string"},
+                         "relationships": {"passport": {"destination": "Passport", "inverse": "person"}}},
+              "Passport": {"attributes": {"number": "string"},
+                           "relationships": {"person": {"destination": "Person", "inverse": "passport"}}}}}
+            """
+        }
+        let v1 = try model(text[0]), v2 = try model(text[1])
+        let directory = try TemporaryDirectory()
+        func makeSource(_ name: String, _ damage: String = "") throws -> String {
+            let path = directory.path(name)
+            let store = try Store.create(at: path, model: v1)
+            let person = store.layout.entities["Person"]!, passport = store.layout.entities["Passport"]!
+            let toPassport = person.toOneColumns["passport"]!.key, toPerson = passport.toOneColumns["person"]!.key
+            try store.database.execute(
+                """
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 40)
+                INSERT INTO \(person.table) (Z_PK, Z_ENT, Z_OPT, \(person.attributeColumns["name"]!), \(toPassport))
+                SELECT i, \(person.number), 1, 'person ' || i, CASE WHEN i % 4 = 0 THEN NULL ELSE 41 - i END FROM n;
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 40)
+                INSERT INTO \(passport.table) (Z_PK, Z_ENT, Z_OPT, \(passport.attributeColumns["number"]!), \(toPerson))
+                SELECT i, \(passport.number), 1, 'P-' || i, CASE WHEN (41 - i) % 4 = 0 THEN NULL ELSE 41 - i END FROM n;
+                UPDATE Z_PRIMARYKEY SET Z_MAX = 40;
+                \(damage.replacingOccurrences(of: "{person}", with: person.table).replacingOccurrences(of: "{toPassport}", with: toPassport).replacingOccurrences(of: "{passport}", with: passport.table).replacingOccurrences(of: "{toPerson}", with: toPerson))
+                """)
+            return path
+        }
+        let clean = try makeSource("Q1.sqlite")
+        let twice = try makeSource("Q1-twice.sqlite", "UPDATE {person} SET {toPassport} = 30 WHERE Z_PK = 12;")
+        let disagree = try makeSource("Q1-disagree.sqlite", "UPDATE {passport} SET {toPerson} = 6 WHERE Z_PK = 30;")
+        let filter =
+            #", "sourceExpression": "FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"Passport\", \"number != 'P-7'\"), $manager.sourceContext, NO)""#
+        // (order, source, passports filtered, passports link back, both link by SQL)
+        let cases: [([String], String, Bool, Bool, Bool)] = [
+            (["Person", "Passport"], clean, false, true, true), (["Passport", "Person"], clean, false, true, true),
+            (["Person", "Passport"], clean, true, true, true), (["Passport", "Person"], clean, false, false, true),
+            (["Person", "Passport"], twice, false, true, false), (["Person", "Passport"], twice, false, false, false),
+            (["Person", "Passport"], disagree, false, true, false)
+        ]
+        for (n, (order, source, filtered, linksBack, bySQL)) in cases.enumerated() {
+            let mappings = order.map { entity in
+                let type = entity == "Passport" && !linksBack ? "custom" : "transform"
+                let extra =
+                    entity == "Passport"
+                    ? (filtered ? filter : "")
+                        + (linksBack ? "" : #", "attributeMappings": {"number": "$source.number"}"#)
+                    : ""
+                return
+                    #"{"name": "\#(entity)To\#(entity)", "type": "\#(type)", "sourceEntity": "\#(entity)", "destinationEntity": "\#(entity)"\#(extra)}"#
+            }
+            let mapping = try Migration.MappingModel(
+                json: JSON.parse(
+                    #"{"sourceModel": "Q1", "destinationModel": "Q2", "entityMappings": [\#(mappings.joined(separator: ", "))]}"#
+                ), file: "test.mapping.json")
+            let (interpreted, pushed, report) = try Self.bothWays(
+                mapping, v1, v2, source: source, in: directory, name: "q\(n)")
+            #expect(pushed == interpreted, "case \(n)")
+            guard case .store(let tables, _) = pushed else {
+                Issue.record("case \(n) failed: \(pushed)")
+                continue
+            }
+            #expect(tables["ZPASSPORT"]?.count == (filtered ? 39 : 40), "case \(n)")
+            // The mappings that link: all by SQL, or (damaged) one left to the interpreter.
+            let linking = (report?.entityMappings ?? []).filter { $0.name == "PersonToPerson" || linksBack }
+            let asSQL = linking.map { $0.execution?.relationshipsAsSQL == true }
+            #expect(bySQL ? asSQL.allSatisfy { $0 } : asSQL.contains(false), "case \(n): \(asSQL)")
+        }
+    }
+
     /// Many-to-many relationships linked by SQL, as rows of the join table: the same rows
     /// and counts as the interpreter's whichever side's mapping runs first, with a filter
     /// (keys counted) on one side, a relationship between notes, and a to-one and its

@@ -443,14 +443,19 @@ extension EntityMappingRunner {
         try manager.save()
         let context = manager.destinationContext
         do {
-            for link in links where !manager.sqlLinksWritten.contains(link.key) {
-                // An ordered relationship's first link writes the positions it gives; what
-                // another link already wrote the interpreter merges with.
-                guard let sql = link.unsetCheck else { continue }
+            for link in links {
+                // An ordered relationship's first link writes the positions it gives, a
+                // one-to-one's both keys; what another link already wrote the interpreter
+                // merges with. A one-to-one whose other side wrote its keys checks them.
+                let written = manager.sqlLinksWritten.contains(link.key)
+                guard let sql = written ? link.secondLinkCheck : link.firstLinkCheck?.sql else { continue }
+                try writeKeysTables(of: link)
                 let statement = try context.store.database.prepare(sql)
                 if try statement.step() {
                     execution.relationshipsReason =
-                        "'\(link.relationship)' is ordered, and a link of it has run (the interpreter merges the positions)"
+                        written
+                        ? "'\(link.relationship)': its keys are not those the other side's link wrote (the interpreter changes them)"
+                        : link.firstLinkCheck?.reason
                     try unlinkWrittenKeys(links, plan)
                     return false
                 }
@@ -507,6 +512,7 @@ extension EntityMappingRunner {
                     if first, !prelinked {
                         try writeKeysTables(of: link)
                         try database.execute(link.sql)
+                        if let inverse = link.alsoWrites { manager.sqlLinksWritten.insert(inverse) }
                     }
                 }
             }

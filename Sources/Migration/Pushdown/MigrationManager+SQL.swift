@@ -42,7 +42,7 @@ extension MigrationManager {
         if linksBySQL {
             let keys = runners.flatMap { runner -> [SQLLink.Key] in
                 guard case .success(let links)? = runner.sqlPlan?.links else { return [] }
-                return links.map(\.key).filter { !$0.isJoin && !$0.isOrdered }
+                return links.map(\.key).filter { !$0.isJoin && !$0.isOrdered && !$0.isOneToOne }
             }
             for holder in runners.indices {
                 for key in keys where key.holder == holder {

@@ -39,11 +39,18 @@ struct SQLLink {
     /// joins every target row. Those keys are the lookups the join makes, so the counts
     /// are the same.
     let countWrittenSQL: String?
-    /// For an ordered relationship, whose ``sql`` writes the positions as its first link
-    /// gives them: a row if some row already holds a key in its column, which a link
-    /// of it (or of its inverse) wrote before. The interpreter then links the objects,
-    /// merging with what is there as it does.
-    var unsetCheck: String? = nil
+    /// Run before ``sql`` when it is the relationship's first link: a row if ``sql`` would
+    /// not write what the interpreter's first link writes (an ordered relationship's
+    /// positions or a one-to-one's keys where a link already wrote some, which the
+    /// interpreter merges with; two rows taking the same one-to-one target), and why. The
+    /// interpreter then links the objects.
+    var firstLinkCheck: (sql: String, reason: String)? = nil
+    /// Run instead of ``sql`` when the relationship's link from the other side wrote this
+    /// one's keys too (a one-to-one, ``alsoWrites``): a row whose key is not the one this
+    /// link gives it, which the interpreter's link would change.
+    var secondLinkCheck: String? = nil
+    /// The inverse's key, which ``sql`` writes as well (a one-to-one's target rows).
+    var alsoWrites: Key? = nil
 
     /// The source rows of the mapping whose relationship holds a key that names no row of
     /// the table the key points into: a to-one's key column, or a join table's column of
@@ -130,6 +137,9 @@ struct SQLLink {
         /// Whether the relationship is ordered: stage 1 never writes its key either (the
         /// positions come with it, in stage 2).
         var isOrdered = false
+        /// Whether it is one-to-one: stage 1 never writes its key (the target's row holds
+        /// one back, written with it in stage 2).
+        var isOneToOne = false
 
         /// The column's value for the source row `t0`.
         var value: String { "(SELECT destination FROM \(keysTable(keysOf)) WHERE source = t0.\(sourceColumn))" }
@@ -243,14 +253,20 @@ struct SQLLink {
                 guard !s.isToMany, let sColumn = source.entities[sourceEntity.name]?.toOneColumns[s.name]?.key,
                     let columns = destination.entities[plan.destinationEntity]?.toOneColumns[r.name]
                 else { throw Refusal("'\(name)' is a to-one filled from a to-many") }
+                let entity = columns.entity.map { ", \($0) = \(targetPlan.destinationEntityNumber)" } ?? ""
                 if let inverse = r.inverse,
                     let i = destination.model.entity(named: r.destination)
                         .flatMap({ destination.model.allRelationships(of: $0).first { $0.name == inverse } }),
                     !i.isToMany
                 {
-                    throw Refusal("'\(name)' is one-to-one: both rows hold a key")
+                    links.append(
+                        try oneToOne(
+                            name, inverse: inverse, holder: prepared.index, target: target, plan: plan,
+                            targetPlan: targetPlan, columns: columns, entity: entity, sourceColumn: sColumn,
+                            back: s.inverse.flatMap { sTargetLayout.toOneColumns[$0]?.key },
+                            targetTable: sTargetLayout.table, destination: destination))
+                    continue
                 }
-                let entity = columns.entity.map { ", \($0) = \(targetPlan.destinationEntityNumber)" } ?? ""
                 // With an ordered inverse, each row joins its target's relationship last, as
                 // the interpreter's saves append it: in key order.
                 let sql =
@@ -274,7 +290,9 @@ struct SQLLink {
                             entityNumber: targetPlan.destinationEntityNumber, sourceColumn: sColumn,
                             isOrdered: columns.order != nil),
                         countBeforeAnyLinkSQL: "SELECT count(*) FROM \(me)", countWrittenSQL: nil,
-                        unsetCheck: columns.order.map { _ in unsetCheck(plan.destinationTable, columns.key) }))
+                        firstLinkCheck: columns.order.map { _ in
+                            (unsetCheck(plan.destinationTable, columns.key), orderedReason(name))
+                        }))
             } else if let dSide = destination.entities[plan.destinationEntity]?.joinTables[r.name] {
                 // Many-to-many: rows of the join table, each a pair the source relationship
                 // holds, through both key tables. A pair already there (the inverse's link
@@ -371,8 +389,8 @@ struct SQLLink {
                         countWrittenSQL:
                             "SELECT count(*) FROM \(me) AS k WHERE EXISTS (SELECT 1 FROM main.\(targetPlan.destinationTable) AS d "
                             + "WHERE d.\(columns.key) = k.destination AND d.Z_PK BETWEEN ?1 AND ?2)",
-                        unsetCheck: columns.order.map { _ in
-                            unsetCheck(targetPlan.destinationTable, columns.key)
+                        firstLinkCheck: columns.order.map { _ in
+                            (unsetCheck(targetPlan.destinationTable, columns.key), orderedReason(name))
                         }))
             }
         }
@@ -397,6 +415,65 @@ struct SQLLink {
     /// A row of `table` whose key column `key` holds a key.
     private static func unsetCheck(_ table: String, _ key: String) -> String {
         "SELECT Z_PK FROM main.\(table) WHERE \(key) IS NOT NULL LIMIT 1"
+    }
+
+    private static func orderedReason(_ name: String) -> String {
+        "'\(name)' is ordered, and a link of it has run (the interpreter merges the positions)"
+    }
+
+    /// A one-to-one's link (`name`, whose inverse is `inverse`): the key in this mapping's
+    /// rows, as for any to-one, and in its target's row the key back. As the interpreter's
+    /// first link makes it when no row holds either key yet and no two rows take the same
+    /// target (otherwise it unlinks the earlier partner, and the interpreter links the
+    /// objects). When the other side's link (reading the source's inverse, key `back`)
+    /// ran first, it wrote these keys, and this link only checks that it would write
+    /// nothing else (a damaged source's two keys can disagree).
+    private static func oneToOne(
+        _ name: String, inverse: String, holder: Int, target: Int, plan: SQLMappingPlan, targetPlan: Target,
+        columns: StoreLayout.ToOneColumns, entity: String, sourceColumn: String, back: String?, targetTable: String,
+        destination: StoreLayout
+    ) throws(SQLTranslator.Refusal) -> SQLLink {
+        guard !(inverse == name && plan.destinationEntity == targetPlan.destinationEntity),
+            let backColumns = destination.entities[targetPlan.destinationEntity]?.toOneColumns[inverse]
+        else { throw SQLTranslator.Refusal("'\(name)' is one-to-one with itself") }
+        let me = keysTable(holder), them = keysTable(target)
+        let pairs =
+            "SELECT k.destination AS row, t.destination AS target FROM \(me) AS k "
+            + "JOIN src.\(plan.sourceTable) AS s ON s.Z_PK = k.source JOIN \(them) AS t ON t.source = s.\(sourceColumn)"
+        let backEntity = backColumns.entity.map { ", \($0) = \(plan.destinationEntityNumber)" } ?? ""
+        let sql =
+            update(
+                plan.destinationTable, set: columns.key, entity, rows: me, from: plan.sourceTable,
+                following: sourceColumn, to: them)
+            + "; UPDATE main.\(targetPlan.destinationTable) AS d SET \(backColumns.key) = p.row\(backEntity) "
+            + "FROM (\(pairs)) AS p WHERE d.Z_PK = p.target AND d.\(backColumns.key) IS NOT p.row"
+        let firstLinkCheck =
+            "SELECT 1 FROM main.\(plan.destinationTable) WHERE \(columns.key) IS NOT NULL "
+            + "UNION ALL SELECT 1 FROM main.\(targetPlan.destinationTable) WHERE \(backColumns.key) IS NOT NULL "
+            + "UNION ALL SELECT 1 FROM (\(pairs)) GROUP BY target HAVING count(*) > 1 LIMIT 1"
+        let secondLinkCheck =
+            "SELECT 1 FROM \(me) AS k JOIN src.\(plan.sourceTable) AS s ON s.Z_PK = k.source "
+            + "LEFT JOIN \(them) AS t ON t.source = s.\(sourceColumn) "
+            + "JOIN main.\(plan.destinationTable) AS d ON d.Z_PK = k.destination WHERE d.\(columns.key) IS NOT t.destination LIMIT 1"
+        return SQLLink(
+            relationship: name, target: target, sql: sql,
+            countSQL: "SELECT count(*) FROM \(me)", countsEveryInstance: true,
+            dangling: DanglingKeys(
+                keysTable: me, sourceTable: plan.sourceTable, column: sourceColumn, targetTable: targetTable),
+            key: Key(
+                holder: holder, keysOf: target, column: columns.key, entity: columns.entity,
+                entityNumber: targetPlan.destinationEntityNumber, sourceColumn: sourceColumn, isOneToOne: true),
+            countBeforeAnyLinkSQL: "SELECT count(*) FROM \(me)", countWrittenSQL: nil,
+            firstLinkCheck: (
+                firstLinkCheck,
+                "'\(name)' is one-to-one, and a link of it has run or two rows take the same target (the interpreter unlinks the earlier one)"
+            ),
+            secondLinkCheck: secondLinkCheck,
+            alsoWrites: back.map {
+                Key(
+                    holder: target, keysOf: holder, column: backColumns.key, entity: backColumns.entity,
+                    entityNumber: plan.destinationEntityNumber, sourceColumn: $0, isOneToOne: true)
+            })
     }
 
     /// Sets the key column `key` (and `entity`, its `Z_ENT` column's assignment, if any) of
