@@ -61,8 +61,8 @@ extension MigrationManager {
             // then finds the link made, changes nothing and counts its instances, as it
             // would have.
             let sameSource = links.allSatisfy { other, link in
-                !inverse.isToMany && Self.lookupOfItsSource(link.expression.expression) == runner.mapping.name
-                    && Self.lookupOfItsSource(property.expression.expression) == other.mapping.name
+                !inverse.isToMany && SQLLink.lookupOfItsSource(link.expression.expression) == runner.mapping.name
+                    && SQLLink.lookupOfItsSource(property.expression.expression) == other.mapping.name
                     && other.prepared.sourceEntity?.name == runner.prepared.sourceEntity?.name
             }
             if inverse.isOrdered || !sameSource { return false }
@@ -104,14 +104,4 @@ extension MigrationManager {
         return targets.count == 1 && before.contains(targets[0].index)
     }
 
-    /// `M` of `FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:",
-    /// "M", $source)`: the object mapping `M` made from the same source object.
-    static func lookupOfItsSource(_ expression: FormatExpression) -> String? {
-        guard case .functionCall(let manager, let selector, let arguments) = expression.kind,
-            case .variable("manager") = manager.kind, arguments.count == 2,
-            selector.constantString == "destinationInstancesForEntityMappingNamed:sourceInstances:",
-            case .variable("source") = arguments[1].kind
-        else { return nil }
-        return arguments[0].constantString
-    }
 }

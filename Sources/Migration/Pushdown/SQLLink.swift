@@ -205,9 +205,14 @@ struct SQLLink {
     }
 
     /// The links of `prepared`'s relationship mappings, or why stage 2 is interpreted.
+    ///
+    /// After an interpreted stage 1 (`afterInterpretedStage1`), one-to-ones and lookups of
+    /// `$source` itself are left to the interpreter: such a mapping may set them with its
+    /// instances in stage 1 (docs/engine.md, "Relationships with the instances"), which
+    /// writes each row once where an `UPDATE` would rewrite it, large values included.
     static func links(
         of prepared: PreparedEntityMapping, plans: [Int: SQLMappingPlan], all: [PreparedEntityMapping],
-        source: StoreLayout, destination: StoreLayout
+        source: StoreLayout, destination: StoreLayout, afterInterpretedStage1: Bool = false
     ) throws(SQLTranslator.Refusal) -> [SQLLink] {
         typealias Refusal = SQLTranslator.Refusal
         guard let plan = plans[prepared.index], let sourceEntity = prepared.sourceEntity else {
@@ -217,15 +222,30 @@ struct SQLLink {
         for property in prepared.relationships {
             let name = property.mapping.name
             guard let r = property.relationship else { throw Refusal("'\(name)' is not a relationship") }
-            guard let (lookup, argument, sourceName) = Self.lookup(property.expression.expression),
-                let s = source.model.allRelationships(of: sourceEntity).first(where: { $0.name == sourceName })
-            else { throw Refusal("'\(name)' is evaluated by the interpreter") }
+            // The source relationship read, or none for `$source` itself: the object the
+            // target mapping made from the same source row (an entity split in two), whose
+            // key follows the row's own.
+            let s: RelationshipDescription?
+            let lookup: String, argument: String
+            if let made = Self.lookupOfItsSource(property.expression.expression) {
+                guard !afterInterpretedStage1 else {
+                    throw Refusal(
+                        "'\(name)' looks up the object made from the same source, after an interpreted stage 1")
+                }
+                (lookup, argument, s) = ("destinationInstancesForEntityMappingNamed:sourceInstances:", made, nil)
+            } else {
+                guard let (l, a, sourceName) = Self.lookup(property.expression.expression),
+                    let read = source.model.allRelationships(of: sourceEntity).first(where: { $0.name == sourceName })
+                else { throw Refusal("'\(name)' is evaluated by the interpreter") }
+                (lookup, argument, s) = (l, a, read)
+            }
+            let sourceName = s?.name ?? "$source"
             // The entity mapping whose instances the lookup finds.
             let candidates: [PreparedEntityMapping]
             if lookup == "destinationInstancesForEntityMappingNamed:sourceInstances:" {
                 candidates = all.filter { $0.mapping.name == argument }
             } else {
-                guard argument == sourceName, let sTarget = source.model.entity(named: s.destination),
+                guard let s, argument == sourceName, let sTarget = source.model.entity(named: s.destination),
                     let rTarget = destination.model.entity(named: r.destination)
                 else { throw Refusal("'\(name)' looks up another relationship than it reads") }
                 let sourceKinds = Set(source.model.descendants(of: sTarget).map(\.name))
@@ -243,28 +263,40 @@ struct SQLLink {
                 throw Refusal("'\(name)': \(candidates[0].mapping.name) has no source entity")
             }
             let target = candidates[0].index
-            guard let sTargetLayout = source.entities[s.destination], sTargetLayout.table == targetPlan.sourceTable
+            guard let sTargetLayout = source.entities[s?.destination ?? sourceEntity.name],
+                sTargetLayout.table == targetPlan.sourceTable,
+                s != nil || candidates[0].sourceEntity?.name == sourceEntity.name
             else {
                 throw Refusal("'\(name)': the target mapping reads another table than \(sourceName) points to")
             }
             let me = keysTable(prepared.index), them = keysTable(target)
             if !r.isToMany {
                 // The key is in this mapping's rows.
-                guard !s.isToMany, let sColumn = source.entities[sourceEntity.name]?.toOneColumns[s.name]?.key,
+                guard s?.isToMany != true,
+                    let sColumn = s.map({ source.entities[sourceEntity.name]?.toOneColumns[$0.name]?.key }) ?? "Z_PK",
                     let columns = destination.entities[plan.destinationEntity]?.toOneColumns[r.name]
                 else { throw Refusal("'\(name)' is a to-one filled from a to-many") }
+                // A source key can point to no row; the row's own always names itself.
+                let dangling =
+                    s == nil
+                    ? nil
+                    : DanglingKeys(
+                        keysTable: me, sourceTable: plan.sourceTable, column: sColumn, targetTable: sTargetLayout.table)
                 let entity = columns.entity.map { ", \($0) = \(targetPlan.destinationEntityNumber)" } ?? ""
                 if let inverse = r.inverse,
                     let i = destination.model.entity(named: r.destination)
                         .flatMap({ destination.model.allRelationships(of: $0).first { $0.name == inverse } }),
                     !i.isToMany
                 {
+                    guard !afterInterpretedStage1 else {
+                        throw Refusal("'\(name)' is one-to-one, after an interpreted stage 1")
+                    }
                     links.append(
                         try oneToOne(
                             name, inverse: inverse, holder: prepared.index, target: target, plan: plan,
                             targetPlan: targetPlan, columns: columns, entity: entity, sourceColumn: sColumn,
-                            back: s.inverse.flatMap { sTargetLayout.toOneColumns[$0]?.key },
-                            targetTable: sTargetLayout.table, destination: destination))
+                            back: s.map { $0.inverse.flatMap { sTargetLayout.toOneColumns[$0]?.key } } ?? "Z_PK",
+                            dangling: dangling, destination: destination))
                     continue
                 }
                 // With an ordered inverse, each row joins its target's relationship last, as
@@ -282,9 +314,7 @@ struct SQLLink {
                     SQLLink(
                         relationship: name, target: target, sql: sql,
                         countSQL: "SELECT count(*) FROM \(me)", countsEveryInstance: true,
-                        dangling: DanglingKeys(
-                            keysTable: me, sourceTable: plan.sourceTable, column: sColumn,
-                            targetTable: sTargetLayout.table),
+                        dangling: dangling,
                         key: Key(
                             holder: prepared.index, keysOf: target, column: columns.key, entity: columns.entity,
                             entityNumber: targetPlan.destinationEntityNumber, sourceColumn: sColumn,
@@ -293,7 +323,9 @@ struct SQLLink {
                         firstLinkCheck: columns.order.map { _ in
                             (unsetCheck(plan.destinationTable, columns.key), orderedReason(name))
                         }))
-            } else if let dSide = destination.entities[plan.destinationEntity]?.joinTables[r.name] {
+            } else if s == nil {
+                throw Refusal("'\(name)' is a to-many filled with the object made from the same source")
+            } else if let s, let dSide = destination.entities[plan.destinationEntity]?.joinTables[r.name] {
                 // Many-to-many: rows of the join table, each a pair the source relationship
                 // holds, through both key tables. A pair already there (the inverse's link
                 // from the other side wrote it) is not written again, and an instance gains
@@ -347,7 +379,7 @@ struct SQLLink {
                             holder: prepared.index, keysOf: target, column: "\(dSide.table).\(dSide.sourceColumn)",
                             entity: nil, entityNumber: 0, sourceColumn: source.ownerColumn, isJoin: true),
                         countBeforeAnyLinkSQL: count, countWrittenSQL: nil))
-            } else {
+            } else if let s {
                 // The key is in the target's rows: the inverse to-ones on both sides.
                 guard s.isToMany, let sInverse = source.entities[sourceEntity.name]?.toManyInverses[s.name],
                     let sInverseColumn = sTargetLayout.toOneColumns[sInverse]?.key,
@@ -430,8 +462,8 @@ struct SQLLink {
     /// nothing else (a damaged source's two keys can disagree).
     private static func oneToOne(
         _ name: String, inverse: String, holder: Int, target: Int, plan: SQLMappingPlan, targetPlan: Target,
-        columns: StoreLayout.ToOneColumns, entity: String, sourceColumn: String, back: String?, targetTable: String,
-        destination: StoreLayout
+        columns: StoreLayout.ToOneColumns, entity: String, sourceColumn: String, back: String?,
+        dangling: DanglingKeys?, destination: StoreLayout
     ) throws(SQLTranslator.Refusal) -> SQLLink {
         guard !(inverse == name && plan.destinationEntity == targetPlan.destinationEntity),
             let backColumns = destination.entities[targetPlan.destinationEntity]?.toOneColumns[inverse]
@@ -458,8 +490,7 @@ struct SQLLink {
         return SQLLink(
             relationship: name, target: target, sql: sql,
             countSQL: "SELECT count(*) FROM \(me)", countsEveryInstance: true,
-            dangling: DanglingKeys(
-                keysTable: me, sourceTable: plan.sourceTable, column: sourceColumn, targetTable: targetTable),
+            dangling: dangling,
             key: Key(
                 holder: holder, keysOf: target, column: columns.key, entity: columns.entity,
                 entityNumber: targetPlan.destinationEntityNumber, sourceColumn: sourceColumn, isOneToOne: true),
@@ -488,6 +519,17 @@ struct SQLLink {
         "UPDATE main.\(destinationTable) AS d SET \(key) = t.destination\(entity) "
             + "FROM \(rows) AS k JOIN src.\(table) AS s ON s.Z_PK = k.source JOIN \(targets) AS t ON t.source = s.\(foreignKey) "
             + "WHERE d.Z_PK = k.destination AND d.\(key) IS NOT t.destination"
+    }
+
+    /// `M` of `FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:",
+    /// "M", $source)`: the object mapping `M` made from the same source object.
+    static func lookupOfItsSource(_ expression: FormatExpression) -> String? {
+        guard case .functionCall(let manager, let selector, let arguments) = expression.kind,
+            case .variable("manager") = manager.kind, arguments.count == 2,
+            selector.constantString == "destinationInstancesForEntityMappingNamed:sourceInstances:",
+            case .variable("source") = arguments[1].kind
+        else { return nil }
+        return arguments[0].constantString
     }
 
     /// `FUNCTION($manager, "<lookup>", "<argument>", $source.<relationship>)`, the last

@@ -412,7 +412,9 @@ extension SQLMappingPlan {
         for p in prepared {
             guard var plan = plans[p.index] else { continue }
             plan.links = Result { () throws(SQLTranslator.Refusal) in
-                try SQLLink.links(of: p, plans: plans, all: prepared, source: source, destination: destination)
+                try SQLLink.links(
+                    of: p, plans: plans, all: prepared, source: source, destination: destination,
+                    afterInterpretedStage1: linksOnly.contains(p.index))
             }
             if linksOnly.contains(p.index) {
                 linksAfterInterpreted[p.index] = plan
