@@ -108,6 +108,11 @@ import TestSupport
                 withInstances: true, policies: policies)
             #expect(!setBefore, "\(name)")
             #expect(set == qualifies, "\(name)")
+            // `plan` says so before the run.
+            let planned = MigrationManager.plannedExecutions(
+                mapping, source: v1, destination: v2, policies: policies,
+                options: MigrationOptions(pushdown: pushdown))
+            #expect(planned.first { $0.entityMapping == "PetToPet" }?.execution.relationshipsWithInstances == qualifies)
             #expect(inStage1 == inStage2, "\(name)")
             // The links are there: every pet that had an owner has one.
             let linked = try Database(path: directory.path("b\(n).sqlite"), mode: .readOnly)
@@ -150,6 +155,10 @@ import TestSupport
         #expect(inStage1 == inStage2)
         #expect(before.entityMappings[1].execution?.interpretedAs?.contains("set with each instance") == false)
         #expect(after.entityMappings[1].execution?.interpretedAs?.contains("set with each instance") == qualifies)
+        #expect(after.entityMappings[1].execution?.relationshipsWithInstances == qualifies)
+        let planned = MigrationManager.plannedExecutions(mapping, source: v1, destination: v2)
+        #expect(planned[1].execution.relationshipsWithInstances == qualifies)
+        #expect(planned[1].execution.description.hasSuffix("; relationships set with the instances") == qualifies)
         #expect(after.entityMappings[1].relationshipsSet == 23)
     }
 }

@@ -28,22 +28,46 @@ extension MigrationManager {
     /// relationships set are then those of stage 2; the lookup cannot fail.
     func planLinksWithInstances() {
         guard setsLinksWithInstances, runners.allSatisfy({ $0.policy.isDefault }) else { return }
-        for runner in runners
-        where runner.sqlPlan == nil && runner.linksAfterInterpreted == nil && !runner.prepared.relationships.isEmpty
-            && runner.prepared.destinationEntity != nil
-        {
-            guard let position = stage1Order.firstIndex(of: runner.index) else { continue }
-            let before = Set(stage1Order[..<position])
-            if runner.prepared.relationships.allSatisfy({ canLink($0, of: runner, after: before) }) {
-                runner.setLinksWithInstances()
-                runner.execution.interpretedAs = runner.interpretedAs
-            }
+        let chosen = Self.linksWithInstances(
+            prepared.entityMappings, interpretedBothStages: { self.runners[$0].planOfLinks == nil },
+            stage1Order: stage1Order, source: sourceModel, destination: destinationModel)
+        for index in chosen {
+            runners[index].setLinksWithInstances()
+            runners[index].execution.interpretedAs = runners[index].interpretedAs
+            runners[index].execution.relationshipsWithInstances = true
         }
     }
 
-    /// Whether `property`, a relationship mapping of `runner`, can be set in stage 1, once
-    /// the mappings `before` have run theirs (see ``planLinksWithInstances()``).
-    private func canLink(_ property: PreparedProperty, of runner: EntityMappingRunner, after before: Set<Int>) -> Bool {
+    /// The entity mappings of a step, every one with the default policy, that set their
+    /// relationships with their instances (see ``planLinksWithInstances()``): the run's
+    /// choice, and the plan's (whose stage 1 order is the file's, as the run's is whenever
+    /// a mapping links in the interpreter).
+    static func linksWithInstances(
+        _ mappings: [PreparedEntityMapping], interpretedBothStages: (Int) -> Bool, stage1Order: [Int],
+        source: ObjectModel, destination: ObjectModel
+    ) -> Set<Int> {
+        var chosen: Set<Int> = []
+        for mapping in mappings
+        where interpretedBothStages(mapping.index) && !mapping.relationships.isEmpty && mapping.destinationEntity != nil
+        {
+            guard let position = stage1Order.firstIndex(of: mapping.index) else { continue }
+            let before = Set(stage1Order[..<position])
+            if mapping.relationships.allSatisfy({
+                canLink($0, of: mapping, after: before, among: mappings, source: source, destination: destination)
+            }) {
+                chosen.insert(mapping.index)
+            }
+        }
+        return chosen
+    }
+
+    /// Whether `property`, a relationship mapping of `mapping`, can be set in stage 1,
+    /// once the mappings `before` have run theirs (see ``planLinksWithInstances()``).
+    private static func canLink(
+        _ property: PreparedProperty, of mapping: PreparedEntityMapping, after before: Set<Int>,
+        among mappings: [PreparedEntityMapping], source sourceModel: ObjectModel,
+        destination destinationModel: ObjectModel
+    ) -> Bool {
         guard let relationship = property.relationship, !relationship.isToMany, !relationship.isTransient,
             let target = destinationModel.entity(named: relationship.destination)
         else { return false }
@@ -51,9 +75,9 @@ extension MigrationManager {
             let inverse = destinationModel.allRelationships(of: target).first(where: { $0.name == name })
         {
             let holders = Set(destinationModel.descendants(of: target).map(\.name))
-            let links = runners.flatMap { other -> [(EntityMappingRunner, PreparedProperty)] in
-                guard let entity = other.prepared.destinationEntity, holders.contains(entity.name) else { return [] }
-                return other.prepared.relationships.filter { $0.mapping.name == name }.map { (other, $0) }
+            let links = mappings.flatMap { other -> [(PreparedEntityMapping, PreparedProperty)] in
+                guard let entity = other.destinationEntity, holders.contains(entity.name) else { return [] }
+                return other.relationships.filter { $0.mapping.name == name }.map { (other, $0) }
             }
             // A mapped inverse is linked in stage 2 and counts what it finds; unless it is a
             // to-one too, linking the object made from the same source as this one does
@@ -61,16 +85,16 @@ extension MigrationManager {
             // then finds the link made, changes nothing and counts its instances, as it
             // would have.
             let sameSource = links.allSatisfy { other, link in
-                !inverse.isToMany && SQLLink.lookupOfItsSource(link.expression.expression) == runner.mapping.name
+                !inverse.isToMany && SQLLink.lookupOfItsSource(link.expression.expression) == mapping.mapping.name
                     && SQLLink.lookupOfItsSource(property.expression.expression) == other.mapping.name
-                    && other.prepared.sourceEntity?.name == runner.prepared.sourceEntity?.name
+                    && other.sourceEntity?.name == mapping.sourceEntity?.name
             }
             if inverse.isOrdered || !sameSource { return false }
         }
         guard case .functionCall(let manager, let selector, let arguments) = property.expression.expression.kind,
             case .variable("manager") = manager.kind, arguments.count == 2,
             let lookup = selector.constantString, let argument = arguments[0].constantString,
-            let sourceEntity = runner.prepared.sourceEntity
+            let sourceEntity = mapping.sourceEntity
         else { return false }
         // The objects looked up: `$source`, or what a to-one of it points to.
         let sources: EntityDescription?
@@ -84,18 +108,18 @@ extension MigrationManager {
         } else {
             return false
         }
-        let targets: [EntityMappingRunner]
+        let targets: [PreparedEntityMapping]
         switch lookup {
         case "destinationInstancesForEntityMappingNamed:sourceInstances:":
-            targets = runners.filter { $0.mapping.name == argument }
+            targets = mappings.filter { $0.mapping.name == argument }
         case MappingInference.relationshipLookup:
             // The mappings from the source relationship's entities to the destination
             // relationship's, as the lookup finds them.
             guard EntityMappingRunner.copiedAttribute(arguments[1]) == argument, let sources else { return false }
             let sourceKinds = Set(sourceModel.descendants(of: sources).map(\.name))
             let destinationKinds = Set(destinationModel.descendants(of: target).map(\.name))
-            targets = runners.filter {
-                guard let s = $0.prepared.sourceEntity, let d = $0.prepared.destinationEntity else { return false }
+            targets = mappings.filter {
+                guard let s = $0.sourceEntity, let d = $0.destinationEntity else { return false }
                 return sourceKinds.contains(s.name) && destinationKinds.contains(d.name)
             }
         default:

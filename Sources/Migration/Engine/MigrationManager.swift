@@ -119,6 +119,20 @@ public final class MigrationManager: KeyValueCoding {
                 destination: StoreLayout(model: destination))
             : ([:], [:])
         let byName = Dictionary(prepared.map { ($0.mapping.name, $0) }, uniquingKeysWith: { a, _ in a })
+        // As the run chooses them: its stage 1 order is the file's whenever one links in
+        // the interpreter.
+        let allDefault = prepared.allSatisfy { p in
+            (p.mapping.policy.flatMap { policies.makePolicy($0) } ?? DefaultMigrationPolicy()).isDefault
+        }
+        let withInstances =
+            allDefault
+            ? linksWithInstances(
+                prepared,
+                interpretedBothStages: { i in
+                    if case .success? = plans[i] { return false }
+                    if let links = linksAfterInterpreted[i], case .success = links.links { return false }
+                    return true
+                }, stage1Order: prepared.map(\.index), source: source, destination: destination) : []
         return mapping.entityMappings.map { m in
             guard let p = byName[m.name] else {
                 let problem = compiler.errors.first { $0.path.contains("\"\(m.name)\"") }?.message ?? "see `check`"
@@ -126,7 +140,9 @@ public final class MigrationManager: KeyValueCoding {
                 execution.problem = problem
                 return (m.name, execution)
             }
-            return (m.name, execution(of: plans[p.index], linksAfterInterpreted: linksAfterInterpreted[p.index]))
+            var execution = execution(of: plans[p.index], linksAfterInterpreted: linksAfterInterpreted[p.index])
+            execution.relationshipsWithInstances = withInstances.contains(p.index)
+            return (m.name, execution)
         }
     }
 

@@ -28,6 +28,9 @@ public struct MappingExecution: Sendable, Hashable, CustomStringConvertible {
     /// evaluated attribute mapping and row; a TERNARY SQL decides asks only for the rows
     /// it cannot decide).
     public var evaluations = 0
+    /// Whether stage 1, interpreted, sets the relationships as it makes each instance, and
+    /// stage 2 has nothing to do (docs/engine.md, "Relationships with the instances").
+    public var relationshipsWithInstances = false
     /// After a run whose stage 1 was interpreted: how (`row copy`, `rows` or `objects`),
     /// and why not faster (docs/engine.md, "How stage 1 runs").
     public var interpretedAs: String?
@@ -44,11 +47,15 @@ public struct MappingExecution: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `SQL`, `SQL, relationships interpreted: …`, `interpreted: …` (`…; relationships as
-    /// SQL` when only stage 1 is) or `does not check: …`.
+    /// SQL` when only stage 1 is, `…; relationships set with the instances`) or `does not
+    /// check: …`.
     public var description: String {
         if let problem { return "does not check: \(problem)" }
         guard instancesAsSQL else {
-            return "interpreted: \(instancesReason ?? "")" + (relationshipsAsSQL ? "; relationships as SQL" : "")
+            return "interpreted: \(instancesReason ?? "")"
+                + (relationshipsAsSQL
+                    ? "; relationships as SQL"
+                    : relationshipsWithInstances ? "; relationships set with the instances" : "")
         }
         if let relationshipsReason, !relationshipsAsSQL {
             return "SQL, relationships interpreted: \(relationshipsReason)"

@@ -289,7 +289,10 @@ struct RunCommand: ParsableCommand {
                     + (mapping.execution.map {
                         $0.instancesAsSQL
                             ? ($0.relationshipsAsSQL ? " (SQL)" : " (SQL, relationships interpreted)")
-                            : ($0.relationshipsAsSQL ? " (interpreted, relationships SQL)" : " (interpreted)")
+                            : ($0.relationshipsAsSQL
+                                ? " (interpreted, relationships SQL)"
+                                : $0.relationshipsWithInstances
+                                    ? " (interpreted, relationships with the instances)" : " (interpreted)")
                     } ?? ""))
         }
         for entity in entities ?? [] {
@@ -328,6 +331,7 @@ struct RunCommand: ParsableCommand {
                         // How it ran (docs/pushdown.md): SQL or the interpreter, and why.
                         object["instancesAsSQL"] = .bool(execution.instancesAsSQL)
                         object["relationshipsAsSQL"] = .bool(execution.relationshipsAsSQL)
+                        if execution.relationshipsWithInstances { object["relationshipsWithInstances"] = .bool(true) }
                         if let reason = execution.instancesReason { object["instancesReason"] = .string(reason) }
                         if !execution.instancesAsSQL, let strategy = execution.interpretedAs {
                             object["interpretedAs"] = .string(strategy)
