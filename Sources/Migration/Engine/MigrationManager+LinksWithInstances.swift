@@ -91,31 +91,27 @@ extension MigrationManager {
             }
             if inverse.isOrdered || !sameSource { return false }
         }
-        guard case .functionCall(let manager, let selector, let arguments) = property.expression.expression.kind,
-            case .variable("manager") = manager.kind, arguments.count == 2,
-            let lookup = selector.constantString, let argument = arguments[0].constantString,
+        guard let (lookup, argument, read) = SQLLink.lookup(property.expression.expression),
             let sourceEntity = mapping.sourceEntity
         else { return false }
         // The objects looked up: `$source`, or what a to-one of it points to.
         let sources: EntityDescription?
-        if case .variable("source") = arguments[1].kind {
-            sources = sourceEntity
-        } else if let name = EntityMappingRunner.copiedAttribute(arguments[1]),
-            let toOne = sourceModel.allRelationships(of: sourceEntity).first(where: { $0.name == name }),
-            !toOne.isToMany, !toOne.isTransient
-        {
+        if let read {
+            guard let toOne = sourceModel.allRelationships(of: sourceEntity).first(where: { $0.name == read }),
+                !toOne.isToMany, !toOne.isTransient
+            else { return false }
             sources = sourceModel.entity(named: toOne.destination)
         } else {
-            return false
+            sources = sourceEntity
         }
         let targets: [PreparedEntityMapping]
         switch lookup {
-        case "destinationInstancesForEntityMappingNamed:sourceInstances:":
+        case SQLLink.mappingLookup:
             targets = mappings.filter { $0.mapping.name == argument }
         case MappingInference.relationshipLookup:
             // The mappings from the source relationship's entities to the destination
             // relationship's, as the lookup finds them.
-            guard EntityMappingRunner.copiedAttribute(arguments[1]) == argument, let sources else { return false }
+            guard read == argument, let sources else { return false }
             let sourceKinds = Set(sourceModel.descendants(of: sources).map(\.name))
             let destinationKinds = Set(destinationModel.descendants(of: target).map(\.name))
             targets = mappings.filter {

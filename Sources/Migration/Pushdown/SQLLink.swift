@@ -225,24 +225,26 @@ struct SQLLink {
             // The source relationship read, or none for `$source` itself: the object the
             // target mapping made from the same source row (an entity split in two), whose
             // key follows the row's own.
+            guard let (lookup, argument, read) = Self.lookup(property.expression.expression) else {
+                throw Refusal("'\(name)' is evaluated by the interpreter")
+            }
             let s: RelationshipDescription?
-            let lookup: String, argument: String
-            if let made = Self.lookupOfItsSource(property.expression.expression) {
+            if let read {
+                guard
+                    let relationship = source.model.allRelationships(of: sourceEntity).first(where: { $0.name == read })
+                else { throw Refusal("'\(name)' is evaluated by the interpreter") }
+                s = relationship
+            } else {
                 guard !afterInterpretedStage1 else {
                     throw Refusal(
                         "'\(name)' looks up the object made from the same source, after an interpreted stage 1")
                 }
-                (lookup, argument, s) = ("destinationInstancesForEntityMappingNamed:sourceInstances:", made, nil)
-            } else {
-                guard let (l, a, sourceName) = Self.lookup(property.expression.expression),
-                    let read = source.model.allRelationships(of: sourceEntity).first(where: { $0.name == sourceName })
-                else { throw Refusal("'\(name)' is evaluated by the interpreter") }
-                (lookup, argument, s) = (l, a, read)
+                s = nil
             }
             let sourceName = s?.name ?? "$source"
             // The entity mapping whose instances the lookup finds.
             let candidates: [PreparedEntityMapping]
-            if lookup == "destinationInstancesForEntityMappingNamed:sourceInstances:" {
+            if lookup == Self.mappingLookup {
                 candidates = all.filter { $0.mapping.name == argument }
             } else {
                 guard let s, argument == sourceName, let sTarget = source.model.entity(named: s.destination),
@@ -437,11 +439,10 @@ struct SQLLink {
         _ destinationTable: String, set key: String, position: String, _ entity: String, rows: String,
         from table: String, following foreignKey: String, to targets: String, order: String
     ) -> String {
-        "UPDATE main.\(destinationTable) AS d SET \(key) = t.target, \(position) = t.position\(entity) FROM ("
-            + "SELECT k.destination AS row, o.destination AS target, "
-            + "row_number() OVER (PARTITION BY o.destination ORDER BY \(order)) AS position "
-            + "FROM \(rows) AS k JOIN src.\(table) AS s ON s.Z_PK = k.source JOIN \(targets) AS o ON o.source = s.\(foreignKey)"
-            + ") AS t WHERE d.Z_PK = t.row"
+        "UPDATE main.\(destinationTable) AS d SET \(key) = p.target, \(position) = p.position\(entity) FROM ("
+            + "SELECT k.destination AS row, t.destination AS target, "
+            + "row_number() OVER (PARTITION BY t.destination ORDER BY \(order)) AS position "
+            + "FROM \(pairs(rows, from: table, following: foreignKey, to: targets))) AS p WHERE d.Z_PK = p.row"
     }
 
     /// A row of `table` whose key column `key` holds a key.
@@ -470,8 +471,8 @@ struct SQLLink {
         else { throw SQLTranslator.Refusal("'\(name)' is one-to-one with itself") }
         let me = keysTable(holder), them = keysTable(target)
         let pairs =
-            "SELECT k.destination AS row, t.destination AS target FROM \(me) AS k "
-            + "JOIN src.\(plan.sourceTable) AS s ON s.Z_PK = k.source JOIN \(them) AS t ON t.source = s.\(sourceColumn)"
+            "SELECT k.destination AS row, t.destination AS target "
+            + "FROM \(Self.pairs(me, from: plan.sourceTable, following: sourceColumn, to: them))"
         let backEntity = backColumns.entity.map { ", \($0) = \(plan.destinationEntityNumber)" } ?? ""
         let sql =
             update(
@@ -517,31 +518,41 @@ struct SQLLink {
         following foreignKey: String, to targets: String
     ) -> String {
         "UPDATE main.\(destinationTable) AS d SET \(key) = t.destination\(entity) "
-            + "FROM \(rows) AS k JOIN src.\(table) AS s ON s.Z_PK = k.source JOIN \(targets) AS t ON t.source = s.\(foreignKey) "
+            + "FROM \(pairs(rows, from: table, following: foreignKey, to: targets)) "
             + "WHERE d.Z_PK = k.destination AND d.\(key) IS NOT t.destination"
     }
 
-    /// `M` of `FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:",
-    /// "M", $source)`: the object mapping `M` made from the same source object.
-    static func lookupOfItsSource(_ expression: FormatExpression) -> String? {
-        guard case .functionCall(let manager, let selector, let arguments) = expression.kind,
-            case .variable("manager") = manager.kind, arguments.count == 2,
-            selector.constantString == "destinationInstancesForEntityMappingNamed:sourceInstances:",
-            case .variable("source") = arguments[1].kind
-        else { return nil }
-        return arguments[0].constantString
+    /// The rows of the keys table `rows` (as `k`) with their source rows (`s`, of `table`)
+    /// and the keys table `targets` (as `t`) row their source key column `foreignKey`
+    /// names: each destination row with the destination its key points to.
+    private static func pairs(_ rows: String, from table: String, following foreignKey: String, to targets: String)
+        -> String
+    {
+        "\(rows) AS k JOIN src.\(table) AS s ON s.Z_PK = k.source JOIN \(targets) AS t ON t.source = s.\(foreignKey)"
     }
 
+    static let mappingLookup = "destinationInstancesForEntityMappingNamed:sourceInstances:"
+
     /// `FUNCTION($manager, "<lookup>", "<argument>", $source.<relationship>)`, the last
-    /// argument also as `FUNCTION($source, "valueForKey:", "<relationship>")`.
-    static func lookup(_ expression: FormatExpression) -> (lookup: String, argument: String, relationship: String)? {
+    /// argument also as `FUNCTION($source, "valueForKey:", "<relationship>")`, or
+    /// `$source` itself (`relationship` nil: the object mapping `<argument>` made from the
+    /// same source object, with ``mappingLookup`` only).
+    static func lookup(_ expression: FormatExpression) -> (lookup: String, argument: String, relationship: String?)? {
         guard case .functionCall(let target, let selector, let arguments) = expression.kind, arguments.count == 2,
             case .variable("manager") = target.kind, let lookup = selector.constantString,
-            lookup == "destinationInstancesForEntityMappingNamed:sourceInstances:"
-                || lookup == MappingInference.relationshipLookup,
-            let argument = arguments[0].constantString,
-            let relationship = EntityMappingRunner.copiedAttribute(arguments[1])
+            lookup == mappingLookup || lookup == MappingInference.relationshipLookup,
+            let argument = arguments[0].constantString
         else { return nil }
+        if case .variable("source") = arguments[1].kind {
+            return lookup == mappingLookup ? (lookup, argument, nil) : nil
+        }
+        guard let relationship = EntityMappingRunner.copiedAttribute(arguments[1]) else { return nil }
         return (lookup, argument, relationship)
+    }
+
+    /// `M` of the lookup of `$source` itself in mapping `M` (``lookup(_:)``).
+    static func lookupOfItsSource(_ expression: FormatExpression) -> String? {
+        guard let (_, argument, relationship) = lookup(expression), relationship == nil else { return nil }
+        return argument
     }
 }
