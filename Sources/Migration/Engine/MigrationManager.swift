@@ -109,23 +109,21 @@ public final class MigrationManager: KeyValueCoding {
     ) -> [(entityMapping: String, execution: MappingExecution)] {
         var compiler = MappingCompiler(mapping, source: source, destination: destination, policies: policies)
         let prepared = compiler.prepare().entityMappings
+        // (By index: a mapping that does not compile has none.)
+        let usesDefaultPolicy = Dictionary(
+            prepared.map { ($0.index, policies.makePolicy(for: $0.mapping).isDefault) }, uniquingKeysWith: { a, _ in a }
+        )
         let (plans, linksAfterInterpreted) =
             options.pushdown
             ? SQLMappingPlan.plans(
-                prepared,
-                usesDefaultPolicy: { p in
-                    (p.mapping.policy.flatMap { policies.makePolicy($0) } ?? DefaultMigrationPolicy()).isDefault
-                }, functions: policies.functions, source: StoreLayout(model: source),
-                destination: StoreLayout(model: destination))
+                prepared, usesDefaultPolicy: { usesDefaultPolicy[$0.index] == true }, functions: policies.functions,
+                source: StoreLayout(model: source), destination: StoreLayout(model: destination))
             : ([:], [:])
         let byName = Dictionary(prepared.map { ($0.mapping.name, $0) }, uniquingKeysWith: { a, _ in a })
         // As the run chooses them: its stage 1 order is the file's whenever one links in
         // the interpreter.
-        let allDefault = prepared.allSatisfy { p in
-            (p.mapping.policy.flatMap { policies.makePolicy($0) } ?? DefaultMigrationPolicy()).isDefault
-        }
         let withInstances =
-            allDefault
+            usesDefaultPolicy.values.allSatisfy { $0 }
             ? linksWithInstances(
                 prepared,
                 interpretedBothStages: { i in
@@ -277,7 +275,7 @@ public final class MigrationManager: KeyValueCoding {
         prelinked = []
         runners = []
         for p in prepared.entityMappings {
-            let policy = p.mapping.policy.flatMap { policies.makePolicy($0) } ?? DefaultMigrationPolicy()
+            let policy = policies.makePolicy(for: p.mapping)
             let runner = EntityMappingRunner(p, policy: policy, manager: self)
             runners.append(runner)
             runnersByName[p.mapping.name] = runner

@@ -54,6 +54,11 @@ public struct PolicyRegistry: Sendable {
         registeredName(for: name).flatMap { factories[$0]?() }
     }
 
+    /// A new policy for `mapping`: the one it names, or the default one.
+    func makePolicy(for mapping: EntityMapping) -> any EntityMigrationPolicy {
+        mapping.policy.flatMap { makePolicy($0) } ?? DefaultMigrationPolicy()
+    }
+
     /// The registered name that `name` resolves to: `name` itself, or, for a class name
     /// qualified by its Swift module as Xcode's mapping models write them
     /// (`App.BookToBookPolicy`), the name without the module (`BookToBookPolicy`).
