@@ -294,12 +294,11 @@ struct SQLMappingPlan {
                     SQLFunctionRow(entity: sourceEntity, model: source.model, attributes: reads) != nil
                 else { throw Refusal("its source fetch's predicate reads more than attributes") }
                 let arguments = reads.map { ", t0.\(sourceAttributes[$0]!.column)" }.joined()
-                // (Where it may not decide: an atom's storage class and text tests, or the
-                // second condition where nothing narrower is known.)
+                // (Past the first condition: where it may not decide, or, where nothing
+                // narrower is known, where the second holds too.)
                 let undecided =
-                    fetch.uncertain != "1"
-                    ? "(\(SQLTranslator.renumbered(fetch.uncertain, by: offset)))"
-                    : "coalesce(\(SQLTranslator.renumbered(fetch.whenFalse, by: offset)), 0)"
+                    SQLTranslator.uncertainRows(fetch, offset: offset)
+                    ?? "coalesce(\(SQLTranslator.renumbered(fetch.whenFalse, by: offset)), 0)"
                 filter =
                     "CASE WHEN NOT coalesce(\(filter), 0) THEN 0 WHEN \(undecided) "
                     + "THEN \(Self.acceptFunction(prepared.index))(t0.Z_PK\(arguments)) ELSE 1 END"

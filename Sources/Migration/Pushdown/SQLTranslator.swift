@@ -47,6 +47,13 @@ struct SQLTranslator {
     private(set) var guards: [SQLGuard] = []
     /// What SQL says of a predicate over a source row's attributes (`t0` the row): the
     /// fetch predicates' two conditions (`StoreLayout.rowConditions(of:on:)`).
+    /// The rows `conditions` may not decide, with its parameters from `?offset+1`: those
+    /// its comparisons read differently (a test of their storage class and text), cheaper
+    /// than testing both conditions; nil where nothing narrower is known.
+    static func uncertainRows(_ conditions: RowConditions, offset: Int) -> String? {
+        conditions.uncertain == "1" ? nil : "(\(renumbered(conditions.uncertain, by: offset)))"
+    }
+
     typealias RowConditions = (
         whenTrue: String, whenFalse: String, parameters: [SQLiteValue], isExact: Bool, uncertain: String
     )
@@ -263,15 +270,10 @@ struct SQLTranslator {
         parameters += decided.parameters
         let yes = "coalesce(\(Self.renumbered(decided.whenTrue, by: offset)), 0)"
         if !decided.isExact {
-            // The rows SQL may not decide: those an atom reads differently (a test of their
-            // storage class and text), cheaper than testing both conditions; both
-            // conditions where nothing narrower is known.
-            if decided.uncertain != "1" {
-                undecided.append("(\(Self.renumbered(decided.uncertain, by: offset)))")
-            } else {
-                let no = "coalesce(\(Self.renumbered(decided.whenFalse, by: offset)), 0)"
-                undecided.append("(\(yes) = \(no))")
-            }
+            // Both conditions where nothing narrower is known.
+            undecided.append(
+                Self.uncertainRows(decided, offset: offset)
+                    ?? "(\(yes) = coalesce(\(Self.renumbered(decided.whenFalse, by: offset)), 0))")
         }
         let a = try branch(whenTrue, taken: yes), b = try branch(whenFalse, taken: "NOT \(yes)")
         let kind: SQLTerm.Kind
