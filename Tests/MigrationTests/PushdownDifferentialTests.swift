@@ -272,6 +272,11 @@ import TestSupport
         return result
     }
 
+    /// `sql` with each `{name}` replaced by the table or column `names` gives it.
+    static func filling(_ sql: String, _ names: [String: String]) -> String {
+        names.reduce(sql) { sql, name in sql.replacingOccurrences(of: "{\(name.key)}", with: name.value) }
+    }
+
     enum Outcome: Equatable {
         case store([String: [[String]]], [[Int]])
         case failure(String)
@@ -913,7 +918,7 @@ import TestSupport
                 INSERT INTO \(passport.table) (Z_PK, Z_ENT, Z_OPT, \(passport.attributeColumns["number"]!), \(toPerson))
                 SELECT i, \(passport.number), 1, 'P-' || i, CASE WHEN (41 - i) % 4 = 0 THEN NULL ELSE 41 - i END FROM n;
                 UPDATE Z_PRIMARYKEY SET Z_MAX = 40;
-                \(damage.replacingOccurrences(of: "{person}", with: person.table).replacingOccurrences(of: "{toPassport}", with: toPassport).replacingOccurrences(of: "{passport}", with: passport.table).replacingOccurrences(of: "{toPerson}", with: toPerson))
+                \(Self.filling(damage, ["person": person.table, "toPassport": toPassport, "passport": passport.table, "toPerson": toPerson]))
                 """)
             return path
         }
@@ -1080,13 +1085,13 @@ import TestSupport
                 UPDATE Z_PRIMARYKEY SET Z_MAX = 40 WHERE Z_ENT = \(tag.number);
                 UPDATE Z_PRIMARYKEY SET Z_MAX = 20 WHERE Z_ENT = \(folder.number);
                 UPDATE Z_PRIMARYKEY SET Z_MAX = 600 WHERE Z_ENT = \(note.number);
-                \(odd.replacingOccurrences(of: "$TAGS", with: tags.table).replacingOccurrences(of: "$NOTE", with: tags.sourceColumn).replacingOccurrences(of: "$TAG", with: tags.destinationColumn).replacingOccurrences(of: "{notes}", with: note.table).replacingOccurrences(of: "{folder}", with: note.toOneColumns["folder"]!.key))
+                \(Self.filling(odd, ["tags": tags.table, "note": tags.sourceColumn, "tag": tags.destinationColumn, "notes": note.table, "folder": note.toOneColumns["folder"]!.key]))
                 """)
             return path
         }
         let clean = try makeSource("M1.sqlite")
-        let dangling = try makeSource("M1-dangling.sqlite", "INSERT INTO $TAGS ($NOTE, $TAG) VALUES (8, 77);")
-        let renamed = try makeSource("M1-renamed.sqlite", "ALTER TABLE $TAGS RENAME TO Z_9OTHERNAME;")
+        let dangling = try makeSource("M1-dangling.sqlite", "INSERT INTO {tags} ({note}, {tag}) VALUES (8, 77);")
+        let renamed = try makeSource("M1-renamed.sqlite", "ALTER TABLE {tags} RENAME TO Z_9OTHERNAME;")
         let noFolder = try makeSource("M1-nofolder.sqlite", "UPDATE {notes} SET {folder} = 99 WHERE Z_PK = 10;")
         let noteFilter =
             #", "sourceExpression": "FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"Note\", \"hidden == NO\"), $manager.sourceContext, NO)""#
@@ -1149,10 +1154,7 @@ import TestSupport
             let store = try Store.open(at: source, model: v1)
             let row = store.layout.entities["Row"]!, group = store.layout.entities["Group"]!
             try store.database.execute(
-                shift.replacingOccurrences(of: "{row}", with: row.table).replacingOccurrences(
-                    of: "{group}", with: group.table
-                )
-                .replacingOccurrences(of: "{key}", with: row.toOneColumns["group"]!.key))
+                Self.filling(shift, ["row": row.table, "group": group.table, "key": row.toOneColumns["group"]!.key]))
             let mapping = try Self.mapping("outText", "$source.text")
             let (interpreted, pushed, report) = try Self.bothWays(
                 mapping, v1, v2, source: source, in: directory, name: "\(n)")
