@@ -42,6 +42,7 @@ import TestSupport
                   note: UserToUser of \(folder)/Model2_to_Model3.xcmappingmodel replaces the entity mapping of that name before it
                   note: BookToBook of \(folder)/Model2_to_Model3.xcmappingmodel replaces the entity mapping of that name before it
                   note: AuthorToAuthor of \(folder)/Model2_to_Model3.xcmappingmodel replaces the entity mapping of that name before it
+                  note: reads the store the step before writes, whose values fit Model2: SQL reads them as they are
                   UserToUser: does not check: no policy named 'MHWUserToUserPolicy' is registered; register a Swift stand-in for it: `policies.register("MHWUserToUserPolicy") { MyPolicy() }` (docs/engine.md, "Custom policies")
                   BookToBook: does not check: no policy named 'MHWBookToBookPolicy' is registered; register a Swift stand-in for it: `policies.register("MHWBookToBookPolicy") { MyPolicy() }` (docs/engine.md, "Custom policies")
                   File: interpreted: the mapping has no source entity
@@ -85,11 +86,11 @@ import TestSupport
                     checks: userId in range
                 Model2 → Model3: inferred (4 entity mappings)
                   note: does not carry over Book.fileURL, Book.users, User.books: nothing in Model3 has their name or renaming identifier; if the data must be kept, give what replaces them the old name as renaming identifier, or write a mapping file for the step
+                  note: reads the store the step before writes, whose values fit Model2: SQL reads them as they are
                   IEM_Copy_Author: SQL
                   IEM_Transform_Book: SQL
                   IEM_Add_File: interpreted: the mapping has no source entity
                   IEM_Transform_User: SQL
-                    checks: userId in range
 
                 """)
         let before = try Data(contentsOf: URL(fileURLWithPath: scratch.store))

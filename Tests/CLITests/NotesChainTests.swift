@@ -148,13 +148,13 @@ import Testing
                       IEM_Transform_Note: SQL
                         checks: priority in range
                     Notes2 → Notes3: \(Self.example.path)/Notes2_to_Notes3.mapping.json (2 entity mappings)
+                      note: reads the store the step before writes, whose values fit Notes2: SQL reads them as they are
                       NotebookToNotebook: SQL
                       NoteToNote: SQL
-                        evaluated where SQL cannot decide: title, priority, the source predicate
                     Notes3 → Notes4: inferred (3 entity mappings)
+                      note: reads the store the step before writes, whose values fit Notes3: SQL reads them as they are
                       IEM_Add_Attachment: interpreted: the mapping has no source entity
                       IEM_Transform_Note: SQL
-                        checks: wordCount in range
                       IEM_Copy_Notebook: SQL
 
                     """, "\(plan.stderr)")

@@ -219,7 +219,9 @@ import TestSupport
 
     /// The forms' mapping: `attribute` from `expression`, `label` (required in D2, with a
     /// default) as inferred mappings fill it, everything else copied or re-linked.
-    static func mapping(_ attribute: String, _ expression: String, predicate: String? = nil) throws -> MappingModel {
+    static func mapping(
+        _ attribute: String, _ expression: String, predicate: String? = nil, from sourceModel: String = "D1"
+    ) throws -> MappingModel {
         func escaped(_ text: String) -> String {
             text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
         }
@@ -236,7 +238,7 @@ import TestSupport
         return try Migration.MappingModel(
             json: JSON.parse(
                 """
-                {"sourceModel": "D1", "destinationModel": "D2", "entityMappings": [
+                {"sourceModel": "\(sourceModel)", "destinationModel": "D2", "entityMappings": [
                   {"name": "GroupToGroup", "type": "copy", "sourceEntity": "Group", "destinationEntity": "Group"},
                   {"name": "RowToRow", "type": "transform", "sourceEntity": "Row", "destinationEntity": "Row",\(sourceExpression)
                    "attributeMappings": {"label": "\(label)", "\(attribute)": "\(escaped(expression))"}}]}
@@ -284,12 +286,13 @@ import TestSupport
 
     static func run(
         _ mapping: MappingModel, _ v1: ObjectModel, _ v2: ObjectModel, source: String, to path: String,
-        pushdown: Bool, policies: PolicyRegistry = PolicyRegistry(),
+        pushdown: Bool, policies: PolicyRegistry = PolicyRegistry(), sourceIsWellTyped: Bool = false,
         after: (MigrationManager) -> Void = { _ in }
     ) throws -> (Outcome, MigrationReport?) {
         let manager = try MigrationManager(
             mapping: mapping, source: v1, destination: v2, policies: policies,
             options: MigrationOptions(chunkSize: 700, pushdown: pushdown))
+        manager.sourceIsWellTyped = sourceIsWellTyped
         do {
             let report = try manager.migrateStore(from: source, to: path)
             after(manager)
@@ -374,6 +377,108 @@ import TestSupport
                     "value: entity mapping \"RowToRow\", source Row Z_PK 2, 'out16' = \"$source.i32 - 0\": 2147483647 is out of range for a int16 attribute"
                 ])
         }
+    }
+
+    /// W1: D1 as a store Remodel wrote holds it (a chain's later steps read such a store),
+    /// with `count` required.
+    static let written = source.replacingOccurrences(of: "\"D1\"", with: "\"W1\"").replacingOccurrences(
+        of: "\"count\": \"int32\"", with: "\"count\": {\"type\": \"int32\", \"optional\": false}")
+
+    /// A store Remodel wrote, read as one (``MigrationManager/sourceIsWellTyped``): the
+    /// odd rows of a D1 store, migrated to W1 by the interpreter, are read by SQL without
+    /// conversions or checks, and every form (and every predicate) gives what the
+    /// interpreter gives, with fewer checks than from a store from elsewhere and no value
+    /// asked of the interpreter for a form SQL translates. The same reading of the odd D1
+    /// store itself, which does not hold what W1's types say, gives other values: what
+    /// is taken on trust matters.
+    /// (The odd integer rows have the odd text rows too.)
+    @Test func aStoreTheRunWroteIsReadAsItIs() throws {
+        let v1 = try model(Self.source), w1 = try model(Self.written), v2 = try model(Self.destination)
+        let directory = try TemporaryDirectory()
+        let odd = directory.path("D1.sqlite"), written = directory.path("W1.sqlite")
+        try Self.makeSource(at: odd, model: v1, rows: .oddInteger)
+        let first = try MigrationManager(
+            mapping: Migration.MappingModel.inferred(from: v1, to: w1), source: v1, destination: w1,
+            options: MigrationOptions(pushdown: false))
+        try first.migrateStore(from: odd, to: written)
+        var (checks, checksFromElsewhere, differences) = (0, 0, 0)
+        let forms =
+            Self.forms.map { ($0.attribute, $0.expression, $0.expected, nil as String?) }
+            + Self.predicates.map { ("outText", "$source.text", $0.expected, $0.predicate as String?) }
+        for (n, (attribute, expression, expected, predicate)) in forms.enumerated() {
+            let mapping = try Self.mapping(attribute, expression, predicate: predicate, from: "W1")
+            let (interpreted, _) = try Self.run(
+                mapping, w1, v2, source: written, to: directory.path("i\(n).sqlite"), pushdown: false)
+            let (pushed, report) = try Self.run(
+                mapping, w1, v2, source: written, to: directory.path("s\(n).sqlite"), pushdown: true,
+                sourceIsWellTyped: true)
+            #expect(pushed == interpreted, "\(attribute) = \(expression) \(predicate ?? "")")
+            if expected == .sql, predicate.map(Self.decidedBySQL.contains) ?? true,
+                let execution = report?.entityMappings[1].execution
+            {
+                #expect(execution.evaluations == 0, "\(expression) \(predicate ?? ""): \(execution.evaluations)")
+            }
+            checks +=
+                MigrationManager.plannedExecutions(mapping, source: w1, destination: v2, sourceIsWellTyped: true)[1]
+                .execution.checks.count
+            checksFromElsewhere +=
+                MigrationManager.plannedExecutions(mapping, source: w1, destination: v2)[1].execution.checks.count
+            // The odd D1 store read as if Remodel had written it, until it differs.
+            guard differences == 0 else { continue }
+            let d1Mapping = try Self.mapping(attribute, expression, predicate: predicate)
+            let (fromOdd, _) = try Self.run(
+                d1Mapping, v1, v2, source: odd, to: directory.path("o\(n).sqlite"), pushdown: false)
+            let (trusted, _) = try Self.run(
+                d1Mapping, v1, v2, source: odd, to: directory.path("t\(n).sqlite"), pushdown: true,
+                sourceIsWellTyped: true)
+            if trusted != fromOdd { differences += 1 }
+        }
+        #expect(checks < checksFromElsewhere, "\(checks) checks, \(checksFromElsewhere) from elsewhere")
+        #expect(differences > 0)
+    }
+
+    /// A chain's later steps read the store the step before wrote as such: from the odd
+    /// rows of a store from elsewhere, D1 → W1 (inferred) → D2 gives the same store with
+    /// SQL as with the interpreter, and only the first step reads its source with every
+    /// conversion and check.
+    @Test func aChainsLaterStepsReadTheStoreTheStepBeforeWrote() throws {
+        let v1 = try model(Self.source), w1 = try model(Self.written), v2 = try model(Self.destination)
+        let label =
+            "FUNCTION($entityPolicy, \\\"_nonNilValueOrDefaultValueForAttribute:source:destination:\\\", \\\"label\\\", $source, $destination)"
+        let mapping = try Migration.MappingModel(
+            json: JSON.parse(
+                """
+                {"sourceModel": "W1", "destinationModel": "D2", "entityMappings": [
+                  {"name": "GroupToGroup", "type": "copy", "sourceEntity": "Group", "destinationEntity": "Group"},
+                  {"name": "RowToRow", "type": "transform", "sourceEntity": "Row", "destinationEntity": "Row",
+                   "sourceExpression": "FETCH(FUNCTION($manager, \\"fetchRequestForSourceEntityNamed:predicateString:\\", \\"Row\\", \\"count > -400 AND flag != YES\\"), $manager.sourceContext, NO)",
+                   "attributeMappings": {"label": "\(label)", "out16": "$source.i16", "outDouble": "$source.count * 1.5",
+                     "outText": "TERNARY($source.i16 >= 2, 'high', TERNARY($source.i16 == 1, 'normal', 'low'))",
+                     "out64": "FUNCTION(FUNCTION($source.text, 'componentsSeparatedByString:', ' '), 'count')"}}]}
+                """), file: "test.mapping.json")
+        let directory = try TemporaryDirectory()
+        try Self.makeSource(at: directory.path("D1.sqlite"), model: v1, rows: .oddInteger)
+        var stores: [[String: [[String]]]] = []
+        for pushdown in [false, true] {
+            var migrator = StoreMigrator(
+                models: [v1, w1, v2], mappings: [mapping], options: MigrationOptions(chunkSize: 700, pushdown: pushdown)
+            )
+            migrator.keepsBackup = false
+            let steps = try migrator.plan(from: "D1", to: "D2")
+            #expect(try migrator.managers(for: steps).map(\.sourceIsWellTyped) == [false, true])
+            let path = directory.path("\(pushdown).sqlite")
+            try FileManager.default.copyItem(atPath: directory.path("D1.sqlite"), toPath: path)
+            let reports = try migrator.migrate(storeAt: path)
+            #expect(reports.count == 2)
+            if pushdown {
+                let execution = reports[1].report.entityMappings[1].execution!
+                #expect(execution.instancesAsSQL && execution.relationshipsAsSQL, "\(execution)")
+                #expect(execution.evaluations == 0 && execution.checks.isEmpty, "\(execution)")
+            }
+            stores.append(try Self.dump(path))
+        }
+        #expect(stores[0] == stores[1])
+        #expect((stores[1]["ZROW"]?.count ?? 0) > Self.rowCount / 4)
     }
 
     static let predicates: [(predicate: String, expected: Expected)] = [

@@ -64,7 +64,7 @@ extension StoreMigrator {
         defer { snapshot.remove() }
         var current = snapshot.path
         var results: [DryRunStep] = []
-        let managers = try steps.map { step throws(MigrationError) in try manager(for: step) }
+        let managers = try managers(for: steps)
         // New external data files go into the dry run's folder; references copied as they
         // are name files of the store's own folder, read where they are.
         let external = ExternalDataFiles(

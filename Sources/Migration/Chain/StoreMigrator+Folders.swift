@@ -93,6 +93,18 @@ extension StoreMigrator {
             storeAt: store.path, to: version ?? currentVersion(ofModelsAt: models), progress: progress)
     }
 
+    /// The managers of `steps`, run in order: each step after the first reads the store
+    /// the one before it wrote and validated, which its SQL reads without conversions.
+    func managers(for steps: [Step]) throws(MigrationError) -> [MigrationManager] {
+        var managers: [MigrationManager] = []
+        for step in steps {
+            let manager = try manager(for: step)
+            manager.sourceIsWellTyped = !managers.isEmpty
+            managers.append(manager)
+        }
+        return managers
+    }
+
     /// A checked and compiled manager for `step`; a mapping that cannot run is an
     /// ``MigrationError/Kind/invalidMapping`` error that says which step and why.
     func manager(for step: Step) throws(MigrationError) -> MigrationManager {

@@ -358,7 +358,7 @@ public struct StoreMigrator {
         // Planned again under the lock: another run may have moved the store on.
         let steps = try plan(storeAt: path, from: from, to: to)
         try refuseDamage(ofStoreAt: path, at: steps[0].source.version)
-        let managers = try steps.map { step throws(MigrationError) in try manager(for: step) }
+        let managers = try managers(for: steps)
         var reports: [StepReport] = []
         for (step, manager) in zip(steps, managers) {
             let name = "\(step.source.version) → \(step.destination.version)"

@@ -60,6 +60,11 @@ public final class MigrationManager: KeyValueCoding {
     /// Whether stage 1 may set relationships (``planLinksWithInstances()``); off only to
     /// compare with the run that sets them in stage 2.
     var setsLinksWithInstances = true
+    /// Whether the source is a store an earlier step of the same run wrote and validated
+    /// (``StoreMigrator`` sets it for a chain's later steps): SQL then reads its columns
+    /// as they are, without the conversions and checks a store from elsewhere needs
+    /// (docs/pushdown.md, "A store the run wrote").
+    var sourceIsWellTyped = false
     let sourceEntityIndex: [String: UInt16]
     let destinationEntityIndex: [String: UInt16]
     let cancellation = Mutex<MigrationError?>(nil)
@@ -102,10 +107,14 @@ public final class MigrationManager: KeyValueCoding {
     /// How a run would run each entity mapping of `mapping` (docs/pushdown.md): as SQL or
     /// interpreted, and why, before any row is seen. A run can still interpret a mapping
     /// planned as SQL, when a source row meets one of its checks.
+    ///
+    /// `sourceIsWellTyped` is true for a step that reads the store an earlier step of the
+    /// same run writes (a chain's later steps): SQL reads that store's columns as they
+    /// are, so it checks fewer rows.
     public static func plannedExecutions(
         _ mapping: MappingModel, source: ObjectModel, destination: ObjectModel,
         policies: PolicyRegistry = PolicyRegistry(),
-        options: MigrationOptions = MigrationOptions()
+        options: MigrationOptions = MigrationOptions(), sourceIsWellTyped: Bool = false
     ) -> [(entityMapping: String, execution: MappingExecution)] {
         var compiler = MappingCompiler(mapping, source: source, destination: destination, policies: policies)
         let prepared = compiler.prepare().entityMappings
@@ -117,7 +126,8 @@ public final class MigrationManager: KeyValueCoding {
             options.pushdown
             ? SQLMappingPlan.plans(
                 prepared, usesDefaultPolicy: { usesDefaultPolicy[$0.index] == true }, functions: policies.functions,
-                source: StoreLayout(model: source), destination: StoreLayout(model: destination))
+                source: StoreLayout(model: source), sourceIsWellTyped: sourceIsWellTyped,
+                destination: StoreLayout(model: destination))
             : ([:], [:])
         let byName = Dictionary(prepared.map { ($0.mapping.name, $0) }, uniquingKeysWith: { a, _ in a })
         // As the run chooses them: its stage 1 order is the file's whenever one links in

@@ -460,7 +460,8 @@ extension EntityMappingRunner {
                     return false
                 }
             }
-            for link in links {
+            // (A store the run wrote has no key that names no row.)
+            for link in links where !manager.sourceIsWellTyped {
                 guard let dangling = link.dangling else { continue }
                 // Every row of the source entity rather than the keys table: a superset of
                 // the rows migrated when the table is not written yet, and the same rows

@@ -12,7 +12,8 @@ extension MigrationManager {
             options.pushdown
             ? SQLMappingPlan.plans(
                 prepared.entityMappings, usesDefaultPolicy: { self.runners[$0.index].policy.isDefault },
-                functions: policies.functions, source: source.layout, destination: destination.layout)
+                functions: policies.functions, source: source.layout, sourceIsWellTyped: sourceIsWellTyped,
+                destination: destination.layout)
             : ([:], [:])
         for runner in runners {
             if case .success(let plan)? = plans[runner.index] { runner.sqlPlan = plan }

@@ -121,20 +121,21 @@ struct SQLMappingPlan {
     var links: Result<[SQLLink], SQLTranslator.Refusal>
 
     /// The plan of `prepared`, or why it runs interpreted.
+    /// (`sourceIsWellTyped`: see ``SQLTranslator/sourceIsWellTyped``.)
     static func make(
         _ prepared: PreparedEntityMapping, usesDefaultPolicy: Bool, functions: FunctionRegistry,
-        source: StoreLayout, destination: StoreLayout
+        source: StoreLayout, sourceIsWellTyped: Bool = false, destination: StoreLayout
     ) -> Result<SQLMappingPlan, SQLTranslator.Refusal> {
         Result { () throws(SQLTranslator.Refusal) in
             try SQLMappingPlan(
                 prepared, usesDefaultPolicy: usesDefaultPolicy, functions: functions, source: source,
-                destination: destination)
+                sourceIsWellTyped: sourceIsWellTyped, destination: destination)
         }
     }
 
     private init(
         _ prepared: PreparedEntityMapping, usesDefaultPolicy: Bool, functions: FunctionRegistry,
-        source: StoreLayout, destination: StoreLayout
+        source: StoreLayout, sourceIsWellTyped: Bool, destination: StoreLayout
     ) throws(SQLTranslator.Refusal) {
         typealias Refusal = SQLTranslator.Refusal
         guard usesDefaultPolicy else {
@@ -173,9 +174,9 @@ struct SQLMappingPlan {
         let sourceName = sourceEntity.name
         var translator = SQLTranslator(
             sourceAttributes: sourceAttributes, functions: functions,
-            stringFunctionName: Self.stringFunction(prepared.index)
+            stringFunctionName: Self.stringFunction(prepared.index), sourceIsWellTyped: sourceIsWellTyped
         ) {
-            source.rowConditions(of: $0, on: sourceName)
+            source.rowConditions(of: $0, on: sourceName, storeIsWellTyped: sourceIsWellTyped)
         }
         var evaluated: [Evaluated] = []
         let storedNames = Set(sourceAttributes.keys)
@@ -280,7 +281,8 @@ struct SQLMappingPlan {
         var filter = "1"
         var predicateReads: [String]? = nil
         if let predicate = request.predicate {
-            guard let fetch = source.rowConditions(of: predicate, on: sourceName) else {
+            guard let fetch = source.rowConditions(of: predicate, on: sourceName, storeIsWellTyped: sourceIsWellTyped)
+            else {
                 throw Refusal("the source fetch cannot be read")
             }
             let offset = translator.parameters.count
@@ -395,7 +397,7 @@ extension SQLMappingPlan {
     /// `mapping-migrate plan` prints.
     static func plans(
         _ prepared: [PreparedEntityMapping], usesDefaultPolicy: (PreparedEntityMapping) -> Bool,
-        functions: FunctionRegistry, source: StoreLayout, destination: StoreLayout
+        functions: FunctionRegistry, source: StoreLayout, sourceIsWellTyped: Bool = false, destination: StoreLayout
     ) -> (plans: [Int: Result<SQLMappingPlan, SQLTranslator.Refusal>], linksAfterInterpreted: [Int: SQLMappingPlan]) {
         var results: [Int: Result<SQLMappingPlan, SQLTranslator.Refusal>] = [:]
         var plans: [Int: SQLMappingPlan] = [:]
@@ -403,7 +405,8 @@ extension SQLMappingPlan {
         for p in prepared {
             let isDefault = usesDefaultPolicy(p)
             let result = make(
-                p, usesDefaultPolicy: isDefault, functions: functions, source: source, destination: destination)
+                p, usesDefaultPolicy: isDefault, functions: functions, source: source,
+                sourceIsWellTyped: sourceIsWellTyped, destination: destination)
             results[p.index] = result
             if case .success(let plan) = result {
                 plans[p.index] = plan

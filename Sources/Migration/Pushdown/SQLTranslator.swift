@@ -66,14 +66,21 @@ struct SQLTranslator {
     /// The chains of string methods the SQL asks ``stringFunctionName`` for, by position.
     private(set) var stringChains: [[StringCall]] = []
 
+    /// Whether the source is a store Remodel wrote and validated (docs/pushdown.md, "A
+    /// store the run wrote"): each column holds NULL or what its attribute's type is
+    /// written as, text is well-formed UTF-8, integers fit their type, and a required
+    /// attribute is never NULL. Its columns are then read as they are.
+    let sourceIsWellTyped: Bool
+
     init(
         sourceAttributes: [String: (attribute: AttributeDescription, column: String)],
-        functions: FunctionRegistry, stringFunctionName: String,
+        functions: FunctionRegistry, stringFunctionName: String, sourceIsWellTyped: Bool = false,
         rowConditions: @escaping (FormatPredicate) -> RowConditions? = { _ in nil }
     ) {
         self.sourceAttributes = sourceAttributes
         self.functions = functions
         self.stringFunctionName = stringFunctionName
+        self.sourceIsWellTyped = sourceIsWellTyped
         self.rowConditions = rowConditions
     }
 
@@ -175,6 +182,7 @@ struct SQLTranslator {
             throw Refusal("$source.\(name) is not a stored attribute of the source entity")
         }
         let c = "t0.\(column)"
+        if sourceIsWellTyped, let term = Self.wellTyped(attribute, c) { return term }
         switch attribute.type {
         // CAST converts as the sqlite3_value_* functions a reader reads with do, whatever
         // the column stores (sqlite3VdbeMemCast calls the same sqlite3VdbeIntValue and
@@ -200,6 +208,28 @@ struct SQLTranslator {
             return SQLTerm(sql: "CAST(\(c) AS BLOB)", kind: .data, isNullable: true, nullness: c)
         case .decimal, .uuid, .undefined, .objectID, .composite:
             throw Refusal("\(name) is a \(attribute.type.rawValue) attribute, which reading converts")
+        }
+    }
+
+    /// The column `c` of `attribute` in a well-typed store, read as it is: integers (in
+    /// their type's range), booleans (0 or 1), doubles and floats, and well-formed text
+    /// are what the interpreter reads; never NULL when the attribute is required. Nil
+    /// for the types read as from any store (a date's column may hold an integer, which
+    /// reading makes a double: its CAST stays).
+    private static func wellTyped(_ attribute: AttributeDescription, _ c: String) -> SQLTerm? {
+        let nullable = attribute.isOptional
+        switch attribute.type {
+        case .int16, .int32, .int64:
+            return SQLTerm(
+                sql: c, kind: .integer, isNullable: nullable, nullness: c, range: attribute.type.integerRange)
+        case .boolean:
+            return SQLTerm(sql: "(\(c) != 0)", kind: .bool, isNullable: nullable, nullness: c)
+        case .double, .float:
+            return SQLTerm(sql: c, kind: .double, isNullable: nullable, nullness: c)
+        case .string, .uri:
+            return SQLTerm(sql: c, kind: .text, isNullable: nullable, nullness: c)
+        default:
+            return nil
         }
     }
 

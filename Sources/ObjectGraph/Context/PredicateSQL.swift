@@ -57,10 +57,15 @@ struct PredicateTranslator {
     private(set) var parameters: [SQLiteValue] = []
     private var parameterNumbers: [SQLiteValue: Int] = [:]
     private var aliasCount = 0
+    /// Whether every column holds NULL or its attribute type's storage class (a store
+    /// Remodel wrote and validated: ``StoreLayout/rowConditions(of:on:storeIsWellTyped:)``),
+    /// so that no row is read differently for its storage class.
+    private let storeIsWellTyped: Bool
 
-    init(bindings: [String: EntityBinding], unsavedTables: Set<String>) {
+    init(bindings: [String: EntityBinding], unsavedTables: Set<String>, storeIsWellTyped: Bool = false) {
         self.bindings = bindings
         self.unsavedTables = unsavedTables
+        self.storeIsWellTyped = storeIsWellTyped
     }
 
     /// The narrowing of `predicate` for rows of `entity`'s table, read as `t0`.
@@ -355,7 +360,7 @@ struct PredicateTranslator {
         // another storage class than the type's, and text that is not plain ASCII (case
         // folding, canonical equivalence and grapheme clusters are the language's).
         var undecided: [String] = []
-        if let column = operand.column, !operand.storage.isEmpty {
+        if let column = operand.column, !operand.storage.isEmpty, !storeIsWellTyped {
             let classes = (operand.storage + ["null"]).map { "'\($0)'" }.joined(separator: ", ")
             undecided.append("typeof(\(column)) NOT IN (\(classes))")
         }
@@ -367,11 +372,14 @@ struct PredicateTranslator {
             undecided.append("length(\(column)) <> length(CAST(\(column) AS BLOB))")
         }
         // Elsewhere `test` is exact: 0 or 1, or NULL on a NULL column (nil, which no
-        // comparison with a value accepts), where `whenFalse` holds.
+        // comparison with a value accepts), where `whenFalse` holds. In a well-typed store
+        // an attribute's comparison may have no such rows at all.
+        let exact = storeIsWellTyped && undecided.isEmpty && !operand.storage.isEmpty && operand.column != nil
         return Atom(
             narrowing: SQLNarrowing(
                 whenTrue: SQL.any([test] + undecided),
-                whenFalse: SQL.any([SQL.not(test)] + undecided + [isNull]), uncertain: SQL.any(undecided)),
+                whenFalse: SQL.any([SQL.not(test)] + undecided + [isNull]), isExact: exact,
+                uncertain: SQL.any(undecided)),
             acceptsNil: false)
     }
 
@@ -591,7 +599,12 @@ extension StoreLayout {
     /// exactly one is true on every row. Constants are `?1`, `?2`, … with `parameters`'
     /// values; key paths through relationships read the tables by their unqualified names.
     /// Nil when the entity is not in the model.
-    public func rowConditions(of predicate: FormatPredicate, on entityName: String)
+    ///
+    /// When `storeIsWellTyped`, the store is taken to hold in every attribute's column NULL
+    /// or the storage class its type is written with, as every store Remodel writes does
+    /// (docs/pushdown.md, "A store the run wrote"): no row is then left undecided for
+    /// its storage class.
+    public func rowConditions(of predicate: FormatPredicate, on entityName: String, storeIsWellTyped: Bool = false)
         -> (whenTrue: String, whenFalse: String, parameters: [SQLiteValue], isExact: Bool, uncertain: String)?
     {
         var bindings: [String: EntityBinding] = [:]
@@ -599,7 +612,7 @@ extension StoreLayout {
             bindings[entity.name] = EntityBinding(entity: entity, model: model, layout: self)
         }
         guard let binding = bindings[entityName] else { return nil }
-        var translator = PredicateTranslator(bindings: bindings, unsavedTables: [])
+        var translator = PredicateTranslator(bindings: bindings, unsavedTables: [], storeIsWellTyped: storeIsWellTyped)
         let narrowing = translator.translate(predicate, on: binding)
         return (narrowing.whenTrue, narrowing.whenFalse, translator.parameters, narrowing.isExact, narrowing.uncertain)
     }

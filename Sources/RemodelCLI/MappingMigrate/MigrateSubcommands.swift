@@ -88,7 +88,7 @@ struct PlanCommand: ParsableCommand {
                 ?? badInput { () throws(MigrationError) in try migrator.version(ofStoreAt: store).version }
             print("\(store) is at \(start)")
             if steps.isEmpty { print("nothing to do") }
-            for step in steps {
+            for (index, step) in steps.enumerated() {
                 let mapping = step.isInferred ? "inferred" : step.mapping.file ?? "mapping"
                 print(
                     "\(step.source.version) → \(step.destination.version): \(mapping) (\(step.mapping.entityMappings.count) entity mappings)"
@@ -96,9 +96,14 @@ struct PlanCommand: ParsableCommand {
                 for warning in step.warnings { print("  warning: \(warning)") }
                 for note in step.mapping.notes { print("  note: \(note)") }
                 if let dropped = StepNotes.notCarriedOver(step) { print("  note: \(dropped)") }
+                if index > 0 && migrator.options.pushdown {
+                    print(
+                        "  note: reads the store the step before writes, whose values fit \(step.source.version): SQL reads them as they are"
+                    )
+                }
                 for (name, execution) in MigrationManager.plannedExecutions(
                     step.mapping, source: step.source, destination: step.destination,
-                    policies: migrator.policies, options: migrator.options)
+                    policies: migrator.policies, options: migrator.options, sourceIsWellTyped: index > 0)
                 {
                     guard execution.instancesAsSQL else {
                         print("  \(name): \(execution)")
