@@ -396,8 +396,13 @@ extension EntityMappingRunner {
 
     /// The keys tables a link's statements join: this mapping's and its target's.
     private func writeKeysTables(of link: SQLLink) throws(SQLiteError) {
+        try writeKeysTables(of: manager.runner(at: link.target))
+    }
+
+    /// This mapping's keys table and `target`'s.
+    private func writeKeysTables(of target: EntityMappingRunner) throws(SQLiteError) {
         try writeKeysTableIfNeeded()
-        try manager.runner(at: link.target).writeKeysTableIfNeeded()
+        try target.writeKeysTableIfNeeded()
     }
 
     /// Keeps `error`, made for `row`, as the failure to report for the statement it fails.
@@ -484,14 +489,26 @@ extension EntityMappingRunner {
                     // A key written in stage 1: as the interpreter finds it, unset until
                     // the first link of the relationship sets it.
                     let prelinked = manager.prelinked.contains(link.key)
+                    if let group = link.countGroup {
+                        // Members from several mappings: the owners that gain one, once.
+                        let pairs = group.map { part in
+                            manager.prelinked.contains(part.key) && !manager.sqlLinksWritten.contains(part.key)
+                                ? part.pairs : "\(part.pairs) WHERE \(part.changed)"
+                        }
+                        for part in group { try writeKeysTables(of: manager.runner(at: part.key.holder)) }
+                        let count = try database.prepare(
+                            "SELECT count(DISTINCT owner) FROM (\(pairs.joined(separator: " UNION ALL ")))")
+                        if try count.step() { report.relationshipsSet += Int(count.int64(at: 0)) }
+                    }
                     let first = manager.sqlLinksWritten.insert(link.key).inserted
-                    if prelinked, !first, link.countWrittenSQL != nil {
+                    if link.countGroup != nil || link.countedWithGroup {
+                        // (Counted above, with the first part of the group.)
+                    } else if prelinked, !first, link.countWrittenSQL != nil {
                         // A to-many whose keys are as stage 1 wrote them (no interpreted
                         // link has run since the relationship's first): no instance gains
                         // a member.
                         continue
-                    }
-                    if link.countsEveryInstance, let rows = writtenKeys {
+                    } else if link.countsEveryInstance, let rows = writtenKeys {
                         // A to-one: every instance, the rows stage 1 wrote.
                         report.relationshipsSet += rows.count
                     } else {

@@ -51,6 +51,22 @@ struct SQLLink {
     var secondLinkCheck: String? = nil
     /// The inverse's key, which ``sql`` writes as well (a one-to-one's target rows).
     var alsoWrites: Key? = nil
+    /// A to-many whose members several entity mappings make is one link per member
+    /// mapping, each with its key and its `UPDATE`, counted together by the first: an
+    /// instance gains members once, however many mappings give it some. The first holds
+    /// every part's member pairs; the others (``countedWithGroup``) count nothing.
+    var countGroup: [CountPart]? = nil
+    var countedWithGroup = false
+
+    /// A part of a ``countGroup``: the key its link writes, and its (owner, member) pairs
+    /// as `SELECT k.destination AS owner … d` (`d` the member's destination row), which
+    /// count where `changed` holds, or all of them while the interpreter would still find
+    /// the key unset (written in stage 1, before any link of the relationship).
+    struct CountPart {
+        let key: Key
+        let pairs: String
+        let changed: String
+    }
 
     /// The source rows of the mapping whose relationship holds a key that names no row of
     /// the table the key points into: a to-one's key column, or a join table's column of
@@ -257,6 +273,11 @@ struct SQLLink {
                     return sourceKinds.contains(a.name) && destinationKinds.contains(b.name)
                 }
             }
+            if candidates.count > 1, r.isToMany, let s {
+                links += try membersOfSeveralMappings(
+                    name, r, s, candidates, prepared: prepared, plan: plan, source: source, destination: destination)
+                continue
+            }
             guard candidates.count == 1 else { throw Refusal("'\(name)': no single entity mapping makes its targets") }
             // A target mapping that runs interpreted gets its keys table from the
             // interpreter's associations, when they pair one source with one destination
@@ -428,6 +449,66 @@ struct SQLLink {
                         }))
             }
         }
+        return links
+    }
+
+    /// The links of a to-many `r` (read from `s`) whose members several entity mappings
+    /// make (`candidates`: sub-entities each mapped on their own, as inferred mappings do):
+    /// one ``update(_:set:_:rows:from:following:to:)`` per member mapping of the key in its
+    /// rows, the inverse to-one, as the lookup finds the members by every mapping. Only
+    /// where each member mapping reads its own source entity from the table `s` points to,
+    /// and the key is the members' (not a join table), unordered.
+    private static func membersOfSeveralMappings(
+        _ name: String, _ r: RelationshipDescription, _ s: RelationshipDescription,
+        _ candidates: [PreparedEntityMapping], prepared: PreparedEntityMapping, plan: SQLMappingPlan,
+        source: StoreLayout, destination: StoreLayout
+    ) throws(SQLTranslator.Refusal) -> [SQLLink] {
+        typealias Refusal = SQLTranslator.Refusal
+        let several = "'\(name)': several entity mappings make its members"
+        guard let sourceEntity = prepared.sourceEntity, s.isToMany,
+            let sInverse = source.entities[sourceEntity.name]?.toManyInverses[s.name],
+            let sTargetLayout = source.entities[s.destination],
+            let rInverse = destination.entities[plan.destinationEntity]?.toManyInverses[r.name]
+        else { throw Refusal("\(several), and it uses a join table") }
+        // Each source object is one mapping's: a member found twice would be a member of
+        // two destinations' relationships at once.
+        let sourceNames = candidates.compactMap { $0.sourceEntity?.name }
+        guard sourceNames.count == candidates.count, Set(sourceNames).count == candidates.count else {
+            throw Refusal("\(several) from the same source entity")
+        }
+        let me = keysTable(prepared.index)
+        var links: [SQLLink] = []
+        var parts: [CountPart] = []
+        for candidate in candidates {
+            guard let targetPlan = Target(candidate, source: source, destination: destination),
+                targetPlan.sourceTable == sTargetLayout.table,
+                let sInverseColumn = source.entities[candidate.sourceEntity!.name]?.toOneColumns[sInverse],
+                let columns = destination.entities[targetPlan.destinationEntity]?.toOneColumns[rInverse],
+                columns.order == nil
+            else { throw Refusal("\(several), and \(candidate.mapping.name) is not linked by its key (or ordered)") }
+            let them = keysTable(candidate.index)
+            let entity = columns.entity.map { ", \($0) = \(plan.destinationEntityNumber)" } ?? ""
+            let key = Key(
+                holder: candidate.index, keysOf: prepared.index, column: columns.key, entity: columns.entity,
+                entityNumber: plan.destinationEntityNumber, sourceColumn: sInverseColumn.key)
+            parts.append(
+                CountPart(
+                    key: key,
+                    pairs:
+                        "SELECT k.destination AS owner FROM \(them) AS t JOIN src.\(targetPlan.sourceTable) AS s ON s.Z_PK = t.source "
+                        + "JOIN \(me) AS k ON k.source = s.\(sInverseColumn.key) JOIN main.\(targetPlan.destinationTable) AS d ON d.Z_PK = t.destination",
+                    changed: "d.\(columns.key) IS NOT k.destination"))
+            links.append(
+                SQLLink(
+                    relationship: name, target: candidate.index,
+                    sql: update(
+                        targetPlan.destinationTable, set: columns.key, entity, rows: them,
+                        from: targetPlan.sourceTable, following: sInverseColumn.key, to: me),
+                    countSQL: "SELECT 0", countsEveryInstance: false, dangling: nil, key: key,
+                    countBeforeAnyLinkSQL: "SELECT 0", countWrittenSQL: nil, countedWithGroup: true))
+        }
+        links[0].countGroup = parts
+        links[0].countedWithGroup = false
         return links
     }
 
