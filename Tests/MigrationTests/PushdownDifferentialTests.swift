@@ -697,6 +697,38 @@ import TestSupport
         #expect(Set(counts).count > 1, "\(counts)")
     }
 
+    /// The new store's indexes are made after stage 1 has written the rows
+    /// (`Store.create(…, deferringIndexes: true)`), and it has each its layout has, as a
+    /// store made whole has them, both ways.
+    @Test(arguments: [false, true])
+    func theNewStoreHasEveryIndexOfItsLayout(pushdown: Bool) throws {
+        let v1 = try model(Self.source), v2 = try model(Self.destination)
+        let directory = try TemporaryDirectory()
+        let source = directory.path("D1.sqlite"), path = directory.path("D2.sqlite")
+        try Self.makeSource(at: source, model: v1, rows: .clean)
+        let manager = try MigrationManager(
+            mapping: try Self.mapping("out64", "$source.count * 2"), source: v1, destination: v2,
+            options: MigrationOptions(pushdown: pushdown))
+        try manager.migrateStore(from: source, to: path)
+        func indexes(_ path: String) throws -> [String] {
+            let database = try Database(path: path, mode: .readOnly)
+            let statement = try database.prepare(
+                "SELECT sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name")
+            var result: [String] = []
+            while try statement.step() { result.append(statement.string(at: 0)!) }
+            return result
+        }
+        let whole = directory.path("whole.sqlite")
+        _ = try Store.create(at: whole, model: v2)
+        #expect(try indexes(path) == indexes(whole))
+        #expect(try !indexes(path).isEmpty)
+        // A store made with its indexes deferred has none until they are made.
+        let deferred = try Store.create(at: directory.path("deferred.sqlite"), model: v2, deferringIndexes: true)
+        #expect(try indexes(directory.path("deferred.sqlite")).isEmpty)
+        try deferred.createDeferredIndexes()
+        #expect(try indexes(directory.path("deferred.sqlite")) == indexes(whole))
+    }
+
     /// Names each group's copy in capitals, as a custom policy can.
     final class ShoutingPolicy: EntityMigrationPolicy {
         func createDestinationInstances(

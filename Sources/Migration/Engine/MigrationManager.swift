@@ -216,7 +216,8 @@ public final class MigrationManager: KeyValueCoding {
         }
         let destination: Store
         do {
-            destination = try Store.create(at: destinationPath, model: destinationModel)
+            // Its indexes once stage 1 has written the rows (``run(source:destination:)``).
+            destination = try Store.create(at: destinationPath, model: destinationModel, deferringIndexes: true)
             if let externalData { destination.externalData = externalData }
         } catch {
             throw MigrationError(.destinationStore, "cannot create the destination store: \(error)", underlying: error)
@@ -314,6 +315,15 @@ public final class MigrationManager: KeyValueCoding {
             report(
                 .createInstances, runner, migrationProgress, runner.report.sourceInstances,
                 runner.report.sourceInstances, 0, force: true)
+        }
+        // The indexes, built once from the rows (stage 1 only inserts: its fetches of the
+        // destination, should a policy make any, are slower without them, not different),
+        // before stage 2's links, counts and fetches read them.
+        do {
+            try destination.createDeferredIndexes()
+        } catch {
+            throw MigrationError(
+                .destinationStore, "cannot create the destination's indexes: \(error)", underlying: error)
         }
         // Stage 2: relationships.
         for runner in runners {

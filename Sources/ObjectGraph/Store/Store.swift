@@ -17,6 +17,9 @@ public final class Store {
     /// folder unless set otherwise, before a context is made (a migration step's new store
     /// writes into the folder of the store it replaces).
     public var externalData: ExternalDataFiles
+    /// The indexes ``create(at:model:journalMode:deferringIndexes:)`` left for
+    /// ``createDeferredIndexes()``.
+    private var deferredIndexes: [String] = []
 
     private init(
         path: String, database: Database, model: ObjectModel, metadata: StoreMetadata, layout: StoreLayout? = nil
@@ -31,10 +34,12 @@ public final class Store {
 
     /// Creates a new, empty store for `model` (`:memory:` for an in-memory store) with the
     /// journal mode `journalMode` (Core Data's default for new stores is WAL). The file must
-    /// not exist yet.
-    public static func create(at path: String, model: ObjectModel, journalMode: JournalMode = .delete)
-        throws(StoreError) -> Store
-    {
+    /// not exist yet. With `deferringIndexes`, the tables' indexes are made only by
+    /// ``createDeferredIndexes()``: a bulk load writes its rows first, and SQLite builds
+    /// each index once, sorted, rather than entry by entry in random order.
+    public static func create(
+        at path: String, model: ObjectModel, journalMode: JournalMode = .delete, deferringIndexes: Bool = false
+    ) throws(StoreError) -> Store {
         if path != ":memory:", FileManager.default.fileExists(atPath: path) {
             throw StoreError(.cannotOpen, "a file already exists here; a new store needs a new file", path: path)
         }
@@ -44,8 +49,11 @@ public final class Store {
             if path != ":memory:" { try database.setJournalMode(journalMode) }
             let metadata = StoreMetadata(model: model)
             let store = Store(path: path, database: database, model: model, metadata: metadata)
+            if deferringIndexes { store.deferredIndexes = store.layout.indexStatements }
             try database.transaction {
-                for statement in store.layout.createStatements { try database.execute(statement) }
+                for statement in store.layout.createStatements where !store.deferredIndexes.contains(statement) {
+                    try database.execute(statement)
+                }
                 let insert = try database.prepare(
                     "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)")
                 for entity in store.layout.entities.values.sorted(by: { $0.number < $1.number }) {
@@ -60,6 +68,17 @@ public final class Store {
                 try meta.run()
             }
             return store
+        }
+    }
+
+    /// Creates the indexes ``create(at:model:journalMode:deferringIndexes:)`` deferred, if
+    /// any are left: the store is then in Core Data's layout.
+    public func createDeferredIndexes() throws(StoreError) {
+        guard !deferredIndexes.isEmpty else { return }
+        let statements = deferredIndexes
+        deferredIndexes = []
+        try Self.storeErrors(path: path, otherwise: .sqlite) {
+            for statement in statements { try database.execute(statement) }
         }
     }
 

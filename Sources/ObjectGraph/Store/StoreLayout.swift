@@ -336,6 +336,12 @@ public struct StoreLayout: Sendable {
         return model.allRelationships(of: destination).first { $0.name == name }
     }
 
+    /// Those of ``createStatements`` that create an index (never a unique one: a table's
+    /// keys are in its `CREATE TABLE`), which a bulk load may run after its rows.
+    public var indexStatements: [String] {
+        createStatements.filter { $0.hasPrefix("CREATE INDEX ") }
+    }
+
     /// The statements that create the store's tables and indexes, in a stable order.
     public var createStatements: [String] {
         var statements: [String] = []
