@@ -725,8 +725,13 @@ import TestSupport
         // A store made with its indexes deferred has none until they are made.
         let deferred = try Store.create(at: directory.path("deferred.sqlite"), model: v2, deferringIndexes: true)
         #expect(try indexes(directory.path("deferred.sqlite")).isEmpty)
+        try deferred.database.execute("PRAGMA cache_size = -12345")
         try deferred.createDeferredIndexes()
         #expect(try indexes(directory.path("deferred.sqlite")) == indexes(whole))
+        // (Built with a small cache, which is then what it was.)
+        let size = try deferred.database.prepare("PRAGMA cache_size")
+        _ = try size.step()
+        #expect(size.int64(at: 0) == -12345)
     }
 
     /// Names each group's copy in capitals, as a custom policy can.
