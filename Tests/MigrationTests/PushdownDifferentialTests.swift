@@ -697,6 +697,76 @@ import TestSupport
         #expect(Set(counts).count > 1, "\(counts)")
     }
 
+    /// A to-one whose target two entity mappings make (a review of a vehicle, cars and bikes
+    /// each mapped on their own): one `UPDATE` per target mapping, each setting the key and
+    /// its entity column, every review counted once, in every order; a review of a plain
+    /// vehicle, which no mapping maps, has none. The keys are never written in stage 1
+    /// (two mappings' keys would fill the same column).
+    @Test func aToOneWhoseTargetSeveralMappingsMakeIsLinkedBySQL() throws {
+        let models = ["R1", "R2"].map { version in
+            """
+            {"version": "\(version)", "entities": {
+              "Vehicle": {"attributes": {"name": "string"},
+                          "relationships": {"reviews": {"destination": "Review", "inverse": "vehicle", "toMany": true}}},
+              "Car": {"parent": "Vehicle", "attributes": {"doors": "int16"}},
+              "Bike": {"parent": "Vehicle", "attributes": {"gears": "int16"}},
+              "Review": {"attributes": {"stars": "int16"},
+                         "relationships": {"vehicle": {"destination": "Vehicle", "inverse": "reviews"}}}}}
+            """
+        }
+        let v1 = try model(models[0]), v2 = try model(models[1])
+        let directory = try TemporaryDirectory()
+        let source = directory.path("R1.sqlite")
+        do {
+            let store = try Store.create(at: source, model: v1)
+            let layout = store.layout.entities
+            let vehicle = layout["Vehicle"]!, car = layout["Car"]!, bike = layout["Bike"]!, review = layout["Review"]!
+            let key = review.toOneColumns["vehicle"]!
+            #expect(key.entity != nil)
+            try store.database.execute(
+                """
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 90)
+                INSERT INTO \(vehicle.table) (Z_PK, Z_ENT, Z_OPT, \(vehicle.attributeColumns["name"]!), \(car.attributeColumns["doors"]!),
+                    \(bike.attributeColumns["gears"]!))
+                SELECT i, CASE i % 3 WHEN 0 THEN \(vehicle.number) WHEN 1 THEN \(car.number) ELSE \(bike.number) END, 1, 'vehicle ' || i,
+                    CASE i % 3 WHEN 1 THEN i % 5 END, CASE i % 3 WHEN 2 THEN i % 21 END FROM n;
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 700)
+                INSERT INTO \(review.table) (Z_PK, Z_ENT, Z_OPT, \(review.attributeColumns["stars"]!), \(key.key), \(key.entity!))
+                SELECT i, \(review.number), 1, i % 6, CASE WHEN i % 5 = 0 THEN NULL ELSE i % 90 + 1 END,
+                    CASE WHEN i % 5 = 0 THEN NULL ELSE CASE (i % 90 + 1) % 3 WHEN 0 THEN \(vehicle.number) WHEN 1 THEN \(car.number) ELSE \(bike.number) END END
+                FROM n;
+                UPDATE Z_PRIMARYKEY SET Z_MAX = 90 WHERE Z_ENT = \(vehicle.number);
+                UPDATE Z_PRIMARYKEY SET Z_MAX = 700 WHERE Z_ENT = \(review.number);
+                """)
+        }
+        let lookup =
+            #"FUNCTION($manager, \"destinationInstancesForSourceRelationshipNamed:sourceInstances:\", \"vehicle\", $source.vehicle)"#
+        let reviews =
+            #"{"name": "ReviewToReview", "type": "transform", "sourceEntity": "Review", "destinationEntity": "Review", "relationshipMappings": {"vehicle": ""#
+            + lookup + #""}}"#
+        let cars = #"{"name": "CarToCar", "type": "copy", "sourceEntity": "Car", "destinationEntity": "Car"}"#
+        let bikes = #"{"name": "BikeToBike", "type": "copy", "sourceEntity": "Bike", "destinationEntity": "Bike"}"#
+        for (n, order) in [[reviews, cars, bikes], [cars, reviews, bikes], [cars, bikes, reviews]].enumerated() {
+            let mapping = try Migration.MappingModel(
+                json: JSON.parse(
+                    #"{"sourceModel": "R1", "destinationModel": "R2", "entityMappings": ["#
+                        + order.joined(separator: ", ") + "]}"), file: "test.mapping.json")
+            let (interpreted, pushed, report) = try Self.bothWays(
+                mapping, v1, v2, source: source, in: directory, name: "\(n)")
+            #expect(pushed == interpreted, "order \(n)")
+            guard case .store(let tables, _) = pushed, let report else {
+                Issue.record("order \(n): the migration failed: \(pushed)")
+                continue
+            }
+            #expect(tables["ZREVIEW"]?.count == 700)
+            let review = report.entityMappings.first { $0.name == "ReviewToReview" }!
+            #expect(
+                review.execution!.instancesAsSQL && review.execution!.relationshipsAsSQL,
+                "order \(n): \(review.execution!)")
+            #expect(review.relationshipsSet == 700, "order \(n)")
+        }
+    }
+
     /// The new store's indexes are made after stage 1 has written the rows
     /// (`Store.create(…, deferringIndexes: true)`), and it has each its layout has, as a
     /// store made whole has them, both ways.

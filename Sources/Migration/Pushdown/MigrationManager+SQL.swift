@@ -41,9 +41,14 @@ extension MigrationManager {
             return false
         }
         if linksBySQL {
-            let keys = runners.flatMap { runner -> [SQLLink.Key] in
+            let linkKeys = runners.flatMap { runner -> [SQLLink.Key] in
                 guard case .success(let links)? = runner.sqlPlan?.links else { return [] }
                 return links.map(\.key).filter { !$0.isJoin && !$0.isOrdered && !$0.isOneToOne }
+            }
+            // A column that keys to several mappings' objects fill (a to-one whose targets
+            // several mappings make) is linked in stage 2, one mapping at a time.
+            let keys = linkKeys.filter { key in
+                !linkKeys.contains { $0.holder == key.holder && $0.column == key.column && $0 != key }
             }
             for holder in runners.indices {
                 for key in keys where key.holder == holder {

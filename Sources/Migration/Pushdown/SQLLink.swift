@@ -273,9 +273,15 @@ struct SQLLink {
                     return sourceKinds.contains(a.name) && destinationKinds.contains(b.name)
                 }
             }
-            if candidates.count > 1, r.isToMany, let s {
-                links += try membersOfSeveralMappings(
-                    name, r, s, candidates, prepared: prepared, plan: plan, source: source, destination: destination)
+            if candidates.count > 1, let s {
+                links +=
+                    r.isToMany
+                    ? try membersOfSeveralMappings(
+                        name, r, s, candidates, prepared: prepared, plan: plan, source: source, destination: destination
+                    )
+                    : try targetOfSeveralMappings(
+                        name, r, s, candidates, prepared: prepared, plan: plan, source: source, destination: destination
+                    )
                 continue
             }
             guard candidates.count == 1 else { throw Refusal("'\(name)': no single entity mapping makes its targets") }
@@ -509,6 +515,62 @@ struct SQLLink {
         }
         links[0].countGroup = parts
         links[0].countedWithGroup = false
+        return links
+    }
+
+    /// The links of a to-one `r` (read from the to-one `s`) whose target several entity
+    /// mappings make (sub-entities of its destination, each mapped on its own): one
+    /// ``update(_:set:_:rows:from:following:to:)`` of the mapping's rows per target mapping,
+    /// each setting the key (and its `Z_ENT` column) of the rows whose source key is among
+    /// that mapping's, as the lookup finds the object whichever mapping made it. Every
+    /// instance is counted once, by the first; a key naming no row is checked once, by the
+    /// first. Only where each target mapping reads its own source entity from the table
+    /// `s` points to, and the inverse is neither ordered nor a to-one.
+    private static func targetOfSeveralMappings(
+        _ name: String, _ r: RelationshipDescription, _ s: RelationshipDescription,
+        _ candidates: [PreparedEntityMapping], prepared: PreparedEntityMapping, plan: SQLMappingPlan,
+        source: StoreLayout, destination: StoreLayout
+    ) throws(SQLTranslator.Refusal) -> [SQLLink] {
+        typealias Refusal = SQLTranslator.Refusal
+        let several = "'\(name)': several entity mappings make its targets"
+        guard let sourceEntity = prepared.sourceEntity, !s.isToMany,
+            let sColumn = source.entities[sourceEntity.name]?.toOneColumns[s.name]?.key,
+            let sTargetLayout = source.entities[s.destination],
+            let columns = destination.entities[plan.destinationEntity]?.toOneColumns[r.name], columns.order == nil
+        else { throw Refusal("\(several), and it is filled from a to-many or ordered") }
+        if let inverse = r.inverse, let target = destination.model.entity(named: r.destination),
+            destination.model.allRelationships(of: target).first(where: { $0.name == inverse })?.isToMany == false
+        {
+            throw Refusal("\(several), and it is one-to-one")
+        }
+        let sourceNames = candidates.compactMap { $0.sourceEntity?.name }
+        guard sourceNames.count == candidates.count, Set(sourceNames).count == candidates.count else {
+            throw Refusal("\(several) from the same source entity")
+        }
+        let me = keysTable(prepared.index)
+        var links: [SQLLink] = []
+        for candidate in candidates {
+            guard let targetPlan = Target(candidate, source: source, destination: destination),
+                targetPlan.sourceTable == sTargetLayout.table
+            else { throw Refusal("\(several), and \(candidate.mapping.name) reads another table") }
+            let entity = columns.entity.map { ", \($0) = \(targetPlan.destinationEntityNumber)" } ?? ""
+            links.append(
+                SQLLink(
+                    relationship: name, target: candidate.index,
+                    sql: update(
+                        plan.destinationTable, set: columns.key, entity, rows: me, from: plan.sourceTable,
+                        following: sColumn, to: keysTable(candidate.index)),
+                    countSQL: "SELECT count(*) FROM \(me)", countsEveryInstance: true,
+                    dangling: links.isEmpty
+                        ? DanglingKeys(
+                            keysTable: me, sourceTable: plan.sourceTable, column: sColumn,
+                            targetTable: sTargetLayout.table) : nil,
+                    key: Key(
+                        holder: prepared.index, keysOf: candidate.index, column: columns.key, entity: columns.entity,
+                        entityNumber: targetPlan.destinationEntityNumber, sourceColumn: sColumn),
+                    countBeforeAnyLinkSQL: "SELECT count(*) FROM \(me)", countWrittenSQL: nil,
+                    countedWithGroup: !links.isEmpty))
+        }
         return links
     }
 
