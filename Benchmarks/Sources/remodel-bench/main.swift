@@ -322,7 +322,8 @@ let childVariants: [String: (Options) -> VariantResult] = [
     "chain-remodel": { migrateChainWithStoreMigrator($0) },
     "chain-interpreted": { migrateChainWithStoreMigrator($0, pushdown: false) },
     "chain-sql": migrateChainSQL,
-    "chain-sql-one-pass": migrateChainSQLOnePass,
+    "chain-sql-one-pass": { migrateChainSQLOnePass($0) },
+    "chain-sql-one-pass-indexes-after": { migrateChainSQLOnePass($0, indexesAfter: true) },
     // Sources for profiling one variant by hand (docs/performance.md, "Profiling").
     "generate-products": { options in
         let (_, seconds) = timed {
