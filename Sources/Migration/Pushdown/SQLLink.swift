@@ -476,12 +476,7 @@ struct SQLLink {
             let sTargetLayout = source.entities[s.destination],
             let rInverse = destination.entities[plan.destinationEntity]?.toManyInverses[r.name]
         else { throw Refusal("\(several), and it uses a join table") }
-        // Each source object is one mapping's: a member found twice would be a member of
-        // two destinations' relationships at once.
-        let sourceNames = candidates.compactMap { $0.sourceEntity?.name }
-        guard sourceNames.count == candidates.count, Set(sourceNames).count == candidates.count else {
-            throw Refusal("\(several) from the same source entity")
-        }
+        try requireDistinctSources(candidates, several)
         let me = keysTable(prepared.index)
         var links: [SQLLink] = []
         var parts: [CountPart] = []
@@ -497,13 +492,14 @@ struct SQLLink {
             let key = Key(
                 holder: candidate.index, keysOf: prepared.index, column: columns.key, entity: columns.entity,
                 entityNumber: plan.destinationEntityNumber, sourceColumn: sInverseColumn.key)
+            // Each member (`k`, its source row `s`) with its owner (`t`) and its row (`d`).
             parts.append(
                 CountPart(
                     key: key,
-                    pairs:
-                        "SELECT k.destination AS owner FROM \(them) AS t JOIN src.\(targetPlan.sourceTable) AS s ON s.Z_PK = t.source "
-                        + "JOIN \(me) AS k ON k.source = s.\(sInverseColumn.key) JOIN main.\(targetPlan.destinationTable) AS d ON d.Z_PK = t.destination",
-                    changed: "d.\(columns.key) IS NOT k.destination"))
+                    pairs: "SELECT t.destination AS owner FROM "
+                        + pairs(them, from: targetPlan.sourceTable, following: sInverseColumn.key, to: me)
+                        + " JOIN main.\(targetPlan.destinationTable) AS d ON d.Z_PK = k.destination",
+                    changed: "d.\(columns.key) IS NOT t.destination"))
             links.append(
                 SQLLink(
                     relationship: name, target: candidate.index,
@@ -543,10 +539,7 @@ struct SQLLink {
         {
             throw Refusal("\(several), and it is one-to-one")
         }
-        let sourceNames = candidates.compactMap { $0.sourceEntity?.name }
-        guard sourceNames.count == candidates.count, Set(sourceNames).count == candidates.count else {
-            throw Refusal("\(several) from the same source entity")
-        }
+        try requireDistinctSources(candidates, several)
         let me = keysTable(prepared.index)
         var links: [SQLLink] = []
         for candidate in candidates {
@@ -572,6 +565,18 @@ struct SQLLink {
                     countedWithGroup: !links.isEmpty))
         }
         return links
+    }
+
+    /// Each source object one candidate's (each reads its own source entity): an object
+    /// two mappings made would be linked twice at once, which the interpreter's lookup
+    /// refuses for a to-one and merges for a to-many.
+    private static func requireDistinctSources(_ candidates: [PreparedEntityMapping], _ several: String)
+        throws(SQLTranslator.Refusal)
+    {
+        let sourceNames = candidates.compactMap { $0.sourceEntity?.name }
+        guard sourceNames.count == candidates.count, Set(sourceNames).count == candidates.count else {
+            throw SQLTranslator.Refusal("\(several) from the same source entity")
+        }
     }
 
     /// ``update(_:set:_:rows:from:following:to:)`` for a key whose relationship is ordered
