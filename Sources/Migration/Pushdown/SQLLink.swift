@@ -59,7 +59,7 @@ struct SQLLink {
     var countedWithGroup = false
 
     /// A part of a ``countGroup``: the key its link writes, and its (owner, member) pairs
-    /// as `SELECT k.destination AS owner … d` (`d` the member's destination row), which
+    /// as `SELECT … AS owner FROM …`, joined with `d`, the member's destination row, which
     /// count where `changed` holds, or all of them while the interpreter would still find
     /// the key unset (written in stage 1, before any link of the relationship).
     struct CountPart {
