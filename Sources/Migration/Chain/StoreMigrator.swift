@@ -83,17 +83,65 @@ public struct StoreMigrator {
     public func damage(ofStoreAt path: String, at version: String, limit: Int = 10) throws(MigrationError)
         -> [ContextError]
     {
+        try damageCheck(ofStoreAt: path, at: version).damage(limit: limit)
+    }
+
+    /// ``damage(ofStoreAt:at:limit:)`` in two halves: the store's snapshot taken and opened
+    /// now, its rows read by ``DamageCheck/damage(limit:)`` later, on any one thread, while
+    /// a run of the store goes on (`mapping-migrate run` does so): nothing the run does to
+    /// the store's files (folding its WAL, putting a new file in its place) changes what
+    /// the check reads.
+    public func damageCheck(ofStoreAt path: String, at version: String) throws(MigrationError) -> DamageCheck {
         let snapshot = try self.snapshot(ofStoreAt: path)
-        defer { snapshot.remove() }
         do {
-            let store = try Store.open(at: snapshot.path, model: try model(named: version), mode: .readOnly)
-            return try StoreValidator(store: store).damage(limit: limit)
-        } catch let error as MigrationError {
-            throw error
+            return DamageCheck(
+                snapshot: snapshot,
+                store: try Store.open(at: snapshot.path, model: try model(named: version), mode: .readOnly))
         } catch {
-            throw MigrationError(
+            snapshot.remove()
+            throw DamageCheck.failure(error, snapshot)
+        }
+    }
+
+    /// A store opened to be checked for damaged rows (``damageCheck(ofStoreAt:at:)``).
+    public final class DamageCheck: @unchecked Sendable {
+        private let snapshot: StoreSnapshot
+        private var store: Store?
+        /// The store's connection, open until the check is released (``interrupt()``).
+        private let database: Database
+
+        init(snapshot: StoreSnapshot, store: Store) {
+            self.snapshot = snapshot
+            self.store = store
+            database = store.database
+        }
+
+        /// Stops ``damage(limit:)`` where it is, from any thread: it then throws.
+        public func interrupt() {
+            database.interrupt()
+        }
+
+        /// Up to `limit` damaged rows (``StoreValidator/damage(limit:)``); the store is then
+        /// closed and its snapshot removed.
+        public func damage(limit: Int = 10) throws(MigrationError) -> [ContextError] {
+            defer {
+                store = nil
+                snapshot.remove()
+            }
+            guard let store else { return [] }
+            do {
+                return try StoreValidator(store: store).damage(limit: limit)
+            } catch {
+                throw Self.failure(error, snapshot)
+            }
+        }
+
+        static func failure(_ error: any Error, _ snapshot: StoreSnapshot) -> MigrationError {
+            if let error = error as? MigrationError { return error }
+            return MigrationError(
                 .sourceStore,
-                "cannot check the store for damaged rows: \(error)".replacingOccurrences(of: snapshot.path, with: path),
+                "cannot check the store for damaged rows: \(error)".replacingOccurrences(
+                    of: snapshot.path, with: snapshot.store),
                 underlying: error)
         }
     }

@@ -97,6 +97,12 @@ public final class Database {
     }
 
     /// Runs one or more statements that return no rows of interest.
+    /// Stops the statement running on this connection, from any thread: it fails with
+    /// SQLITE_INTERRUPT (`sqlite3_interrupt`).
+    public func interrupt() {
+        sqlite3_interrupt(handle)
+    }
+
     public func execute(_ sql: String) throws(SQLiteError) {
         var message: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(handle, sql, nil, nil, &message)

@@ -158,20 +158,14 @@ struct RunCommand: ParsableCommand {
         if let note = StoreMigrator.tablesNote(outside) {
             FileHandle.standardError.write(Data("\(tool): note: \(note)\n".utf8))
         }
-        if !strict {
-            let damage = try badInput { () throws(MigrationError) in
-                try migrator.damage(ofStoreAt: store, at: steps[0].source.version)
-            }
-            for row in damage {
-                FileHandle.standardError.write(Data("\(tool): warning: damaged row: \(row)\n".utf8))
-            }
-            if damage.count == 10 {
-                FileHandle.standardError.write(
-                    Data(
-                        "\(tool): warning: (the first 10 damaged rows; inspect lists them, --strict refuses the store)\n"
-                            .utf8))
-            }
-        }
+        // Damaged rows are looked for beside the steps (--strict refuses them before).
+        let damage =
+            strict
+            ? nil
+            : DamageScan(
+                try badInput { () throws(MigrationError) in
+                    try migrator.damageCheck(ofStoreAt: store, at: steps[0].source.version)
+                })
         for step in steps {
             for warning in step.warnings {
                 FileHandle.standardError.write(
@@ -203,6 +197,7 @@ struct RunCommand: ParsableCommand {
                 let ran = try migrator.dryRun(
                     storeAt: store, from: versions.from, to: target, samples: samples ?? 3, progress: display.update)
                 display.finish()
+                damage?.warn(tool)
                 result.steps = ran.map { Self.json(step: $0.step, report: $0.report, entities: $0.entities) }
                 result.status = "dry run"
                 if !json {
@@ -219,6 +214,7 @@ struct RunCommand: ParsableCommand {
                 let reports = try migrator.migrate(
                     storeAt: store, from: versions.from, to: target, progress: display.update)
                 display.finish()
+                damage?.warn(tool)
                 result.steps = zip(steps, reports).map { Self.json(step: $0, report: $1.report, entities: nil) }
                 result.status = "migrated"
                 let at = reports.last?.destination ?? start
@@ -240,6 +236,8 @@ struct RunCommand: ParsableCommand {
             }
         } catch {
             display.finish()
+            // (An interrupted run stops the scan and says nothing of it.)
+            if error.kind == .cancelled { damage?.stop() } else { damage?.warn(tool) }
             var message = error.description
             if error.kind == .invalidMapping, let hint = StepNotes.unregisteredPolicies(steps.map(\.mapping)) {
                 message += "\n" + hint
