@@ -481,6 +481,21 @@ import TestSupport
         #expect((stores[1]["ZROW"]?.count ?? 0) > Self.rowCount / 4)
     }
 
+    /// A middle version made in code, whose default does not fit its attribute (a model
+    /// file with one does not load): the store written with it is not read as well-typed.
+    @Test func aMiddleModelThatFailsItsChecksIsNotReadAsWellTyped() throws {
+        let v1 = try model(Self.source), v2 = try model(Self.destination)
+        var w1 = try model(Self.written)
+        let row = try #require(w1.entities.firstIndex { $0.name == "Row" })
+        let i16 = try #require(w1.entities[row].attributes.firstIndex { $0.name == "i16" })
+        w1.entities[row].attributes[i16].defaultValue = .integer(70_000)
+        #expect(!w1.validationErrors().isEmpty)
+        let mapping = try Self.mapping("out16", "$source.i16", from: "W1")
+        let migrator = StoreMigrator(models: [v1, w1, v2], mappings: [mapping])
+        #expect(
+            try migrator.managers(for: migrator.plan(from: "D1", to: "D2")).map(\.sourceIsWellTyped) == [false, false])
+    }
+
     static let predicates: [(predicate: String, expected: Expected)] = [
         ("flag == YES", .sql),
         ("i16 > 5", .sql),

@@ -94,12 +94,15 @@ extension StoreMigrator {
     }
 
     /// The managers of `steps`, run in order: each step after the first reads the store
-    /// the one before it wrote and validated, which its SQL reads without conversions.
+    /// the one before it wrote and validated, which its SQL reads without conversions,
+    /// when the model it was written with passes its checks (a model made in code is not
+    /// checked as it loads: a default that does not fit its attribute would be written
+    /// as it is).
     func managers(for steps: [Step]) throws(MigrationError) -> [MigrationManager] {
         var managers: [MigrationManager] = []
         for step in steps {
             let manager = try manager(for: step)
-            manager.sourceIsWellTyped = !managers.isEmpty
+            manager.sourceIsWellTyped = !managers.isEmpty && step.source.validationErrors().isEmpty
             managers.append(manager)
         }
         return managers
