@@ -372,16 +372,18 @@ extension EntityMappingRunner {
     }
 
     /// Before the interpreter links this mapping's objects: the keys stage 1 wrote for
-    /// links that have not run yet are unset again, as the interpreter expects them.
+    /// links that have not run yet are unset again, as the interpreter expects them: in
+    /// this mapping's rows (a to-one), and in the rows of the mapping that holds them (a
+    /// to-many whose members' rows hold the key), so that the interpreter counts what it
+    /// would count had no link run.
     private func unlinkWrittenKeys(_ links: [SQLLink], _ plan: SQLMappingPlan) throws {
-        guard let rows = writtenKeys else { return }
         for link in links
-        where link.key.holder == index && manager.prelinked.contains(link.key)
-            && !manager.sqlLinksWritten.contains(link.key)
-        {
+        where manager.prelinked.contains(link.key) && !manager.sqlLinksWritten.contains(link.key) {
+            let holder = manager.runner(at: link.key.holder)
+            guard let rows = holder.writtenKeys, let table = holder.sqlPlan?.destinationTable else { continue }
             let entity = link.key.entity.map { ", \($0) = NULL" } ?? ""
             try manager.destinationContext.store.database.execute(
-                "UPDATE main.\(plan.destinationTable) SET \(link.key.column) = NULL\(entity) "
+                "UPDATE main.\(table) SET \(link.key.column) = NULL\(entity) "
                     + "WHERE Z_PK BETWEEN \(rows.lowerBound) AND \(rows.upperBound - 1)")
             manager.prelinked.remove(link.key)
         }

@@ -1,0 +1,244 @@
+import ExpressionLanguage
+import Foundation
+import ObjectGraph
+import Testing
+import TestSupport
+
+@testable import Migration
+
+/// The real projects' models in the shared fixtures, each with a store of generated rows:
+/// every step that infers runs both ways (SQL, and the interpreter with `pushdown` off),
+/// and so does every two consecutive inferable steps as a chain, whose second step reads
+/// the store the first wrote as well-typed. The stores must be the same, row for row, and
+/// the reports too, or both runs must fail with the same error (docs/pushdown.md, "How
+/// exactness is tested").
+@Suite struct RealModelsDifferentialTests {
+    /// The versions of each `.xcdatamodeld` of the fixtures, in order.
+    static func modelFolders() throws -> [[ObjectModel]] {
+        var folders: [[ObjectModel]] = []
+        let walker = FileManager.default.enumerator(atPath: SharedFixtures.root.path)
+        while let path = walker?.nextObject() as? String {
+            guard path.hasSuffix(".xcdatamodeld") else { continue }
+            walker?.skipDescendants()
+            folders.append(
+                try XcodeModelImporter.importVersions(at: SharedFixtures.root.appendingPathComponent(path)).versions)
+        }
+        return folders
+    }
+
+    /// Whether the mapping Core Data would infer from `source` to `destination` runs.
+    static func infers(_ source: ObjectModel, _ destination: ObjectModel) -> Bool {
+        let inference = MappingInference(from: source, to: destination)
+        return inference.errors.isEmpty
+            && MigrationManager.check(inference.mapping, source: source, destination: destination).isEmpty
+    }
+
+    /// Where two outcomes first differ: the failures, the counts, or a table's first
+    /// different row (the interpreter's, then SQL's).
+    static func difference(_ a: PushdownDifferentialTests.Outcome, _ b: PushdownDifferentialTests.Outcome) -> String {
+        switch (a, b) {
+        case (.store(let x, let xc), .store(let y, let yc)):
+            for table in Set(x.keys).union(y.keys).sorted() where x[table] != y[table] {
+                let (r, s) = (x[table] ?? [], y[table] ?? [])
+                if let i = r.indices.first(where: { $0 < s.count && r[$0] != s[$0] }) {
+                    return "\(table): \(r[i]) / \(s[i])"
+                }
+                return "\(table): \(r.count) / \(s.count) rows"
+            }
+            return "counts \(xc) / \(yc)"
+        default:
+            return "\(a) / \(b)"
+        }
+    }
+
+    @Test func everyInferableStepGivesWhatTheInterpreterGives() throws {
+        guard SharedFixtures.isAvailable else { try Test.cancel(SharedFixtures.missingMessage) }
+        let directory = try TemporaryDirectory()
+        var (steps, sqlMappings) = (0, 0)
+        for (f, versions) in try Self.modelFolders().enumerated() {
+            for (i, (source, destination)) in zip(versions, versions.dropFirst()).enumerated()
+            where Self.infers(source, destination) {
+                let name = "\(f)-\(i)"
+                let store = directory.path("\(name).sqlite")
+                try GeneratedRows.makeStore(at: store, model: source, seed: UInt64(f * 100 + i))
+                let mapping = try MappingModel.inferred(from: source, to: destination)
+                let (interpreted, _) = try PushdownDifferentialTests.run(
+                    mapping, source, destination, source: store, to: directory.path("i\(name).sqlite"),
+                    pushdown: false)
+                let (pushed, report) = try PushdownDifferentialTests.run(
+                    mapping, source, destination, source: store, to: directory.path("s\(name).sqlite"),
+                    pushdown: true)
+                #expect(
+                    pushed == interpreted,
+                    "\(source.version) → \(destination.version): \(Self.difference(interpreted, pushed))")
+                steps += 1
+                sqlMappings += report?.entityMappings.filter { $0.execution?.instancesAsSQL == true }.count ?? 0
+            }
+        }
+        print("real models: \(steps) inferable steps, \(sqlMappings) entity mappings as SQL")
+        #expect(steps >= 20, "\(steps) steps")
+        #expect(sqlMappings >= 50, "\(sqlMappings) entity mappings as SQL")
+    }
+
+    @Test func everyTwoInferableStepsInAChainGiveWhatTheInterpreterGives() throws {
+        guard SharedFixtures.isAvailable else { try Test.cancel(SharedFixtures.missingMessage) }
+        let directory = try TemporaryDirectory()
+        var chains = 0
+        for (f, versions) in try Self.modelFolders().enumerated() where versions.count >= 3 {
+            for i in 0..<(versions.count - 2)
+            where Self.infers(versions[i], versions[i + 1]) && Self.infers(versions[i + 1], versions[i + 2]) {
+                let models = Array(versions[i...(i + 2)])
+                let name = "\(f)-\(i)"
+                let original = directory.path("\(name).sqlite")
+                try GeneratedRows.makeStore(at: original, model: models[0], seed: UInt64(7_000 + f * 100 + i))
+                var outcomes: [PushdownDifferentialTests.Outcome] = []
+                for pushdown in [false, true] {
+                    var migrator = StoreMigrator(
+                        models: models, mappings: [], options: MigrationOptions(chunkSize: 300, pushdown: pushdown))
+                    migrator.keepsBackup = false
+                    let path = directory.path("\(name)-\(pushdown).sqlite")
+                    try FileManager.default.copyItem(atPath: original, toPath: path)
+                    do {
+                        let reports = try migrator.migrate(storeAt: path, from: models[0].version)
+                        let counts = reports.flatMap(\.report.entityMappings).map {
+                            [$0.sourceInstances, $0.destinationInstances, $0.relationshipsSet]
+                        }
+                        outcomes.append(.store(try PushdownDifferentialTests.dump(path), counts))
+                    } catch {
+                        outcomes.append(.failure("\((error as? MigrationError)?.kind.rawValue ?? "?"): \(error)"))
+                    }
+                }
+                #expect(
+                    outcomes[0] == outcomes[1],
+                    "\(models.map(\.version)): \(Self.difference(outcomes[0], outcomes[1]))")
+                chains += 1
+            }
+        }
+        print("real models: \(chains) chains of two inferable steps")
+        #expect(chains >= 15, "\(chains) chains")
+    }
+}
+
+/// Rows for every entity of a model, written straight into a new store as an app's Core
+/// Data might have left them: each attribute a value of its type (nil for some optional
+/// ones; now and then one SQLite converts when read, text in a number column), each to-one
+/// a row of its destination (or nil when optional), join tables with pairs, positions for
+/// ordered relationships. Seeded: the same rows every run.
+enum GeneratedRows {
+    static func makeStore(at path: String, model: ObjectModel, seed: UInt64, rowsPerEntity: Int = 40) throws {
+        var random = SeededGenerator(seed: seed)
+        let store = try Store.create(at: path, model: model)
+        let layout = store.layout
+        let database = store.database
+        // Keys: each concrete entity's rows, numbered per table.
+        var next: [String: Int64] = [:]
+        var rows: [String: [(key: Int64, entity: Int)]] = [:]
+        for entity in model.entities where !entity.isAbstract {
+            guard let e = layout.entities[entity.name] else { continue }
+            for _ in 0..<rowsPerEntity {
+                let key = next[e.table, default: 0] + 1
+                next[e.table] = key
+                rows[entity.name, default: []].append((key, e.number))
+            }
+        }
+        /// The rows of `entity` and its sub-entities.
+        func rowsOf(_ entity: String) -> [(key: Int64, entity: Int)] {
+            ([entity] + model.descendants(of: model.entity(named: entity)!).map(\.name)).flatMap { rows[$0] ?? [] }
+        }
+        try database.execute("BEGIN")
+        for entity in model.entities where !entity.isAbstract {
+            guard let e = layout.entities[entity.name] else { continue }
+            var columns = ["Z_PK", "Z_ENT", "Z_OPT"]
+            var values: [[SQLiteValue]] = rows[entity.name]!.map {
+                [.integer($0.key), .integer(Int64($0.entity)), .integer(1)]
+            }
+            for attribute in model.allAttributes(of: entity) where !attribute.isTransient {
+                guard let column = e.attributeColumns[attribute.name] else { continue }
+                columns.append(column)
+                for r in values.indices { values[r].append(value(for: attribute, &random)) }
+            }
+            for relationship in model.allRelationships(of: entity)
+            where !relationship.isToMany && !relationship.isTransient {
+                guard let c = e.toOneColumns[relationship.name] else { continue }
+                let targets = rowsOf(relationship.destination)
+                columns.append(c.key)
+                if let entityColumn = c.entity { columns.append(entityColumn) }
+                if let order = c.order { columns.append(order) }
+                for r in values.indices {
+                    let target =
+                        targets.isEmpty || (relationship.isOptional && Int.random(in: 0..<5, using: &random) == 0)
+                        ? nil : targets.randomElement(using: &random)
+                    values[r].append(target.map { .integer($0.key) } ?? .null)
+                    if c.entity != nil { values[r].append(target.map { .integer(Int64($0.entity)) } ?? .null) }
+                    if c.order != nil {
+                        values[r].append(target == nil ? .null : .integer(Int64.random(in: 1...9, using: &random)))
+                    }
+                }
+            }
+            let insert = try database.prepare(
+                "INSERT INTO \(e.table) (\(columns.joined(separator: ", "))) VALUES (\(columns.indices.map { "?\($0 + 1)" }.joined(separator: ", ")))"
+            )
+            for row in values {
+                for (i, v) in row.enumerated() { try insert.bind(v, at: Int32(i + 1)) }
+                try insert.run()
+            }
+        }
+        // Join tables, from the side that declares them first.
+        var filled: Set<String> = []
+        for entity in model.entities where !entity.isAbstract {
+            guard let e = layout.entities[entity.name] else { continue }
+            for relationship in model.allRelationships(of: entity)
+            where relationship.isToMany && !relationship.isTransient {
+                guard let side = e.joinTables[relationship.name], filled.insert(side.table).inserted else { continue }
+                let targets = rowsOf(relationship.destination)
+                let order = side.orderColumn.map { ", \($0)" } ?? ""
+                let insert = try database.prepare(
+                    "INSERT OR IGNORE INTO \(side.table) (\(side.sourceColumn), \(side.destinationColumn)\(order)) VALUES (?1, ?2\(side.orderColumn == nil ? "" : ", ?3"))"
+                )
+                for owner in rows[entity.name] ?? [] where !targets.isEmpty {
+                    for position in 0..<Int.random(in: 0...3, using: &random) {
+                        try insert.bind(.integer(owner.key), at: 1)
+                        try insert.bind(.integer(targets.randomElement(using: &random)!.key), at: 2)
+                        if side.orderColumn != nil { try insert.bind(.integer(Int64(position + 1)), at: 3) }
+                        try insert.run()
+                    }
+                }
+            }
+        }
+        for (name, e) in layout.entities {
+            guard model.entity(named: name) != nil else { continue }
+            try database.execute(
+                "UPDATE Z_PRIMARYKEY SET Z_MAX = (SELECT ifnull(max(Z_PK), 0) FROM \(e.table)) WHERE Z_ENT = \(e.number)"
+            )
+        }
+        try database.execute("COMMIT")
+    }
+
+    /// A value of `attribute`'s type as its column holds it; nil (NULL) for some optional
+    /// ones, and now and then a value of another storage class.
+    static func value(for attribute: AttributeDescription, _ random: inout SeededGenerator) -> SQLiteValue {
+        let roll = Int.random(in: 0..<20, using: &random)
+        if attribute.isOptional && roll < 3 { return .null }
+        if attribute.isOptional && roll == 3 && !attribute.storesExternalEncoding {
+            // Stored with another class than the type's: SQLite converts it when read.
+            return [.text("12"), .text("Zoë"), .real(2.5), .blob(Data([0xff, 0x00]))].randomElement(using: &random)!
+        }
+        let n = Int64.random(in: -40...40, using: &random)
+        let value: Value
+        switch attribute.type {
+        case .int16, .int32, .int64:
+            let range = attribute.type.integerRange!
+            value = .integer(roll == 4 ? range.upperBound : roll == 5 ? range.lowerBound : n)
+        case .boolean: value = .bool(n % 2 == 0)
+        case .double, .float, .decimal: value = .double(Double(n) / 4 + (roll == 6 ? 1e300 : 0))
+        case .date: value = .date(Date(timeIntervalSinceReferenceDate: Double(n) * 86_400.5))
+        case .string, .uri:
+            value = .string(["", "plain \(n)", "Zoë \(n)", " spaced ", "日本語", "a,b  c"].randomElement(using: &random)!)
+        case .binary, .transformable: value = .data(Data((0..<Int(n & 7)).map { UInt8($0) }))
+        case .uuid:
+            value = .string(UUID(uuid: (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, UInt8(n & 0x7f))).uuidString)
+        case .undefined, .objectID, .composite: return .null
+        }
+        return (try? attribute.columnValue(value)) ?? .null
+    }
+}
