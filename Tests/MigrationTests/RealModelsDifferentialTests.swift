@@ -119,6 +119,60 @@ import TestSupport
     }
 }
 
+extension RealModelsDifferentialTests {
+    /// The projects' Xcode mapping models (AltStore's fifteen, Moody's four), their
+    /// custom policies and functions stood in for by default ones (as `XcodeMappingTests`
+    /// does): each step over generated rows both ways. A mapping with a custom policy is
+    /// interpreted both times; the step's others run as SQL.
+    @Test func everyXcodeMappingModelGivesWhatTheInterpreterGives() throws {
+        guard SharedFixtures.isAvailable else { try Test.cancel(SharedFixtures.missingMessage) }
+        let realworld = XcodeMappingTests.realworld
+        let projects: [(models: URL, mappings: URL, policies: PolicyRegistry)] = [
+            (
+                realworld.appendingPathComponent("altstoreio+AltStore/AltStoreCore/Model/AltStore.xcdatamodeld"),
+                realworld.appendingPathComponent("altstoreio+AltStore/AltStoreCore/Model/Migrations"),
+                RealWorldMappingModelTests.registry(
+                    policies: [
+                        "InstalledAppToInstalledAppMigrationPolicy", "StoreApp10ToStoreApp11Policy",
+                        "Source13To14MigrationPolicy", "StoreAppToStoreAppMigrationPolicy"
+                    ],
+                    functions: ["defaultIsActiveForBundleID:team:", "migrateIconURL", "migrateScreenshotURLs"])
+            ),
+            (
+                realworld.appendingPathComponent("objcio+core-data/Migrations/Migrations/Moody.xcdatamodeld"),
+                realworld.appendingPathComponent("objcio+core-data/Migrations/Migrations"),
+                RealWorldMappingModelTests.registry(policies: ["Country5ToCountry6Policy"])
+            )
+        ]
+        let directory = try TemporaryDirectory()
+        var (steps, completed) = (0, 0)
+        for (p, project) in projects.enumerated() {
+            let models = try ObjectModel.loadVersions(at: project.models)
+            for (m, mapping) in try MappingModel.loadAll(in: project.mappings, models: models).enumerated() {
+                guard let source = models.first(where: { $0.version == mapping.sourceModel }),
+                    let destination = models.first(where: { $0.version == mapping.destinationModel })
+                else { continue }
+                let name = "x\(p)-\(m)"
+                let store = directory.path("\(name).sqlite")
+                try GeneratedRows.makeStore(at: store, model: source, seed: UInt64(9_000 + p * 100 + m))
+                let (interpreted, _) = try PushdownDifferentialTests.run(
+                    mapping, source, destination, source: store, to: directory.path("i\(name).sqlite"),
+                    pushdown: false, policies: project.policies)
+                let (pushed, _) = try PushdownDifferentialTests.run(
+                    mapping, source, destination, source: store, to: directory.path("s\(name).sqlite"),
+                    pushdown: true, policies: project.policies)
+                #expect(
+                    pushed == interpreted,
+                    "\(source.version) → \(destination.version): \(Self.difference(interpreted, pushed))")
+                steps += 1
+                if case .store = pushed { completed += 1 }
+            }
+        }
+        print("real models: \(steps) Xcode mapping models, \(completed) of them completed")
+        #expect(steps == 19)
+    }
+}
+
 /// Rows for every entity of a model, written straight into a new store as an app's Core
 /// Data might have left them: each attribute a value of its type (nil for some optional
 /// ones; now and then one SQLite converts when read, text in a number column), each to-one

@@ -54,6 +54,15 @@ public final class MigrationManager: KeyValueCoding {
     var prelinks: [Int: [SQLLink.Key]] = [:]
     /// The keys stage 1 wrote, which their links in stage 2 need not write again.
     var prelinked: Set<SQLLink.Key> = []
+    /// Those of ``prelinked`` whose relationship's first link has run: the interpreter
+    /// would find them set from then on, whatever runs later.
+    var prelinksLinked: Set<SQLLink.Key> = []
+
+    /// Whether stage 1 wrote `key` and no link of its relationship has run yet: the
+    /// interpreter would still find it unset.
+    func isUnlinkedPrelink(_ key: SQLLink.Key) -> Bool {
+        prelinked.contains(key) && !prelinksLinked.contains(key)
+    }
     /// The order stage 1 runs the entity mappings in: the mapping model's, but for a
     /// mapping that cannot fail there, run before the mappings holding keys to its objects.
     var stage1Order: [Int] = []
@@ -284,6 +293,7 @@ public final class MigrationManager: KeyValueCoding {
         }
         sqlLinksWritten = []
         prelinked = []
+        prelinksLinked = []
         runners = []
         for p in prepared.entityMappings {
             let policy = policies.makePolicy(for: p.mapping)

@@ -378,7 +378,7 @@ extension EntityMappingRunner {
     /// would count had no link run.
     private func unlinkWrittenKeys(_ links: [SQLLink], _ plan: SQLMappingPlan) throws {
         for link in links
-        where manager.prelinked.contains(link.key) && !manager.sqlLinksWritten.contains(link.key) {
+        where manager.isUnlinkedPrelink(link.key) {
             let holder = manager.runner(at: link.key.holder)
             guard let rows = holder.writtenKeys, let table = holder.sqlPlan?.destinationTable else { continue }
             let entity = link.key.entity.map { ", \($0) = NULL" } ?? ""
@@ -490,11 +490,11 @@ extension EntityMappingRunner {
                 for link in links {
                     // A key written in stage 1: as the interpreter finds it, unset until
                     // the first link of the relationship sets it.
-                    let prelinked = manager.prelinked.contains(link.key)
+                    let prelinked = manager.isUnlinkedPrelink(link.key)
                     if let group = link.countGroup {
                         // Members from several mappings: the owners that gain one, once.
                         let pairs = group.map { part in
-                            manager.prelinked.contains(part.key) && !manager.sqlLinksWritten.contains(part.key)
+                            manager.isUnlinkedPrelink(part.key)
                                 ? part.pairs : "\(part.pairs) WHERE \(part.changed)"
                         }
                         for part in group { try writeKeysTables(of: manager.runner(at: part.key.holder)) }
@@ -505,9 +505,9 @@ extension EntityMappingRunner {
                     let first = manager.sqlLinksWritten.insert(link.key).inserted
                     if link.countGroup != nil || link.countedWithGroup {
                         // (Counted above, with the first part of the group.)
-                    } else if prelinked, !first, link.countWrittenSQL != nil {
-                        // A to-many whose keys are as stage 1 wrote them (no interpreted
-                        // link has run since the relationship's first): no instance gains
+                    } else if !first, link.countWrittenSQL != nil {
+                        // A to-many whose keys a link of it wrote (in stage 1 or by its
+                        // `UPDATE`), with no interpreted link run since: no instance gains
                         // a member.
                         continue
                     } else if link.countsEveryInstance, let rows = writtenKeys {
@@ -534,6 +534,9 @@ extension EntityMappingRunner {
                         try database.execute(link.sql)
                         if let inverse = link.alsoWrites { manager.sqlLinksWritten.insert(inverse) }
                     }
+                    // Its first link has run: the keys stage 1 wrote are now what the
+                    // interpreter would find set, also once an interpreted link has run.
+                    if first, prelinked { manager.prelinksLinked.insert(link.key) }
                 }
             }
         } catch {
