@@ -120,9 +120,10 @@ import TestSupport
 }
 
 extension RealModelsDifferentialTests {
-    /// The projects' Xcode mapping models (AltStore's fifteen, Moody's four), their
-    /// custom policies and functions stood in for by default ones (as `XcodeMappingTests`
-    /// does): each step over generated rows both ways. A mapping with a custom policy is
+    /// The projects' Xcode mapping models (AltStore's fifteen, Moody's four, CoreDataPlus's
+    /// and MWKCoreData's one each), their custom policies and functions stood in for (by
+    /// default ones, or, for the last two, by ones that do what the projects' do, as
+    /// `XcodeMappingTests` has them): each step over generated rows both ways. A mapping with a custom policy is
     /// interpreted both times; the step's others run as SQL.
     @Test func everyXcodeMappingModelGivesWhatTheInterpreterGives() throws {
         guard SharedFixtures.isAvailable else { try Test.cancel(SharedFixtures.missingMessage) }
@@ -142,6 +143,20 @@ extension RealModelsDifferentialTests {
                 realworld.appendingPathComponent("objcio+core-data/Migrations/Migrations/Moody.xcdatamodeld"),
                 realworld.appendingPathComponent("objcio+core-data/Migrations/Migrations"),
                 RealWorldMappingModelTests.registry(policies: ["Country5ToCountry6Policy"])
+            ),
+            (
+                XcodeMappingTests.coreDataPlus.appendingPathComponent("SampleModel.xcdatamodeld"),
+                XcodeMappingTests.coreDataPlus.appendingPathComponent("MappingModels"),
+                {
+                    var r = PolicyRegistry(); r.register("V2to3MakerPolicy") { MakerPolicy() }; return r
+                }()
+            ),
+            (
+                XcodeMappingTests.mwk.appendingPathComponent("Model/MWKCoreDataTests.xcdatamodeld"),
+                XcodeMappingTests.mwk.appendingPathComponent("Model/MappingModels"),
+                {
+                    var r = PolicyRegistry(); r.register("EmployeeToEmployeePolicy") { EmployeeNamePolicy() }; return r
+                }()
             )
         ]
         let directory = try TemporaryDirectory()
@@ -169,7 +184,7 @@ extension RealModelsDifferentialTests {
             }
         }
         print("real models: \(steps) Xcode mapping models, \(completed) of them completed")
-        #expect(steps == 19)
+        #expect(steps == 21)
     }
 }
 
