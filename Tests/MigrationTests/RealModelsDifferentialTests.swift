@@ -54,30 +54,41 @@ import TestSupport
     @Test func everyInferableStepGivesWhatTheInterpreterGives() throws {
         guard SharedFixtures.isAvailable else { try Test.cancel(SharedFixtures.missingMessage) }
         let directory = try TemporaryDirectory()
-        var (steps, sqlMappings) = (0, 0)
+        var (steps, sqlMappings, linksAsSQL) = (0, 0, [0, 0])
         for (f, versions) in try Self.modelFolders().enumerated() {
             for (i, (source, destination)) in zip(versions, versions.dropFirst()).enumerated()
             where Self.infers(source, destination) {
                 let name = "\(f)-\(i)"
-                let store = directory.path("\(name).sqlite")
-                try GeneratedRows.makeStore(at: store, model: source, seed: UInt64(f * 100 + i))
                 let mapping = try MappingModel.inferred(from: source, to: destination)
-                let (interpreted, _) = try PushdownDifferentialTests.run(
-                    mapping, source, destination, source: store, to: directory.path("i\(name).sqlite"),
-                    pushdown: false)
-                let (pushed, report) = try PushdownDifferentialTests.run(
-                    mapping, source, destination, source: store, to: directory.path("s\(name).sqlite"),
-                    pushdown: true)
-                #expect(
-                    pushed == interpreted,
-                    "\(source.version) → \(destination.version): \(Self.difference(interpreted, pushed))")
-                steps += 1
-                sqlMappings += report?.entityMappings.filter { $0.execution?.instancesAsSQL == true }.count ?? 0
+                for consistent in [false, true] {
+                    let name = "\(name)\(consistent ? "c" : "")"
+                    let store = directory.path("\(name).sqlite")
+                    try GeneratedRows.makeStore(
+                        at: store, model: source, seed: UInt64(f * 100 + i), consistent: consistent)
+                    let (interpreted, _) = try PushdownDifferentialTests.run(
+                        mapping, source, destination, source: store, to: directory.path("i\(name).sqlite"),
+                        pushdown: false)
+                    let (pushed, report) = try PushdownDifferentialTests.run(
+                        mapping, source, destination, source: store, to: directory.path("s\(name).sqlite"),
+                        pushdown: true)
+                    #expect(
+                        pushed == interpreted,
+                        "\(source.version) → \(destination.version): \(Self.difference(interpreted, pushed))")
+                    steps += 1
+                    sqlMappings += report?.entityMappings.filter { $0.execution?.instancesAsSQL == true }.count ?? 0
+                    linksAsSQL[consistent ? 1 : 0] +=
+                        report?.entityMappings.filter { $0.execution?.relationshipsAsSQL == true }.count ?? 0
+                }
             }
         }
-        print("real models: \(steps) inferable steps, \(sqlMappings) entity mappings as SQL")
-        #expect(steps >= 20, "\(steps) steps")
-        #expect(sqlMappings >= 50, "\(sqlMappings) entity mappings as SQL")
+        print(
+            "real models: \(steps) runs of inferable steps, \(sqlMappings) entity mappings as SQL, "
+                + "linked by SQL \(linksAsSQL[0]) (random one-to-ones) and \(linksAsSQL[1]) (consistent ones)")
+        #expect(steps >= 40, "\(steps) runs")
+        #expect(sqlMappings >= 100, "\(sqlMappings) entity mappings as SQL")
+        // Consistent one-to-ones are linked by SQL where random ones (two rows on one
+        // target) leave them to the interpreter.
+        #expect(linksAsSQL[1] > linksAsSQL[0], "\(linksAsSQL)")
     }
 
     @Test func everyTwoInferableStepsInAChainGiveWhatTheInterpreterGives() throws {
@@ -194,7 +205,13 @@ extension RealModelsDifferentialTests {
 /// a row of its destination (or nil when optional), join tables with pairs, positions for
 /// ordered relationships. Seeded: the same rows every run.
 enum GeneratedRows {
-    static func makeStore(at path: String, model: ObjectModel, seed: UInt64, rowsPerEntity: Int = 40) throws {
+    ///
+    /// With `consistent`, each one-to-one pairs rows one to one, its two keys agreeing, as
+    /// Core Data keeps them; otherwise each side points at random rows (two may share one
+    /// target), as a damaged store may.
+    static func makeStore(
+        at path: String, model: ObjectModel, seed: UInt64, rowsPerEntity: Int = 40, consistent: Bool = false
+    ) throws {
         var random = SeededGenerator(seed: seed)
         let store = try Store.create(at: path, model: model)
         let layout = store.layout
@@ -212,7 +229,32 @@ enum GeneratedRows {
         }
         /// The rows of `entity` and its sub-entities.
         func rowsOf(_ entity: String) -> [(key: Int64, entity: Int)] {
-            ([entity] + model.descendants(of: model.entity(named: entity)!).map(\.name)).flatMap { rows[$0] ?? [] }
+            model.descendants(of: model.entity(named: entity)!).flatMap { rows[$0.name] ?? [] }
+        }
+        // Consistent one-to-ones: a row's target, by the row's table and the relationship.
+        var paired: [String: [Int64: (key: Int64, entity: Int)?]] = [:]
+        if consistent {
+            for entity in model.entities {
+                for r in entity.relationships where !r.isToMany && !r.isTransient {
+                    guard let inverse = r.inverse, let d = model.entity(named: r.destination),
+                        let i = model.allRelationships(of: d).first(where: { $0.name == inverse }), !i.isToMany,
+                        paired["\(layout.entities[d.name]!.table).\(inverse)"] == nil
+                    else { continue }
+                    let owners = rowsOf(entity.name).shuffled(using: &random)
+                    let targets = rowsOf(r.destination).shuffled(using: &random)
+                    let count = min(owners.count, targets.count) * 3 / 4
+                    var forward: [Int64: (key: Int64, entity: Int)?] = [:]
+                    var backward: [Int64: (key: Int64, entity: Int)?] = [:]
+                    for (o, t) in zip(owners, targets).prefix(count) {
+                        forward[o.key] = t
+                        backward[t.key] = o
+                    }
+                    for o in owners where forward[o.key] == nil { forward[o.key] = .some(nil) }
+                    for t in targets where backward[t.key] == nil { backward[t.key] = .some(nil) }
+                    paired["\(layout.entities[entity.name]!.table).\(r.name)"] = forward
+                    paired["\(layout.entities[d.name]!.table).\(inverse)"] = backward
+                }
+            }
         }
         try database.execute("BEGIN")
         for entity in model.entities where !entity.isAbstract {
@@ -233,10 +275,13 @@ enum GeneratedRows {
                 columns.append(c.key)
                 if let entityColumn = c.entity { columns.append(entityColumn) }
                 if let order = c.order { columns.append(order) }
+                let pairs = paired["\(e.table).\(relationship.name)"]
                 for r in values.indices {
-                    let target =
-                        targets.isEmpty || (relationship.isOptional && Int.random(in: 0..<5, using: &random) == 0)
-                        ? nil : targets.randomElement(using: &random)
+                    let target: (key: Int64, entity: Int)? =
+                        if let pairs { pairs[rows[entity.name]![r].key] ?? nil } else {
+                            targets.isEmpty || (relationship.isOptional && Int.random(in: 0..<5, using: &random) == 0)
+                                ? nil : targets.randomElement(using: &random)
+                        }
                     values[r].append(target.map { .integer($0.key) } ?? .null)
                     if c.entity != nil { values[r].append(target.map { .integer(Int64($0.entity)) } ?? .null) }
                     if c.order != nil {
