@@ -93,19 +93,25 @@ extension StoreMigrator {
             storeAt: store.path, to: version ?? currentVersion(ofModelsAt: models), progress: progress)
     }
 
-    /// The managers of `steps`, run in order: each step after the first reads the store
-    /// the one before it wrote and validated, which its SQL reads without conversions,
-    /// when the model it was written with passes its checks (a model made in code is not
-    /// checked as it loads: a default that does not fit its attribute would be written
-    /// as it is).
+    /// The managers of `steps`, run in order, each told whether it reads a store the run
+    /// wrote (``readsAStoreTheRunWrote(_:at:)``).
     func managers(for steps: [Step]) throws(MigrationError) -> [MigrationManager] {
         var managers: [MigrationManager] = []
-        for step in steps {
+        for (index, step) in steps.enumerated() {
             let manager = try manager(for: step)
-            manager.sourceIsWellTyped = !managers.isEmpty && step.source.validationErrors().isEmpty
+            manager.sourceIsWellTyped = Self.readsAStoreTheRunWrote(steps, at: index)
             managers.append(manager)
         }
         return managers
+    }
+
+    /// Whether the step at `index` of `steps`, run one after the other, reads a store the
+    /// run wrote and validated, whose values its SQL reads as they are (docs/pushdown.md,
+    /// "A store the run wrote"): every step after the first, when the model that store was
+    /// written with passes its checks (a model made in code is not checked as it loads: a
+    /// default that does not fit its attribute would be written as it is).
+    public static func readsAStoreTheRunWrote(_ steps: [Step], at index: Int) -> Bool {
+        index > 0 && steps[index].source.validationErrors().isEmpty
     }
 
     /// A checked and compiled manager for `step`; a mapping that cannot run is an

@@ -96,14 +96,15 @@ struct PlanCommand: ParsableCommand {
                 for warning in step.warnings { print("  warning: \(warning)") }
                 for note in step.mapping.notes { print("  note: \(note)") }
                 if let dropped = StepNotes.notCarriedOver(step) { print("  note: \(dropped)") }
-                if index > 0 && migrator.options.pushdown {
+                let readsWhatTheRunWrote = StoreMigrator.readsAStoreTheRunWrote(steps, at: index)
+                if readsWhatTheRunWrote && migrator.options.pushdown {
                     print(
                         "  note: reads the store the step before writes, whose values fit \(step.source.version): SQL reads them as they are"
                     )
                 }
                 for (name, execution) in MigrationManager.plannedExecutions(
                     step.mapping, source: step.source, destination: step.destination,
-                    policies: migrator.policies, options: migrator.options, sourceIsWellTyped: index > 0)
+                    policies: migrator.policies, options: migrator.options, sourceIsWellTyped: readsWhatTheRunWrote)
                 {
                     guard execution.instancesAsSQL else {
                         print("  \(name): \(execution)")
