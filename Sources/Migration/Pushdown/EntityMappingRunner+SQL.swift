@@ -376,7 +376,7 @@ extension EntityMappingRunner {
     /// this mapping's rows (a to-one), and in the rows of the mapping that holds them (a
     /// to-many whose members' rows hold the key), so that the interpreter counts what it
     /// would count had no link run.
-    private func unlinkWrittenKeys(_ links: [SQLLink], _ plan: SQLMappingPlan) throws {
+    private func unlinkWrittenKeys(_ links: [SQLLink]) throws {
         for link in links
         where manager.isUnlinkedPrelink(link.key) {
             let holder = manager.runner(at: link.key.holder)
@@ -463,7 +463,7 @@ extension EntityMappingRunner {
                         written
                         ? "'\(link.relationship)': its keys are not those the other side's link wrote (the interpreter changes them)"
                         : link.firstLinkCheck?.reason
-                    try unlinkWrittenKeys(links, plan)
+                    try unlinkWrittenKeys(links)
                     return false
                 }
             }
@@ -482,7 +482,7 @@ extension EntityMappingRunner {
                 if try statement.step() {
                     execution.relationshipsReason =
                         "'\(link.relationship)': source row \(plan.sourceTable) \(statement.int64(at: 0)) points to no row"
-                    try unlinkWrittenKeys(links, plan)
+                    try unlinkWrittenKeys(links)
                     return false
                 }
             }
