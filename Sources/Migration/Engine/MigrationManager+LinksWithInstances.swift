@@ -71,9 +71,8 @@ extension MigrationManager {
         guard let relationship = property.relationship, !relationship.isToMany, !relationship.isTransient,
             let target = destinationModel.entity(named: relationship.destination)
         else { return false }
-        if let name = relationship.inverse,
-            let inverse = destinationModel.allRelationships(of: target).first(where: { $0.name == name })
-        {
+        if let inverse = destinationModel.inverse(of: relationship) {
+            let name = inverse.name
             let holders = Set(destinationModel.descendants(of: target).map(\.name))
             let links = mappings.flatMap { other -> [(PreparedEntityMapping, PreparedProperty)] in
                 guard let entity = other.destinationEntity, holders.contains(entity.name) else { return [] }
@@ -112,12 +111,9 @@ extension MigrationManager {
             // The mappings from the source relationship's entities to the destination
             // relationship's, as the lookup finds them.
             guard read == argument, let sources else { return false }
-            let sourceKinds = Set(sourceModel.descendants(of: sources).map(\.name))
-            let destinationKinds = Set(destinationModel.descendants(of: target).map(\.name))
-            targets = mappings.filter {
-                guard let s = $0.sourceEntity, let d = $0.destinationEntity else { return false }
-                return sourceKinds.contains(s.name) && destinationKinds.contains(d.name)
-            }
+            targets = SQLLink.mappings(
+                from: sources, to: target, among: mappings, sourceModel: sourceModel, destinationModel: destinationModel
+            )
         default:
             return false
         }

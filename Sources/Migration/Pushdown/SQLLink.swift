@@ -266,12 +266,9 @@ struct SQLLink {
                 guard let s, argument == sourceName, let sTarget = source.model.entity(named: s.destination),
                     let rTarget = destination.model.entity(named: r.destination)
                 else { throw Refusal("'\(name)' looks up another relationship than it reads") }
-                let sourceKinds = Set(source.model.descendants(of: sTarget).map(\.name))
-                let destinationKinds = Set(destination.model.descendants(of: rTarget).map(\.name))
-                candidates = all.filter {
-                    guard let a = $0.sourceEntity, let b = $0.destinationEntity else { return false }
-                    return sourceKinds.contains(a.name) && destinationKinds.contains(b.name)
-                }
+                candidates = mappings(
+                    from: sTarget, to: rTarget, among: all, sourceModel: source.model,
+                    destinationModel: destination.model)
             }
             if candidates.count > 1, let s {
                 links +=
@@ -312,17 +309,13 @@ struct SQLLink {
                     : DanglingKeys(
                         keysTable: me, sourceTable: plan.sourceTable, column: sColumn, targetTable: sTargetLayout.table)
                 let entity = columns.entity.map { ", \($0) = \(targetPlan.destinationEntityNumber)" } ?? ""
-                if let inverse = r.inverse,
-                    let i = destination.model.entity(named: r.destination)
-                        .flatMap({ destination.model.allRelationships(of: $0).first { $0.name == inverse } }),
-                    !i.isToMany
-                {
+                if let inverse = destination.model.inverse(of: r), !inverse.isToMany {
                     guard !afterInterpretedStage1 else {
                         throw Refusal("'\(name)' is one-to-one, after an interpreted stage 1")
                     }
                     links.append(
                         try oneToOne(
-                            name, inverse: inverse, holder: prepared.index, target: target, plan: plan,
+                            name, inverse: inverse.name, holder: prepared.index, target: target, plan: plan,
                             targetPlan: targetPlan, columns: columns, entity: entity, sourceColumn: sColumn,
                             back: s.map { $0.inverse.flatMap { sTargetLayout.toOneColumns[$0]?.key } } ?? "Z_PK",
                             dangling: dangling, destination: destination))
@@ -534,11 +527,7 @@ struct SQLLink {
             let sTargetLayout = source.entities[s.destination],
             let columns = destination.entities[plan.destinationEntity]?.toOneColumns[r.name], columns.order == nil
         else { throw Refusal("\(several), and it is filled from a to-many or ordered") }
-        if let inverse = r.inverse, let target = destination.model.entity(named: r.destination),
-            destination.model.allRelationships(of: target).first(where: { $0.name == inverse })?.isToMany == false
-        {
-            throw Refusal("\(several), and it is one-to-one")
-        }
+        if destination.model.inverse(of: r)?.isToMany == false { throw Refusal("\(several), and it is one-to-one") }
         try requireDistinctSources(candidates, several)
         let me = keysTable(prepared.index)
         var links: [SQLLink] = []
@@ -680,6 +669,21 @@ struct SQLLink {
     }
 
     static let mappingLookup = "destinationInstancesForEntityMappingNamed:sourceInstances:"
+
+    /// The entity mappings whose objects a lookup by source relationship
+    /// (`destinationInstancesForSourceRelationshipNamed:sourceInstances:`) finds: those from
+    /// `sources` or one of its sub-entities to `destination` or one of its sub-entities.
+    static func mappings(
+        from sources: EntityDescription, to destination: EntityDescription, among all: [PreparedEntityMapping],
+        sourceModel: ObjectModel, destinationModel: ObjectModel
+    ) -> [PreparedEntityMapping] {
+        let sourceKinds = Set(sourceModel.descendants(of: sources).map(\.name))
+        let destinationKinds = Set(destinationModel.descendants(of: destination).map(\.name))
+        return all.filter {
+            guard let a = $0.sourceEntity, let b = $0.destinationEntity else { return false }
+            return sourceKinds.contains(a.name) && destinationKinds.contains(b.name)
+        }
+    }
 
     /// `FUNCTION($manager, "<lookup>", "<argument>", $source.<relationship>)`, the last
     /// argument also as `FUNCTION($source, "valueForKey:", "<relationship>")`, or

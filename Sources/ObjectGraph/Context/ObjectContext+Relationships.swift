@@ -51,7 +51,7 @@ extension ObjectContext {
 
     /// The inverse of `relationship` as declared on its destination.
     func inverse(of relationship: RelationshipDescription) -> RelationshipDescription? {
-        StoreLayout.declaredInverse(of: relationship, store.model)
+        store.model.inverse(of: relationship)
     }
 
     /// The to-one of the destination whose column holds the one-to-many relationship

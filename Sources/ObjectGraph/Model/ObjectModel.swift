@@ -98,6 +98,14 @@ public struct ObjectModel: Hashable, Sendable {
         ancestors(of: entity).reversed().flatMap(\.relationships) + entity.relationships
     }
 
+    /// The relationship `relationship` names as its inverse, when its destination has it.
+    public func inverse(of relationship: RelationshipDescription) -> RelationshipDescription? {
+        guard let name = relationship.inverse, let destination = entity(named: relationship.destination) else {
+            return nil
+        }
+        return allRelationships(of: destination).first { $0.name == name }
+    }
+
     /// Entity numbers as Core Data assigns them (`Z_ENT`), from 1.
     ///
     /// Core Data's order, as its stores' `Z_PRIMARYKEY` tables show it: root entities by

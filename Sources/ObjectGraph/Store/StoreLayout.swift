@@ -129,8 +129,7 @@ public struct StoreLayout: Sendable {
         // To-many relationships without an inverse, by destination: their hidden to-ones.
         var hiddenByDestination: [String: [(hidden: HiddenToOne, isOrdered: Bool)]] = [:]
         for owner in model.entities.sorted(by: { $0.name < $1.name }) {
-            for r in owner.relationships where r.isToMany && !r.isTransient && Self.declaredInverse(of: r, model) == nil
-            {
+            for r in owner.relationships where r.isToMany && !r.isTransient && model.inverse(of: r) == nil {
                 guard model.entity(named: r.destination) != nil else { continue }
                 hiddenByDestination[r.destination, default: []].append(
                     (HiddenToOne(owner: owner.name, relationship: r.name), r.isOrdered))
@@ -236,7 +235,7 @@ public struct StoreLayout: Sendable {
         for entity in model.entities {
             for r in entity.relationships where r.isToMany && !r.isTransient {
                 guard let destination = model.entity(named: r.destination) else { continue }
-                let inverse = Self.declaredInverse(of: r, model)
+                let inverse = model.inverse(of: r)
                 // One-to-many: the inverse's column; no inverse: a hidden column.
                 guard let inverse, inverse.isToMany else { continue }
                 let key = "\(entity.name).\(r.name)"
@@ -287,7 +286,7 @@ public struct StoreLayout: Sendable {
                 for r in ancestor.relationships
                 where r.isToMany && !r.isTransient && sides[ancestor.name]?[r.name] == nil {
                     inverses[r.name] =
-                        Self.declaredInverse(of: r, model)?.name
+                        model.inverse(of: r)?.name
                         ?? HiddenToOne(owner: ancestor.name, relationship: r.name).name
                 }
             }
@@ -324,16 +323,6 @@ public struct StoreLayout: Sendable {
             }
         }
         return layout
-    }
-
-    /// The relationship `relationship` names as its inverse, when its destination has it.
-    static func declaredInverse(of relationship: RelationshipDescription, _ model: ObjectModel)
-        -> RelationshipDescription?
-    {
-        guard let name = relationship.inverse, let destination = model.entity(named: relationship.destination) else {
-            return nil
-        }
-        return model.allRelationships(of: destination).first { $0.name == name }
     }
 
     /// Those of ``createStatements`` that create an index (never a unique one: a table's
