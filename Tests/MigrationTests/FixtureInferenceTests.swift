@@ -21,12 +21,7 @@ import TestSupport
         guard SharedFixtures.isAvailable else { try Test.cancel(SharedFixtures.missingMessage) }
         var found: [String: [String]] = [:]
         var steps = 0
-        let walker = FileManager.default.enumerator(atPath: SharedFixtures.root.path)
-        while let path = walker?.nextObject() as? String {
-            guard path.hasSuffix(".xcdatamodeld") else { continue }
-            walker?.skipDescendants()
-            let versions = try XcodeModelImporter.importVersions(at: SharedFixtures.root.appendingPathComponent(path))
-                .versions
+        for versions in try RealModelsDifferentialTests.modelFolders() {
             for (source, destination) in zip(versions, versions.dropFirst()) {
                 steps += 1
                 let inference = MappingInference(from: source, to: destination)
