@@ -1107,7 +1107,8 @@ import TestSupport
     /// that tie, are missing, are not integers or are negative, members and owners not
     /// migrated, a source that is not ordered, and a destination that is not; and, when a
     /// link of the relationship has already run in the interpreter, the objects linked
-    /// by the interpreter too, which merges.
+    /// by SQL when it would change nothing (as the interpreter's merge would not), by the
+    /// interpreter when it would.
     @Test func orderedOneToManyLinksAreTheInterpretersPositions() throws {
         func models(sourceOrdered: Bool, destinationOrdered: Bool) throws -> (ObjectModel, ObjectModel) {
             let v = ["O1": sourceOrdered, "O2": destinationOrdered].sorted { $0.key < $1.key }.map { version, ordered in
@@ -1153,8 +1154,10 @@ import TestSupport
         }
         var policies = PolicyRegistry()
         policies.register("Hooked") { LinksWithInstancesTests.Hooked() }
+        policies.register("Unlinking") { Unlinking() }
         // (order of the mappings, filtered, source ordered, destination ordered, the
-        // members' mapping's policy, whether the owners link by SQL)
+        // first mapping's policy, whether the second links by SQL: a first link in the
+        // interpreter leaves the second nothing to change, unless it unlinks)
         let cases: [([String], Set<String>, Bool, Bool, String?, Bool)] = [
             (["Owner", "Item"], [], true, true, nil, true),
             (["Item", "Owner"], [], true, true, nil, true),
@@ -1162,13 +1165,16 @@ import TestSupport
             (["Item", "Owner"], ["Item", "Owner"], true, true, nil, true),
             (["Owner", "Item"], ["Owner"], false, true, nil, true),
             (["Item", "Owner"], [], true, false, nil, true),
-            (["Item", "Owner"], ["Item"], true, true, "Hooked", false)
+            (["Item", "Owner"], ["Item"], true, true, "Hooked", true),
+            (["Item", "Owner"], [], true, true, "Hooked", true),
+            (["Owner", "Item"], ["Owner"], true, true, "Hooked", true),
+            (["Item", "Owner"], ["Item"], true, true, "Unlinking", false)
         ]
-        for (n, (order, filtered, sourceOrdered, destinationOrdered, policy, ownersBySQL)) in cases.enumerated() {
+        for (n, (order, filtered, sourceOrdered, destinationOrdered, policy, secondBySQL)) in cases.enumerated() {
             let (v1, v2) = try models(sourceOrdered: sourceOrdered, destinationOrdered: destinationOrdered)
             let source = try makeSource("O1-\(n).sqlite", v1)
             let mappings = order.map { entity in
-                let policy = entity == "Item" ? policy.map { #", "policy": "\#($0)""# } ?? "" : ""
+                let policy = entity == order[0] ? policy.map { #", "policy": "\#($0)""# } ?? "" : ""
                 return
                     #"{"name": "\#(entity)To\#(entity)", "type": "transform", "sourceEntity": "\#(entity)", "destinationEntity": "\#(entity)"\#(filtered.contains(entity) ? filter(entity) : "")\#(policy)}"#
             }
@@ -1185,8 +1191,19 @@ import TestSupport
             }
             // Positions were written (and links made) at all.
             #expect(tables["ZITEM"]?.contains { $0.contains("i:2") } == true, "case \(n)")
-            let owners = report?.entityMappings.first { $0.name == "OwnerToOwner" }?.execution
-            #expect(owners?.relationshipsAsSQL == ownersBySQL, "case \(n): \(String(describing: owners))")
+            let second = report?.entityMappings.first { $0.name == "\(order[1])To\(order[1])" }?.execution
+            #expect(second?.relationshipsAsSQL == secondBySQL, "case \(n): \(String(describing: second))")
+        }
+    }
+
+    /// Links an item as the default policy does, then takes every fifth out of its owner:
+    /// the owners' link, run after, would put them back.
+    final class Unlinking: EntityMigrationPolicy {
+        func createRelationships(
+            forDestination destination: ManagedObject, in mapping: EntityMapping, manager: MigrationManager
+        ) throws {
+            try defaultCreateRelationships(forDestination: destination, in: mapping, manager: manager)
+            if destination.objectID.primaryKey % 5 == 0 { try destination.setValue(.null, forKey: "owner") }
         }
     }
 
@@ -1194,7 +1211,8 @@ import TestSupport
     /// both orders of the mappings, with one side filtered, with only one side linked;
     /// and, in a damaged source, two people taking the same passport (the interpreter
     /// unlinks the first) or a passport naming another person than the one naming it
-    /// (the second link would change keys): the interpreter links those.
+    /// (the second link would change keys): the interpreter links those. The same after
+    /// a first link in the interpreter.
     @Test func oneToOneLinksAreTheInterpretersKeys() throws {
         let text = ["Q1", "Q2"].map { version in
             """
@@ -1264,6 +1282,22 @@ import TestSupport
             let linking = (report?.entityMappings ?? []).filter { $0.name == "PersonToPerson" || linksBack }
             let asSQL = linking.map { $0.execution?.relationshipsAsSQL == true }
             #expect(bySQL ? asSQL.allSatisfy { $0 } : asSQL.contains(false), "case \(n): \(asSQL)")
+        }
+        // The people linked first by the interpreter (a policy's mapping): the passports'
+        // link then finds its keys set, and by SQL changes nothing, unless the source's
+        // two keys disagree (the interpreter moves that passport to another person).
+        var policies = PolicyRegistry()
+        policies.register("Hooked") { LinksWithInstancesTests.Hooked() }
+        for (n, (source, bySQL)) in [(clean, true), (disagree, false)].enumerated() {
+            let mapping = try Migration.MappingModel(
+                json: JSON.parse(
+                    #"{"sourceModel": "Q1", "destinationModel": "Q2", "entityMappings": [{"name": "PersonToPerson", "type": "transform", "sourceEntity": "Person", "destinationEntity": "Person", "policy": "Hooked"}, {"name": "PassportToPassport", "type": "transform", "sourceEntity": "Passport", "destinationEntity": "Passport"}]}"#
+                ), file: "test.mapping.json")
+            let (interpreted, pushed, report) = try Self.bothWays(
+                mapping, v1, v2, source: source, in: directory, name: "qh\(n)", policies: policies)
+            #expect(pushed == interpreted, "hooked case \(n)")
+            let passports = report?.entityMappings.first { $0.name == "PassportToPassport" }?.execution
+            #expect(passports?.relationshipsAsSQL == bySQL, "hooked case \(n): \(String(describing: passports))")
         }
     }
 

@@ -449,20 +449,35 @@ extension EntityMappingRunner {
         }
         try manager.save()
         let context = manager.destinationContext
+        // Links that find what a link of theirs in the interpreter already set, and would
+        // change nothing: counted as second links, nothing written.
+        var unchanged: Set<SQLLink.Key> = []
         do {
+            func finds(_ sql: String) throws -> Bool {
+                try context.store.database.prepare(sql).step()
+            }
             for link in links {
                 // An ordered relationship's first link writes the positions it gives, a
                 // one-to-one's both keys; what another link already wrote the interpreter
                 // merges with. A one-to-one whose other side wrote its keys checks them.
                 let written = manager.sqlLinksWritten.contains(link.key)
-                guard let sql = written ? link.secondLinkCheck : link.firstLinkCheck?.sql else { continue }
-                try writeKeysTables(of: link)
-                let statement = try context.store.database.prepare(sql)
-                if try statement.step() {
-                    execution.relationshipsReason =
-                        written
-                        ? "'\(link.relationship)': its keys are not those the other side's link wrote (the interpreter changes them)"
-                        : link.firstLinkCheck?.reason
+                if written {
+                    guard link.key.isOneToOne, let check = link.unchangedCheck else { continue }
+                    try writeKeysTables(of: link)
+                    if try finds(check) {
+                        execution.relationshipsReason =
+                            "'\(link.relationship)': its keys are not those the other side's link wrote (the interpreter changes them)"
+                        try unlinkWrittenKeys(links)
+                        return false
+                    }
+                } else if let first = link.firstLinkCheck {
+                    try writeKeysTables(of: link)
+                    guard try finds(first.sql) else { continue }
+                    if let check = link.unchangedCheck, try !finds(check) {
+                        unchanged.insert(link.key)
+                        continue
+                    }
+                    execution.relationshipsReason = first.reason
                     try unlinkWrittenKeys(links)
                     return false
                 }
@@ -502,7 +517,7 @@ extension EntityMappingRunner {
                             "SELECT count(DISTINCT owner) FROM (\(pairs.joined(separator: " UNION ALL ")))")
                         if try count.step() { report.relationshipsSet += Int(count.int64(at: 0)) }
                     }
-                    let first = manager.sqlLinksWritten.insert(link.key).inserted
+                    let first = manager.sqlLinksWritten.insert(link.key).inserted && !unchanged.contains(link.key)
                     if link.countGroup != nil || link.countedWithGroup {
                         // (Counted above, with the first part of the group.)
                     } else if !first, link.countWrittenSQL != nil {

@@ -45,10 +45,15 @@ struct SQLLink {
     /// interpreter merges with; two rows taking the same one-to-one target), and why. The
     /// interpreter then links the objects.
     var firstLinkCheck: (sql: String, reason: String)? = nil
-    /// Run instead of ``sql`` when the relationship's link from the other side wrote this
-    /// one's keys too (a one-to-one, ``alsoWrites``): a row whose key is not the one this
-    /// link gives it, which the interpreter's link would change.
-    var secondLinkCheck: String? = nil
+    /// A row this link would change: one whose key is not the one the link gives it (a
+    /// to-one), or an instance that would gain a member (the to-many side). Run instead
+    /// of ``sql`` when the relationship's link from the other side wrote this one's keys
+    /// too (a one-to-one, ``alsoWrites``), and when ``firstLinkCheck`` finds that a link
+    /// of the relationship ran in the interpreter: finding no row, the link changes
+    /// nothing, as the interpreter's would not (its to-one sets leave a key that does
+    /// not change as it is, position included; its to-many sets add only new members),
+    /// and is counted as the relationship's second link.
+    var unchangedCheck: String? = nil
     /// The inverse's key, which ``sql`` writes as well (a one-to-one's target rows).
     var alsoWrites: Key? = nil
     /// A to-many whose members several entity mappings make is one link per member
@@ -344,6 +349,11 @@ struct SQLLink {
                         countBeforeAnyLinkSQL: "SELECT count(*) FROM \(me)", countWrittenSQL: nil,
                         firstLinkCheck: columns.order.map { _ in
                             (unsetCheck(plan.destinationTable, columns.key), orderedReason(name))
+                        },
+                        unchangedCheck: columns.order.map { _ in
+                            changedKey(
+                                plan.destinationTable, columns.key, rows: me, from: plan.sourceTable,
+                                following: sColumn, to: them)
                         }))
             } else if s == nil {
                 throw Refusal("'\(name)' is a to-many filled with the object made from the same source")
@@ -445,6 +455,11 @@ struct SQLLink {
                             + "WHERE d.\(columns.key) = k.destination AND d.Z_PK BETWEEN ?1 AND ?2)",
                         firstLinkCheck: columns.order.map { _ in
                             (unsetCheck(targetPlan.destinationTable, columns.key), orderedReason(name))
+                        },
+                        unchangedCheck: columns.order.map { _ in
+                            "SELECT 1 FROM \(them) AS t JOIN src.\(targetPlan.sourceTable) AS s ON s.Z_PK = t.source "
+                                + "JOIN \(me) AS k ON k.source = s.\(sInverseColumn) JOIN main.\(targetPlan.destinationTable) AS d "
+                                + "ON d.Z_PK = t.destination WHERE d.\(columns.key) IS NOT k.destination LIMIT 1"
                         }))
             }
         }
@@ -587,6 +602,19 @@ struct SQLLink {
         "SELECT Z_PK FROM main.\(table) WHERE \(key) IS NOT NULL LIMIT 1"
     }
 
+    /// A row of the keys table `rows` whose key column `key` in `destinationTable` is not
+    /// the destination its source key column `foreignKey` gives through `targets` (nil
+    /// when it names no row there, or holds none): what ``update(_:set:_:rows:from:following:to:)``
+    /// would change.
+    private static func changedKey(
+        _ destinationTable: String, _ key: String, rows: String, from table: String, following foreignKey: String,
+        to targets: String
+    ) -> String {
+        "SELECT 1 FROM \(rows) AS k JOIN src.\(table) AS s ON s.Z_PK = k.source "
+            + "LEFT JOIN \(targets) AS t ON t.source = s.\(foreignKey) "
+            + "JOIN main.\(destinationTable) AS d ON d.Z_PK = k.destination WHERE d.\(key) IS NOT t.destination LIMIT 1"
+    }
+
     private static func orderedReason(_ name: String) -> String {
         "'\(name)' is ordered, and a link of it has run (the interpreter merges the positions)"
     }
@@ -621,10 +649,6 @@ struct SQLLink {
             "SELECT 1 FROM main.\(plan.destinationTable) WHERE \(columns.key) IS NOT NULL "
             + "UNION ALL SELECT 1 FROM main.\(targetPlan.destinationTable) WHERE \(backColumns.key) IS NOT NULL "
             + "UNION ALL SELECT 1 FROM (\(pairs)) GROUP BY target HAVING count(*) > 1 LIMIT 1"
-        let secondLinkCheck =
-            "SELECT 1 FROM \(me) AS k JOIN src.\(plan.sourceTable) AS s ON s.Z_PK = k.source "
-            + "LEFT JOIN \(them) AS t ON t.source = s.\(sourceColumn) "
-            + "JOIN main.\(plan.destinationTable) AS d ON d.Z_PK = k.destination WHERE d.\(columns.key) IS NOT t.destination LIMIT 1"
         return SQLLink(
             relationship: name, target: target, sql: sql,
             countSQL: "SELECT count(*) FROM \(me)", countsEveryInstance: true,
@@ -637,7 +661,8 @@ struct SQLLink {
                 firstLinkCheck,
                 "'\(name)' is one-to-one, and a link of it has run or two rows take the same target (the interpreter unlinks the earlier one)"
             ),
-            secondLinkCheck: secondLinkCheck,
+            unchangedCheck: changedKey(
+                plan.destinationTable, columns.key, rows: me, from: plan.sourceTable, following: sourceColumn, to: them),
             alsoWrites: back.map {
                 Key(
                     holder: target, keysOf: holder, column: backColumns.key, entity: backColumns.entity,
