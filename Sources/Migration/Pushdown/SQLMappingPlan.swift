@@ -171,9 +171,26 @@ struct SQLMappingPlan {
                 sourceAttributes[attribute.name] = (attribute, column)
             }
         }
+        var sourceToOnes: [String: SQLTranslator.ToOne] = [:]
+        for relationship in source.model.allRelationships(of: sourceEntity) where !relationship.isToMany {
+            guard let key = sourceLayout.toOneColumns[relationship.name]?.key,
+                let target = source.model.entity(named: relationship.destination),
+                let targetLayout = source.entities[target.name]
+            else { continue }
+            var attributes: [String: (attribute: AttributeDescription, column: String)] = [:]
+            for attribute in source.model.allAttributes(of: target) where !attribute.isTransient {
+                if let column = targetLayout.attributeColumns[attribute.name] {
+                    attributes[attribute.name] = (attribute, column)
+                }
+            }
+            sourceToOnes[relationship.name] = SQLTranslator.ToOne(
+                keyColumn: key, table: targetLayout.table,
+                entityNumbers: source.model.descendants(of: target).compactMap { source.entities[$0.name]?.number },
+                attributes: attributes)
+        }
         let sourceName = sourceEntity.name
         var translator = SQLTranslator(
-            sourceAttributes: sourceAttributes, functions: functions,
+            sourceAttributes: sourceAttributes, sourceToOnes: sourceToOnes, functions: functions,
             stringFunctionName: Self.stringFunction(prepared.index), sourceIsWellTyped: sourceIsWellTyped
         ) {
             source.rowConditions(of: $0, on: sourceName, storeIsWellTyped: sourceIsWellTyped)

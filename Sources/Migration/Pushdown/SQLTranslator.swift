@@ -43,6 +43,18 @@ struct SQLGuard: Hashable {
 struct SQLTranslator {
     /// Source attributes by name, with their columns in the source table.
     let sourceAttributes: [String: (attribute: AttributeDescription, column: String)]
+
+    /// A to-one relationship of the source entity, for `$source.r.a`: its key column in
+    /// the source table, and its destination's table, entity numbers (with its
+    /// sub-entities') and attributes with their columns.
+    struct ToOne {
+        let keyColumn: String
+        let table: String
+        let entityNumbers: [Int]
+        let attributes: [String: (attribute: AttributeDescription, column: String)]
+    }
+    /// The source entity's to-ones, by name.
+    let sourceToOnes: [String: ToOne]
     private(set) var parameters: [SQLiteValue] = []
     private(set) var guards: [SQLGuard] = []
     /// What SQL says of a predicate over a source row's attributes (`t0` the row): the
@@ -74,10 +86,11 @@ struct SQLTranslator {
 
     init(
         sourceAttributes: [String: (attribute: AttributeDescription, column: String)],
-        functions: FunctionRegistry, stringFunctionName: String, sourceIsWellTyped: Bool = false,
-        rowConditions: @escaping (FormatPredicate) -> RowConditions? = { _ in nil }
+        sourceToOnes: [String: ToOne] = [:], functions: FunctionRegistry, stringFunctionName: String,
+        sourceIsWellTyped: Bool = false, rowConditions: @escaping (FormatPredicate) -> RowConditions? = { _ in nil }
     ) {
         self.sourceAttributes = sourceAttributes
+        self.sourceToOnes = sourceToOnes
         self.functions = functions
         self.stringFunctionName = stringFunctionName
         self.sourceIsWellTyped = sourceIsWellTyped
@@ -154,6 +167,11 @@ struct SQLTranslator {
         if let name = EntityMappingRunner.copiedAttribute(expression) {
             return try attribute(name)
         }
+        if case .keyPath(let operand?, let path) = expression.kind, path.count == 2,
+            case .variable("source") = operand.kind, let toOne = sourceToOnes[path[0]], !path[1].hasPrefix("@")
+        {
+            return try attribute(through: path[0], toOne, path[1])
+        }
         switch expression.kind {
         case .constant(let value):
             return try constant(value)
@@ -181,7 +199,42 @@ struct SQLTranslator {
         guard let (attribute, column) = sourceAttributes[name] else {
             throw Refusal("$source.\(name) is not a stored attribute of the source entity")
         }
-        let c = "t0.\(column)"
+        return try read(attribute, "t0.\(column)", name: name)
+    }
+
+    /// `$source.r.name`, `r` a to-one of the source entity: the attribute of the row its
+    /// key names, read as the interpreter reads it once it has followed the key (a row
+    /// lookup by `Z_PK`, whose value is the key read as an integer, as a reader reads
+    /// it), nil where the key is nil. A key that names no row, or a row of an entity the
+    /// relationship cannot point to, is the interpreter's error to report: a guard, but
+    /// in a store the run wrote, whose keys name rows.
+    private mutating func attribute(through name: String, _ toOne: ToOne, _ attributeName: String)
+        throws(Refusal) -> SQLTerm
+    {
+        guard let (attribute, column) = toOne.attributes[attributeName] else {
+            throw Refusal("$source.\(name).\(attributeName) is not a stored attribute of \(name)'s entity")
+        }
+        var term = try read(attribute, "r.\(column)", name: "\(name).\(attributeName)")
+        let held = "t0.\(toOne.keyColumn)"
+        let key = sourceIsWellTyped ? held : "CAST(\(held) AS INTEGER)"
+        term.sql = "(SELECT \(term.sql) FROM src.\(toOne.table) AS r WHERE r.Z_PK = \(key))"
+        term.isNullable = true
+        term.nullness = nil
+        if !sourceIsWellTyped {
+            let entities = toOne.entityNumbers.map(String.init).joined(separator: ", ")
+            guarding(
+                "\(held) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM src.\(toOne.table) AS r WHERE r.Z_PK = \(key) "
+                    + "AND r.Z_ENT IN (\(entities)))",
+                check: "'\(name)' names a row of its entity", "a to-one key that names no row of its entity (an error)")
+        }
+        return term
+    }
+
+    /// The column `c` of `attribute` (`name`, for the reasons), read as the interpreter
+    /// reads it.
+    private mutating func read(_ attribute: AttributeDescription, _ c: String, name: String) throws(Refusal)
+        -> SQLTerm
+    {
         if sourceIsWellTyped, let term = Self.wellTyped(attribute, c) { return term }
         switch attribute.type {
         // CAST converts as the sqlite3_value_* functions a reader reads with do, whatever
