@@ -1,6 +1,7 @@
 import ExpressionLanguage
 import Foundation
 import ObjectGraph
+import Synchronization
 import Testing
 import TestSupport
 
@@ -1049,6 +1050,60 @@ import TestSupport
         }
         #expect(execution.evaluated == ["outText"], "\(execution)")
         #expect(tables["ZROW"]?.contains { $0.contains("t:<row 6>") } == true)
+    }
+
+    /// The groups' policy: before its mapping runs, a trigger on the new store's rows that
+    /// counts each row written and cancels the run at the tenth, from inside the
+    /// statement that writes them (as another thread's `cancel` reaches a statement
+    /// running long: a chunk, a link, an index).
+    final class TickingPolicy: EntityMigrationPolicy {
+        static let ticks = Mutex(0)
+
+        func begin(_ mapping: EntityMapping, manager: MigrationManager) throws {
+            let database = manager.destinationContext.database
+            try database.registerFunction("test_tick", arity: 0) { _ in
+                let count = Self.ticks.withLock { count in
+                    count += 1
+                    return count
+                }
+                if count == 10 { manager.cancel("stopped by the test") }
+                return .null
+            }
+            try database.execute("CREATE TEMP TRIGGER tick AFTER INSERT ON ZROW BEGIN SELECT test_tick(); END")
+        }
+    }
+
+    /// A cancellation stops the statement SQL is running where it is
+    /// (`sqlite3_interrupt`), not once the statement ends: the rows' chunk of 5,000 stops
+    /// at the row written when `cancel` was called. The run reports the cancellation, as
+    /// the interpreter's hooks do, and leaves no new file.
+    @Test func cancellingInterruptsTheStatementThatRuns() throws {
+        let v1 = try model(Self.source), v2 = try model(Self.destination)
+        let directory = try TemporaryDirectory()
+        let source = directory.path("D1.sqlite"), destination = directory.path("D2.sqlite")
+        try Self.makeSource(at: source, model: v1, rows: .clean)
+        var policies = PolicyRegistry()
+        policies.register("Ticking") { TickingPolicy() }
+        let mapping = try Migration.MappingModel(
+            json: JSON.parse(
+                """
+                {"sourceModel": "D1", "destinationModel": "D2", "entityMappings": [
+                  {"name": "GroupToGroup", "type": "copy", "sourceEntity": "Group", "destinationEntity": "Group", "policy": "Ticking"},
+                  {"name": "RowToRow", "type": "transform", "sourceEntity": "Row", "destinationEntity": "Row",
+                   "attributeMappings": {"out64": "$source.count * 2"}}]}
+                """), file: "test.mapping.json")
+        let manager = try MigrationManager(
+            mapping: mapping, source: v1, destination: v2, policies: policies,
+            options: MigrationOptions(chunkSize: 5_000))
+        TickingPolicy.ticks.withLock { $0 = 0 }
+        let error = try #require(throws: MigrationError.self) {
+            try manager.migrateStore(from: source, to: destination)
+        }
+        #expect(error.kind == .cancelled, "\(error)")
+        #expect(error.message == "stopped by the test")
+        #expect(error.entityMapping == "RowToRow")
+        #expect(TickingPolicy.ticks.withLock { $0 } == 10)
+        #expect(!FileManager.default.fileExists(atPath: destination))
     }
 
     /// A row with two to-ones, and a row that is the target of two relationships, linked

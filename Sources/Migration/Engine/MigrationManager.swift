@@ -78,6 +78,9 @@ public final class MigrationManager: KeyValueCoding {
     let destinationEntityIndex: [String: UInt16]
     let cancellation = Mutex<MigrationError?>(nil)
     let isCancelled = Atomic<Bool>(false)
+    /// The connection a run's SQL runs on (the destination's, the source attached), held
+    /// while the run has it open: ``cancel(_:)`` interrupts the statement it is running.
+    let running = Mutex<Database.Interrupter?>(nil)
     var progressHandler: ((MigrationProgress) -> Void)?
     var lastProgress = ContinuousClock.now
 
@@ -231,6 +234,8 @@ public final class MigrationManager: KeyValueCoding {
         } catch {
             throw MigrationError(.destinationStore, "cannot create the destination store: \(error)", underlying: error)
         }
+        running.withLock { $0 = destination.database.interrupter }
+        defer { running.withLock { $0 = nil } }
         do {
             // The destination is a new file that is thrown away on failure.
             try destination.beginScratchWrites()
@@ -244,6 +249,17 @@ public final class MigrationManager: KeyValueCoding {
             releaseResults()
             Self.removeStoreFiles(at: destinationPath)
             destination.externalData.removeWritten()
+            // A statement a cancellation interrupted failed because of it: the error is
+            // the cancellation, where the statement ran.
+            if isCancelled.load(ordering: .acquiring), let cancelled = cancellation.withLock({ $0 }) {
+                guard var placed = error as? MigrationError else { throw cancelled }
+                if placed.kind != .cancelled {
+                    placed.kind = .cancelled
+                    placed.message = cancelled.message
+                    placed.underlying = nil
+                }
+                throw placed
+            }
             if let error = error as? MigrationError { throw error }
             throw MigrationError(.destinationStore, "\(error)", underlying: error)
         }
@@ -272,6 +288,10 @@ public final class MigrationManager: KeyValueCoding {
     public func cancel(_ reason: String = "the migration was cancelled") {
         cancellation.withLock { $0 = $0 ?? MigrationError(.cancelled, reason) }
         isCancelled.store(true, ordering: .releasing)
+        // A statement that runs long (a chunk, a link, an index, the validation) stops
+        // where it is, and fails with SQLITE_INTERRUPT, which the run reports as the
+        // cancellation. (The connection is held under the lock: it stays open.)
+        running.withLock { $0?.interrupt() }
     }
 
     func checkCancelled() throws(MigrationError) {

@@ -103,6 +103,17 @@ public final class Database {
         sqlite3_interrupt(handle)
     }
 
+    /// ``interrupt()`` for another thread to call; the connection stays open while it is
+    /// held.
+    public var interrupter: Interrupter { Interrupter(database: self) }
+
+    public struct Interrupter: @unchecked Sendable {
+        // Only `interrupt`, which SQLite allows from any thread, is reached through it.
+        fileprivate let database: Database
+
+        public func interrupt() { database.interrupt() }
+    }
+
     public func execute(_ sql: String) throws(SQLiteError) {
         var message: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(handle, sql, nil, nil, &message)
