@@ -181,7 +181,8 @@ extension EntityMappingRunner {
         let insert = try manager.destinationContext.store.database.prepare(
             "INSERT INTO main.\(plan.destinationTable) (Z_PK, Z_ENT, Z_OPT\(columns.map { ", " + $0 }.joined())) "
                 + "SELECT \(key), \(plan.destinationEntityNumber), 1\(values.map { ", " + $0 }.joined()) "
-                + "FROM src.\(plan.sourceTable) AS t0 WHERE t0.Z_ENT = \(plan.sourceEntityNumber) "
+                + "FROM src.\(plan.sourceTable) AS t0 \(plan.joins.map { $0 + " " }.joined())"
+                + "WHERE t0.Z_ENT = \(plan.sourceEntityNumber) "
                 + "AND t0.Z_PK BETWEEN ?\(n + 1) AND ?\(n + 2) AND \(plan.filter)"
                 + (checks.isEmpty ? "" : " AND CASE \(checks.joined(separator: " ")) ELSE 1 END") + " ORDER BY t0.Z_PK")
         for (i, value) in plan.parameters.enumerated() { try insert.bind(value, at: Int32(i + 1)) }

@@ -81,6 +81,9 @@ struct SQLMappingPlan {
     /// The values of `?1` … `?n` in `values`, `filter` and the guards.
     let parameters: [SQLiteValue]
     let guards: [SQLGuard]
+    /// The joins of the source row that ``values`` and ``guards`` read (`j0`, `j1`, …:
+    /// the rows of the to-ones read through, ``SQLTranslator/joins``).
+    let joins: [String]
     /// What selects the source rows besides their `Z_ENT`: the fetch's condition, and the
     /// predicate itself (`remodel_accept_<n>`) where that condition is not exact.
     let filter: String
@@ -339,6 +342,7 @@ struct SQLMappingPlan {
         self.values = values
         self.parameters = translator.parameters
         self.guards = translator.guards
+        self.joins = translator.joins
         self.stringChains = translator.stringChains
         self.validation = validation
         self.validatesAttributes = validatesAttributes
@@ -467,7 +471,7 @@ extension SQLMappingPlan {
         self.destinationEntity = destinationEntity.name
         destinationTable = destinationLayout.table
         destinationEntityNumber = destinationLayout.number
-        (columns, values, parameters, guards, evaluated, stringChains) = ([], [], [], [], [], [])
+        (columns, values, parameters, guards, joins, evaluated, stringChains) = ([], [], [], [], [], [], [])
         filter = "1"
         predicateAttributes = nil
         (validation, validatesAttributes) = ([], false)

@@ -55,6 +55,11 @@ struct SQLTranslator {
     }
     /// The source entity's to-ones, by name.
     let sourceToOnes: [String: ToOne]
+    /// The rows of the to-ones the translated expressions read through, joined to the
+    /// source row: `LEFT JOIN src.<table> AS j<n> ON j<n>.Z_PK = <key>`, one per
+    /// relationship, in the order they were first read.
+    private(set) var joins: [String] = []
+    private var joinAliases: [String: String] = [:]
     private(set) var parameters: [SQLiteValue] = []
     private(set) var guards: [SQLGuard] = []
     /// What SQL says of a predicate over a source row's attributes (`t0` the row): the
@@ -203,28 +208,33 @@ struct SQLTranslator {
     }
 
     /// `$source.r.name`, `r` a to-one of the source entity: the attribute of the row its
-    /// key names, read as the interpreter reads it once it has followed the key (a row
-    /// lookup by `Z_PK`, whose value is the key read as an integer, as a reader reads
-    /// it), nil where the key is nil. A key that names no row, or a row of an entity the
-    /// relationship cannot point to, is the interpreter's error to report: a guard, but
-    /// in a store the run wrote, whose keys name rows.
+    /// key names (``joins``), read as the interpreter reads it once it has followed the
+    /// key (a row lookup by `Z_PK`, whose value is the key read as an integer, as a
+    /// reader reads it), nil where the key is nil. A key that names no row, or a row of
+    /// an entity the relationship cannot point to, is the interpreter's error to report:
+    /// a guard, but in a store the run wrote, whose keys name rows.
     private mutating func attribute(through name: String, _ toOne: ToOne, _ attributeName: String)
         throws(Refusal) -> SQLTerm
     {
         guard let (attribute, column) = toOne.attributes[attributeName] else {
             throw Refusal("$source.\(name).\(attributeName) is not a stored attribute of \(name)'s entity")
         }
-        var term = try read(attribute, "r.\(column)", name: "\(name).\(attributeName)")
         let held = "t0.\(toOne.keyColumn)"
-        let key = sourceIsWellTyped ? held : "CAST(\(held) AS INTEGER)"
-        term.sql = "(SELECT \(term.sql) FROM src.\(toOne.table) AS r WHERE r.Z_PK = \(key))"
+        let alias: String
+        if let joined = joinAliases[name] {
+            alias = joined
+        } else {
+            alias = "j\(joins.count)"
+            joinAliases[name] = alias
+            let key = sourceIsWellTyped ? held : "CAST(\(held) AS INTEGER)"
+            joins.append("LEFT JOIN src.\(toOne.table) AS \(alias) ON \(alias).Z_PK = \(key)")
+        }
+        var term = try read(attribute, "\(alias).\(column)", name: "\(name).\(attributeName)")
         term.isNullable = true
-        term.nullness = nil
         if !sourceIsWellTyped {
             let entities = toOne.entityNumbers.map(String.init).joined(separator: ", ")
             guarding(
-                "\(held) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM src.\(toOne.table) AS r WHERE r.Z_PK = \(key) "
-                    + "AND r.Z_ENT IN (\(entities)))",
+                "\(held) IS NOT NULL AND (\(alias).Z_PK IS NULL OR \(alias).Z_ENT NOT IN (\(entities)))",
                 check: "'\(name)' names a row of its entity", "a to-one key that names no row of its entity (an error)")
         }
         return term
