@@ -44,17 +44,20 @@ struct SQLTranslator {
     /// Source attributes by name, with their columns in the source table.
     let sourceAttributes: [String: (attribute: AttributeDescription, column: String)]
 
-    /// A to-one relationship of the source entity, for `$source.r.a`: its key column in
-    /// the source table, and its destination's table, entity numbers (with its
-    /// sub-entities') and attributes with their columns.
+    /// A to-one relationship of a source entity, for `$source.r.a` (and `$source.r.s.a`):
+    /// its key column in the entity's table, and its destination: the entity, its table,
+    /// its entity numbers (with its sub-entities') and attributes with their columns.
     struct ToOne {
         let keyColumn: String
+        let destination: String
         let table: String
         let entityNumbers: [Int]
         let attributes: [String: (attribute: AttributeDescription, column: String)]
     }
-    /// The source entity's to-ones, by name.
-    let sourceToOnes: [String: ToOne]
+    /// The source entity's name, and the to-ones of every source entity, by entity and
+    /// relationship name.
+    let sourceEntity: String
+    let toOnes: [String: [String: ToOne]]
     /// The rows of the to-ones the translated expressions read through, joined to the
     /// source row: `LEFT JOIN src.<table> AS j<n> ON j<n>.Z_PK = <key>`, one per
     /// relationship, in the order they were first read.
@@ -91,11 +94,13 @@ struct SQLTranslator {
 
     init(
         sourceAttributes: [String: (attribute: AttributeDescription, column: String)],
-        sourceToOnes: [String: ToOne] = [:], functions: FunctionRegistry, stringFunctionName: String,
+        sourceEntity: String = "", toOnes: [String: [String: ToOne]] = [:], functions: FunctionRegistry,
+        stringFunctionName: String,
         sourceIsWellTyped: Bool = false, rowConditions: @escaping (FormatPredicate) -> RowConditions? = { _ in nil }
     ) {
         self.sourceAttributes = sourceAttributes
-        self.sourceToOnes = sourceToOnes
+        self.sourceEntity = sourceEntity
+        self.toOnes = toOnes
         self.functions = functions
         self.stringFunctionName = stringFunctionName
         self.sourceIsWellTyped = sourceIsWellTyped
@@ -172,10 +177,11 @@ struct SQLTranslator {
         if let name = EntityMappingRunner.copiedAttribute(expression) {
             return try attribute(name)
         }
-        if case .keyPath(let operand?, let path) = expression.kind, path.count == 2,
-            case .variable("source") = operand.kind, let toOne = sourceToOnes[path[0]], !path[1].hasPrefix("@")
+        if case .keyPath(let operand?, let path) = expression.kind, path.count >= 2,
+            case .variable("source") = operand.kind, toOnes[sourceEntity]?[path[0]] != nil,
+            !path.contains(where: { $0.hasPrefix("@") })
         {
-            return try attribute(through: path[0], toOne, path[1])
+            return try attribute(through: path)
         }
         switch expression.kind {
         case .constant(let value):
@@ -207,36 +213,46 @@ struct SQLTranslator {
         return try read(attribute, "t0.\(column)", name: name)
     }
 
-    /// `$source.r.name`, `r` a to-one of the source entity: the attribute of the row its
-    /// key names (``joins``), read as the interpreter reads it once it has followed the
-    /// key (a row lookup by `Z_PK`, whose value is the key read as an integer, as a
-    /// reader reads it), nil where the key is nil. A key that names no row, or a row of
-    /// an entity the relationship cannot point to, is the interpreter's error to report:
-    /// a guard, but in a store the run wrote, whose keys name rows.
-    private mutating func attribute(through name: String, _ toOne: ToOne, _ attributeName: String)
-        throws(Refusal) -> SQLTerm
-    {
-        guard let (attribute, column) = toOne.attributes[attributeName] else {
-            throw Refusal("$source.\(name).\(attributeName) is not a stored attribute of \(name)'s entity")
+    /// `$source.r.name` (`$source.r.s.name`, …), `r` a to-one of the source entity (and
+    /// `s` one of its destination): the attribute of the row the keys lead to (``joins``),
+    /// read as the interpreter reads it once it has followed them (a row lookup by `Z_PK`
+    /// each, whose value is the key read as an integer, as a reader reads it); nil where a
+    /// key is nil. A key that names no row, or a row of an entity the relationship cannot
+    /// point to, is the interpreter's error to report: a guard, but in a store the run
+    /// wrote, whose keys name rows.
+    private mutating func attribute(through path: [String]) throws(Refusal) -> SQLTerm {
+        let dotted = path.joined(separator: ".")
+        var entity = sourceEntity, holder = "t0", prefix = ""
+        var last: ToOne?
+        for name in path.dropLast() {
+            guard let toOne = toOnes[entity]?[name] else {
+                throw Refusal("$source.\(dotted) goes through '\(name)', which is not a to-one of \(entity)")
+            }
+            prefix += prefix.isEmpty ? name : ".\(name)"
+            let held = "\(holder).\(toOne.keyColumn)"
+            let alias: String
+            if let joined = joinAliases[prefix] {
+                alias = joined
+            } else {
+                alias = "j\(joins.count)"
+                joinAliases[prefix] = alias
+                let key = sourceIsWellTyped ? held : "CAST(\(held) AS INTEGER)"
+                joins.append("LEFT JOIN src.\(toOne.table) AS \(alias) ON \(alias).Z_PK = \(key)")
+            }
+            if !sourceIsWellTyped {
+                let entities = toOne.entityNumbers.map(String.init).joined(separator: ", ")
+                guarding(
+                    "\(held) IS NOT NULL AND (\(alias).Z_PK IS NULL OR \(alias).Z_ENT NOT IN (\(entities)))",
+                    check: "'\(prefix)' names a row of its entity",
+                    "a to-one key that names no row of its entity (an error)")
+            }
+            (entity, holder, last) = (toOne.destination, alias, toOne)
         }
-        let held = "t0.\(toOne.keyColumn)"
-        let alias: String
-        if let joined = joinAliases[name] {
-            alias = joined
-        } else {
-            alias = "j\(joins.count)"
-            joinAliases[name] = alias
-            let key = sourceIsWellTyped ? held : "CAST(\(held) AS INTEGER)"
-            joins.append("LEFT JOIN src.\(toOne.table) AS \(alias) ON \(alias).Z_PK = \(key)")
+        guard let last, let (attribute, column) = last.attributes[path[path.count - 1]] else {
+            throw Refusal("$source.\(dotted) is not a stored attribute of \(entity)")
         }
-        var term = try read(attribute, "\(alias).\(column)", name: "\(name).\(attributeName)")
+        var term = try read(attribute, "\(holder).\(column)", name: dotted)
         term.isNullable = true
-        if !sourceIsWellTyped {
-            let entities = toOne.entityNumbers.map(String.init).joined(separator: ", ")
-            guarding(
-                "\(held) IS NOT NULL AND (\(alias).Z_PK IS NULL OR \(alias).Z_ENT NOT IN (\(entities)))",
-                check: "'\(name)' names a row of its entity", "a to-one key that names no row of its entity (an error)")
-        }
         return term
     }
 
