@@ -513,7 +513,10 @@ extension EntityMappingRunner {
                             manager.isUnlinkedPrelink(part.key)
                                 ? part.pairs : "\(part.pairs) WHERE \(part.changed)"
                         }
-                        for part in group { try writeKeysTables(of: manager.runner(at: part.key.holder)) }
+                        for part in group {
+                            try writeKeysTables(of: manager.runner(at: part.key.holder))
+                            try writeKeysTables(of: manager.runner(at: part.key.keysOf))
+                        }
                         let count = try database.prepare(
                             "SELECT count(DISTINCT owner) FROM (\(pairs.joined(separator: " UNION ALL ")))")
                         if try count.step() { report.relationshipsSet += Int(count.int64(at: 0)) }

@@ -276,6 +276,12 @@ struct SQLLink {
                     destinationModel: destination.model)
             }
             if candidates.count > 1, let s {
+                if r.isToMany, let dSide = destination.entities[plan.destinationEntity]?.joinTables[r.name] {
+                    links += try joinMembersOfSeveralMappings(
+                        name, r, s, candidates, dSide: dSide, prepared: prepared, plan: plan, source: source,
+                        destination: destination)
+                    continue
+                }
                 links +=
                     r.isToMany
                     ? try membersOfSeveralMappings(
@@ -366,31 +372,8 @@ struct SQLLink {
                 guard dSide.orderColumn == nil else {
                     throw Refusal("'\(name)' is ordered (positions are written by the interpreter)")
                 }
-                let sLayout = source.entities[sourceEntity.name]
-                let source: SourcePairs
-                var dangling: DanglingKeys?
-                if let sSide = sLayout?.joinTables[s.name] {
-                    guard sSide.orderColumn == nil else {
-                        throw Refusal("'\(name)' is filled from an ordered relationship")
-                    }
-                    source = SourcePairs(
-                        from: "src.\(sSide.table) AS s", ownerColumn: sSide.sourceColumn,
-                        memberColumn: sSide.destinationColumn)
-                    dangling = DanglingKeys(keysTable: me, pairs: source, targetTable: sTargetLayout.table)
-                } else if s.isToMany, let inverse = sLayout?.toManyInverses[s.name],
-                    let column = sTargetLayout.toOneColumns[inverse]?.key
-                {
-                    // The members' rows hold the key: every pair names a row on both sides.
-                    source = SourcePairs(
-                        from: "src.\(sTargetLayout.table) AS s", ownerColumn: column, memberColumn: "Z_PK")
-                } else if !s.isToMany, let column = sLayout?.toOneColumns[s.name]?.key {
-                    source = SourcePairs(
-                        from: "src.\(plan.sourceTable) AS s", ownerColumn: "Z_PK", memberColumn: column)
-                    dangling = DanglingKeys(
-                        keysTable: me, sourceTable: plan.sourceTable, column: column, targetTable: sTargetLayout.table)
-                } else {
-                    throw Refusal("'\(name)' is filled from a relationship without a key column or join table")
-                }
+                let (source, dangling) = try sourcePairs(
+                    name, s, of: sourceEntity, keysTable: me, plan: plan, targetTable: sTargetLayout.table, in: source)
                 let pairs =
                     "\(source.from) JOIN \(me) AS k ON k.source = \(source.owner) "
                     + "JOIN \(them) AS t ON t.source = \(source.member)"
@@ -463,6 +446,89 @@ struct SQLLink {
                         }))
             }
         }
+        return links
+    }
+
+    /// The pairs of source keys (owner, member) that `s`, a relationship of
+    /// `sourceEntity` that fills a many-to-many, holds (``SourcePairs``), and the check of
+    /// its keys that name no row of `targetTable` (where a key column, not the members'
+    /// rows, holds them; `keysTable` is the owners' keys table).
+    private static func sourcePairs(
+        _ name: String, _ s: RelationshipDescription, of sourceEntity: EntityDescription, keysTable: String,
+        plan: SQLMappingPlan, targetTable: String, in source: StoreLayout
+    ) throws(SQLTranslator.Refusal) -> (SourcePairs, DanglingKeys?) {
+        let sLayout = source.entities[sourceEntity.name]
+        if let sSide = sLayout?.joinTables[s.name] {
+            guard sSide.orderColumn == nil else {
+                throw SQLTranslator.Refusal("'\(name)' is filled from an ordered relationship")
+            }
+            let pairs = SourcePairs(
+                from: "src.\(sSide.table) AS s", ownerColumn: sSide.sourceColumn, memberColumn: sSide.destinationColumn)
+            return (pairs, DanglingKeys(keysTable: keysTable, pairs: pairs, targetTable: targetTable))
+        } else if s.isToMany, let inverse = sLayout?.toManyInverses[s.name],
+            let column = source.entities[s.destination]?.toOneColumns[inverse]?.key
+        {
+            // The members' rows hold the key: every pair names a row on both sides.
+            return (SourcePairs(from: "src.\(targetTable) AS s", ownerColumn: column, memberColumn: "Z_PK"), nil)
+        } else if !s.isToMany, let column = sLayout?.toOneColumns[s.name]?.key {
+            return (
+                SourcePairs(from: "src.\(plan.sourceTable) AS s", ownerColumn: "Z_PK", memberColumn: column),
+                DanglingKeys(
+                    keysTable: keysTable, sourceTable: plan.sourceTable, column: column, targetTable: targetTable)
+            )
+        }
+        throw SQLTranslator.Refusal("'\(name)' is filled from a relationship without a key column or join table")
+    }
+
+    /// The links of a many-to-many `r` (read from `s`) whose members several entity
+    /// mappings make (`candidates`): one `INSERT OR IGNORE` into the join table per member
+    /// mapping, of the pairs `s` holds whose member that mapping made, as the lookup finds
+    /// the members by every mapping. The owners that gain a member are counted once, over
+    /// the union of the parts' pairs not in the join table yet, before the first.
+    private static func joinMembersOfSeveralMappings(
+        _ name: String, _ r: RelationshipDescription, _ s: RelationshipDescription,
+        _ candidates: [PreparedEntityMapping], dSide: StoreLayout.JoinTable.Side, prepared: PreparedEntityMapping,
+        plan: SQLMappingPlan, source: StoreLayout, destination: StoreLayout
+    ) throws(SQLTranslator.Refusal) -> [SQLLink] {
+        typealias Refusal = SQLTranslator.Refusal
+        let several = "'\(name)': several entity mappings make its members"
+        guard dSide.orderColumn == nil else { throw Refusal("\(several), and it is ordered") }
+        guard let sourceEntity = prepared.sourceEntity, let sTargetLayout = source.entities[s.destination] else {
+            throw Refusal("\(several), and its source has no table")
+        }
+        try requireDistinctSources(candidates, several)
+        let me = keysTable(prepared.index)
+        let (pairs, dangling) = try sourcePairs(
+            name, s, of: sourceEntity, keysTable: me, plan: plan, targetTable: sTargetLayout.table, in: source)
+        var links: [SQLLink] = []
+        var parts: [CountPart] = []
+        for candidate in candidates {
+            guard let targetPlan = Target(candidate, source: source, destination: destination),
+                targetPlan.sourceTable == sTargetLayout.table
+            else { throw Refusal("\(several), and \(candidate.mapping.name) reads another table") }
+            let them = keysTable(candidate.index)
+            let joined =
+                "\(pairs.from) JOIN \(me) AS k ON k.source = \(pairs.owner) JOIN \(them) AS t ON t.source = \(pairs.member)"
+            let key = Key(
+                holder: prepared.index, keysOf: candidate.index, column: "\(dSide.table).\(dSide.sourceColumn)",
+                entity: nil, entityNumber: 0, sourceColumn: pairs.ownerColumn, isJoin: true)
+            parts.append(
+                CountPart(
+                    key: key, pairs: "SELECT k.destination AS owner FROM \(joined)",
+                    changed:
+                        "NOT EXISTS (SELECT 1 FROM main.\(dSide.table) AS d WHERE d.\(dSide.sourceColumn) = k.destination "
+                        + "AND d.\(dSide.destinationColumn) = t.destination)"))
+            links.append(
+                SQLLink(
+                    relationship: name, target: candidate.index,
+                    sql:
+                        "INSERT OR IGNORE INTO main.\(dSide.table) (\(dSide.sourceColumn), \(dSide.destinationColumn)) "
+                        + "SELECT k.destination, t.destination FROM \(joined) ORDER BY k.destination, t.destination",
+                    countSQL: "SELECT 0", countsEveryInstance: false, dangling: links.isEmpty ? dangling : nil,
+                    key: key, countBeforeAnyLinkSQL: "SELECT 0", countWrittenSQL: nil, countedWithGroup: true))
+        }
+        links[0].countGroup = parts
+        links[0].countedWithGroup = false
         return links
     }
 
