@@ -909,6 +909,106 @@ import TestSupport
         #expect(Set(counts).count > 1, "\(counts)")
     }
 
+    /// A relationship read through a chain of the source's (a mood's continent is its
+    /// country's, `$source.country.continent`; a continent's moods are its countries',
+    /// `$source.countries.@distinctUnionOfSets.moods`), countries and continents sharing
+    /// their parent's table: by SQL, the interpreter's rows and counts, in both orders of
+    /// the mappings and with some continents not migrated; a key on the way that names no
+    /// row, or a row of the other entity, is the interpreter's error, both ways.
+    @Test func aRelationshipReadThroughAChainIsLinkedBySQL() throws {
+        let regions = """
+            "Region": {"abstract": true, "attributes": {"name": "string"}},
+            "Country": {"parent": "Region",
+                        "relationships": {"continent": {"destination": "Continent", "inverse": "countries"},
+                                          "moods": {"destination": "Mood", "inverse": "country", "toMany": true}}},
+            """
+        let v1 = try model(
+            """
+            {"version": "C1", "entities": {\(regions)
+              "Continent": {"parent": "Region",
+                            "relationships": {"countries": {"destination": "Country", "inverse": "continent", "toMany": true}}},
+              "Mood": {"attributes": {"score": "int32"},
+                       "relationships": {"country": {"destination": "Country", "inverse": "moods"}}}}}
+            """)
+        let v2 = try model(
+            """
+            {"version": "C2", "entities": {\(regions)
+              "Continent": {"parent": "Region",
+                            "relationships": {"countries": {"destination": "Country", "inverse": "continent", "toMany": true},
+                                              "moods": {"destination": "Mood", "inverse": "continent", "toMany": true}}},
+              "Mood": {"attributes": {"score": "int32"},
+                       "relationships": {"country": {"destination": "Country", "inverse": "moods"},
+                                         "continent": {"destination": "Continent", "inverse": "moods"}}}}}
+            """)
+        let directory = try TemporaryDirectory()
+        func makeSource(_ name: String, _ damage: String = "") throws -> String {
+            let path = directory.path(name)
+            let store = try Store.create(at: path, model: v1)
+            let layout = store.layout.entities
+            let region = layout["Region"]!, country = layout["Country"]!, continent = layout["Continent"]!
+            let mood = layout["Mood"]!
+            // Regions 1…6 are continents (6 named 'skip'), 7…40 countries; 300 moods.
+            try store.database.execute(
+                """
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 40)
+                INSERT INTO \(region.table) (Z_PK, Z_ENT, Z_OPT, \(region.attributeColumns["name"]!), \(country.toOneColumns["continent"]!.key))
+                SELECT i, CASE WHEN i <= 6 THEN \(continent.number) ELSE \(country.number) END, 1,
+                    CASE WHEN i = 6 THEN 'skip' ELSE 'region ' || i END,
+                    CASE WHEN i <= 6 OR i % 9 = 0 THEN NULL ELSE i % 6 + 1 END FROM n;
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300)
+                INSERT INTO \(mood.table) (Z_PK, Z_ENT, Z_OPT, \(mood.attributeColumns["score"]!), \(mood.toOneColumns["country"]!.key))
+                SELECT i, \(mood.number), 1, i % 10, CASE WHEN i % 11 = 0 THEN NULL ELSE i % 34 + 7 END FROM n;
+                UPDATE Z_PRIMARYKEY SET Z_MAX = 40 WHERE Z_ENT IN (\(region.number), \(country.number), \(continent.number));
+                UPDATE Z_PRIMARYKEY SET Z_MAX = 300 WHERE Z_ENT = \(mood.number);
+                \(Self.filling(damage, ["regions": region.table, "moods": mood.table, "country": mood.toOneColumns["country"]!.key, "continent": country.toOneColumns["continent"]!.key]))
+                """)
+            return path
+        }
+        let clean = try makeSource("C1.sqlite")
+        let damaged = [
+            try makeSource("C1-nocountry.sqlite", "UPDATE {moods} SET {country} = 99 WHERE Z_PK = 5"),
+            try makeSource("C1-continent.sqlite", "UPDATE {moods} SET {country} = 2 WHERE Z_PK = 5"),
+            try makeSource("C1-nocontinent.sqlite", "UPDATE {regions} SET {continent} = 77 WHERE Z_PK = 12")
+        ]
+        let lookup = { (mapping: String, path: String) in
+            #"FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"\#(mapping)\", $source.\#(path))"#
+        }
+        let moods =
+            #"{"name": "MoodToMood", "type": "transform", "sourceEntity": "Mood", "destinationEntity": "Mood", "relationshipMappings": {"continent": "\#(lookup("ContinentToContinent", "country.continent"))"}}"#
+        let countries =
+            #"{"name": "CountryToCountry", "type": "copy", "sourceEntity": "Country", "destinationEntity": "Country"}"#
+        let continents =
+            #"{"name": "ContinentToContinent", "type": "transform", "sourceEntity": "Continent", "destinationEntity": "Continent", "sourceExpression": "FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"Continent\", \"name != 'skip'\"), $manager.sourceContext, NO)", "relationshipMappings": {"moods": "\#(lookup("MoodToMood", "countries.@distinctUnionOfSets.moods"))"}}"#
+        var counts: [[Int]] = []
+        for (n, (order, source))
+            in ([[moods, countries, continents], [continents, countries, moods]].map { ($0, clean) }
+            + damaged.map { ([moods, countries, continents], $0) }).enumerated()
+        {
+            let mapping = try Migration.MappingModel(
+                json: JSON.parse(
+                    #"{"sourceModel": "C1", "destinationModel": "C2", "entityMappings": ["#
+                        + order.joined(separator: ", ") + "]}"), file: "test.mapping.json")
+            let (interpreted, pushed, report) = try Self.bothWays(
+                mapping, v1, v2, source: source, in: directory, name: "c\(n)")
+            #expect(pushed == interpreted, "case \(n)")
+            guard case .store(let tables, _) = pushed, let report else {
+                #expect(source != clean, "case \(n): the migration failed: \(pushed)")
+                continue
+            }
+            #expect(source == clean, "case \(n) did not fail")
+            // Moods in a country of a migrated continent got it.
+            #expect((tables["ZMOOD"] ?? []).filter { $0.last != "null" }.count > 100, "case \(n)")
+            for name in ["MoodToMood", "ContinentToContinent"] {
+                let execution = report.entityMappings.first { $0.name == name }!.execution!
+                #expect(execution.relationshipsAsSQL, "case \(n): \(name): \(execution)")
+            }
+            counts.append(report.entityMappings.map(\.relationshipsSet))
+        }
+        // The first link of the relationship counts its changes, the second none (the
+        // continents when they link first, every mood's to-one either way).
+        #expect(counts.count == 2 && counts[0] != counts[1], "\(counts)")
+    }
+
     /// A to-one whose target two entity mappings make (a review of a vehicle, cars and bikes
     /// each mapped on their own): one `UPDATE` per target mapping, each setting the key and
     /// its entity column, every review counted once, in every order; a review of a plain

@@ -43,7 +43,7 @@ extension MigrationManager {
         if linksBySQL {
             let linkKeys = runners.flatMap { runner -> [SQLLink.Key] in
                 guard case .success(let links)? = runner.sqlPlan?.links else { return [] }
-                return links.map(\.key).filter { !$0.isJoin && !$0.isOrdered && !$0.isOneToOne }
+                return links.map(\.key).filter { !$0.isJoin && !$0.isOrdered && !$0.isOneToOne && !$0.isChained }
             }
             // A column that keys to several mappings' objects fill (a to-one whose targets
             // several mappings make) is linked in stage 2, one mapping at a time.
