@@ -9,6 +9,7 @@ import Foundation
 //     swift run -c release --package-path Benchmarks remodel-bench migrate-products
 //     swift run -c release --package-path Benchmarks remodel-bench item-images
 //     swift run -c release --package-path Benchmarks remodel-bench chain
+//     swift run -c release --package-path Benchmarks remodel-bench note-folders
 //
 // See docs/performance.md.
 
@@ -18,6 +19,7 @@ let usage = """
            remodel-bench migrate-products [--rows N] [--rounds N] [--dir DIR] [--markdown]
            remodel-bench item-images [--items N] [--size BYTES] [--external] [--rounds N] [--dir DIR] [--markdown]
            remodel-bench chain [--notes N] [--rounds N] [--dir DIR] [--markdown]
+           remodel-bench note-folders [--notes N] [--rounds N] [--dir DIR] [--markdown]
            remodel-bench list
 
     expressions       measure parse, compile and evaluate of each expression and predicate, and
@@ -32,6 +34,9 @@ let usage = """
     chain             take a generated Notes1 store of N notes through mappings/notes-chain
                       (Notes1 → Notes2 → Notes3 → Notes4) with StoreMigrator, against the
                       same steps done by hand in pure SQL
+    note-folders      migrate a generated Notes1 store of N notes to a version whose notes
+                      keep their folder's name ($source.folder.name, read through a to-one)
+                      with MigrationManager, against the INSERT … SELECT with a LEFT JOIN
     list              the expressions and predicates, by ID
 
     --markdown    print the results as Markdown (for docs/performance.md)
@@ -42,7 +47,7 @@ let usage = """
     --phases P    expressions: only these phases (comma-separated: parse, compile, evaluate,
                   closure, …); for profiling one loop under valgrind
     --rows N      store, migrate-products: rows (default 1,000,000)
-    --notes N     chain: notes (default 1,000,000), and one folder per 50 notes
+    --notes N     chain, note-folders: notes (default 1,000,000), and one folder per 50 notes
     --chunk N     store: objects per save or commit when inserting (default 10,000)
     --items N     item-images: items (default 2,000)
     --size BYTES  item-images: bytes per image; K and M suffixes are KiB and MiB (default 600K)
@@ -324,6 +329,9 @@ let childVariants: [String: (Options) -> VariantResult] = [
     "chain-sql": migrateChainSQL,
     "chain-sql-one-pass": { migrateChainSQLOnePass($0) },
     "chain-sql-one-pass-indexes-after": { migrateChainSQLOnePass($0, indexesAfter: true) },
+    "note-folders-remodel": { migrateNoteFoldersWithManager($0, pushdown: true) },
+    "note-folders-interpreted": { migrateNoteFoldersWithManager($0, pushdown: false) },
+    "note-folders-sql": migrateNoteFoldersSQL,
     // Sources for profiling one variant by hand (docs/performance.md, "Profiling").
     "generate-products": { options in
         let (_, seconds) = timed {
@@ -372,6 +380,8 @@ case "item-images":
     runItemImagesBenchmark(options)
 case "chain":
     runChainBenchmark(options)
+case "note-folders":
+    runNoteFoldersBenchmark(options)
 case "list":
     for c in expressionCases { print("\(padded(c.id, 12)) \(c.text)") }
 case "":
