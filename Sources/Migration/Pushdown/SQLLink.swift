@@ -472,7 +472,7 @@ struct SQLLink {
     /// `sourceEntity` that fills a many-to-many, holds (``SourcePairs``), and the check of
     /// its keys that name no row of `targetTable` (where a key column, not the members'
     /// rows, holds them; `keysTable` is the owners' keys table).
-    private static func sourcePairs(
+    static func sourcePairs(
         _ name: String, _ s: RelationshipDescription, of sourceEntity: EntityDescription, keysTable: String,
         plan: SQLMappingPlan, targetTable: String, in source: StoreLayout
     ) throws(SQLTranslator.Refusal) -> (SourcePairs, DanglingKeys?) {
@@ -497,308 +497,6 @@ struct SQLLink {
             )
         }
         throw SQLTranslator.Refusal("'\(name)' is filled from a relationship without a key column or join table")
-    }
-
-    /// The links of a many-to-many `r` (read from `s`) whose members several entity
-    /// mappings make (`candidates`): one `INSERT OR IGNORE` into the join table per member
-    /// mapping, of the pairs `s` holds whose member that mapping made, as the lookup finds
-    /// the members by every mapping. The owners that gain a member are counted once, over
-    /// the union of the parts' pairs not in the join table yet, before the first.
-    private static func joinMembersOfSeveralMappings(
-        _ name: String, _ r: RelationshipDescription, _ s: RelationshipDescription,
-        _ candidates: [PreparedEntityMapping], dSide: StoreLayout.JoinTable.Side, prepared: PreparedEntityMapping,
-        plan: SQLMappingPlan, source: StoreLayout, destination: StoreLayout
-    ) throws(SQLTranslator.Refusal) -> [SQLLink] {
-        typealias Refusal = SQLTranslator.Refusal
-        let several = "'\(name)': several entity mappings make its members"
-        guard dSide.orderColumn == nil else { throw Refusal("\(several), and it is ordered") }
-        guard let sourceEntity = prepared.sourceEntity, let sTargetLayout = source.entities[s.destination] else {
-            throw Refusal("\(several), and its source has no table")
-        }
-        try requireDistinctSources(candidates, several)
-        let me = keysTable(prepared.index)
-        let (pairs, dangling) = try sourcePairs(
-            name, s, of: sourceEntity, keysTable: me, plan: plan, targetTable: sTargetLayout.table, in: source)
-        var links: [SQLLink] = []
-        var parts: [CountPart] = []
-        for candidate in candidates {
-            guard let targetPlan = Target(candidate, source: source, destination: destination),
-                targetPlan.sourceTable == sTargetLayout.table
-            else { throw Refusal("\(several), and \(candidate.mapping.name) reads another table") }
-            let them = keysTable(candidate.index)
-            let joined =
-                "\(pairs.from) JOIN \(me) AS k ON k.source = \(pairs.owner) JOIN \(them) AS t ON t.source = \(pairs.member)"
-            let key = Key(
-                holder: prepared.index, keysOf: candidate.index, column: "\(dSide.table).\(dSide.sourceColumn)",
-                entity: nil, entityNumber: 0, sourceColumn: pairs.ownerColumn, isJoin: true)
-            parts.append(
-                CountPart(
-                    key: key, pairs: "SELECT k.destination AS owner FROM \(joined)",
-                    changed:
-                        "NOT EXISTS (SELECT 1 FROM main.\(dSide.table) AS d WHERE d.\(dSide.sourceColumn) = k.destination "
-                        + "AND d.\(dSide.destinationColumn) = t.destination)"))
-            links.append(
-                SQLLink(
-                    relationship: name, target: candidate.index,
-                    sql:
-                        "INSERT OR IGNORE INTO main.\(dSide.table) (\(dSide.sourceColumn), \(dSide.destinationColumn)) "
-                        + "SELECT k.destination, t.destination FROM \(joined) ORDER BY k.destination, t.destination",
-                    countSQL: "SELECT 0", countsEveryInstance: false, dangling: links.isEmpty ? dangling : nil,
-                    key: key, countBeforeAnyLinkSQL: "SELECT 0", countWrittenSQL: nil, countedWithGroup: true))
-        }
-        links[0].countGroup = parts
-        links[0].countedWithGroup = false
-        return links
-    }
-
-    /// `FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "M", $source.a.b…)`:
-    /// the mapping's name and the key path, of two names or more.
-    static func chainedLookup(_ expression: FormatExpression) -> (mapping: String, path: [String])? {
-        guard case .functionCall(let target, let selector, let arguments) = expression.kind, arguments.count == 2,
-            case .variable("manager") = target.kind, selector.constantString == mappingLookup,
-            let mapping = arguments[0].constantString,
-            case .keyPath(let operand?, let path) = arguments[1].kind, path.count >= 2,
-            case .variable("source") = operand.kind
-        else { return nil }
-        return (mapping, path)
-    }
-
-    /// The link of `r` from a chain of the source's relationships, through the keys of the
-    /// entity mapping `mapping`, as the interpreter follows the chain row by row:
-    ///
-    /// - `$source.a.b…`, to-ones: the key in this mapping's rows is the target of the last
-    ///   key of the chain, each row on the way joined (`h1`, `h2`, …); every instance
-    ///   counted, as for any to-one. A key on the way that names no row, or a row of
-    ///   another entity, is an error the interpreter reports (it reads the row): a check,
-    ///   as for a key of the row itself.
-    /// - `$source.a.@distinctUnionOfSets.b`, two to-manys whose inverses are to-ones (the
-    ///   members' rows hold the keys), for a to-many whose inverse is a to-one: each member
-    ///   row's key is the owner its two inverse keys lead back to (through rows of the
-    ///   middle entity, as the interpreter reads the members among an entity's rows), as
-    ///   the union of the owners' members gives them; the owners that gain one counted.
-    ///
-    /// Neither `r` nor its inverse may be ordered, one-to-one or many-to-many.
-    private static func chainedLink(
-        _ name: String, _ r: RelationshipDescription, mapping: String, path: [String],
-        prepared: PreparedEntityMapping, plan: SQLMappingPlan, all: [PreparedEntityMapping], source: StoreLayout,
-        destination: StoreLayout
-    ) throws(SQLTranslator.Refusal) -> SQLLink {
-        typealias Refusal = SQLTranslator.Refusal
-        let chain = "$source.\(path.joined(separator: "."))"
-        let candidates = all.filter { $0.mapping.name == mapping }
-        guard candidates.count == 1, let targetPlan = Target(candidates[0], source: source, destination: destination),
-            let sourceEntity = prepared.sourceEntity
-        else { throw Refusal("'\(name)': no single entity mapping makes its targets") }
-        // A to-one whose inverse (if any) is an unordered to-many; a to-many whose inverse
-        // is a to-one.
-        let inverse = destination.model.inverse(of: r)
-        guard !r.isOrdered,
-            r.isToMany ? inverse.map({ !$0.isToMany }) == true : inverse.map({ $0.isToMany && !$0.isOrdered }) ?? true
-        else { throw Refusal("'\(name)' is read through \(chain), and is ordered, one-to-one or many-to-many") }
-        let target = candidates[0].index
-        let me = keysTable(prepared.index), them = keysTable(target)
-        /// The to-one `name` of `entity`: its key column, and its destination: the entity,
-        /// its table, and the entity numbers of its rows there (its sub-entities' too; a
-        /// table may hold other entities).
-        func toOne(_ name: String, of entity: EntityDescription) throws(Refusal) -> (
-            column: String, entity: EntityDescription, table: String, numbers: String
-        ) {
-            guard let relationship = source.model.allRelationships(of: entity).first(where: { $0.name == name }),
-                !relationship.isToMany, let column = source.entities[entity.name]?.toOneColumns[name]?.key,
-                let next = source.model.entity(named: relationship.destination),
-                let layout = source.entities[next.name]
-            else { throw Refusal("'\(name)' of \(chain) is not a to-one of \(entity.name)") }
-            let numbers = source.model.descendants(of: next).compactMap { source.entities[$0.name]?.number }
-            return (column, next, layout.table, numbers.map(String.init).joined(separator: ", "))
-        }
-        if r.isToMany {
-            // The members' way back to their owner: the inverse of `b`, then of `a`.
-            guard path.count == 3, path[1] == "@distinctUnionOfSets",
-                let a = source.model.allRelationships(of: sourceEntity).first(where: { $0.name == path[0] }),
-                a.isToMany, let aInverse = source.model.inverse(of: a), !aInverse.isToMany,
-                let middle = source.model.entity(named: a.destination),
-                let b = source.model.allRelationships(of: middle).first(where: { $0.name == path[2] }),
-                b.isToMany, let bInverse = source.model.inverse(of: b), !bInverse.isToMany,
-                let members = source.model.entity(named: b.destination),
-                let rInverse = destination.entities[plan.destinationEntity]?.toManyInverses[r.name],
-                let columns = destination.entities[targetPlan.destinationEntity]?.toOneColumns[rInverse]
-            else { throw Refusal("'\(name)': \(chain) is not the union of two to-manys whose inverses are to-ones") }
-            let up = try toOne(bInverse.name, of: members)
-            let owner = try toOne(aInverse.name, of: up.entity)
-            guard source.entities[members.name]?.table == targetPlan.sourceTable else {
-                throw Refusal("'\(name)': \(mapping) reads another table than \(chain) leads to")
-            }
-            // (The interpreter reads an owner's members, and theirs, among the rows of
-            // their entities.)
-            let key = SourceKey(
-                joins: " JOIN src.\(up.table) AS h1 ON h1.Z_PK = s.\(up.column) AND h1.Z_ENT IN (\(up.numbers))",
-                key: "h1.\(owner.column)")
-            let entity = columns.entity.map { ", \($0) = \(plan.destinationEntityNumber)" } ?? ""
-            let count =
-                "SELECT count(DISTINCT t.destination) FROM \(pairs(them, from: targetPlan.sourceTable, following: key, to: me)) "
-                + "JOIN main.\(targetPlan.destinationTable) AS d ON d.Z_PK = k.destination WHERE d.\(columns.key) IS NOT t.destination"
-            return SQLLink(
-                relationship: name, target: target,
-                sql: update(
-                    targetPlan.destinationTable, set: columns.key, entity, rows: them, from: targetPlan.sourceTable,
-                    following: key, to: me),
-                countSQL: count, countsEveryInstance: false, dangling: nil,
-                key: Key(
-                    holder: target, keysOf: prepared.index, column: columns.key, entity: columns.entity,
-                    entityNumber: plan.destinationEntityNumber, sourceColumn: chain, isChained: true),
-                countBeforeAnyLinkSQL: count, countWrittenSQL: nil)
-        }
-        guard !path.contains(where: { $0.hasPrefix("@") }),
-            let columns = destination.entities[plan.destinationEntity]?.toOneColumns[r.name]
-        else { throw Refusal("'\(name)' is a to-one filled from \(chain)") }
-        var (entity, holder, joins, key, table) = (sourceEntity, "s", "", "", "")
-        var checks: [String] = []
-        for (i, hop) in path.enumerated() {
-            let next = try toOne(hop, of: entity)
-            key = "\(holder).\(next.column)"
-            // The interpreter reads the row: none, or one of another entity, is its error.
-            checks.append(
-                "SELECT s.Z_PK FROM \(me) AS k JOIN src.\(plan.sourceTable) AS s ON s.Z_PK = k.source\(joins) "
-                    + "WHERE \(key) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM src.\(next.table) "
-                    + "WHERE Z_PK = \(key) AND Z_ENT IN (\(next.numbers)))")
-            if i < path.count - 1 {
-                holder = "h\(i + 1)"
-                joins += " JOIN src.\(next.table) AS \(holder) ON \(holder).Z_PK = \(key)"
-            }
-            (entity, table) = (next.entity, next.table)
-        }
-        guard table == targetPlan.sourceTable else {
-            throw Refusal("'\(name)': \(mapping) reads another table than \(chain) leads to")
-        }
-        let assignment = columns.entity.map { ", \($0) = \(targetPlan.destinationEntityNumber)" } ?? ""
-        return SQLLink(
-            relationship: name, target: target,
-            sql: update(
-                plan.destinationTable, set: columns.key, assignment, rows: me, from: plan.sourceTable,
-                following: SourceKey(joins: joins, key: key), to: them),
-            countSQL: "SELECT count(*) FROM \(me)", countsEveryInstance: true,
-            dangling: DanglingKeys(checking: checks.joined(separator: " UNION ALL ") + " LIMIT 1"),
-            key: Key(
-                holder: prepared.index, keysOf: target, column: columns.key, entity: columns.entity,
-                entityNumber: targetPlan.destinationEntityNumber, sourceColumn: chain, isChained: true),
-            countBeforeAnyLinkSQL: "SELECT count(*) FROM \(me)", countWrittenSQL: nil)
-    }
-
-    /// The links of a to-many `r` (read from `s`) whose members several entity mappings
-    /// make (`candidates`: sub-entities each mapped on their own, as inferred mappings do):
-    /// one ``update(_:set:_:rows:from:following:to:)`` per member mapping of the key in its
-    /// rows, the inverse to-one, as the lookup finds the members by every mapping. Only
-    /// where each member mapping reads its own source entity from the table `s` points to,
-    /// and the key is the members' (not a join table), unordered.
-    private static func membersOfSeveralMappings(
-        _ name: String, _ r: RelationshipDescription, _ s: RelationshipDescription,
-        _ candidates: [PreparedEntityMapping], prepared: PreparedEntityMapping, plan: SQLMappingPlan,
-        source: StoreLayout, destination: StoreLayout
-    ) throws(SQLTranslator.Refusal) -> [SQLLink] {
-        typealias Refusal = SQLTranslator.Refusal
-        let several = "'\(name)': several entity mappings make its members"
-        guard let sourceEntity = prepared.sourceEntity, s.isToMany,
-            let sInverse = source.entities[sourceEntity.name]?.toManyInverses[s.name],
-            let sTargetLayout = source.entities[s.destination],
-            let rInverse = destination.entities[plan.destinationEntity]?.toManyInverses[r.name]
-        else { throw Refusal("\(several), and it uses a join table") }
-        try requireDistinctSources(candidates, several)
-        let me = keysTable(prepared.index)
-        var links: [SQLLink] = []
-        var parts: [CountPart] = []
-        for candidate in candidates {
-            guard let targetPlan = Target(candidate, source: source, destination: destination),
-                targetPlan.sourceTable == sTargetLayout.table,
-                let sInverseColumn = source.entities[candidate.sourceEntity!.name]?.toOneColumns[sInverse],
-                let columns = destination.entities[targetPlan.destinationEntity]?.toOneColumns[rInverse],
-                columns.order == nil
-            else { throw Refusal("\(several), and \(candidate.mapping.name) is not linked by its key (or ordered)") }
-            let them = keysTable(candidate.index)
-            let entity = columns.entity.map { ", \($0) = \(plan.destinationEntityNumber)" } ?? ""
-            let key = Key(
-                holder: candidate.index, keysOf: prepared.index, column: columns.key, entity: columns.entity,
-                entityNumber: plan.destinationEntityNumber, sourceColumn: sInverseColumn.key)
-            // Each member (`k`, its source row `s`) with its owner (`t`) and its row (`d`).
-            parts.append(
-                CountPart(
-                    key: key,
-                    pairs: "SELECT t.destination AS owner FROM "
-                        + pairs(them, from: targetPlan.sourceTable, following: sInverseColumn.key, to: me)
-                        + " JOIN main.\(targetPlan.destinationTable) AS d ON d.Z_PK = k.destination",
-                    changed: "d.\(columns.key) IS NOT t.destination"))
-            links.append(
-                SQLLink(
-                    relationship: name, target: candidate.index,
-                    sql: update(
-                        targetPlan.destinationTable, set: columns.key, entity, rows: them,
-                        from: targetPlan.sourceTable, following: sInverseColumn.key, to: me),
-                    countSQL: "SELECT 0", countsEveryInstance: false, dangling: nil, key: key,
-                    countBeforeAnyLinkSQL: "SELECT 0", countWrittenSQL: nil, countedWithGroup: true))
-        }
-        links[0].countGroup = parts
-        links[0].countedWithGroup = false
-        return links
-    }
-
-    /// The links of a to-one `r` (read from the to-one `s`) whose target several entity
-    /// mappings make (sub-entities of its destination, each mapped on its own): one
-    /// ``update(_:set:_:rows:from:following:to:)`` of the mapping's rows per target mapping,
-    /// each setting the key (and its `Z_ENT` column) of the rows whose source key is among
-    /// that mapping's, as the lookup finds the object whichever mapping made it. Every
-    /// instance is counted once, by the first; a key naming no row is checked once, by the
-    /// first. Only where each target mapping reads its own source entity from the table
-    /// `s` points to, and the inverse is neither ordered nor a to-one.
-    private static func targetOfSeveralMappings(
-        _ name: String, _ r: RelationshipDescription, _ s: RelationshipDescription,
-        _ candidates: [PreparedEntityMapping], prepared: PreparedEntityMapping, plan: SQLMappingPlan,
-        source: StoreLayout, destination: StoreLayout
-    ) throws(SQLTranslator.Refusal) -> [SQLLink] {
-        typealias Refusal = SQLTranslator.Refusal
-        let several = "'\(name)': several entity mappings make its targets"
-        guard let sourceEntity = prepared.sourceEntity, !s.isToMany,
-            let sColumn = source.entities[sourceEntity.name]?.toOneColumns[s.name]?.key,
-            let sTargetLayout = source.entities[s.destination],
-            let columns = destination.entities[plan.destinationEntity]?.toOneColumns[r.name], columns.order == nil
-        else { throw Refusal("\(several), and it is filled from a to-many or ordered") }
-        if destination.model.inverse(of: r)?.isToMany == false { throw Refusal("\(several), and it is one-to-one") }
-        try requireDistinctSources(candidates, several)
-        let me = keysTable(prepared.index)
-        var links: [SQLLink] = []
-        for candidate in candidates {
-            guard let targetPlan = Target(candidate, source: source, destination: destination),
-                targetPlan.sourceTable == sTargetLayout.table
-            else { throw Refusal("\(several), and \(candidate.mapping.name) reads another table") }
-            let entity = columns.entity.map { ", \($0) = \(targetPlan.destinationEntityNumber)" } ?? ""
-            links.append(
-                SQLLink(
-                    relationship: name, target: candidate.index,
-                    sql: update(
-                        plan.destinationTable, set: columns.key, entity, rows: me, from: plan.sourceTable,
-                        following: sColumn, to: keysTable(candidate.index)),
-                    countSQL: "SELECT count(*) FROM \(me)", countsEveryInstance: true,
-                    dangling: links.isEmpty
-                        ? DanglingKeys(
-                            keysTable: me, sourceTable: plan.sourceTable, column: sColumn,
-                            targetTable: sTargetLayout.table) : nil,
-                    key: Key(
-                        holder: prepared.index, keysOf: candidate.index, column: columns.key, entity: columns.entity,
-                        entityNumber: targetPlan.destinationEntityNumber, sourceColumn: sColumn),
-                    countBeforeAnyLinkSQL: "SELECT count(*) FROM \(me)", countWrittenSQL: nil,
-                    countedWithGroup: !links.isEmpty))
-        }
-        return links
-    }
-
-    /// Each source object one candidate's (each reads its own source entity): an object
-    /// two mappings made would be linked twice at once, which the interpreter's lookup
-    /// refuses for a to-one and merges for a to-many.
-    private static func requireDistinctSources(_ candidates: [PreparedEntityMapping], _ several: String)
-        throws(SQLTranslator.Refusal)
-    {
-        let sourceNames = candidates.compactMap { $0.sourceEntity?.name }
-        guard sourceNames.count == candidates.count, Set(sourceNames).count == candidates.count else {
-            throw SQLTranslator.Refusal("\(several) from the same source entity")
-        }
     }
 
     /// ``update(_:set:_:rows:from:following:to:)`` for a key whose relationship is ordered
@@ -893,14 +591,14 @@ struct SQLLink {
     /// `table`, to the destination key `targets` gives for their source key column
     /// `foreignKey`; only rows whose key changes are written. (`Z_OPT` stays 1: see
     /// `ObjectContext.versionsUpdates`.)
-    private static func update(
+    static func update(
         _ destinationTable: String, set key: String, _ entity: String, rows: String, from table: String,
         following foreignKey: String, to targets: String
     ) -> String {
         update(destinationTable, set: key, entity, rows: rows, from: table, following: .column(foreignKey), to: targets)
     }
 
-    private static func update(
+    static func update(
         _ destinationTable: String, set key: String, _ entity: String, rows: String, from table: String,
         following sourceKey: SourceKey, to targets: String
     ) -> String {
@@ -921,13 +619,13 @@ struct SQLLink {
     /// The rows of the keys table `rows` (as `k`) with their source rows (`s`, of `table`)
     /// and the keys table `targets` (as `t`) row their source key column `foreignKey`
     /// names: each destination row with the destination its key points to.
-    private static func pairs(_ rows: String, from table: String, following foreignKey: String, to targets: String)
+    static func pairs(_ rows: String, from table: String, following foreignKey: String, to targets: String)
         -> String
     {
         pairs(rows, from: table, following: .column(foreignKey), to: targets)
     }
 
-    private static func pairs(_ rows: String, from table: String, following sourceKey: SourceKey, to targets: String)
+    static func pairs(_ rows: String, from table: String, following sourceKey: SourceKey, to targets: String)
         -> String
     {
         "\(rows) AS k JOIN src.\(table) AS s ON s.Z_PK = k.source\(sourceKey.joins) "
