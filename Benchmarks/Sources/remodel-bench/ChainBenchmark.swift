@@ -136,6 +136,17 @@ final class NotesGenerator {
     }
 }
 
+/// A Notes1 store of `notes` generated notes (`Notes1.sqlite` in `directory`), a benchmark's
+/// source: its generator, its path, and how many of its notes are in the trash.
+func generateNotesSource(_ notes: Int, in directory: String, model: ObjectModel, quiet: Bool) -> (
+    generator: NotesGenerator, source: String, trashed: Int
+) {
+    let generator = NotesGenerator(notes: notes)
+    let source = directory + "/Notes1.sqlite"
+    if !quiet { progressLine("generating \(notes) notes and \(generator.folders) folders in \(source) …") }
+    return (generator, source, generateNotesStore(source, generator: generator, model: model))
+}
+
 /// Writes the generated folders and notes into a new Notes1 store with raw inserts (no
 /// journal, no syncing). Returns the number of trashed notes.
 func generateNotesStore(_ path: String, generator: NotesGenerator, model: ObjectModel) -> Int {
@@ -495,12 +506,9 @@ func runChainBenchmark(_ options: Options) {
     let started = Date()
     let quiet = options.markdown
 
-    let generator = NotesGenerator(notes: notes)
-    let source = directory + "/Notes1.sqlite"
-    if !quiet { progressLine("generating \(notes) notes and \(generator.folders) folders in \(source) …") }
     let v1 = loadModel(mappings, "notes-chain/Notes1.model.json")
     let v4 = loadModel(mappings, "notes-chain/Notes4.model.json")
-    let trashed = generateNotesStore(source, generator: generator, model: v1)
+    let (generator, source, trashed) = generateNotesSource(notes, in: directory, model: v1, quiet: quiet)
     let expected = generator.expectedNotes4()
     guard expected.notes == notes - trashed else { die("the generator's trashed notes do not add up") }
     let sourceBytes = fileSize(source)

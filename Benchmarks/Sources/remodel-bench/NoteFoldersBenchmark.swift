@@ -118,11 +118,8 @@ func runNoteFoldersBenchmark(_ options: Options) {
     let started = Date()
     let quiet = options.markdown
 
-    let generator = NotesGenerator(notes: notes)
-    let source = directory + "/Notes1.sqlite"
-    if !quiet { progressLine("generating \(notes) notes and \(generator.folders) folders in \(source) …") }
     let (v1, v2, _) = noteFoldersModels(options)
-    _ = generateNotesStore(source, generator: generator, model: v1)
+    let (generator, source, _) = generateNotesSource(notes, in: directory, model: v1, quiet: quiet)
     let common = ["--mappings", mappings.path, "--notes", "\(notes)", "--source", source]
 
     let idle = runVariant("idle", common, resultFile: resultFilePath())
