@@ -44,16 +44,13 @@ extension SQLLink {
                         + "AND d.\(dSide.destinationColumn) = t.destination)"))
             links.append(
                 SQLLink(
-                    relationship: name, target: candidate.index,
+                    partOf: name, target: candidate.index,
                     sql:
                         "INSERT OR IGNORE INTO main.\(dSide.table) (\(dSide.sourceColumn), \(dSide.destinationColumn)) "
                         + "SELECT k.destination, t.destination FROM \(joined) ORDER BY k.destination, t.destination",
-                    countSQL: "SELECT 0", countsEveryInstance: false, dangling: links.isEmpty ? dangling : nil,
-                    key: key, countBeforeAnyLinkSQL: "SELECT 0", countWrittenSQL: nil, countedWithGroup: true))
+                    key: key, dangling: links.isEmpty ? dangling : nil))
         }
-        links[0].countGroup = parts
-        links[0].countedWithGroup = false
-        return links
+        return counted(links, together: parts)
     }
 
     /// The links of a to-many `r` (read from `s`) whose members several entity mappings
@@ -100,13 +97,28 @@ extension SQLLink {
                     changed: "d.\(columns.key) IS NOT t.destination"))
             links.append(
                 SQLLink(
-                    relationship: name, target: candidate.index,
+                    partOf: name, target: candidate.index,
                     sql: update(
                         targetPlan.destinationTable, set: columns.key, entity, rows: them,
                         from: targetPlan.sourceTable, following: sInverseColumn.key, to: me),
-                    countSQL: "SELECT 0", countsEveryInstance: false, dangling: nil, key: key,
-                    countBeforeAnyLinkSQL: "SELECT 0", countWrittenSQL: nil, countedWithGroup: true))
+                    key: key))
         }
+        return counted(links, together: parts)
+    }
+
+    /// A part of a relationship's links that are counted together (``countGroup``): it
+    /// counts nothing itself.
+    init(partOf relationship: String, target: Int, sql: String, key: Key, dangling: DanglingKeys? = nil) {
+        self.init(
+            relationship: relationship, target: target, sql: sql, countSQL: "SELECT 0", countsEveryInstance: false,
+            dangling: dangling, key: key, countBeforeAnyLinkSQL: "SELECT 0", countWrittenSQL: nil,
+            countedWithGroup: true)
+    }
+
+    /// `links`, the parts of one relationship's link, the first counting for all of them
+    /// over `parts` before any of them writes.
+    static func counted(_ links: [SQLLink], together parts: [CountPart]) -> [SQLLink] {
+        var links = links
         links[0].countGroup = parts
         links[0].countedWithGroup = false
         return links
