@@ -350,10 +350,20 @@ extension EntityMappingRunner {
                 predicate, source: request.predicateSource)
             let context = compiled.makeContext()
             let sourceExpression = mapping.sourceExpression
+            let readsObjects = plan.predicateReadsObjects
             try database.registerFunction(SQLMappingPlan.acceptFunction(index), arity: -1) { [unowned self] arguments in
                 execution.evaluations += 1
-                row.load(arguments, from: 1, primaryKey: arguments.int64(at: 0))
-                context.object = .object(ObjectReference(row))
+                let key = arguments.int64(at: 0)
+                // The row's attributes, or (a predicate that reads more) the source object.
+                let object: any KeyValueCoding
+                if readsObjects {
+                    object = try manager.sourceContext.object(
+                        with: manager.sourceContext.objectID(entityName: sourceEntity.name, primaryKey: key))
+                } else {
+                    row.load(arguments, from: 1, primaryKey: key)
+                    object = row
+                }
+                context.object = .object(ObjectReference(object))
                 defer { context.object = .null }
                 do {
                     return .integer(try compiled.evaluate(in: context) ? 1 : 0)
@@ -361,8 +371,8 @@ extension EntityMappingRunner {
                     // What a fetch reports (FetchPlan.accepts), as a cursor's error.
                     let failure = ContextError(
                         .predicate,
-                        "the fetch predicate failed on \(row.objectDescription): \((error as? ExpressionError)?.description ?? "\(error)")",
-                        object: row.objectDescription)
+                        "the fetch predicate failed on \(object.objectDescription): \((error as? ExpressionError)?.description ?? "\(error)")",
+                        object: object.objectDescription)
                     evaluationFailure = MigrationError(
                         .sourceStore, "cannot read the source instances: \(failure)", expression: sourceExpression)
                     currentSource = nil

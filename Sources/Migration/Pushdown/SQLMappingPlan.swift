@@ -87,8 +87,13 @@ struct SQLMappingPlan {
     /// What selects the source rows besides their `Z_ENT`: the fetch's condition, and the
     /// predicate itself (`remodel_accept_<n>`) where that condition is not exact.
     let filter: String
-    /// The attributes the predicate reads, when `filter` calls it.
+    /// The attributes the predicate reads, when `filter` calls it; empty when it reads
+    /// more (``predicateReadsObjects``).
     let predicateAttributes: [String]?
+    /// Whether the predicate reads more than the row's attributes (a relationship, a
+    /// function of the object): `filter` has it evaluated on the source object itself, on
+    /// every row the condition selects, as a fetch evaluates it.
+    let predicateReadsObjects: Bool
     /// The attribute mappings SQL asks the interpreter for (`remodel_eval_<n>`), by
     /// position: each with the source attributes it reads.
     let evaluated: [Evaluated]
@@ -285,8 +290,11 @@ struct SQLMappingPlan {
         // not exact, as a fetch evaluates it on the rows the condition selects.
         var filter = "1"
         var predicateReads: [String]? = nil
+        var readsObjects = false
         if let predicate = request.predicate {
-            guard let fetch = source.rowConditions(of: predicate, on: sourceName, storeIsWellTyped: sourceIsWellTyped)
+            guard
+                let fetch = source.rowConditions(
+                    of: predicate, on: sourceName, storeIsWellTyped: sourceIsWellTyped, schema: "src.")
             else {
                 throw Refusal("the source fetch cannot be read")
             }
@@ -295,24 +303,36 @@ struct SQLMappingPlan {
             filter = SQLTranslator.renumbered(fetch.whenTrue, by: offset)
             if !fetch.isExact {
                 // A row both conditions hold on is the interpreter's to decide; the others
-                // are decided by SQL. (The conditions read only the row's attributes here:
-                // those through relationships would name the destination's tables.)
-                guard let reads = Self.attributesRead(by: predicate, among: storedNames),
+                // are decided by SQL.
+                let undecided: String
+                let arguments: String
+                if let reads = Self.attributesRead(by: predicate, among: storedNames),
                     SQLFunctionRow(entity: sourceEntity, model: source.model, attributes: reads) != nil
-                else { throw Refusal("its source fetch's predicate reads more than attributes") }
-                let arguments = reads.map { ", t0.\(sourceAttributes[$0]!.column)" }.joined()
-                // (Past the first condition: where it may not decide, or, where nothing
-                // narrower is known, where the second holds too.)
-                let undecided =
-                    SQLTranslator.uncertainRows(fetch, offset: offset)
-                    ?? "coalesce(\(SQLTranslator.renumbered(fetch.whenFalse, by: offset)), 0)"
+                {
+                    arguments = reads.map { ", t0.\(sourceAttributes[$0]!.column)" }.joined()
+                    // (Past the first condition: where it may not decide, or, where nothing
+                    // narrower is known, where the second holds too.)
+                    undecided =
+                        SQLTranslator.uncertainRows(fetch, offset: offset)
+                        ?? "coalesce(\(SQLTranslator.renumbered(fetch.whenFalse, by: offset)), 0)"
+                    predicateReads = reads
+                } else {
+                    // It reads more than the row (a relationship's rows, whose keys may
+                    // name no row or a row of another entity: an error the predicate
+                    // reports where SQL would just not match): on every row the first
+                    // condition selects, the source object itself decides, as a fetch
+                    // decides its rows.
+                    (arguments, undecided) = ("", "1")
+                    predicateReads = []
+                    readsObjects = true
+                }
                 filter =
                     "CASE WHEN NOT coalesce(\(filter), 0) THEN 0 WHEN \(undecided) "
                     + "THEN \(Self.acceptFunction(prepared.index))(t0.Z_PK\(arguments)) ELSE 1 END"
-                predicateReads = reads
             }
         }
         predicateAttributes = predicateReads
+        predicateReadsObjects = readsObjects
         self.filter = filter
         self.evaluated = evaluated
         self.sourceTable = sourceLayout.table
@@ -485,6 +505,7 @@ extension SQLMappingPlan {
         (columns, values, parameters, guards, joins, evaluated, stringChains) = ([], [], [], [], [], [], [])
         filter = "1"
         predicateAttributes = nil
+        predicateReadsObjects = false
         (validation, validatesAttributes) = ([], false)
         links = .failure(SQLTranslator.Refusal("not planned yet"))
     }

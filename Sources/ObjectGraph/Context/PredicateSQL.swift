@@ -61,11 +61,18 @@ struct PredicateTranslator {
     /// Remodel wrote and validated: ``StoreLayout/rowConditions(of:on:storeIsWellTyped:)``),
     /// so that no row is read differently for its storage class.
     private let storeIsWellTyped: Bool
+    /// What names the tables relationships lead into: `src.` where the store is attached
+    /// under that name to another store's connection (a migration's SQL).
+    private let schema: String
 
-    init(bindings: [String: EntityBinding], unsavedTables: Set<String>, storeIsWellTyped: Bool = false) {
+    init(
+        bindings: [String: EntityBinding], unsavedTables: Set<String>, storeIsWellTyped: Bool = false,
+        schema: String = ""
+    ) {
         self.bindings = bindings
         self.unsavedTables = unsavedTables
         self.storeIsWellTyped = storeIsWellTyped
+        self.schema = schema
     }
 
     /// The narrowing of `predicate` for rows of `entity`'s table, read as `t0`.
@@ -119,12 +126,12 @@ struct PredicateTranslator {
                 let beforeToMany = toMany.map { i < $0 } ?? false
                 let nilAnswer = beforeToMany ? c.modifier == .all : atom.acceptsNil
                 let isNull = "\(outer).\(column) IS NULL"
-                let row = "FROM \(destination.layout.table) \(inner) WHERE \(inner).Z_PK = \(outer).\(column)"
+                let row = "FROM \(schema)\(destination.layout.table) \(inner) WHERE \(inner).Z_PK = \(outer).\(column)"
                 result = SQLNarrowing(
                     whenTrue: SQL.any([SQL.exists(row, result.whenTrue), nilAnswer ? isNull : "0"]),
                     whenFalse: SQL.any([SQL.exists(row, result.whenFalse), nilAnswer ? "0" : isNull]))
             case .toMany(let link, let destination):
-                let rows = Self.rows(link, destination, outer, inner)
+                let rows = Self.rows(link, destination, outer, inner, schema: schema)
                 // ANY: some row passes, or every row fails. ALL is NOT ANY NOT.
                 let any = { (n: SQLNarrowing) in
                     SQLNarrowing(
@@ -252,15 +259,17 @@ struct PredicateTranslator {
 
     /// `FROM … WHERE …` selecting the destinations of a to-many relationship of `outer`'s
     /// row, as the context reads them.
-    private static func rows(_ link: ToMany, _ destination: EntityBinding, _ outer: String, _ inner: String) -> String {
-        let table = destination.layout.table
+    private static func rows(
+        _ link: ToMany, _ destination: EntityBinding, _ outer: String, _ inner: String, schema: String
+    ) -> String {
+        let table = schema + destination.layout.table
         switch link {
         case .inverse(let column):
             let numbers = destination.layout.numbers.map(String.init).joined(separator: ", ")
             return "FROM \(table) \(inner) WHERE \(inner).\(column) = \(outer).Z_PK AND \(inner).Z_ENT IN (\(numbers))"
         case .joinTable(let side):
             return
-                "FROM \(side.table) \(inner)j JOIN \(table) \(inner) ON \(inner).Z_PK = \(inner)j.\(side.destinationColumn) "
+                "FROM \(schema)\(side.table) \(inner)j JOIN \(table) \(inner) ON \(inner).Z_PK = \(inner)j.\(side.destinationColumn) "
                 + "WHERE \(inner)j.\(side.sourceColumn) = \(outer).Z_PK"
         }
     }
@@ -318,7 +327,7 @@ struct PredicateTranslator {
             return Operand(
                 value: "\(alias).\(name)", column: "\(alias).\(name)", storage: [], kind: .object(table: table))
         case .count(let link, let destination):
-            let rows = Self.rows(link, destination, alias, newAlias())
+            let rows = Self.rows(link, destination, alias, newAlias(), schema: schema)
             return Operand(value: "(SELECT count(*) \(rows))", column: nil, storage: [], kind: .number)
         }
     }
@@ -597,22 +606,24 @@ extension StoreLayout {
     /// `whenFalse` on every row it rejects. So on a row where exactly one of them is true,
     /// that one is the predicate's answer; where both are, SQL cannot tell. When `isExact`,
     /// exactly one is true on every row. Constants are `?1`, `?2`, … with `parameters`'
-    /// values; key paths through relationships read the tables by their unqualified names.
-    /// Nil when the entity is not in the model.
+    /// values; key paths through relationships read the tables they lead into by their
+    /// names, in `schema` when one is given (`src.` for a store attached under that name);
+    /// the row itself is `t0`. Nil when the entity is not in the model.
     ///
     /// When `storeIsWellTyped`, the store is taken to hold in every attribute's column NULL
     /// or the storage class its type is written with, as every store Remodel writes does
     /// (docs/pushdown.md, "A store the run wrote"): no row is then left undecided for
     /// its storage class.
-    public func rowConditions(of predicate: FormatPredicate, on entityName: String, storeIsWellTyped: Bool = false)
-        -> (whenTrue: String, whenFalse: String, parameters: [SQLiteValue], isExact: Bool, uncertain: String)?
-    {
+    public func rowConditions(
+        of predicate: FormatPredicate, on entityName: String, storeIsWellTyped: Bool = false, schema: String = ""
+    ) -> (whenTrue: String, whenFalse: String, parameters: [SQLiteValue], isExact: Bool, uncertain: String)? {
         var bindings: [String: EntityBinding] = [:]
         for entity in model.entities {
             bindings[entity.name] = EntityBinding(entity: entity, model: model, layout: self)
         }
         guard let binding = bindings[entityName] else { return nil }
-        var translator = PredicateTranslator(bindings: bindings, unsavedTables: [], storeIsWellTyped: storeIsWellTyped)
+        var translator = PredicateTranslator(
+            bindings: bindings, unsavedTables: [], storeIsWellTyped: storeIsWellTyped, schema: schema)
         let narrowing = translator.translate(predicate, on: binding)
         return (narrowing.whenTrue, narrowing.whenFalse, translator.parameters, narrowing.isExact, narrowing.uncertain)
     }
