@@ -73,6 +73,17 @@ final class RowCopyPlan {
         evaluations = steps.filter { if case .evaluate = $0 { true } else { false } }
     }
 
+    /// Whether `expression` reads no mapping variable but `$source` and the harmless ones
+    /// (not `$manager`, `$destination`, `$entityPolicy`): evaluated on a source object
+    /// alone, it gives what the interpreter gives.
+    static func readsOnlySource(_ expression: FormatExpression) -> Bool {
+        let locals = expression.localVariables
+        guard !locals.contains("source") else { return false }
+        return expression.variableNames.allSatisfy {
+            locals.contains($0) || $0 == "source" || harmlessVariables.contains($0)
+        }
+    }
+
     /// The source attributes `expression` reads, when it reads `$source` only as
     /// `$source.attribute…` and no other mapping variable than the harmless ones; nil
     /// otherwise.

@@ -294,7 +294,14 @@ extension EntityMappingRunner {
                 let property = prepared.attributes[item.property]
                 execution.evaluations += 1
                 row.load(arguments, from: 2, primaryKey: arguments.int64(at: 1))
-                evaluation[slot: sourceSlot] = .object(ObjectReference(row))
+                if item.onObject {
+                    // (A row that is gone is an error the statement reports.)
+                    let object = try manager.sourceContext.object(
+                        with: manager.sourceContext.objectID(entityName: sourceEntity.name, primaryKey: row.primaryKey))
+                    evaluation[slot: sourceSlot] = .object(ObjectReference(object))
+                } else {
+                    evaluation[slot: sourceSlot] = .object(ObjectReference(row))
+                }
                 evaluation[slot: propertySlot] = attributeObjects[item.property]
                 defer { evaluation[slot: sourceSlot] = nil }
                 let value: Value

@@ -105,6 +105,10 @@ struct SQLMappingPlan {
         let reads: [String]
         /// Only on the rows SQL cannot decide a TERNARY's condition on.
         var undecidedOnly = false
+        /// Whether it reads more of `$source` than attributes SQL hands over (its
+        /// relationships, the object itself): evaluated on the source object, read from
+        /// the source context (`reads` is then empty).
+        var onObject = false
     }
 
     /// Conditions true on a row whose written values break a rule of the destination's
@@ -198,10 +202,22 @@ struct SQLMappingPlan {
         ) throws(Refusal) -> String {
             let expression = prepared.attributes[i].expression.expression
             guard let reads = RowCopyPlan.sourceAttributesRead(by: expression, among: storedNames) else {
-                throw Refusal("'\(prepared.attributes[i].mapping.name)': \(refusal.reason)")
+                // It reads more of $source than attributes (a relationship, the object
+                // itself): the source object, when it reads nothing else the
+                // interpreter's evaluation would (the manager, the new store).
+                guard RowCopyPlan.readsOnlySource(expression) else {
+                    throw Refusal("'\(prepared.attributes[i].mapping.name)': \(refusal.reason)")
+                }
+                evaluated.append(
+                    Evaluated(
+                        property: i, attribute: attribute, reads: [], undecidedOnly: undecidedOnly, onObject: true))
+                return "\(Self.evaluateFunction(prepared.index))(\(evaluated.count - 1), t0.Z_PK)"
             }
             var unique: [String] = []
             for name in reads where !unique.contains(name) { unique.append(name) }
+            // (An attribute whose reading converts its column, large values kept outside
+            // the store among them, keeps the mapping in the interpreter, which writes such
+            // rows once, with their links.)
             guard SQLFunctionRow(entity: sourceEntity, model: source.model, attributes: unique) != nil else {
                 throw Refusal("'\(prepared.attributes[i].mapping.name)' reads an attribute SQL cannot hand over")
             }
