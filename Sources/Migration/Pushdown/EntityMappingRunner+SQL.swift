@@ -294,14 +294,8 @@ extension EntityMappingRunner {
                 let property = prepared.attributes[item.property]
                 execution.evaluations += 1
                 row.load(arguments, from: 2, primaryKey: arguments.int64(at: 1))
-                if item.onObject {
-                    // (A row that is gone is an error the statement reports.)
-                    let object = try manager.sourceContext.object(
-                        with: manager.sourceContext.objectID(entityName: sourceEntity.name, primaryKey: row.primaryKey))
-                    evaluation[slot: sourceSlot] = .object(ObjectReference(object))
-                } else {
-                    evaluation[slot: sourceSlot] = .object(ObjectReference(row))
-                }
+                evaluation[slot: sourceSlot] = .object(
+                    ObjectReference(item.onObject ? try sourceObject(sourceEntity, row.primaryKey) : row))
                 evaluation[slot: propertySlot] = attributeObjects[item.property]
                 defer { evaluation[slot: sourceSlot] = nil }
                 let value: Value
@@ -364,8 +358,7 @@ extension EntityMappingRunner {
                 // The row's attributes, or (a predicate that reads more) the source object.
                 let object: any KeyValueCoding
                 if readsObjects {
-                    object = try manager.sourceContext.object(
-                        with: manager.sourceContext.objectID(entityName: sourceEntity.name, primaryKey: key))
+                    object = try sourceObject(sourceEntity, key)
                 } else {
                     row.load(arguments, from: 1, primaryKey: key)
                     object = row
@@ -423,6 +416,14 @@ extension EntityMappingRunner {
     private func writeKeysTables(of target: EntityMappingRunner) throws(SQLiteError) {
         try writeKeysTableIfNeeded()
         try target.writeKeysTableIfNeeded()
+    }
+
+    /// The source object of `entity` whose row has `key`, read from the source context (for
+    /// what a statement asks the interpreter about more than the row's attributes). A row
+    /// that is gone is an error the statement reports.
+    private func sourceObject(_ entity: EntityDescription, _ key: Int64) throws -> ManagedObject {
+        try manager.sourceContext.object(
+            with: manager.sourceContext.objectID(entityName: entity.name, primaryKey: key))
     }
 
     /// Keeps `error`, made for `row`, as the failure to report for the statement it fails.
