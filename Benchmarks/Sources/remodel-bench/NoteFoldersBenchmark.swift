@@ -20,19 +20,28 @@ let noteFoldersModel = """
                "relationships": {"folder": {"destination": "Folder", "inverse": "notes"}}}}}
     """
 
-/// Every property implied (copied, re-linked) but the folder's name.
-let noteFoldersMapping = """
+/// Every property implied (copied, re-linked) but the folder's name, read by `expression`.
+func noteFoldersMapping(_ expression: String) -> String {
+    """
     {"sourceModel": "Notes1", "destinationModel": "NotesF", "entityMappings": [
       {"name": "FolderToFolder", "type": "copy", "sourceEntity": "Folder", "destinationEntity": "Folder"},
       {"name": "NoteToNote", "type": "transform", "sourceEntity": "Note", "destinationEntity": "Note",
-       "attributeMappings": {"folderName": "$source.folder.name"}}]}
+       "attributeMappings": {"folderName": "\(expression.replacingOccurrences(of: "\"", with: "\\\""))"}}]}
     """
+}
 
-func noteFoldersModels(_ options: Options) -> (ObjectModel, ObjectModel, MappingModel) {
+/// The folder's name as SQL reads it (a `LEFT JOIN`), and the same name by a form SQL does
+/// not translate, which the statement asks of each note's source object.
+let noteFolderNames = [
+    "plain": "$source.folder.name", "object": "FUNCTION($source.folder, 'valueForKey:', 'name')"
+]
+
+func noteFoldersModels(_ options: Options, reading: String = "plain") -> (ObjectModel, ObjectModel, MappingModel) {
     do {
         let v1 = loadModel(options.mappingsFolder, "notes-chain/Notes1.model.json")
         let v2 = try ObjectModel(json: JSON.parse(noteFoldersModel), file: "note-folders")
-        let mapping = try MappingModel(json: JSON.parse(noteFoldersMapping), file: "note-folders")
+        let mapping = try MappingModel(
+            json: JSON.parse(noteFoldersMapping(noteFolderNames[reading]!)), file: "note-folders")
         return (v1, v2, mapping)
     } catch {
         die("note-folders: \(error)")
@@ -40,8 +49,8 @@ func noteFoldersModels(_ options: Options) -> (ObjectModel, ObjectModel, Mapping
 }
 
 /// MigrationManager with default options (or `pushdown` off).
-func migrateNoteFoldersWithManager(_ options: Options, pushdown: Bool) -> VariantResult {
-    let (v1, v2, mapping) = noteFoldersModels(options)
+func migrateNoteFoldersWithManager(_ options: Options, pushdown: Bool, reading: String = "plain") -> VariantResult {
+    let (v1, v2, mapping) = noteFoldersModels(options, reading: reading)
     var rows = 0
     let (_, seconds) = timed {
         do {
@@ -96,6 +105,7 @@ func migrateNoteFoldersSQL(_ options: Options) -> VariantResult {
 
 let noteFoldersVariants = [
     Variant(id: "note-folders-remodel", label: "MigrationManager", role: .remodel),
+    Variant(id: "note-folders-object", label: "MigrationManager, the name asked of each object", role: .remodel),
     Variant(id: "note-folders-interpreted", label: "MigrationManager, --no-pushdown", role: .remodel),
     Variant(id: "note-folders-sql", label: "pure SQL", role: .reference)
 ]
@@ -160,15 +170,17 @@ func runNoteFoldersBenchmark(_ options: Options) {
             loadBefore: loadBefore, loadAfter: Machine.loadAverage, seconds: Date().timeIntervalSince(started))
             + ["rounds: \(options.roundCount) per variant, interleaved (median); each variant in its own process"],
         groups: [runs])
-    let sql = runs[2].medianSeconds
+    let sql = runs[3].medianSeconds
     report.footnotes =
         [
-            "the three stores' notes agree (key, folder, title, body, folderName, created, priority, trashed: "
+            "the four stores' notes agree (key, folder, title, body, folderName, created, priority, trashed: "
                 + "\(agreed.map { $0.checksum.hex } ?? "-")); every note in a folder holds its name; each opens as a NotesF store",
+            "MigrationManager reads \(noteFolderNames["plain"]!); \"the name asked of each object\" reads "
+                + "\(noteFolderNames["object"]!), which SQL does not translate: the statement has it evaluated on each note's source object",
             "pure SQL: the notes' INSERT … SELECT with a LEFT JOIN of their folder, the index built after the rows",
             String(
-                format: "MigrationManager at %.0f%% of pure SQL's speed, --no-pushdown at %.0f%%",
-                sql / runs[0].medianSeconds * 100, sql / runs[1].medianSeconds * 100)
+                format: "against pure SQL's speed: MigrationManager %.0f%%, the name asked of each object %.0f%%, --no-pushdown %.0f%%",
+                sql / runs[0].medianSeconds * 100, sql / runs[1].medianSeconds * 100, sql / runs[2].medianSeconds * 100)
         ] + migrationFootnotes(source: source, destinationBytes: destinationBytes, idle: idle, engine: runs[0])
     if options.markdown { report.printMarkdown() } else { report.printText() }
 }

@@ -330,6 +330,7 @@ let childVariants: [String: (Options) -> VariantResult] = [
     "chain-sql-one-pass": { migrateChainSQLOnePass($0) },
     "chain-sql-one-pass-indexes-after": { migrateChainSQLOnePass($0, indexesAfter: true) },
     "note-folders-remodel": { migrateNoteFoldersWithManager($0, pushdown: true) },
+    "note-folders-object": { migrateNoteFoldersWithManager($0, pushdown: true, reading: "object") },
     "note-folders-interpreted": { migrateNoteFoldersWithManager($0, pushdown: false) },
     "note-folders-sql": migrateNoteFoldersSQL,
     // Sources for profiling one variant by hand (docs/performance.md, "Profiling").
