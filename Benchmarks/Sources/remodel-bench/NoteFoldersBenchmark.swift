@@ -178,9 +178,10 @@ func runNoteFoldersBenchmark(_ options: Options) {
             "MigrationManager reads \(noteFolderNames["plain"]!); \"the name asked of each object\" reads "
                 + "\(noteFolderNames["object"]!), which SQL does not translate: the statement has it evaluated on each note's source object",
             "pure SQL: the notes' INSERT … SELECT with a LEFT JOIN of their folder, the index built after the rows",
-            String(
-                format: "against pure SQL's speed: MigrationManager %.0f%%, the name asked of each object %.0f%%, --no-pushdown %.0f%%",
-                sql / runs[0].medianSeconds * 100, sql / runs[1].medianSeconds * 100, sql / runs[2].medianSeconds * 100)
+            "against pure SQL's speed: "
+                + zip(["MigrationManager", "the name asked of each object", "--no-pushdown"], runs).map {
+                    String(format: "\($0) %.0f%%", sql / $1.medianSeconds * 100)
+                }.joined(separator: ", ")
         ] + migrationFootnotes(source: source, destinationBytes: destinationBytes, idle: idle, engine: runs[0])
     if options.markdown { report.printMarkdown() } else { report.printText() }
 }
