@@ -713,8 +713,14 @@ import TestSupport
                     } == true)
             }
         }
+        // `plan` says what is asked of each source object.
+        let fetchedPlan = MigrationManager.plannedExecutions(filtered, source: v1, destination: v2)[0].execution
+        #expect(
+            fetchedPlan.evaluated == ["the source predicate"] && fetchedPlan.evaluatedWhereUndecided.isEmpty
+                && fetchedPlan.evaluatedOnObjects == ["the source predicate"], "\(fetchedPlan)")
         let planned = MigrationManager.plannedExecutions(mapping, source: v1, destination: v2)
         #expect(planned[0].execution.instancesAsSQL, "\(planned[0].execution)")
+        #expect(planned[0].execution.evaluatedOnObjects.isEmpty)
         #expect(
             planned[0].execution.checks.contains("'car' names a row of its entity"), "\(planned[0].execution.checks)")
     }

@@ -24,6 +24,10 @@ public struct MappingExecution: Sendable, Hashable, CustomStringConvertible {
     /// TERNARY's condition (text that is not plain ASCII, a value stored with another
     /// type), which the interpreter evaluates.
     public var evaluatedWhereUndecided: [String] = []
+    /// Of those two lists, what the interpreter evaluates on the source object itself,
+    /// read from the source store for each row (it reads relationships, or `$source`
+    /// whole), where the others read the row's attributes.
+    public var evaluatedOnObjects: [String] = []
     /// After a run: how many times SQL asked the interpreter for a value (one per
     /// evaluated attribute mapping and row; a TERNARY SQL decides asks only for the rows
     /// it cannot decide).
@@ -535,10 +539,15 @@ extension SQLMappingPlan {
     /// How the mapping is planned to run, before any row is seen.
     var plannedExecution: MappingExecution {
         var execution = MappingExecution(instancesAsSQL: true, relationshipsAsSQL: false, checks: guards.map(\.check))
-        execution.evaluated = evaluated.filter { !$0.undecidedOnly }.map(\.attribute.name)
+        // The source predicate is asked of every row the fetch's SQL selects when it reads
+        // the object, else of the rows SQL cannot decide.
+        let predicate = predicateAttributes == nil ? [] : ["the source predicate"]
+        execution.evaluated =
+            evaluated.filter { !$0.undecidedOnly }.map(\.attribute.name) + (predicateReadsObjects ? predicate : [])
         execution.evaluatedWhereUndecided =
-            evaluated.filter(\.undecidedOnly).map(\.attribute.name)
-            + (predicateAttributes == nil ? [] : ["the source predicate"])
+            evaluated.filter(\.undecidedOnly).map(\.attribute.name) + (predicateReadsObjects ? [] : predicate)
+        execution.evaluatedOnObjects =
+            evaluated.filter(\.onObject).map(\.attribute.name) + (predicateReadsObjects ? predicate : [])
         switch links {
         case .success: execution.relationshipsAsSQL = true
         case .failure(let refusal): execution.relationshipsReason = refusal.reason

@@ -114,13 +114,16 @@ struct PlanCommand: ParsableCommand {
                     if let reason = execution.relationshipsReason, !execution.relationshipsAsSQL {
                         print("    relationships interpreted: \(reason)")
                     }
+                    // (What is asked of the source object costs a read of it per row.)
+                    let marked = { (names: [String]) in
+                        names.map { execution.evaluatedOnObjects.contains($0) ? "\($0) (on the source object)" : $0 }
+                            .joined(separator: ", ")
+                    }
                     if !execution.evaluated.isEmpty {
-                        print("    evaluated per row: \(execution.evaluated.joined(separator: ", "))")
+                        print("    evaluated per row: \(marked(execution.evaluated))")
                     }
                     if !execution.evaluatedWhereUndecided.isEmpty {
-                        print(
-                            "    evaluated where SQL cannot decide: \(execution.evaluatedWhereUndecided.joined(separator: ", "))"
-                        )
+                        print("    evaluated where SQL cannot decide: \(marked(execution.evaluatedWhereUndecided))")
                     }
                     if !execution.checks.isEmpty {
                         print("    checks: \(execution.checks.joined(separator: ", "))")
