@@ -50,19 +50,15 @@ extension SQLLink {
         else { throw Refusal("'\(name)' is read through \(chain), and is ordered, one-to-one or many-to-many") }
         let target = candidates[0].index
         let me = keysTable(prepared.index), them = keysTable(target)
-        /// The to-one `name` of `entity`: its key column, and its destination: the entity,
-        /// its table, and the entity numbers of its rows there (its sub-entities' too; a
-        /// table may hold other entities).
+        /// The to-one `name` of `entity`, with the entity numbers of its destination's rows
+        /// (a table may hold other entities).
         func toOne(_ name: String, of entity: EntityDescription) throws(Refusal) -> (
-            column: String, entity: EntityDescription, table: String, numbers: String
+            SQLTranslator.ToOne, numbers: String
         ) {
-            guard let relationship = source.model.allRelationships(of: entity).first(where: { $0.name == name }),
-                !relationship.isToMany, let column = source.entities[entity.name]?.toOneColumns[name]?.key,
-                let next = source.model.entity(named: relationship.destination),
-                let layout = source.entities[next.name]
-            else { throw Refusal("'\(name)' of \(chain) is not a to-one of \(entity.name)") }
-            let numbers = source.model.descendants(of: next).compactMap { source.entities[$0.name]?.number }
-            return (column, next, layout.table, numbers.map(String.init).joined(separator: ", "))
+            guard let toOne = SQLTranslator.ToOne(name, of: entity, in: source) else {
+                throw Refusal("'\(name)' of \(chain) is not a to-one of \(entity.name)")
+            }
+            return (toOne, toOne.entityNumbers.map(String.init).joined(separator: ", "))
         }
         if r.isToMany {
             // The members' way back to their owner: the inverse of `b`, then of `a`.
@@ -76,16 +72,16 @@ extension SQLLink {
                 let rInverse = destination.entities[plan.destinationEntity]?.toManyInverses[r.name],
                 let columns = destination.entities[targetPlan.destinationEntity]?.toOneColumns[rInverse]
             else { throw Refusal("'\(name)': \(chain) is not the union of two to-manys whose inverses are to-ones") }
-            let up = try toOne(bInverse.name, of: members)
-            let owner = try toOne(aInverse.name, of: up.entity)
+            let (up, upNumbers) = try toOne(bInverse.name, of: members)
+            let (owner, _) = try toOne(aInverse.name, of: up.destination)
             guard source.entities[members.name]?.table == targetPlan.sourceTable else {
                 throw Refusal("'\(name)': \(mapping) reads another table than \(chain) leads to")
             }
             // (The interpreter reads an owner's members, and theirs, among the rows of
             // their entities.)
             let key = SourceKey(
-                joins: " JOIN src.\(up.table) AS h1 ON h1.Z_PK = s.\(up.column) AND h1.Z_ENT IN (\(up.numbers))",
-                key: "h1.\(owner.column)")
+                joins: " JOIN src.\(up.table) AS h1 ON h1.Z_PK = s.\(up.keyColumn) AND h1.Z_ENT IN (\(upNumbers))",
+                key: "h1.\(owner.keyColumn)")
             let entity = columns.entity.map { ", \($0) = \(plan.destinationEntityNumber)" } ?? ""
             let count =
                 "SELECT count(DISTINCT t.destination) FROM \(pairs(them, from: targetPlan.sourceTable, following: key, to: me)) "
@@ -107,18 +103,18 @@ extension SQLLink {
         var (entity, holder, joins, key, table) = (sourceEntity, "s", "", "", "")
         var checks: [String] = []
         for (i, hop) in path.enumerated() {
-            let next = try toOne(hop, of: entity)
-            key = "\(holder).\(next.column)"
+            let (next, numbers) = try toOne(hop, of: entity)
+            key = "\(holder).\(next.keyColumn)"
             // The interpreter reads the row: none, or one of another entity, is its error.
             checks.append(
                 "SELECT s.Z_PK FROM \(me) AS k JOIN src.\(plan.sourceTable) AS s ON s.Z_PK = k.source\(joins) "
                     + "WHERE \(key) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM src.\(next.table) "
-                    + "WHERE Z_PK = \(key) AND Z_ENT IN (\(next.numbers)))")
+                    + "WHERE Z_PK = \(key) AND Z_ENT IN (\(numbers)))")
             if i < path.count - 1 {
                 holder = "h\(i + 1)"
                 joins += " JOIN src.\(next.table) AS \(holder) ON \(holder).Z_PK = \(key)"
             }
-            (entity, table) = (next.entity, next.table)
+            (entity, table) = (next.destination, next.table)
         }
         guard table == targetPlan.sourceTable else {
             throw Refusal("'\(name)': \(mapping) reads another table than \(chain) leads to")

@@ -181,17 +181,10 @@ struct SQLMappingPlan {
         {
             throw Refusal("the attribute mapping '\(property.mapping.name)' reads $destination")
         }
-        var sourceAttributes: [String: (attribute: AttributeDescription, column: String)] = [:]
-        for attribute in source.model.allAttributes(of: sourceEntity) where !attribute.isTransient {
-            if let column = sourceLayout.attributeColumns[attribute.name] {
-                sourceAttributes[attribute.name] = (attribute, column)
-            }
-        }
-        let toOnes = Self.toOnes(of: source)
+        let sourceAttributes = SQLTranslator.storedAttributes(of: sourceEntity, in: source)
         let sourceName = sourceEntity.name
         var translator = SQLTranslator(
-            sourceAttributes: sourceAttributes, sourceEntity: sourceEntity.name, toOnes: toOnes,
-            functions: functions,
+            sourceAttributes: sourceAttributes, source: (sourceEntity, source), functions: functions,
             stringFunctionName: Self.stringFunction(prepared.index), sourceIsWellTyped: sourceIsWellTyped
         ) {
             source.rowConditions(of: $0, on: sourceName, storeIsWellTyped: sourceIsWellTyped)
@@ -478,32 +471,6 @@ extension SQLMappingPlan {
             }
         }
         return (results, linksAfterInterpreted)
-    }
-
-    /// The to-ones of every entity of `source`'s model, as `$source.r.a` reads through
-    /// them (``SQLTranslator/ToOne``).
-    static func toOnes(of source: StoreLayout) -> [String: [String: SQLTranslator.ToOne]] {
-        var toOnes: [String: [String: SQLTranslator.ToOne]] = [:]
-        for entity in source.model.entities {
-            guard let layout = source.entities[entity.name] else { continue }
-            for relationship in source.model.allRelationships(of: entity) where !relationship.isToMany {
-                guard let key = layout.toOneColumns[relationship.name]?.key,
-                    let target = source.model.entity(named: relationship.destination),
-                    let targetLayout = source.entities[target.name]
-                else { continue }
-                var attributes: [String: (attribute: AttributeDescription, column: String)] = [:]
-                for attribute in source.model.allAttributes(of: target) where !attribute.isTransient {
-                    if let column = targetLayout.attributeColumns[attribute.name] {
-                        attributes[attribute.name] = (attribute, column)
-                    }
-                }
-                toOnes[entity.name, default: [:]][relationship.name] = SQLTranslator.ToOne(
-                    keyColumn: key, destination: target.name, table: targetLayout.table,
-                    entityNumbers: source.model.descendants(of: target).compactMap { source.entities[$0.name]?.number },
-                    attributes: attributes)
-            }
-        }
-        return toOnes
     }
 
     /// The plan of `prepared`'s links alone, for a mapping with the default policy whose

@@ -44,20 +44,49 @@ struct SQLTranslator {
     /// Source attributes by name, with their columns in the source table.
     let sourceAttributes: [String: (attribute: AttributeDescription, column: String)]
 
-    /// A to-one relationship of a source entity, for `$source.r.a` (and `$source.r.s.a`):
-    /// its key column in the entity's table, and its destination: the entity, its table,
-    /// its entity numbers (with its sub-entities') and attributes with their columns.
+    /// A to-one relationship of a source entity, for `$source.r.a` (and `$source.r.s.a`)
+    /// and for links read through a chain of them: its key column in the entity's table,
+    /// and its destination: the entity, its table, its entity numbers (with its
+    /// sub-entities') and attributes with their columns.
     struct ToOne {
         let keyColumn: String
-        let destination: String
+        let destination: EntityDescription
         let table: String
         let entityNumbers: [Int]
         let attributes: [String: (attribute: AttributeDescription, column: String)]
+
+        /// The to-one `name` of `entity` in `source`; nil when `entity` has no to-one of
+        /// that name with a key column.
+        init?(_ name: String, of entity: EntityDescription, in source: StoreLayout) {
+            guard let relationship = source.model.allRelationships(of: entity).first(where: { $0.name == name }),
+                !relationship.isToMany, let key = source.entities[entity.name]?.toOneColumns[name]?.key,
+                let target = source.model.entity(named: relationship.destination),
+                let layout = source.entities[target.name]
+            else { return nil }
+            keyColumn = key
+            destination = target
+            table = layout.table
+            entityNumbers = source.model.descendants(of: target).compactMap { source.entities[$0.name]?.number }
+            attributes = SQLTranslator.storedAttributes(of: target, in: source)
+        }
     }
-    /// The source entity's name, and the to-ones of every source entity, by entity and
-    /// relationship name.
-    let sourceEntity: String
-    let toOnes: [String: [String: ToOne]]
+
+    /// The stored attributes of `entity` in `source`, by name, with their columns.
+    static func storedAttributes(of entity: EntityDescription, in source: StoreLayout) -> [String: (
+        attribute: AttributeDescription, column: String
+    )] {
+        var attributes: [String: (attribute: AttributeDescription, column: String)] = [:]
+        for attribute in source.model.allAttributes(of: entity) where !attribute.isTransient {
+            if let column = source.entities[entity.name]?.attributeColumns[attribute.name] {
+                attributes[attribute.name] = (attribute, column)
+            }
+        }
+        return attributes
+    }
+
+    /// The source entity and the store's layout, through which `$source.r.a` reads its
+    /// to-ones (nil: no key path through a relationship is translated).
+    let source: (entity: EntityDescription, layout: StoreLayout)?
     /// The rows of the to-ones the translated expressions read through, joined to the
     /// source row: `LEFT JOIN src.<table> AS j<n> ON j<n>.Z_PK = <key>`, one per
     /// relationship, in the order they were first read.
@@ -94,13 +123,12 @@ struct SQLTranslator {
 
     init(
         sourceAttributes: [String: (attribute: AttributeDescription, column: String)],
-        sourceEntity: String = "", toOnes: [String: [String: ToOne]] = [:], functions: FunctionRegistry,
+        source: (entity: EntityDescription, layout: StoreLayout)? = nil, functions: FunctionRegistry,
         stringFunctionName: String,
         sourceIsWellTyped: Bool = false, rowConditions: @escaping (FormatPredicate) -> RowConditions? = { _ in nil }
     ) {
         self.sourceAttributes = sourceAttributes
-        self.sourceEntity = sourceEntity
-        self.toOnes = toOnes
+        self.source = source
         self.functions = functions
         self.stringFunctionName = stringFunctionName
         self.sourceIsWellTyped = sourceIsWellTyped
@@ -178,10 +206,10 @@ struct SQLTranslator {
             return try attribute(name)
         }
         if case .keyPath(let operand?, let path) = expression.kind, path.count >= 2,
-            case .variable("source") = operand.kind, toOnes[sourceEntity]?[path[0]] != nil,
-            !path.contains(where: { $0.hasPrefix("@") })
+            case .variable("source") = operand.kind, !path.contains(where: { $0.hasPrefix("@") }),
+            let source, let first = ToOne(path[0], of: source.entity, in: source.layout)
         {
-            return try attribute(through: path)
+            return try attribute(through: path, first: first, in: source.layout)
         }
         switch expression.kind {
         case .constant(let value):
@@ -220,13 +248,22 @@ struct SQLTranslator {
     /// key is nil. A key that names no row, or a row of an entity the relationship cannot
     /// point to, is the interpreter's error to report: a guard, but in a store the run
     /// wrote, whose keys name rows.
-    private mutating func attribute(through path: [String]) throws(Refusal) -> SQLTerm {
+    private mutating func attribute(through path: [String], first: ToOne, in layout: StoreLayout) throws(Refusal)
+        -> SQLTerm
+    {
         let dotted = path.joined(separator: ".")
-        var entity = sourceEntity, holder = "t0", prefix = ""
-        var last: ToOne?
-        for name in path.dropLast() {
-            guard let toOne = toOnes[entity]?[name] else {
-                throw Refusal("$source.\(dotted) goes through '\(name)', which is not a to-one of \(entity)")
+        var holder = "t0", prefix = ""
+        var last = first
+        for (i, name) in path.dropLast().enumerated() {
+            let toOne: ToOne
+            if i == 0 {
+                toOne = first
+            } else {
+                guard let next = ToOne(name, of: last.destination, in: layout) else {
+                    throw Refusal(
+                        "$source.\(dotted) goes through '\(name)', which is not a to-one of \(last.destination.name)")
+                }
+                toOne = next
             }
             prefix += prefix.isEmpty ? name : ".\(name)"
             let held = "\(holder).\(toOne.keyColumn)"
@@ -246,10 +283,10 @@ struct SQLTranslator {
                     check: "'\(prefix)' names a row of its entity",
                     "a to-one key that names no row of its entity (an error)")
             }
-            (entity, holder, last) = (toOne.destination, alias, toOne)
+            (holder, last) = (alias, toOne)
         }
-        guard let last, let (attribute, column) = last.attributes[path[path.count - 1]] else {
-            throw Refusal("$source.\(dotted) is not a stored attribute of \(entity)")
+        guard let (attribute, column) = last.attributes[path[path.count - 1]] else {
+            throw Refusal("$source.\(dotted) is not a stored attribute of \(last.destination.name)")
         }
         var term = try read(attribute, "\(holder).\(column)", name: dotted)
         term.isNullable = true
