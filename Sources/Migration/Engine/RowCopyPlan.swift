@@ -78,6 +78,7 @@ final class RowCopyPlan {
     /// alone, it gives what the interpreter gives.
     static func readsOnlySource(_ expression: FormatExpression) -> Bool {
         let locals = expression.localVariables
+        // A local named like a mapping variable hides it: leave such expressions alone.
         guard !locals.contains("source") else { return false }
         return expression.variableNames.allSatisfy {
             locals.contains($0) || $0 == "source" || harmlessVariables.contains($0)
@@ -88,12 +89,7 @@ final class RowCopyPlan {
     /// `$source.attribute…` and no other mapping variable than the harmless ones; nil
     /// otherwise.
     static func sourceAttributesRead(by expression: FormatExpression, among attributes: Set<String>) -> [String]? {
-        let locals = expression.localVariables
-        // A local named like a mapping variable hides it: leave such expressions alone.
-        guard !locals.contains("source") else { return nil }
-        for name in expression.variableNames where !locals.contains(name) && name != "source" {
-            guard harmlessVariables.contains(name) else { return nil }
-        }
+        guard readsOnlySource(expression) else { return nil }
         var uses = 0, reads: [String] = []
         expression.forEachSubexpression { e in
             switch e.kind {
