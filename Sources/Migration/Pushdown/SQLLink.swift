@@ -437,32 +437,31 @@ struct SQLLink {
                         targetPlan.destinationTable, set: columns.key, entity, rows: them,
                         from: targetPlan.sourceTable,
                         following: sInverseColumn, to: me)
+                // Each member (`t`, its source row `s`) with its owner (`k`); and, joined with
+                // its row (`d`), where its key is not that owner yet.
+                let members =
+                    "\(them) AS t JOIN src.\(targetPlan.sourceTable) AS s ON s.Z_PK = t.source "
+                    + "JOIN \(me) AS k ON k.source = s.\(sInverseColumn)"
+                let changed =
+                    "\(members) JOIN main.\(targetPlan.destinationTable) AS d ON d.Z_PK = t.destination "
+                    + "WHERE d.\(columns.key) IS NOT k.destination"
                 links.append(
                     SQLLink(
                         relationship: name, target: target, sql: sql,
-                        countSQL:
-                            "SELECT count(DISTINCT k.destination) FROM \(them) AS t JOIN src.\(targetPlan.sourceTable) AS s ON s.Z_PK = t.source "
-                            + "JOIN \(me) AS k ON k.source = s.\(sInverseColumn) JOIN main.\(targetPlan.destinationTable) AS d ON d.Z_PK = t.destination "
-                            + "WHERE d.\(columns.key) IS NOT k.destination", countsEveryInstance: false,
+                        countSQL: "SELECT count(DISTINCT k.destination) FROM \(changed)", countsEveryInstance: false,
                         dangling: nil,
                         key: Key(
                             holder: target, keysOf: prepared.index, column: columns.key, entity: columns.entity,
                             entityNumber: plan.destinationEntityNumber, sourceColumn: sInverseColumn,
                             isOrdered: columns.order != nil),
-                        countBeforeAnyLinkSQL:
-                            "SELECT count(DISTINCT k.destination) FROM \(them) AS t JOIN src.\(targetPlan.sourceTable) AS s ON s.Z_PK = t.source "
-                            + "JOIN \(me) AS k ON k.source = s.\(sInverseColumn)",
+                        countBeforeAnyLinkSQL: "SELECT count(DISTINCT k.destination) FROM \(members)",
                         countWrittenSQL:
                             "SELECT count(*) FROM \(me) AS k WHERE EXISTS (SELECT 1 FROM main.\(targetPlan.destinationTable) AS d "
                             + "WHERE d.\(columns.key) = k.destination AND d.Z_PK BETWEEN ?1 AND ?2)",
                         firstLinkCheck: columns.order.map { _ in
                             (unsetCheck(targetPlan.destinationTable, columns.key), orderedReason(name))
                         },
-                        unchangedCheck: columns.order.map { _ in
-                            "SELECT 1 FROM \(them) AS t JOIN src.\(targetPlan.sourceTable) AS s ON s.Z_PK = t.source "
-                                + "JOIN \(me) AS k ON k.source = s.\(sInverseColumn) JOIN main.\(targetPlan.destinationTable) AS d "
-                                + "ON d.Z_PK = t.destination WHERE d.\(columns.key) IS NOT k.destination LIMIT 1"
-                        }))
+                        unchangedCheck: columns.order.map { _ in "SELECT 1 FROM \(changed) LIMIT 1" }))
             }
         }
         return links
