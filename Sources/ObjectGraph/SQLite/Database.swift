@@ -96,7 +96,6 @@ public final class Database {
             message: String(cString: sqlite3_errmsg(handle)), sql: sql)
     }
 
-    /// Runs one or more statements that return no rows of interest.
     /// Stops the statement running on this connection, from any thread: it fails with
     /// SQLITE_INTERRUPT (`sqlite3_interrupt`).
     public func interrupt() {
@@ -114,6 +113,7 @@ public final class Database {
         public func interrupt() { database.interrupt() }
     }
 
+    /// Runs one or more statements that return no rows of interest.
     public func execute(_ sql: String) throws(SQLiteError) {
         var message: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(handle, sql, nil, nil, &message)
