@@ -38,16 +38,13 @@ extension SQLLink {
                 entity: nil, entityNumber: 0, sourceColumn: pairs.ownerColumn, isJoin: true)
             parts.append(
                 CountPart(
-                    key: key, pairs: "SELECT k.destination AS owner FROM \(joined)",
-                    changed:
-                        "NOT EXISTS (SELECT 1 FROM main.\(dSide.table) AS d WHERE d.\(dSide.sourceColumn) = k.destination "
-                        + "AND d.\(dSide.destinationColumn) = t.destination)"))
+                    key: key, pairs: "SELECT k.destination AS owner FROM \(joined)", changed: absentPair(dSide)))
             links.append(
                 SQLLink(
                     partOf: name, target: candidate.index,
-                    sql:
-                        "INSERT OR IGNORE INTO main.\(dSide.table) (\(dSide.sourceColumn), \(dSide.destinationColumn)) "
-                        + "SELECT k.destination, t.destination FROM \(joined) ORDER BY k.destination, t.destination",
+                    sql: joinInsert(
+                        dSide, order: pairs.order, inverse: inverseOrderColumn(r, in: destination),
+                        from: "\(joined) WHERE \(absentPair(dSide))"),
                     key: key, dangling: links.isEmpty ? dangling : nil))
         }
         return counted(links, together: parts)

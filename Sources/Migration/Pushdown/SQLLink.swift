@@ -144,6 +144,10 @@ struct SQLLink {
         let from: String
         let ownerColumn: String
         let memberColumn: String
+        /// The `ORDER BY` terms over `s` that give an owner's members in the order the
+        /// interpreter reads them: by position where the source relationship is ordered
+        /// (the unnumbered last), then by key.
+        var order: String = ""
 
         var owner: String { "s.\(ownerColumn)" }
         var member: String { "s.\(memberColumn)" }
@@ -387,24 +391,20 @@ struct SQLLink {
                 // holds, through both key tables. A pair already there (the inverse's link
                 // from the other side wrote it) is not written again, and an instance gains
                 // a member only through a pair that is not there yet, as the interpreter
-                // counts it.
-                guard dSide.orderColumn == nil else {
-                    throw Refusal("'\(name)' is ordered (positions are written by the interpreter)")
-                }
+                // counts it. Ordered, as its first link only: the interpreter merges the
+                // positions of a second (which then changes nothing when it adds no pair).
                 let (source, dangling) = try sourcePairs(
                     name, s, of: sourceEntity, keysTable: me, plan: plan, targetTable: sTargetLayout.table, in: source)
                 let pairs =
                     "\(source.from) JOIN \(me) AS k ON k.source = \(source.owner) "
                     + "JOIN \(them) AS t ON t.source = \(source.member)"
-                let count =
-                    "SELECT count(DISTINCT k.destination) FROM \(pairs) WHERE NOT EXISTS (SELECT 1 FROM main.\(dSide.table) AS d "
-                    + "WHERE d.\(dSide.sourceColumn) = k.destination AND d.\(dSide.destinationColumn) = t.destination)"
+                let new = "\(pairs) WHERE \(absentPair(dSide))"
+                let count = "SELECT count(DISTINCT k.destination) FROM \(new)"
                 links.append(
                     SQLLink(
                         relationship: name, target: target,
-                        sql:
-                            "INSERT OR IGNORE INTO main.\(dSide.table) (\(dSide.sourceColumn), \(dSide.destinationColumn)) "
-                            + "SELECT k.destination, t.destination FROM \(pairs) ORDER BY k.destination, t.destination",
+                        sql: joinInsert(
+                            dSide, order: source.order, inverse: inverseOrderColumn(r, in: destination), from: new),
                         countSQL: count, countsEveryInstance: false,
                         dangling: dangling,
                         // Its own: no key is written in stage 1, and both sides' links run
@@ -412,7 +412,11 @@ struct SQLLink {
                         key: Key(
                             holder: prepared.index, keysOf: target, column: "\(dSide.table).\(dSide.sourceColumn)",
                             entity: nil, entityNumber: 0, sourceColumn: source.ownerColumn, isJoin: true),
-                        countBeforeAnyLinkSQL: count, countWrittenSQL: nil))
+                        countBeforeAnyLinkSQL: count, countWrittenSQL: nil,
+                        firstLinkCheck: dSide.orderColumn.map { _ in
+                            ("SELECT 1 FROM main.\(dSide.table) LIMIT 1", orderedReason(name))
+                        },
+                        unchangedCheck: dSide.orderColumn.map { _ in "SELECT 1 FROM \(new) LIMIT 1" }))
             } else if let s {
                 // The key is in the target's rows: the inverse to-ones on both sides.
                 guard s.isToMany, let sInverse = source.entities[sourceEntity.name]?.toManyInverses[s.name],
@@ -476,21 +480,29 @@ struct SQLLink {
         plan: SQLMappingPlan, targetTable: String, in source: StoreLayout
     ) throws(SQLTranslator.Refusal) -> (SourcePairs, DanglingKeys?) {
         let sLayout = source.entities[sourceEntity.name]
+        /// By the position column `position` (if any), then by `key`.
+        func order(_ position: String?, _ key: String) -> String {
+            position.map { "s.\($0) IS NULL, CAST(s.\($0) AS INTEGER), s.\($0), s.\(key)" } ?? "s.\(key)"
+        }
         if let sSide = sLayout?.joinTables[s.name] {
-            guard sSide.orderColumn == nil else {
-                throw SQLTranslator.Refusal("'\(name)' is filled from an ordered relationship")
-            }
             let pairs = SourcePairs(
-                from: "src.\(sSide.table) AS s", ownerColumn: sSide.sourceColumn, memberColumn: sSide.destinationColumn)
+                from: "src.\(sSide.table) AS s", ownerColumn: sSide.sourceColumn, memberColumn: sSide.destinationColumn,
+                order: order(sSide.orderColumn, sSide.destinationColumn))
             return (pairs, DanglingKeys(keysTable: keysTable, pairs: pairs, targetTable: targetTable))
         } else if s.isToMany, let inverse = sLayout?.toManyInverses[s.name],
-            let column = source.entities[s.destination]?.toOneColumns[inverse]?.key
+            let columns = source.entities[s.destination]?.toOneColumns[inverse]
         {
             // The members' rows hold the key: every pair names a row on both sides.
-            return (SourcePairs(from: "src.\(targetTable) AS s", ownerColumn: column, memberColumn: "Z_PK"), nil)
+            return (
+                SourcePairs(
+                    from: "src.\(targetTable) AS s", ownerColumn: columns.key, memberColumn: "Z_PK",
+                    order: order(columns.order, "Z_PK")), nil
+            )
         } else if !s.isToMany, let column = sLayout?.toOneColumns[s.name]?.key {
             return (
-                SourcePairs(from: "src.\(plan.sourceTable) AS s", ownerColumn: "Z_PK", memberColumn: column),
+                SourcePairs(
+                    from: "src.\(plan.sourceTable) AS s", ownerColumn: "Z_PK", memberColumn: column,
+                    order: order(nil, column)),
                 DanglingKeys(
                     keysTable: keysTable, sourceTable: plan.sourceTable, column: column, targetTable: targetTable)
             )
@@ -510,6 +522,42 @@ struct SQLLink {
             + "SELECT k.destination AS row, t.destination AS target, "
             + "row_number() OVER (PARTITION BY t.destination ORDER BY \(order)) AS position "
             + "FROM \(pairs(rows, from: table, following: foreignKey, to: targets))) AS p WHERE d.Z_PK = p.row"
+    }
+
+    /// SQL true when the join table of `side` lacks the pair of owner `k` and member `t`.
+    static func absentPair(_ side: StoreLayout.JoinTable.Side) -> String {
+        "NOT EXISTS (SELECT 1 FROM main.\(side.table) AS d WHERE d.\(side.sourceColumn) = k.destination "
+            + "AND d.\(side.destinationColumn) = t.destination)"
+    }
+
+    /// The order column of the inverse of the many-to-many `r`, when it is ordered.
+    static func inverseOrderColumn(_ r: RelationshipDescription, in destination: StoreLayout) -> String? {
+        destination.model.inverse(of: r).flatMap {
+            destination.entities[r.destination]?.joinTables[$0.name]?.orderColumn
+        }
+    }
+
+    /// The `INSERT` of a many-to-many's pairs into the join table of `side`, from `from`
+    /// (owners `k`, members `t`, source rows `s`; only pairs not there yet), with the
+    /// positions the interpreter gives: when the relationship is ordered, each member's
+    /// place among its owner's in the source relationship's `order`; when its inverse is
+    /// ordered (column `inverse`), the new pairs of a member after the largest position it
+    /// has, by owner key, as the interpreter's save appends the rows it finds without one.
+    static func joinInsert(_ side: StoreLayout.JoinTable.Side, order: String, inverse: String?, from: String) -> String
+    {
+        var columns = [side.sourceColumn, side.destinationColumn], values = ["k.destination", "t.destination"]
+        if let position = side.orderColumn {
+            columns.append(position)
+            values.append("row_number() OVER (PARTITION BY k.destination ORDER BY \(order))")
+        }
+        if let inverse {
+            columns.append(inverse)
+            values.append(
+                "coalesce((SELECT max(e.\(inverse)) FROM main.\(side.table) AS e WHERE e.\(side.destinationColumn) = t.destination), 0) "
+                    + "+ row_number() OVER (PARTITION BY t.destination ORDER BY k.destination)")
+        }
+        return "INSERT INTO main.\(side.table) (\(columns.joined(separator: ", "))) "
+            + "SELECT \(values.joined(separator: ", ")) FROM \(from) ORDER BY k.destination, t.destination"
     }
 
     /// A row of `table` whose key column `key` holds a key.
