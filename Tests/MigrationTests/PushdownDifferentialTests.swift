@@ -1974,6 +1974,90 @@ import TestSupport
         }
     }
 
+    /// A relationship between a mapping's own objects whose inverse the mapping links too
+    /// (a folder's parent and children; a folder's linked folders and the folders linking
+    /// to it): the interpreter links each object's relationships in turn, so each side
+    /// finds pairs the other made for objects before it, and counts an object only for
+    /// the members from itself on, or after itself. By SQL, the interpreter's rows and
+    /// counts, in both orders of the relationship mappings, with some folders not
+    /// migrated and folders that are their own parent or link themselves. Ordered, or
+    /// read from relationships that are not each other's inverse, the links are the
+    /// interpreter's.
+    @Test func bothSidesOfARelationshipBetweenTheMappingsOwnObjectsCountAsTheInterpreterCounts() throws {
+        func models(ordered: Bool) throws -> (ObjectModel, ObjectModel) {
+            let v = ["F1", "F2"].map { version in
+                """
+                {"version": "\(version)", "entities": {"Folder": {"attributes": {"name": "string"}, "relationships": {
+                  "parent": {"destination": "Folder", "inverse": "children"},
+                  "children": {"destination": "Folder", "inverse": "parent", "toMany": true},
+                  "links": {"destination": "Folder", "inverse": "linkedBy", "toMany": true, "ordered": \(ordered && version == "F2")},
+                  "linkedBy": {"destination": "Folder", "inverse": "links", "toMany": true}\(version == "F1" ? #", "seeAlso": {"destination": "Folder", "inverse": "seenBy", "toMany": true}, "seenBy": {"destination": "Folder", "inverse": "seeAlso", "toMany": true}"# : "")}}}}
+                """
+            }
+            return (try model(v[0]), try model(v[1]))
+        }
+        let directory = try TemporaryDirectory()
+        func makeSource(_ name: String, _ v1: ObjectModel) throws -> String {
+            let path = directory.path(name)
+            let store = try Store.create(at: path, model: v1)
+            let folder = store.layout.entities["Folder"]!
+            let links = folder.joinTables["links"]!, seeAlso = folder.joinTables["seeAlso"]!
+            try store.database.execute(
+                """
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 400)
+                INSERT INTO \(folder.table) (Z_PK, Z_ENT, Z_OPT, \(folder.attributeColumns["name"]!), \(folder.toOneColumns["parent"]!.key))
+                SELECT i, \(folder.number), 1, CASE WHEN i % 9 = 4 THEN 'skip' ELSE 'folder ' || i END,
+                    CASE WHEN i % 7 = 0 THEN NULL WHEN i % 50 = 1 THEN i ELSE (i * 37) % 400 + 1 END FROM n;
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 900)
+                INSERT OR IGNORE INTO \(links.table) (\(links.sourceColumn), \(links.destinationColumn))
+                SELECT (i * 13) % 400 + 1, CASE WHEN i % 40 = 0 THEN (i * 13) % 400 + 1 ELSE (i * 29) % 400 + 1 END FROM n;
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300)
+                INSERT OR IGNORE INTO \(seeAlso.table) (\(seeAlso.sourceColumn), \(seeAlso.destinationColumn))
+                SELECT (i * 17) % 400 + 1, (i * 3) % 400 + 1 FROM n;
+                UPDATE Z_PRIMARYKEY SET Z_MAX = 400 WHERE Z_ENT = \(folder.number);
+                """)
+            return path
+        }
+        func lookup(_ relationship: String, _ read: String) -> String {
+            #""\#(relationship)": "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"FolderToFolder\", $source.\#(read))""#
+        }
+        let filter =
+            #", "sourceExpression": "FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"Folder\", \"name != 'skip'\"), $manager.sourceContext, NO)""#
+        // (the relationship mappings in order, filtered, links ordered, linked by SQL)
+        let cases: [([String], Bool, Bool, Bool)] = [
+            ([lookup("parent", "parent"), lookup("children", "children")], false, false, true),
+            ([lookup("children", "children"), lookup("parent", "parent")], true, false, true),
+            ([lookup("links", "links"), lookup("linkedBy", "linkedBy")], false, false, true),
+            ([lookup("linkedBy", "linkedBy"), lookup("links", "links")], true, false, true),
+            (
+                [
+                    lookup("links", "links"), lookup("linkedBy", "linkedBy"), lookup("parent", "parent"),
+                    lookup("children", "children")
+                ], true, false, true
+            ),
+            ([lookup("links", "links"), lookup("linkedBy", "linkedBy")], false, true, false),
+            ([lookup("links", "links"), lookup("linkedBy", "seenBy")], false, false, false)
+        ]
+        for (n, (relationships, filtered, ordered, bySQL)) in cases.enumerated() {
+            let (v1, v2) = try models(ordered: ordered)
+            let source = try makeSource("F1-\(n).sqlite", v1)
+            let mapping = try Migration.MappingModel(
+                json: JSON.parse(
+                    #"{"sourceModel": "F1", "destinationModel": "F2", "entityMappings": [{"name": "FolderToFolder", "type": "transform", "sourceEntity": "Folder", "destinationEntity": "Folder", "relationshipMappings": {\#(relationships.joined(separator: ", "))}\#(filtered ? filter : "")}]}"#
+                ), file: "test.mapping.json")
+            let (interpreted, pushed, report) = try Self.bothWays(
+                mapping, v1, v2, source: source, in: directory, name: "f\(n)")
+            #expect(pushed == interpreted, "case \(n)")
+            guard case .store = pushed, let execution = report?.entityMappings.first?.execution else {
+                Issue.record("case \(n) failed: \(pushed)")
+                continue
+            }
+            #expect(execution.instancesAsSQL, "case \(n): \(execution)")
+            #expect(execution.relationshipsAsSQL == bySQL, "case \(n): \(execution)")
+            #expect((report?.entityMappings.first?.relationshipsSet ?? 0) > 0, "case \(n)")
+        }
+    }
+
     /// Keys at the ends of Int64 (a hostile or odd store): rows keyed -2⁶³ and 2⁶³ - 1, a
     /// group keyed 2⁶³ - 1 that rows point to, and groups whose keys run without a gap
     /// from -2⁶³ (an offset to 1 would overflow): the interpreter's rows, by SQL too,

@@ -540,7 +540,12 @@ extension EntityMappingRunner {
                         if try count.step() { report.relationshipsSet += Int(count.int64(at: 0)) }
                     }
                     let first = manager.sqlLinksWritten.insert(link.key).inserted && !unchanged.contains(link.key)
-                    if link.countGroup != nil || link.countedWithGroup {
+                    if let sql = link.interleavedCount {
+                        // Both sides by this mapping: as the interpreter counts them.
+                        try writeKeysTables(of: link)
+                        let count = try database.prepare(sql)
+                        if try count.step() { report.relationshipsSet += Int(count.int64(at: 0)) }
+                    } else if link.countGroup != nil || link.countedWithGroup {
                         // (Counted above, with the first part of the group.)
                     } else if !first, link.countWrittenSQL != nil {
                         // A to-many whose keys a link of it wrote (in stage 1 or by its

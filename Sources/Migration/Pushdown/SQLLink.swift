@@ -62,6 +62,13 @@ struct SQLLink {
     /// every part's member pairs; the others (``countedWithGroup``) count nothing.
     var countGroup: [CountPart]? = nil
     var countedWithGroup = false
+    /// A to-many's (owner `k`, member `t`) pairs, as a `FROM` clause over the key tables.
+    var pairs: String? = nil
+    /// When this mapping links both a relationship between its own objects and its
+    /// inverse (a folder's parent and children): the count, from the pairs alone, that
+    /// the interpreter makes linking object by object, both relationships each
+    /// (``interleave(_:prepared:source:destination:)``). It replaces every other count.
+    var interleavedCount: String? = nil
 
     /// A part of a ``countGroup``: the key its link writes, and its (owner, member) pairs
     /// as `SELECT … AS owner FROM …`, joined with `d`, the member's destination row, which
@@ -416,7 +423,7 @@ struct SQLLink {
                         firstLinkCheck: dSide.orderColumn.map { _ in
                             ("SELECT 1 FROM main.\(dSide.table) LIMIT 1", orderedReason(name))
                         },
-                        unchangedCheck: dSide.orderColumn.map { _ in "SELECT 1 FROM \(new) LIMIT 1" }))
+                        unchangedCheck: dSide.orderColumn.map { _ in "SELECT 1 FROM \(new) LIMIT 1" }, pairs: pairs))
             } else if let s {
                 // The key is in the target's rows: the inverse to-ones on both sides.
                 guard s.isToMany, let sInverse = source.entities[sourceEntity.name]?.toManyInverses[s.name],
@@ -465,10 +472,11 @@ struct SQLLink {
                         firstLinkCheck: columns.order.map { _ in
                             (unsetCheck(targetPlan.destinationTable, columns.key), orderedReason(name))
                         },
-                        unchangedCheck: columns.order.map { _ in "SELECT 1 FROM \(changed) LIMIT 1" }))
+                        unchangedCheck: columns.order.map { _ in "SELECT 1 FROM \(changed) LIMIT 1" },
+                        pairs: members))
             }
         }
-        return links
+        return try interleave(links, prepared: prepared, source: source, destination: destination)
     }
 
     /// The pairs of source keys (owner, member) that `s`, a relationship of
@@ -522,6 +530,50 @@ struct SQLLink {
             + "SELECT k.destination AS row, t.destination AS target, "
             + "row_number() OVER (PARTITION BY t.destination ORDER BY \(order)) AS position "
             + "FROM \(pairs(rows, from: table, following: foreignKey, to: targets))) AS p WHERE d.Z_PK = p.row"
+    }
+
+    /// `links` with the counts of a relationship between the mapping's own objects whose
+    /// inverse it links too (a folder's parent and children, a note's related notes and
+    /// the notes relating to it). The interpreter links each object's relationships in
+    /// turn, so the second side finds some of its pairs made by the first for objects
+    /// before (and the first some made by the second): an object's to-many gains a member
+    /// only from itself on (the first of the two) or after itself (the second), in key
+    /// order, the order it links them in. The pairs are the same from both sides when each
+    /// reads the other's inverse in the source, which is then required; and neither may be
+    /// ordered (the interpreter merges the positions object by object).
+    static func interleave(
+        _ links: [SQLLink], prepared: PreparedEntityMapping, source: StoreLayout, destination: StoreLayout
+    ) throws(SQLTranslator.Refusal) -> [SQLLink] {
+        var links = links
+        let relationships = Dictionary(
+            prepared.relationships.compactMap { p in p.relationship.map { ($0.name, (p, $0)) } },
+            uniquingKeysWith: { first, _ in first })
+        for (a, first) in links.enumerated() where first.target == prepared.index {
+            guard let (p, r) = relationships[first.relationship], let inverse = destination.model.inverse(of: r),
+                let b = links.indices.first(where: {
+                    $0 > a && links[$0].target == prepared.index && links[$0].relationship == inverse.name
+                }),
+                let (q, _) = relationships[inverse.name]
+            else { continue }
+            let both = "'\(r.name)' and its inverse '\(inverse.name)' are both linked by this mapping"
+            guard !r.isOrdered, !inverse.isOrdered else {
+                throw SQLTranslator.Refusal("\(both), and one is ordered (the interpreter merges the positions)")
+            }
+            guard let sEntity = prepared.sourceEntity,
+                let sA = Self.lookup(p.expression.expression).flatMap(\.relationship),
+                let sB = Self.lookup(q.expression.expression).flatMap(\.relationship),
+                let s = source.model.allRelationships(of: sEntity).first(where: { $0.name == sA }),
+                source.model.inverse(of: s)?.name == sB
+            else { throw SQLTranslator.Refusal("\(both), from relationships that are not each other's inverse") }
+            for (index, after, toMany) in [(a, false, r.isToMany), (b, true, inverse.isToMany)] where toMany {
+                guard let pairs = links[index].pairs else {
+                    throw SQLTranslator.Refusal("\(both), and '\(links[index].relationship)' is linked in parts")
+                }
+                links[index].interleavedCount =
+                    "SELECT count(DISTINCT k.destination) FROM \(pairs) WHERE t.destination \(after ? ">" : ">=") k.destination"
+            }
+        }
+        return links
     }
 
     /// SQL true when the join table of `side` lacks the pair of owner `k` and member `t`.
