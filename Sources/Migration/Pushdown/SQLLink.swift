@@ -539,8 +539,10 @@ struct SQLLink {
     /// before (and the first some made by the second): an object's to-many gains a member
     /// only from itself on (the first of the two) or after itself (the second), in key
     /// order, the order it links them in. The pairs are the same from both sides when each
-    /// reads the other's inverse in the source, which is then required; and neither may be
-    /// ordered (the interpreter merges the positions object by object).
+    /// reads the other's inverse in the source, which is then required; neither may be
+    /// ordered (the interpreter merges the positions object by object), and a one-to-one
+    /// is left to the interpreter (which takes a partner from an earlier object where the
+    /// source's two keys disagree).
     static func interleave(
         _ links: [SQLLink], prepared: PreparedEntityMapping, source: StoreLayout, destination: StoreLayout
     ) throws(SQLTranslator.Refusal) -> [SQLLink] {
@@ -558,6 +560,10 @@ struct SQLLink {
             let both = "'\(r.name)' and its inverse '\(inverse.name)' are both linked by this mapping"
             guard !r.isOrdered, !inverse.isOrdered else {
                 throw SQLTranslator.Refusal("\(both), and one is ordered (the interpreter merges the positions)")
+            }
+            guard r.isToMany || inverse.isToMany else {
+                throw SQLTranslator.Refusal(
+                    "\(both), one-to-one (the interpreter sets and unsets the partners object by object)")
             }
             guard let sEntity = prepared.sourceEntity,
                 let sA = Self.lookup(p.expression.expression).flatMap(\.relationship),
