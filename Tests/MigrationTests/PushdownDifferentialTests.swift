@@ -235,6 +235,15 @@ import TestSupport
         }
     }
 
+    /// A mapping from version `source` to `destination` of the entity mappings `mappings`
+    /// (each as JSON).
+    static func mapping(from source: String, to destination: String, _ mappings: [String]) throws -> MappingModel {
+        try Migration.MappingModel(
+            json: JSON.parse(
+                #"{"sourceModel": "\#(source)", "destinationModel": "\#(destination)", "entityMappings": [\#(mappings.joined(separator: ", "))]}"#
+            ), file: "test.mapping.json")
+    }
+
     /// The forms' mapping: `attribute` from `expression`, `label` (required in D2, with a
     /// default) as inferred mappings fill it, everything else copied or re-linked.
     static func mapping(
@@ -1570,10 +1579,7 @@ import TestSupport
                 return
                     #"{"name": "\#(entity)To\#(entity)", "type": "transform", "sourceEntity": "\#(entity)", "destinationEntity": "\#(entity)"\#(filtered.contains(entity) ? filter(entity) : "")\#(policy)}"#
             }
-            let mapping = try Migration.MappingModel(
-                json: JSON.parse(
-                    #"{"sourceModel": "O1", "destinationModel": "O2", "entityMappings": [\#(mappings.joined(separator: ", "))]}"#
-                ), file: "test.mapping.json")
+            let mapping = try Self.mapping(from: "O1", to: "O2", mappings)
             let (interpreted, pushed, report) = try Self.bothWays(
                 mapping, v1, v2, source: source, in: directory, name: "o\(n)", policies: policies)
             #expect(pushed == interpreted, "case \(n)")
@@ -1658,10 +1664,7 @@ import TestSupport
                 return
                     #"{"name": "\#(entity)To\#(entity)", "type": "\#(type)", "sourceEntity": "\#(entity)", "destinationEntity": "\#(entity)"\#(extra)}"#
             }
-            let mapping = try Migration.MappingModel(
-                json: JSON.parse(
-                    #"{"sourceModel": "Q1", "destinationModel": "Q2", "entityMappings": [\#(mappings.joined(separator: ", "))]}"#
-                ), file: "test.mapping.json")
+            let mapping = try Self.mapping(from: "Q1", to: "Q2", mappings)
             let (interpreted, pushed, report) = try Self.bothWays(
                 mapping, v1, v2, source: source, in: directory, name: "q\(n)")
             #expect(pushed == interpreted, "case \(n)")
@@ -1950,10 +1953,7 @@ import TestSupport
                 return
                     #"{"name": "\#(entity)To\#(entity)", "type": "transform", "sourceEntity": "\#(entity)", "destinationEntity": "\#(entity)", "relationshipMappings": \#(relationships)\#(filtered.contains(entity) ? filter(entity) : "")}"#
             }
-            let mapping = try Migration.MappingModel(
-                json: JSON.parse(
-                    #"{"sourceModel": "B1", "destinationModel": "B2", "entityMappings": [\#(mappings.joined(separator: ", "))]}"#
-                ), file: "test.mapping.json")
+            let mapping = try Self.mapping(from: "B1", to: "B2", mappings)
             let (interpreted, pushed, report) = try Self.bothWays(
                 mapping, v1, v2, source: source, in: directory, name: "b\(n)")
             #expect(pushed == interpreted, "case \(n)")
@@ -2041,10 +2041,11 @@ import TestSupport
         for (n, (relationships, filtered, ordered, bySQL)) in cases.enumerated() {
             let (v1, v2) = try models(ordered: ordered)
             let source = try makeSource("F1-\(n).sqlite", v1)
-            let mapping = try Migration.MappingModel(
-                json: JSON.parse(
-                    #"{"sourceModel": "F1", "destinationModel": "F2", "entityMappings": [{"name": "FolderToFolder", "type": "transform", "sourceEntity": "Folder", "destinationEntity": "Folder", "relationshipMappings": {\#(relationships.joined(separator: ", "))}\#(filtered ? filter : "")}]}"#
-                ), file: "test.mapping.json")
+            let mapping = try Self.mapping(
+                from: "F1", to: "F2",
+                [
+                    #"{"name": "FolderToFolder", "type": "transform", "sourceEntity": "Folder", "destinationEntity": "Folder", "relationshipMappings": {\#(relationships.joined(separator: ", "))}\#(filtered ? filter : "")}"#
+                ])
             let (interpreted, pushed, report) = try Self.bothWays(
                 mapping, v1, v2, source: source, in: directory, name: "f\(n)")
             #expect(pushed == interpreted, "case \(n)")
