@@ -184,7 +184,7 @@ import TestSupport
 
     /// A mapping of every entity to itself, in any order, some filtered, each linking
     /// some of its relationships (in any order) through the lookup of the target's
-    /// mapping.
+    /// mapping, of the same relationship or of a chain of two.
     static func mappingText(
         _ configuration: Configuration, from: String = "R1", to: String = "R2", _ random: inout SeededGenerator
     ) -> String {
@@ -194,18 +194,36 @@ import TestSupport
         let hooked =
             Int.random(in: 0..<5, using: &random) == 0
             ? Int.random(in: 0..<configuration.entities.count, using: &random) : nil
+        /// Each entity's relationships: name, destination, to-many.
+        var graph: [[(name: String, destination: Int, toMany: Bool)]] = configuration.entities.map { _ in [] }
+        for pair in configuration.pairs {
+            graph[pair.from].append((pair.near, pair.to, pair.kind == .manyToMany))
+            graph[pair.to].append((pair.far, pair.from, pair.kind != .oneToOne))
+        }
         let mappings = configuration.entities.enumerated().shuffled(using: &random).map { index, name in
-            var relationships: [String] = []
-            for pair in configuration.pairs {
-                if pair.from == index { relationships.append("\(pair.near):\(configuration.entities[pair.to])") }
-                if pair.to == index { relationships.append("\(pair.far):\(configuration.entities[pair.from])") }
-            }
-            let linked = relationships.shuffled(using: &random).filter { _ in
+            let linked = graph[index].shuffled(using: &random).filter { _ in
                 Int.random(in: 0..<4, using: &random) != 0
-            }.map { item in
-                let parts = item.split(separator: ":")
+            }.map { relationship in
+                // Read through a chain of two relationships that ends at the same entity,
+                // a quarter of the time: to-ones for a to-one, the union of two to-manys
+                // (or a to-one, then a to-many) for a to-many.
+                var read = relationship.name
+                let chains = graph[index].flatMap { a in
+                    graph[a.destination].compactMap { b -> String? in
+                        guard b.destination == relationship.destination else { return nil }
+                        switch (relationship.toMany, a.toMany, b.toMany) {
+                        case (false, false, false), (true, false, true): return "\(a.name).\(b.name)"
+                        case (true, true, true): return "\(a.name).@distinctUnionOfSets.\(b.name)"
+                        default: return nil
+                        }
+                    }
+                }
+                if !chains.isEmpty, Int.random(in: 0..<4, using: &random) == 0 {
+                    read = chains.randomElement(using: &random)!
+                }
+                let target = configuration.entities[relationship.destination]
                 return
-                    #""\#(parts[0])": "FUNCTION($manager, \"\#(lookup)\", \"\#(parts[1])To\#(parts[1])\", $source.\#(parts[0]))""#
+                    #""\#(relationship.name)": "FUNCTION($manager, \"\#(lookup)\", \"\#(target)To\#(target)\", $source.\#(read))""#
             }
             let filter =
                 Int.random(in: 0..<3, using: &random) == 0
@@ -219,15 +237,48 @@ import TestSupport
             #"{"sourceModel": "\#(from)", "destinationModel": "\#(to)", "entityMappings": [\#(mappings.joined(separator: ", "))]}"#
     }
 
+    /// Where two outcomes differ: the counts, or each table's first rows that differ.
+    static func difference(
+        _ pushed: PushdownDifferentialTests.Outcome, _ interpreted: PushdownDifferentialTests.Outcome
+    )
+        -> String
+    {
+        guard case .store(let a, let countsA) = pushed, case .store(let b, let countsB) = interpreted else {
+            return "SQL: \(pushed)\ninterpreter: \(interpreted)"
+        }
+        var lines: [String] = []
+        if countsA != countsB { lines.append("counts: SQL \(countsA), interpreter \(countsB)") }
+        for table in Set(a.keys).union(b.keys).sorted() where a[table] != b[table] {
+            let (rowsA, rowsB) = (a[table] ?? [], b[table] ?? [])
+            let differing = (0..<max(rowsA.count, rowsB.count)).filter {
+                rowsA.indices.contains($0) != rowsB.indices.contains($0) || rowsA[$0] != rowsB[$0]
+            }
+            for i in differing.prefix(3) {
+                lines.append(
+                    "\(table): SQL \(rowsA.indices.contains(i) ? "\(rowsA[i])" : "-"), "
+                        + "interpreter \(rowsB.indices.contains(i) ? "\(rowsB[i])" : "-")")
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// Seeds beyond the first hundred that found differences, since fixed: a to-one
+    /// whose key column another link wrote first (through a chain, or the interpreter's
+    /// link from the other side), which SQL left as it was where the link gives no target.
+    static let regressions: [UInt64] = [561, 810, 837, 978, 1076, 1140, 1261, 1484, 1497, 1765, 1980]
+
     @Test func randomLinksGiveWhatTheInterpreterGives() throws {
         let environment = ProcessInfo.processInfo.environment
         let count = environment["REMODEL_RANDOM_LINKS"].flatMap { Int($0) } ?? 100
         let first = environment["REMODEL_RANDOM_LINKS_FROM"].flatMap { UInt64($0) } ?? 1
+        let seeds =
+            Array(first..<(first + UInt64(count)))
+            + (environment["REMODEL_RANDOM_LINKS"] == nil ? Self.regressions : [])
         let directory = try TemporaryDirectory()
         var policies = PolicyRegistry()
         policies.register("Hooked") { LinksWithInstancesTests.Hooked() }
         var linkedBySQL = 0, failedBothWays = 0, inferredRuns = 0, subEntityRuns = 0, secondSteps = 0
-        for seed in first..<(first + UInt64(count)) {
+        for seed in seeds {
             var random = SeededGenerator(seed: seed)
             let configuration = Self.configuration(&random)
             let damaged = Int.random(in: 0..<8, using: &random) == 0
@@ -250,7 +301,7 @@ import TestSupport
                 mapping, v1, v2, source: source, in: directory, name: "r\(seed)", policies: policies)
             #expect(
                 pushed == interpreted,
-                "seed \(seed): \(texts.0)\n\(texts.1)\n\(mappingText)\nSQL: \(report.map { "\($0.entityMappings.map { "\($0.name) \($0.execution!)" })" } ?? "")"
+                "seed \(seed): \(Self.difference(pushed, interpreted))\n\(texts.0)\n\(texts.1)\n\(mappingText)\nSQL: \(report.map { "\($0.entityMappings.map { "\($0.name) \($0.execution!)" })" } ?? "")"
             )
             if case .failure = pushed { failedBothWays += 1 }
             if report?.entityMappings.contains(where: { $0.execution?.relationshipsAsSQL == true }) == true {
@@ -273,7 +324,9 @@ import TestSupport
                         second, v2, v3, source: written, to: directory.path("sr\(seed)-2.sqlite"), pushdown: true,
                         policies: policies, sourceIsWellTyped: true)
                     #expect(
-                        pushed == interpreted, "seed \(seed), second step: \(configuration.model(2))\n\(secondText)")
+                        pushed == interpreted,
+                        "seed \(seed), second step: \(Self.difference(pushed, interpreted))\n\(configuration.model(2))\n\(secondText)"
+                    )
                     secondSteps += 1
                 }
             }

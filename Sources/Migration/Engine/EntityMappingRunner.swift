@@ -412,7 +412,10 @@ final class EntityMappingRunner {
         let trivial = policy.isDefault && (prepared.relationships.isEmpty || linksWithInstances)
         if !trivial, try !createRelationshipsAsSQL() {
             // Objects linked here may change what a link written by SQL wrote.
-            if count > 0 { manager.sqlLinksWritten.removeAll() }
+            if count > 0 {
+                manager.sqlLinksWritten.removeAll()
+                manager.interpretedLinks = true
+            }
             let started = ContinuousClock.now
             for position in 0..<count {
                 let (entity, key) = destination(position)
@@ -467,7 +470,10 @@ final class EntityMappingRunner {
             }
         }
         try manager.associate(sourceInstance: source, withDestinationInstance: destination, for: mapping)
-        if linksWithInstances { try link(destination, from: source) }
+        if linksWithInstances {
+            manager.interpretedLinks = true
+            try link(destination, from: source)
+        }
         return [destination]
     }
 

@@ -49,6 +49,9 @@ public final class MigrationManager: KeyValueCoding {
     /// What the links of stage 2 run as SQL have written since the last interpreted
     /// stage 2 that linked objects (``SQLLink/key``).
     var sqlLinksWritten: Set<SQLLink.Key> = []
+    /// Whether a mapping's relationships were set by the interpreter in this run (which
+    /// may have written key columns that links by SQL find set).
+    var interpretedLinks = false
     /// The keys SQL may write in stage 1, by the entity mapping whose rows hold them
     /// (``SQLLink/Key``).
     var prelinks: [Int: [SQLLink.Key]] = [:]
@@ -312,6 +315,7 @@ public final class MigrationManager: KeyValueCoding {
             AssociationTable(sourceTables: sourceTables, destinationTables: destinationTables)
         }
         sqlLinksWritten = []
+        interpretedLinks = false
         prelinked = []
         prelinksLinked = []
         runners = []

@@ -471,11 +471,41 @@ extension EntityMappingRunner {
         // Links that find what a link of theirs in the interpreter already set, and would
         // change nothing: counted as second links, nothing written.
         var unchanged: Set<SQLLink.Key> = []
+        // To-ones whose column another link wrote: set by ``SQLLink/rewriteSQL``.
+        var rewrites: Set<SQLLink.Key> = []
         do {
             func finds(_ sql: String) throws -> Bool {
                 try context.store.database.prepare(sql).step()
             }
             for link in links {
+                // A to-one not written in stage 1 nor by its inverse's link, whose key
+                // column another link wrote already (the other side's, read from another
+                // relationship or through a chain, by SQL or by the interpreter): where a
+                // row's key is not what this link gives, the link sets every row, unset
+                // ones too, as the interpreter's does. A chain, which cannot, is left to
+                // the interpreter when such a link may have run (the interpreter's, or one
+                // by SQL not through a chain: the inverse chain writes the same keys).
+                if link.countsEveryInstance, link.key.holder == index, !manager.isUnlinkedPrelink(link.key),
+                    !manager.sqlLinksWritten.contains(link.key)
+                {
+                    if let check = link.conflictCheck {
+                        try writeKeysTables(of: link)
+                        if try finds(check) { rewrites.insert(link.key) }
+                    } else if link.key.isChained,
+                        manager.interpretedLinks
+                            || manager.sqlLinksWritten.contains(where: {
+                                $0.holder == link.key.holder && $0.column == link.key.column && !$0.isChained
+                            }),
+                        let rows = writtenKeys,
+                        try finds(
+                            "SELECT 1 FROM main.\(plan.destinationTable) WHERE \(link.key.column) IS NOT NULL "
+                                + "AND Z_PK BETWEEN \(rows.lowerBound) AND \(rows.upperBound - 1) LIMIT 1")
+                    {
+                        execution.relationshipsReason = "'\(link.relationship)': another link wrote its key column"
+                        try unlinkWrittenKeys(links)
+                        return false
+                    }
+                }
                 // An ordered relationship's first link writes the positions it gives, a
                 // one-to-one's both keys; what another link already wrote the interpreter
                 // merges with. A one-to-one whose other side wrote its keys checks them.
@@ -573,7 +603,7 @@ extension EntityMappingRunner {
                     // Unless written in stage 1, or by the inverse's link from the other side.
                     if first, !prelinked {
                         try writeKeysTables(of: link)
-                        try database.execute(link.sql)
+                        try database.execute(rewrites.contains(link.key) ? link.rewriteSQL ?? link.sql : link.sql)
                         if let inverse = link.alsoWrites { manager.sqlLinksWritten.insert(inverse) }
                     }
                     // Its first link has run: the keys stage 1 wrote are now what the

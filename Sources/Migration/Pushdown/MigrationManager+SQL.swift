@@ -41,14 +41,18 @@ extension MigrationManager {
             return false
         }
         if linksBySQL {
-            let linkKeys = runners.flatMap { runner -> [SQLLink.Key] in
+            // Every key a link writes, and those stage 1 could write.
+            let written = runners.flatMap { runner -> [SQLLink.Key] in
                 guard case .success(let links)? = runner.sqlPlan?.links else { return [] }
-                return links.map(\.key).filter { !$0.isJoin && !$0.isOrdered && !$0.isOneToOne && !$0.isChained }
+                return links.flatMap { [$0.key] + ($0.alsoWrites.map { [$0] } ?? []) }
             }
-            // A column that keys to several mappings' objects fill (a to-one whose targets
-            // several mappings make) is linked in stage 2, one mapping at a time.
+            let linkKeys = written.filter { !$0.isJoin && !$0.isOrdered && !$0.isOneToOne && !$0.isChained }
+            // A column that another link writes as well (a to-one whose targets several
+            // mappings make; a to-many read through a chain, which its members' key column
+            // holds) is linked in stage 2, each link in its turn, as the interpreter
+            // writes it.
             let keys = linkKeys.filter { key in
-                !linkKeys.contains { $0.holder == key.holder && $0.column == key.column && $0 != key }
+                !written.contains { $0.holder == key.holder && $0.column == key.column && $0 != key }
             }
             for holder in runners.indices {
                 for key in keys where key.holder == holder {

@@ -64,6 +64,15 @@ struct SQLLink {
     var countedWithGroup = false
     /// A to-many's (owner `k`, member `t`) pairs, as a `FROM` clause over the key tables.
     var pairs: String? = nil
+    /// For a to-one: ``sql`` setting every row of the mapping, `NULL` where the lookup
+    /// finds nothing, as the interpreter's link sets it. Run instead of ``sql`` when
+    /// another link wrote the key column before (a to-many from the other side read from
+    /// another relationship or through a chain): ``sql`` writes only the rows that get a
+    /// target, assuming the others unset.
+    var rewriteSQL: String? = nil
+    /// For a to-one with ``rewriteSQL``: a row of the mapping whose key is set, to another
+    /// target than the link gives (none included), which ``sql`` would leave as it is.
+    var conflictCheck: String? = nil
     /// When this mapping links both a relationship between its own objects and its
     /// inverse (a folder's parent and children): the count, from the pairs alone, that
     /// the interpreter makes linking object by object, both relationships each
@@ -391,6 +400,22 @@ struct SQLLink {
                                 plan.destinationTable, columns.key, rows: me, from: plan.sourceTable,
                                 following: sColumn, to: them)
                         }))
+                if columns.order == nil {
+                    let entityValue = columns.entity.map {
+                        ", \($0) = CASE WHEN p.target IS NULL THEN NULL ELSE \(targetPlan.destinationEntityNumber) END"
+                    }
+                    links[links.count - 1].conflictCheck =
+                        "SELECT 1 FROM \(me) AS k JOIN src.\(plan.sourceTable) AS s ON s.Z_PK = k.source "
+                        + "LEFT JOIN \(them) AS t ON t.source = s.\(sColumn) "
+                        + "JOIN main.\(plan.destinationTable) AS d ON d.Z_PK = k.destination "
+                        + "WHERE d.\(columns.key) IS NOT NULL AND d.\(columns.key) IS NOT t.destination LIMIT 1"
+                    links[links.count - 1].rewriteSQL =
+                        "UPDATE main.\(plan.destinationTable) AS d SET \(columns.key) = p.target\(entityValue ?? "") "
+                        + "FROM (SELECT k.destination AS row, t.destination AS target FROM \(me) AS k "
+                        + "JOIN src.\(plan.sourceTable) AS s ON s.Z_PK = k.source "
+                        + "LEFT JOIN \(them) AS t ON t.source = s.\(sColumn)) AS p "
+                        + "WHERE d.Z_PK = p.row AND d.\(columns.key) IS NOT p.target"
+                }
             } else if s == nil {
                 throw Refusal("'\(name)' is a to-many filled with the object made from the same source")
             } else if let s, let dSide = destination.entities[plan.destinationEntity]?.joinTables[r.name] {
