@@ -485,18 +485,22 @@ extension EntityMappingRunner {
                 // ones too, as the interpreter's does. A chain, which cannot, is left to
                 // the interpreter when such a link may have run (the interpreter's, or one
                 // by SQL not through a chain: the inverse chain writes the same keys).
+                // (Checked only then: where no other link wrote the column, every key in
+                // it is unset.)
+                func otherWriter(_ chainsToo: Bool) -> Bool {
+                    manager.interpretedLinks
+                        || manager.sqlLinksWritten.contains(where: {
+                            $0.holder == link.key.holder && $0.column == link.key.column && $0 != link.key
+                                && (chainsToo || !$0.isChained)
+                        })
+                }
                 if link.countsEveryInstance, link.key.holder == index, !manager.isUnlinkedPrelink(link.key),
                     !manager.sqlLinksWritten.contains(link.key)
                 {
-                    if let check = link.conflictCheck {
+                    if let check = link.conflictCheck, otherWriter(true) {
                         try writeKeysTables(of: link)
                         if try finds(check) { rewrites.insert(link.key) }
-                    } else if link.key.isChained,
-                        manager.interpretedLinks
-                            || manager.sqlLinksWritten.contains(where: {
-                                $0.holder == link.key.holder && $0.column == link.key.column && !$0.isChained
-                            }),
-                        let rows = writtenKeys,
+                    } else if link.key.isChained, otherWriter(false), let rows = writtenKeys,
                         try finds(
                             "SELECT 1 FROM main.\(plan.destinationTable) WHERE \(link.key.column) IS NOT NULL "
                                 + "AND Z_PK BETWEEN \(rows.lowerBound) AND \(rows.upperBound - 1) LIMIT 1")
