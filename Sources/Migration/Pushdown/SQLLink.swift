@@ -382,40 +382,33 @@ struct SQLLink {
                     ?? update(
                         plan.destinationTable, set: columns.key, entity, rows: me, from: plan.sourceTable,
                         following: sColumn, to: them)
-                links.append(
-                    SQLLink(
-                        relationship: name, target: target, sql: sql,
-                        countSQL: "SELECT count(*) FROM \(me)", countsEveryInstance: true,
-                        dangling: dangling,
-                        key: Key(
-                            holder: prepared.index, keysOf: target, column: columns.key, entity: columns.entity,
-                            entityNumber: targetPlan.destinationEntityNumber, sourceColumn: sColumn,
-                            isOrdered: columns.order != nil),
-                        countBeforeAnyLinkSQL: "SELECT count(*) FROM \(me)", countWrittenSQL: nil,
-                        firstLinkCheck: columns.order.map { _ in
-                            (unsetCheck(plan.destinationTable, columns.key), orderedReason(name))
-                        },
-                        unchangedCheck: columns.order.map { _ in
-                            changedKey(
-                                plan.destinationTable, columns.key, rows: me, from: plan.sourceTable,
-                                following: sColumn, to: them)
-                        }))
+                var link = SQLLink(
+                    relationship: name, target: target, sql: sql,
+                    countSQL: "SELECT count(*) FROM \(me)", countsEveryInstance: true,
+                    dangling: dangling,
+                    key: Key(
+                        holder: prepared.index, keysOf: target, column: columns.key, entity: columns.entity,
+                        entityNumber: targetPlan.destinationEntityNumber, sourceColumn: sColumn,
+                        isOrdered: columns.order != nil),
+                    countBeforeAnyLinkSQL: "SELECT count(*) FROM \(me)", countWrittenSQL: nil,
+                    firstLinkCheck: columns.order.map { _ in
+                        (unsetCheck(plan.destinationTable, columns.key), orderedReason(name))
+                    },
+                    unchangedCheck: columns.order.map { _ in
+                        changedKey(
+                            plan.destinationTable, columns.key, rows: me, from: plan.sourceTable,
+                            following: sColumn, to: them)
+                    })
                 if columns.order == nil {
-                    let entityValue = columns.entity.map {
-                        ", \($0) = CASE WHEN p.target IS NULL THEN NULL ELSE \(targetPlan.destinationEntityNumber) END"
-                    }
-                    links[links.count - 1].conflictCheck =
-                        "SELECT 1 FROM \(me) AS k JOIN src.\(plan.sourceTable) AS s ON s.Z_PK = k.source "
-                        + "LEFT JOIN \(them) AS t ON t.source = s.\(sColumn) "
-                        + "JOIN main.\(plan.destinationTable) AS d ON d.Z_PK = k.destination "
-                        + "WHERE d.\(columns.key) IS NOT NULL AND d.\(columns.key) IS NOT t.destination LIMIT 1"
-                    links[links.count - 1].rewriteSQL =
-                        "UPDATE main.\(plan.destinationTable) AS d SET \(columns.key) = p.target\(entityValue ?? "") "
-                        + "FROM (SELECT k.destination AS row, t.destination AS target FROM \(me) AS k "
-                        + "JOIN src.\(plan.sourceTable) AS s ON s.Z_PK = k.source "
-                        + "LEFT JOIN \(them) AS t ON t.source = s.\(sColumn)) AS p "
-                        + "WHERE d.Z_PK = p.row AND d.\(columns.key) IS NOT p.target"
+                    link.conflictCheck = changedKey(
+                        plan.destinationTable, columns.key, rows: me, from: plan.sourceTable, following: sColumn,
+                        to: them, setOnly: true)
+                    link.rewriteSQL = rewrite(
+                        plan.destinationTable, set: columns.key,
+                        entity: columns.entity.map { ($0, targetPlan.destinationEntityNumber) }, rows: me,
+                        from: plan.sourceTable, following: sColumn, to: them)
                 }
+                links.append(link)
             } else if s == nil {
                 throw Refusal("'\(name)' is a to-many filled with the object made from the same source")
             } else if let s, let dSide = destination.entities[plan.destinationEntity]?.joinTables[r.name] {
@@ -651,14 +644,38 @@ struct SQLLink {
     /// A row of the keys table `rows` whose key column `key` in `destinationTable` is not
     /// the destination its source key column `foreignKey` gives through `targets` (nil
     /// when it names no row there, or holds none): what ``update(_:set:_:rows:from:following:to:)``
-    /// would change.
+    /// would change. With `setOnly`, only among rows whose key is set: what it would leave
+    /// as it is, and ``rewrite(_:set:entity:rows:from:following:to:)`` would not.
     private static func changedKey(
         _ destinationTable: String, _ key: String, rows: String, from table: String, following foreignKey: String,
-        to targets: String
+        to targets: String, setOnly: Bool = false
     ) -> String {
-        "SELECT 1 FROM \(rows) AS k JOIN src.\(table) AS s ON s.Z_PK = k.source "
-            + "LEFT JOIN \(targets) AS t ON t.source = s.\(foreignKey) "
-            + "JOIN main.\(destinationTable) AS d ON d.Z_PK = k.destination WHERE d.\(key) IS NOT t.destination LIMIT 1"
+        "SELECT 1 FROM \(rowTargets(rows, from: table, following: foreignKey, to: targets)) "
+            + "JOIN main.\(destinationTable) AS d ON d.Z_PK = k.destination "
+            + "WHERE \(setOnly ? "d.\(key) IS NOT NULL AND " : "")d.\(key) IS NOT t.destination LIMIT 1"
+    }
+
+    /// The rows of the keys table `rows` (as `k`) with their source rows (`s`) and, where
+    /// their source key column `foreignKey` names one, the row of the keys table `targets`
+    /// (as `t`): ``pairs(_:from:following:to:)`` with the rows that get no target too.
+    private static func rowTargets(_ rows: String, from table: String, following foreignKey: String, to targets: String)
+        -> String
+    {
+        "\(rows) AS k JOIN src.\(table) AS s ON s.Z_PK = k.source LEFT JOIN \(targets) AS t ON t.source = s.\(foreignKey)"
+    }
+
+    /// ``update(_:set:_:rows:from:following:to:)`` setting every row of `rows`: `NULL`
+    /// (and `NULL` in the entity column) where the source key gives no target, as the
+    /// interpreter's link sets it.
+    private static func rewrite(
+        _ destinationTable: String, set key: String, entity: (column: String, number: Int)?, rows: String,
+        from table: String, following foreignKey: String, to targets: String
+    ) -> String {
+        let entity = entity.map { ", \($0.column) = CASE WHEN p.target IS NULL THEN NULL ELSE \($0.number) END" } ?? ""
+        return "UPDATE main.\(destinationTable) AS d SET \(key) = p.target\(entity) "
+            + "FROM (SELECT k.destination AS row, t.destination AS target "
+            + "FROM \(rowTargets(rows, from: table, following: foreignKey, to: targets))) AS p "
+            + "WHERE d.Z_PK = p.row AND d.\(key) IS NOT p.target"
     }
 
     private static func orderedReason(_ name: String) -> String {
