@@ -846,10 +846,7 @@ import TestSupport
         policies.register("Shouting") { ShoutingPolicy() }
         var counts: [Int] = []
         for (n, order) in [[garages, cars, bikes], [cars, garages, bikes], [cars, bikes, garages]].enumerated() {
-            let mapping = try Migration.MappingModel(
-                json: JSON.parse(
-                    #"{"sourceModel": "G1", "destinationModel": "G2", "entityMappings": ["#
-                        + order.joined(separator: ", ") + "]}"), file: "test.mapping.json")
+            let mapping = try Self.mapping(from: "G1", to: "G2", order)
             let (interpreted, pushed, report) = try Self.bothWays(
                 mapping, v1, v2, source: source, in: directory, name: "\(n)", policies: policies)
             #expect(pushed == interpreted, "order \(n)")
@@ -934,10 +931,7 @@ import TestSupport
         var counts: [Int] = []
         let orders = [[drivers, cars, bikes], [cars, drivers, bikes], [cars, bikes, drivers]]
         for (n, (order, source)) in (orders.map { ($0, clean) } + [(orders[0], dangling)]).enumerated() {
-            let mapping = try Migration.MappingModel(
-                json: JSON.parse(
-                    #"{"sourceModel": "J1", "destinationModel": "J2", "entityMappings": ["#
-                        + order.joined(separator: ", ") + "]}"), file: "test.mapping.json")
+            let mapping = try Self.mapping(from: "J1", to: "J2", order)
             let (interpreted, pushed, report) = try Self.bothWays(
                 mapping, v1, v2, source: source, in: directory, name: "j\(n)", policies: policies)
             #expect(pushed == interpreted, "case \(n)")
@@ -1034,10 +1028,7 @@ import TestSupport
             in ([[moods, countries, continents], [continents, countries, moods]].map { ($0, clean) }
             + damaged.map { ([moods, countries, continents], $0) }).enumerated()
         {
-            let mapping = try Migration.MappingModel(
-                json: JSON.parse(
-                    #"{"sourceModel": "C1", "destinationModel": "C2", "entityMappings": ["#
-                        + order.joined(separator: ", ") + "]}"), file: "test.mapping.json")
+            let mapping = try Self.mapping(from: "C1", to: "C2", order)
             let (interpreted, pushed, report) = try Self.bothWays(
                 mapping, v1, v2, source: source, in: directory, name: "c\(n)")
             #expect(pushed == interpreted, "case \(n)")
@@ -1109,10 +1100,7 @@ import TestSupport
         let cars = #"{"name": "CarToCar", "type": "copy", "sourceEntity": "Car", "destinationEntity": "Car"}"#
         let bikes = #"{"name": "BikeToBike", "type": "copy", "sourceEntity": "Bike", "destinationEntity": "Bike"}"#
         for (n, order) in [[reviews, cars, bikes], [cars, reviews, bikes], [cars, bikes, reviews]].enumerated() {
-            let mapping = try Migration.MappingModel(
-                json: JSON.parse(
-                    #"{"sourceModel": "R1", "destinationModel": "R2", "entityMappings": ["#
-                        + order.joined(separator: ", ") + "]}"), file: "test.mapping.json")
+            let mapping = try Self.mapping(from: "R1", to: "R2", order)
             let (interpreted, pushed, report) = try Self.bothWays(
                 mapping, v1, v2, source: source, in: directory, name: "\(n)")
             #expect(pushed == interpreted, "order \(n)")
@@ -1410,11 +1398,7 @@ import TestSupport
                 return
                     #"{"name": "\#(entity)To\#(entity)", "type": "transform", "sourceEntity": "\#(entity)", "destinationEntity": "\#(entity)"\#(name)}"#
             }
-            let mapping = try Migration.MappingModel(
-                json: JSON.parse(
-                    """
-                    {"sourceModel": "T1", "destinationModel": "T2", "entityMappings": [\(mappings.joined(separator: ", "))]}
-                    """), file: "test.mapping.json")
+            let mapping = try Self.mapping(from: "T1", to: "T2", mappings)
             let name = order.joined() + (personName == nil ? "" : "E") + (subject == nil ? "" : "S")
             let (interpreted, _) = try Self.run(
                 mapping, v1, v2, source: source, to: directory.path("i\(name).sqlite"), pushdown: false)
@@ -1741,10 +1725,8 @@ import TestSupport
                 #"{"name": "PersonToAddress", "type": "custom", "sourceEntity": "Person", "destinationEntity": "Address", "attributeMappings": {"street": "$source.street"}"#
                 + (addressesLink ? #", "relationshipMappings": {"person": "\#(lookup("PersonToPerson"))"}"# : "")
                 + (filtered ? filter : "") + "}"
-            let mapping = try Migration.MappingModel(
-                json: JSON.parse(
-                    #"{"sourceModel": "S1", "destinationModel": "S2", "entityMappings": [\#(peopleFirst ? people : addresses), \#(peopleFirst ? addresses : people)]}"#
-                ), file: "test.mapping.json")
+            let mapping = try Self.mapping(
+                from: "S1", to: "S2", peopleFirst ? [people, addresses] : [addresses, people])
             let destination = try v2(toMany)
             let (interpreted, pushed, report) = try Self.bothWays(
                 mapping, v1, destination, source: source, in: directory, name: "split\(n)")
@@ -1838,11 +1820,7 @@ import TestSupport
             let mappings = order.map { entity in
                 #"{"name": "\#(entity)To\#(entity)", "type": "transform", "sourceEntity": "\#(entity)", "destinationEntity": "\#(entity)"\#(entity == "Note" ? noteFilter : "")}"#
             }
-            let mapping = try Migration.MappingModel(
-                json: JSON.parse(
-                    """
-                    {"sourceModel": "M1", "destinationModel": "M2", "entityMappings": [\(mappings.joined(separator: ", "))]}
-                    """), file: "test.mapping.json")
+            let mapping = try Self.mapping(from: "M1", to: "M2", mappings)
             let (interpreted, pushed, report) = try Self.bothWays(
                 mapping, v1, v2, source: source, in: directory, name: "\(n)")
             #expect(pushed == interpreted, "case \(n)")

@@ -311,9 +311,11 @@ import TestSupport
             // run wrote (no guard, no check of its keys), as a chain's later steps read it.
             if case .store = pushed, seed % 2 == 0 {
                 let v3 = try model(configuration.model(2))
-                let secondText = Self.mappingText(configuration, from: "R2", to: "R3", &random)
+                var secondText = Self.mappingText(configuration, from: "R2", to: "R3", &random)
+                let inferSecond = Bool.random(using: &random) || configuration.parent != nil
+                if inferSecond { secondText = "(inferred)" }
                 let second =
-                    Bool.random(using: &random) || configuration.parent != nil
+                    inferSecond
                     ? try? MappingModel.inferred(from: v2, to: v3) : try MigrationTests.mapping(secondText)
                 if let second {
                     let written = directory.path("sr\(seed).sqlite")
@@ -331,7 +333,10 @@ import TestSupport
                 }
             }
 
-            try? FileManager.default.removeItem(atPath: source)
+            // (A long search writes thousands of stores.)
+            for name in ["R\(seed)", "ir\(seed)", "sr\(seed)", "ir\(seed)-2", "sr\(seed)-2"] {
+                try? FileManager.default.removeItem(atPath: directory.path("\(name).sqlite"))
+            }
         }
         // The generator reaches SQL links, and the interpreter's errors.
         if count >= 100 {
