@@ -190,14 +190,21 @@ struct ChainFixture {
         return (version, problems)
     }
 
+    /// The versions a run keeps a backup of: Chain3 → Chain4 only renames and adds, so it
+    /// runs in one pass with Chain2 → Chain3 (docs/engine.md, "Steps run as one"), and
+    /// the store is never at Chain3 unless a run stopped there (or ran step by step).
+    static let backedUp = ["Chain1", "Chain2"]
+
     /// The problems of the store after a complete run: at Chain4, and each backup (when
-    /// `backups`) at its version; no new file or lock file left.
+    /// `backups`) at its version (Chain3's when there is one); no new file or lock file
+    /// left.
     func checkCompleted(_ path: String, backups: Bool = true) -> [String] {
         let (version, problems) = check(path)
         var all = problems
         if version != "Chain4" { all.append("at \(version ?? "no version"), not Chain4") }
         for version in Self.versions.dropLast() where backups {
             let backup = "\(path).\(version).bak"
+            if !Self.backedUp.contains(version), !FileManager.default.fileExists(atPath: backup) { continue }
             let (at, problems) = check(backup)
             all += problems.map { "backup: \($0)" }
             if at != version { all.append("\(backup) is at \(at ?? "no version")") }

@@ -165,8 +165,6 @@ import Testing
         #expect(fixture.checkCompleted(store) == [])
     }
 
-    /// The store before each step is kept as `<store>.<version>.bak`; with --no-backup
-    /// nothing is left but the store.
     /// A run killed after its last step, before removing its lock file: the next run has
     /// nothing to do and removes the lock file (a dry run leaves it, changing nothing).
     @Test func aLockFileLeftAfterTheLastStepIsRemoved() throws {
@@ -185,7 +183,9 @@ import Testing
         #expect(fixture.checkCompleted(store) == [])
     }
 
-    @Test func backupsAreKeptUnlessDeclined() throws {
+    /// The store before each pass is kept; Chain2 → Chain3 → Chain4 is one pass, unless
+    /// --step-by-step runs each step on its own.
+    @Test(arguments: [false, true]) func backupsAreKeptUnlessDeclined(stepByStep: Bool) throws {
         let fixture = try ChainFixture(notes: 100)
         defer { fixture.remove() }
         for backups in [true, false] {
@@ -193,16 +193,14 @@ import Testing
             let store = folder.appendingPathComponent("Chain.sqlite").path
             try fixture.makeStore(at: store)
             let result = try Self.run(
-                ["run", store, "--models", fixture.models.path] + (backups ? [] : ["--no-backup"]), in: folder)
+                ["run", store, "--models", fixture.models.path] + (backups ? [] : ["--no-backup"])
+                    + (stepByStep ? ["--step-by-step"] : []), in: folder)
             #expect(result.status == 0, "\(result.stderr)")
             #expect(fixture.checkCompleted(store, backups: backups) == [])
+            let kept = stepByStep ? ChainFixture.versions.dropLast() : ChainFixture.backedUp[...]
             #expect(
                 ChainFixture.files(besides: store)
-                    == (backups
-                        ? [
-                            "Chain.sqlite", "Chain.sqlite.Chain1.bak", "Chain.sqlite.Chain2.bak",
-                            "Chain.sqlite.Chain3.bak"
-                        ] : ["Chain.sqlite"]))
+                    == ["Chain.sqlite"] + (backups ? kept.map { "Chain.sqlite.\($0).bak" } : []))
         }
     }
 
@@ -211,7 +209,7 @@ import Testing
         let folder = try fixture.folder("sizes")
         let store = folder.appendingPathComponent("Chain.sqlite").path
         try fixture.makeStore(at: store)
-        let result = try run(["run", store, "--models", fixture.models.path], in: folder)
+        let result = try run(["run", store, "--models", fixture.models.path, "--step-by-step"], in: folder)
         try #require(result.status == 0, "\(result.stderr)")
         return (ChainFixture.versions.dropLast().map { "\(store).\($0).bak" } + [store]).map {
             ((try? FileManager.default.attributesOfItem(atPath: $0)[.size]) as? NSNumber)?.int64Value ?? 0

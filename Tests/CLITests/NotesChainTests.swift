@@ -209,20 +209,16 @@ import Testing
                 """
                   NotebookToNotebook: 3 read, 3 created, 2 relationships set (SQL)
                   NoteToNote: 5 read, 5 created, 5 relationships set (SQL)
-                Notes3 → Notes4 (inferred): 
-                """))
-        #expect(
-            run.stdout.contains(
-                """
-                  IEM_Add_Attachment: 0 read, 0 created, 0 relationships set (interpreted)
-                  IEM_Transform_Note: 5 read, 5 created, 5 relationships set (SQL)
-                  IEM_Copy_Notebook: 3 read, 3 created, 0 relationships set (SQL)
+                Notes3 → Notes4 (inferred): in one pass with the step before
+                  IEM_Add_Attachment: 0 read, 0 created, 0 relationships set
+                  IEM_Transform_Note: 5 read, 5 created, 5 relationships set
+                  IEM_Copy_Notebook: 3 read, 3 created, 0 relationships set
                 done: \(scratch.store) is at Notes4 after 3 steps (
                 """))
         // Standard error is not a terminal here: plain progress lines, one per entity
-        // mapping and stage with rows, one per validated step. (In Notes3 → Notes4 the
-        // notebooks are made first, so that the notes are written with their notebook's
-        // key: docs/pushdown.md, "Relationships".)
+        // mapping and stage with rows, one per validated step. Notes3 → Notes4 only adds
+        // and renames: the mapping of Notes2 → Notes3 writes Notes4 in the same pass
+        // (docs/engine.md, "Steps run as one").
         #expect(
             run.stderr == """
                 [1/3] Notes1 → Notes2: IEM_Transform_Folder: create instances: 3 rows, done
@@ -235,10 +231,6 @@ import Testing
                 [2/3] Notes2 → Notes3: NotebookToNotebook: create relationships: 3 rows, done
                 [2/3] Notes2 → Notes3: NoteToNote: create relationships: 5 rows, done
                 [2/3] Notes2 → Notes3: validated
-                [3/3] Notes3 → Notes4: IEM_Copy_Notebook: create instances: 3 rows, done
-                [3/3] Notes3 → Notes4: IEM_Transform_Note: create instances: 5 rows, done
-                [3/3] Notes3 → Notes4: IEM_Transform_Note: create relationships: 5 rows, done
-                [3/3] Notes3 → Notes4: IEM_Copy_Notebook: create relationships: 3 rows, done
                 [3/3] Notes3 → Notes4: validated
 
                 """)
@@ -247,6 +239,27 @@ import Testing
         let again = try cli.run("run", scratch.store, "--models", models, "--quiet")
         #expect(again.stdout == "\(scratch.store) is already at Notes4; nothing to do\n")
         #expect(again.stderr == "")
+    }
+
+    /// --step-by-step runs Notes3 → Notes4 on its own, with its own backup, and ends with
+    /// the same store and the same counts.
+    @Test func stepByStepEndsTheSame() throws {
+        let scratch = try Scratch()
+        let run = try cli.run("run", scratch.store, "--models", Self.example.path, "--step-by-step", "--quiet")
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(
+            run.stdout.contains(
+                """
+                  IEM_Add_Attachment: 0 read, 0 created, 0 relationships set (interpreted)
+                  IEM_Transform_Note: 5 read, 5 created, 5 relationships set (SQL)
+                  IEM_Copy_Notebook: 3 read, 3 created, 0 relationships set (SQL)
+                done: \(scratch.store) is at Notes4 after 3 steps (
+                """))
+        #expect(try Self.dump(scratch.store, version: "Notes4") == Self.notes4)
+        #expect(
+            scratch.files == [
+                "Notes.sqlite", "Notes.sqlite.Notes1.bak", "Notes.sqlite.Notes2.bak", "Notes.sqlite.Notes3.bak"
+            ])
     }
 
     @Test func dryRunChangesNothing() throws {
@@ -310,9 +323,9 @@ import Testing
             events.first?["steps"]?.arrayValue?.map { $0["mapping"]?.stringValue ?? "" }
                 == ["inferred", "\(Self.example.path)/Notes2_to_Notes3.mapping.json", "inferred"])
         let progress = events.dropFirst().dropLast()
-        // One at the end of each stage of each entity mapping (Notes3 → Notes4's add
-        // mapping included), one per validated step.
-        #expect(progress.count == 17)
+        // One at the end of each stage of each entity mapping, one per validated step
+        // (Notes3 → Notes4 runs in one pass with Notes2 → Notes3: only its validation).
+        #expect(progress.count == 11)
         for event in progress {
             #expect(event["event"] == "progress")
             let keys = event.objectValue.map { Array($0.keys) }
@@ -331,8 +344,7 @@ import Testing
         #expect(result["to"] == "Notes4")
         #expect(result["at"] == "Notes4")
         #expect(result["error"] == .null)
-        #expect(
-            result["backups"] == .array(["Notes1", "Notes2", "Notes3"].map { .string("\(scratch.store).\($0).bak") }))
+        #expect(result["backups"] == .array(["Notes1", "Notes2"].map { .string("\(scratch.store).\($0).bak") }))
         let steps = try #require(result["steps"]?.arrayValue)
         #expect(steps.map { $0["destination"]?.stringValue ?? "" } == ["Notes2", "Notes3", "Notes4"])
         #expect(
@@ -346,10 +358,12 @@ import Testing
             steps[1]["entityMappings"]?.arrayValue?.map { [$0["instancesAsSQL"], $0["relationshipsAsSQL"]] } == [
                 [true, true], [true, true]
             ])
-        #expect(steps[2]["entityMappings"]?.arrayValue?.first?["instancesReason"] == "the mapping has no source entity")
+        #expect(steps.map { $0["fused"] } == [false, false, true])
         #expect(
-            steps[2]["entityMappings"]?.arrayValue?.first?["interpretedAs"]
-                == "rows (the mapping has no source rows to read)")
+            steps[2]["entityMappings"]?.arrayValue?.map {
+                [$0["name"], $0["read"], $0["created"], $0["relationshipsSet"]]
+            }
+                == [["IEM_Add_Attachment", 0, 0, 0], ["IEM_Transform_Note", 5, 5, 5], ["IEM_Copy_Notebook", 3, 3, 0]])
         #expect(steps[1]["entityMappings"]?.arrayValue?.first?["interpretedAs"] == nil)
         #expect(try Self.dump(scratch.store, version: "Notes4") == Self.notes4)
 

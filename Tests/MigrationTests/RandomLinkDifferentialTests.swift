@@ -31,7 +31,7 @@ import TestSupport
 
     struct Configuration {
         let entities: [String]
-        let pairs: [Pair]
+        var pairs: [Pair]
         /// The index of the entity the last one inherits from (sharing its table), if any.
         var parent: Int? = nil
 

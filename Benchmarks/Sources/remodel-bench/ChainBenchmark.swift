@@ -233,7 +233,9 @@ let peakPrefix = "peak "
 /// time is its report's `seconds` (the step's MigrationManager run: open, create, three
 /// stages, pragmas); the rest of the whole (loading, planning and compiling the chain,
 /// syncing and renaming each new file) is the split `files and setup`.
-func migrateChainWithStoreMigrator(_ options: Options, pushdown: Bool = true) -> VariantResult {
+func migrateChainWithStoreMigrator(_ options: Options, pushdown: Bool = true, fusesSteps: Bool = true)
+    -> VariantResult
+{
     let folder = options.mappingsFolder.appendingPathComponent("notes-chain")
     let path = options.source!
     var splits: [String: Double] = [:]
@@ -244,6 +246,7 @@ func migrateChainWithStoreMigrator(_ options: Options, pushdown: Bool = true) ->
         do {
             var migrator = try StoreMigrator(models: folder, options: MigrationOptions(pushdown: pushdown))
             migrator.keepsBackup = false
+            migrator.fusesSteps = fusesSteps
             reports = try migrator.migrate(storeAt: path) { step, _ in
                 let name = "\(step.source.version) → \(step.destination.version)"
                 if name != current {
@@ -487,6 +490,7 @@ func readNotes4(_ path: String) -> Notes4Contents {
 
 let chainVariants = [
     Variant(id: "chain-remodel", label: "StoreMigrator", role: .remodel),
+    Variant(id: "chain-remodel-step-by-step", label: "StoreMigrator, step by step", role: .remodel),
     Variant(id: "chain-interpreted", label: "StoreMigrator, --no-pushdown", role: .remodel),
     Variant(id: "chain-sql", label: "pure SQL", role: .reference),
     Variant(id: "chain-sql-one-pass", label: "pure SQL, one pass", role: .reference),
@@ -522,7 +526,8 @@ func runChainBenchmark(_ options: Options) {
     var finals: [String: Notes4Contents] = [:]
     var destinationBytes = 0
     let runs = measureVariants(
-        "chain", chainVariants, rounds: options.roundCount, quiet: quiet,
+        "chain", chainVariants.filter { options.only?.contains($0.id) ?? true }, rounds: options.roundCount,
+        quiet: quiet,
         arguments: { variant, _ in
             let path = "\(directory)/\(variant.id).sqlite"
             removeStore(path)

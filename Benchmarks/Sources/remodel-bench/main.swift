@@ -325,6 +325,7 @@ let childVariants: [String: (Options) -> VariantResult] = [
     "images-external-raw": migrateExternalImagesRaw,
     "images-migrate-sql": migrateImagesSQL,
     "chain-remodel": { migrateChainWithStoreMigrator($0) },
+    "chain-remodel-step-by-step": { migrateChainWithStoreMigrator($0, fusesSteps: false) },
     "chain-interpreted": { migrateChainWithStoreMigrator($0, pushdown: false) },
     "chain-sql": migrateChainSQL,
     "chain-sql-one-pass": { migrateChainSQLOnePass($0) },

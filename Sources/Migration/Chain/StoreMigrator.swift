@@ -22,6 +22,9 @@ public struct StoreMigrator {
     /// anything is written; by default such rows are read as every command reads them
     /// (converted, or not read), and the caller warns.
     public var refusesDamagedRows = false
+    /// Whether an inferred step that only renames what the step before it wrote runs in
+    /// one pass with it (``StepReport/isFused``; docs/engine.md, "Steps run as one").
+    public var fusesSteps = true
     /// Stops ``migrate(storeAt:from:to:progress:)`` from any thread; copies of the
     /// migrator share it.
     public var cancellation = MigrationCancellation()
@@ -379,6 +382,18 @@ public struct StoreMigrator {
         public let source: String
         public let destination: String
         public let report: MigrationReport
+        /// Whether the step ran in one pass with the step before it, whose mapping wrote
+        /// its version directly (docs/engine.md, "Steps run as one"): its report is counted
+        /// from the rows written, it took no time of its own, and the store was not kept
+        /// as it was before it (the backup is of the version before that step).
+        public var isFused = false
+
+        init(source: String, destination: String, report: MigrationReport, isFused: Bool = false) {
+            self.source = source
+            self.destination = destination
+            self.report = report
+            self.isFused = isFused
+        }
     }
 
     /// Runs the steps from the store's version (or `from`) to `to` (default: the newest).
@@ -407,38 +422,65 @@ public struct StoreMigrator {
         let steps = try plan(storeAt: path, from: from, to: to)
         try refuseDamage(ofStoreAt: path, at: steps[0].source.version)
         let managers = try managers(for: steps)
+        let fused = fusesSteps && options.pushdown ? fusedRuns(of: steps) : [:]
         var reports: [StepReport] = []
-        for (step, manager) in zip(steps, managers) {
-            let name = "\(step.source.version) → \(step.destination.version)"
+        var index = 0
+        while index < steps.count {
+            let step = steps[index]
+            var running = "\(step.source.version) → \(step.destination.version)"
             do {
-                try checkCancelled()
-                cancellation.run(manager)
-                defer { cancellation.run(nil) }
-                let backupSuffix = keepsBackup ? ".\(step.source.version).bak" : nil
-                let external = ExternalDataStep(storeAt: path, step: step, backup: backupSuffix.map { path + $0 })
-                let report = try StoreFiles.replace(
-                    storeAt: path, backupSuffix: backupSuffix,
-                    observe: stepObserver.map { observe in { observe(step, $0) } },
-                    beforeCommit: checkCancelled, discard: external.discard, afterCommit: external.removeUnused
-                ) { (temporary: String) throws(MigrationError) in
-                    try external.prepare()
-                    return try manager.migrateStore(from: path, to: temporary, externalData: external.files) {
-                        progress?(step, $0)
+                if let run = fused[index] {
+                    running = "\(step.source.version) → \(run.steps.last!.destination.version)"
+                    // Should the one pass fail, the steps run one by one, and their own
+                    // errors are reported.
+                    if let ran = try self.run(run, storeAt: path, progress: progress) {
+                        reports += ran
+                        index += ran.count
+                        continue
                     }
+                    running = "\(step.source.version) → \(step.destination.version)"
                 }
+                let report = try self.run(step, managers[index], storeAt: path, progress: progress)
                 reports.append(
                     StepReport(source: step.source.version, destination: step.destination.version, report: report))
+                index += 1
             } catch  where error.kind == .cancelled {
                 let done =
                     reports.isEmpty
                     ? "" : " (" + reports.map { "\($0.source) → \($0.destination)" }.joined(separator: ", ") + " done)"
                 throw MigrationError(
                     .cancelled,
-                    "\(cancellation.reason ?? error.message): \(name) was stopped and its new file removed; "
+                    "\(cancellation.reason ?? error.message): \(running) was stopped and its new file removed; "
                         + "\(path) is at \(step.source.version)\(done). Run again to continue")
             }
         }
         return reports
+    }
+
+    /// Runs `step` with `manager` into a new file that then takes the store's place;
+    /// `written` reads the new file before it does.
+    func run(
+        _ step: Step, _ manager: MigrationManager, storeAt path: String,
+        progress: ((Step, MigrationProgress) -> Void)?,
+        written: (String) throws(MigrationError) -> Void = { _ in }
+    ) throws(MigrationError) -> MigrationReport {
+        try checkCancelled()
+        cancellation.run(manager)
+        defer { cancellation.run(nil) }
+        let backupSuffix = keepsBackup ? ".\(step.source.version).bak" : nil
+        let external = ExternalDataStep(storeAt: path, step: step, backup: backupSuffix.map { path + $0 })
+        return try StoreFiles.replace(
+            storeAt: path, backupSuffix: backupSuffix,
+            observe: stepObserver.map { observe in { observe(step, $0) } },
+            beforeCommit: checkCancelled, discard: external.discard, afterCommit: external.removeUnused
+        ) { (temporary: String) throws(MigrationError) in
+            try external.prepare()
+            let report = try manager.migrateStore(from: path, to: temporary, externalData: external.files) {
+                progress?(step, $0)
+            }
+            try written(temporary)
+            return report
+        }
     }
 
     private func checkCancelled() throws(MigrationError) {

@@ -94,6 +94,16 @@ public struct MappingInference: Sendable {
         }
     }
 
+    /// How an inferred mapping reads the source attribute `name`.
+    static func attributeRead(_ name: String) -> String {
+        "FUNCTION($source, \"valueForKey:\", \"\(name)\")"
+    }
+
+    /// How an inferred mapping fills a relationship from the source relationship `name`.
+    static func relationshipRead(_ name: String) -> String {
+        "FUNCTION($manager, \"\(relationshipLookup)\", \"\(name)\", \(attributeRead(name)))"
+    }
+
     /// The standard source expression of an inferred mapping: every instance of `entity`,
     /// sub-entities excluded.
     public static func standardFetch(of entity: String) -> String {
@@ -218,8 +228,7 @@ public struct MappingInference: Sendable {
                 }
             } else {
                 entityMapping.attributeMappings.append(
-                    PropertyMapping(
-                        name: attribute.name, valueExpression: "FUNCTION($source, \"valueForKey:\", \"\(old.name)\")"))
+                    PropertyMapping(name: attribute.name, valueExpression: Self.attributeRead(old.name)))
             }
         }
         for relationship in destination.allRelationships(of: d) where !relationship.isTransient {
@@ -265,10 +274,8 @@ public struct MappingInference: Sendable {
                     "set through its inverse, \(inverse), whose mapping keeps that relationship's order"
                 continue
             }
-            let expression =
-                "FUNCTION($manager, \"\(Self.relationshipLookup)\", \"\(old.name)\", FUNCTION($source, \"valueForKey:\", \"\(old.name)\"))"
             entityMapping.relationshipMappings.append(
-                PropertyMapping(name: relationship.name, valueExpression: expression))
+                PropertyMapping(name: relationship.name, valueExpression: Self.relationshipRead(old.name)))
         }
     }
 

@@ -69,6 +69,12 @@ struct RunCommand: ParsableCommand {
     @Flag(help: "Do not keep the store as it was before each step.")
     var noBackup = false
 
+    @Flag(
+        help:
+            "Run every step on its own, each with its own backup, even an inferred step that only renames what the step before it wrote (which otherwise runs in one pass with it)."
+    )
+    var stepByStep = false
+
     @Option(help: ArgumentHelp("Destination objects written per transaction.", valueName: "n"))
     var chunkSize = MigrationOptions().chunkSize
 
@@ -126,6 +132,7 @@ struct RunCommand: ParsableCommand {
         let tool = MigrateEnvironment.current.commandName
         var migrator = try models.migrator(options: MigrationOptions(chunkSize: chunkSize, pushdown: !noPushdown))
         migrator.keepsBackup = !noBackup
+        migrator.fusesSteps = !stepByStep
         migrator.refusesDamagedRows = strict
         let target = try versions.to ?? models.defaultTarget(among: migrator.models) ?? migrator.models.last!.version
         result.to = target
@@ -215,21 +222,27 @@ struct RunCommand: ParsableCommand {
                     storeAt: store, from: versions.from, to: target, progress: display.update)
                 display.finish()
                 damage?.warn(tool)
-                result.steps = zip(steps, reports).map { Self.json(step: $0, report: $1.report, entities: nil) }
+                result.steps = zip(steps, reports).map {
+                    Self.json(step: $0, report: $1.report, entities: nil, fused: $1.isFused)
+                }
                 result.status = "migrated"
                 let at = reports.last?.destination ?? start
                 result.at = at
-                let backups = noBackup ? [] : reports.map { "\(store).\($0.source).bak" }
+                // (A step run in one pass with the step before it has no backup of its own.)
+                let backups = noBackup ? [] : reports.filter { !$0.isFused }.map { "\(store).\($0.source).bak" }
                 result.backups = backups
                 if !json {
-                    for (step, report) in zip(steps, reports) { printReport(step, report.report, entities: nil) }
+                    for (step, report) in zip(steps, reports) {
+                        printReport(step, report.report, entities: nil, fused: report.isFused)
+                    }
                     let total = reports.reduce(0) { $0 + $1.report.seconds }
                     print(
                         "done: \(store) is at \(at) after \(Self.count(reports.count, "step")) (\(String(format: "%.2f", total)) s)"
                     )
                     if !backups.isEmpty {
+                        let passes = backups.count == reports.count ? "step" : "pass"
                         print(
-                            "the store before \(backups.count == 1 ? "the step" : "each step") is kept: \(backups.joined(separator: ", ")) (remove \(backups.count == 1 ? "it" : "them") when no longer needed)"
+                            "the store before \(backups.count == 1 ? "the \(passes)" : "each \(passes)") is kept: \(backups.joined(separator: ", ")) (remove \(backups.count == 1 ? "it" : "them") when no longer needed)"
                         )
                     }
                 }
@@ -273,13 +286,14 @@ struct RunCommand: ParsableCommand {
     }
 
     private func printReport(
-        _ step: StoreMigrator.Step, _ report: MigrationReport, entities: [StoreMigrator.EntitySummary]?
+        _ step: StoreMigrator.Step, _ report: MigrationReport, entities: [StoreMigrator.EntitySummary]?,
+        fused: Bool = false
     ) {
         let files = step.mapping.files.map { ($0 as NSString).lastPathComponent }
         let source = step.isInferred ? "inferred" : files.isEmpty ? "mapping" : files.joined(separator: " + ")
         print(
-            "\(step.source.version) → \(step.destination.version) (\(source)): \(String(format: "%.2f", report.seconds)) s"
-        )
+            "\(step.source.version) → \(step.destination.version) (\(source)): "
+                + (fused ? "in one pass with the step before" : "\(String(format: "%.2f", report.seconds)) s"))
         for mapping in report.entityMappings {
             print(
                 "  \(mapping.name): \(ProgressDisplay.grouped(mapping.sourceInstances)) read, \(ProgressDisplay.grouped(mapping.destinationInstances)) created, "
@@ -310,12 +324,13 @@ struct RunCommand: ParsableCommand {
         ]
     }
 
-    static func json(step: StoreMigrator.Step, report: MigrationReport, entities: [StoreMigrator.EntitySummary]?)
-        -> JSON
-    {
+    static func json(
+        step: StoreMigrator.Step, report: MigrationReport, entities: [StoreMigrator.EntitySummary]?, fused: Bool = false
+    ) -> JSON {
         var object: JSON = [
             "source": .string(step.source.version), "destination": .string(step.destination.version),
             "mapping": .string(step.isInferred ? "inferred" : step.mapping.file ?? "mapping"),
+            "fused": .bool(fused),
             "seconds": .double(ProgressDisplay.rounded(report.seconds, 4)),
             "entityMappings": .array(
                 report.entityMappings.map { mapping in

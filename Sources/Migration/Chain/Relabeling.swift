@@ -1,0 +1,264 @@
+import Foundation
+import ObjectGraph
+
+/// An inferred step that does nothing to the rows the step before it wrote but rename
+/// them (docs/engine.md, "Steps run as one"): the step before can then write the newer
+/// version itself, in one pass, and give the rows the two steps give one after the other.
+///
+/// An inferred step B → C is such a relabeling when:
+/// - each of its entity mappings is a copy or transform of a B entity to a C entity (an
+///   `add` mapping, which makes nothing, and a `remove` mapping of an entity no row of
+///   which is written are allowed too), with the standard fetch and no policy, neither
+///   entity in a hierarchy (so that each keeps its table, and its rows their keys);
+/// - it carries every stored property of the B entity to a C property described the same
+///   way but for its name (type, optionality, bounds, default, validation predicates; a
+///   relationship's cardinality, counts and inverse, between the renamed entities): the
+///   values are then written unchanged, and every rule of the middle version is one of
+///   the newer version, which the run checks;
+/// - no relationship is ordered, refers to its own entity, has no inverse or holds data
+///   stored outside the store (their links and files are not known to come out the same).
+///
+/// Properties of the C entity the step does not fill keep their defaults, as they would.
+struct Relabeling {
+    let step: StoreMigrator.Step
+    /// B entity → C entity, for the entities the step copies.
+    private(set) var entities: [String: String] = [:]
+    /// Per B entity: B property → C property.
+    private(set) var properties: [String: [String: String]] = [:]
+
+    init?(_ step: StoreMigrator.Step) {
+        guard step.isInferred else { return nil }
+        self.step = step
+        let (middle, new) = (step.source, step.destination)
+        var removed: Set<String> = []
+        for mapping in step.mapping.entityMappings {
+            guard mapping.policy == nil else { return nil }
+            switch mapping.type {
+            case .add: continue
+            case .remove:
+                if let entity = mapping.sourceEntity { removed.insert(entity) }
+                continue
+            case .copy, .transform: break
+            case .custom: return nil
+            }
+            guard let from = mapping.sourceEntity.flatMap(middle.entity(named:)),
+                let to = mapping.destinationEntity.flatMap(new.entity(named:)),
+                Self.standsAlone(from, in: middle), Self.standsAlone(to, in: new),
+                mapping.sourceExpression == MappingInference.standardFetch(of: from.name),
+                entities.updateValue(to.name, forKey: from.name) == nil,
+                to.attributes.allSatisfy({ !$0.allowsExternalBinaryDataStorage })
+            else { return nil }
+            var names: [String: String] = [:]
+            for property in mapping.attributeMappings where property.valueExpression != nil {
+                guard
+                    let old = from.attributes.first(where: {
+                        property.valueExpression == MappingInference.attributeRead($0.name)
+                    }),
+                    let attribute = to.attributes.first(where: { $0.name == property.name }),
+                    Self.same(old, attribute), names.updateValue(attribute.name, forKey: old.name) == nil
+                else { return nil }
+            }
+            for property in mapping.relationshipMappings where property.valueExpression != nil {
+                guard
+                    let old = from.relationships.first(where: {
+                        property.valueExpression == MappingInference.relationshipRead($0.name)
+                    }),
+                    to.relationships.contains(where: { $0.name == property.name }),
+                    names.updateValue(property.name, forKey: old.name) == nil
+                else { return nil }
+            }
+            let stored =
+                from.attributes.filter { !$0.isTransient }.map(\.name)
+                + from.relationships.filter { !$0.isTransient }.map(\.name)
+            guard stored.allSatisfy({ names[$0] != nil }), Set(names.values).count == names.count,
+                from.uniquenessConstraints.allSatisfy({ constraint in
+                    to.uniquenessConstraints.contains(constraint.map { names[$0] ?? $0 })
+                })
+            else { return nil }
+            properties[from.name] = names
+        }
+        guard removed.isDisjoint(with: entities.keys) else { return nil }
+        // Each relationship between the renamed entities, shaped as it was.
+        for (name, names) in properties {
+            let from = middle.entity(named: name)!, to = new.entity(named: entities[name]!)!
+            for old in from.relationships where !old.isTransient {
+                guard let relationship = to.relationships.first(where: { $0.name == names[old.name] }),
+                    let inverse = old.inverse, old.destination != name,
+                    relationship.destination == entities[old.destination],
+                    relationship.inverse == properties[old.destination]?[inverse],
+                    Self.same(old, relationship)
+                else { return nil }
+            }
+        }
+    }
+
+    /// Not in a hierarchy: its rows alone in its table.
+    private static func standsAlone(_ entity: EntityDescription, in model: ObjectModel) -> Bool {
+        entity.parent == nil && !entity.isAbstract && model.subentities(of: entity).isEmpty
+    }
+
+    /// Whether `new` is `old` under another name: the same values, the same rules.
+    static func same(_ old: AttributeDescription, _ new: AttributeDescription) -> Bool {
+        func unnamed(_ attribute: AttributeDescription) -> AttributeDescription {
+            var attribute = attribute
+            attribute.name = ""
+            attribute.renamingIdentifier = nil
+            attribute.versionHashModifier = nil
+            attribute.userInfo = [:]
+            attribute.preservesValueInHistoryOnDeletion = false
+            return attribute
+        }
+        return !old.isTransient && !old.allowsExternalBinaryDataStorage && old.derivationExpression == nil
+            && unnamed(old) == unnamed(new)
+    }
+
+    /// Whether `new` is `old` under another name, its destination and inverse renamed too
+    /// (checked by the caller); unordered.
+    static func same(_ old: RelationshipDescription, _ new: RelationshipDescription) -> Bool {
+        func unnamed(_ relationship: RelationshipDescription) -> RelationshipDescription {
+            var relationship = relationship
+            relationship.name = ""
+            relationship.destination = ""
+            relationship.inverse = nil
+            relationship.renamingIdentifier = nil
+            relationship.versionHashModifier = nil
+            relationship.userInfo = [:]
+            relationship.deleteRule = .nullify
+            return relationship
+        }
+        return !old.isOrdered && !old.isTransient && unnamed(old) == unnamed(new)
+    }
+
+    /// `mapping`, the step before (`source` → B), writing C instead: each entity mapping's
+    /// destination entity and properties renamed, its implicit property mappings written
+    /// out, and every C property it does not fill listed without an expression, so that it
+    /// keeps its default (the default B gives, which is the same). Nil when it cannot be
+    /// composed: a custom policy, an entity the step does not carry, an expression that
+    /// reads the destination side (`$destination`, `$entityPolicy`, a destination name)
+    /// where names change.
+    func compose(_ mapping: MappingModel, source: ObjectModel, policies: PolicyRegistry) -> MappingModel? {
+        let (middle, new) = (step.source, step.destination)
+        guard mapping.destinationModel == middle.version else { return nil }
+        let compiler = MappingCompiler(mapping, source: source, destination: middle, policies: policies)
+        var composed = mapping
+        composed.destinationModel = new.version
+        for (index, original) in mapping.entityMappings.enumerated() {
+            guard original.policy == nil else { return nil }
+            switch original.type {
+            case .remove: continue
+            case .custom: return nil
+            case .add, .copy, .transform: break
+            }
+            guard let name = original.destinationEntity, let entity = entities[name],
+                let to = new.entity(named: entity), let names = properties[name]
+            else { return nil }
+            var written = compiler.withImplicitMappings(
+                original, original.sourceEntity.flatMap(source.entity(named:)), middle.entity(named: name))
+            let expressions =
+                [written.sourceExpression]
+                + (written.attributeMappings + written.relationshipMappings).map(\.valueExpression)
+            if entity != name || names.contains(where: { $0.key != $0.value }),
+                expressions.contains(where: { $0.map(Self.readsTheDestinationSide) ?? false })
+            {
+                return nil
+            }
+            func renamed(_ list: [PropertyMapping], filling all: [String]) -> [PropertyMapping]? {
+                var result: [PropertyMapping] = []
+                for var property in list {
+                    guard let name = names[property.name] else { return nil }
+                    property.name = name
+                    result.append(property)
+                }
+                for name in all where !result.contains(where: { $0.name == name }) {
+                    result.append(PropertyMapping(name: name, valueExpression: nil))
+                }
+                return result
+            }
+            guard
+                let attributes = renamed(
+                    written.attributeMappings, filling: to.attributes.filter { !$0.isTransient }.map(\.name)),
+                let relationships = renamed(
+                    written.relationshipMappings, filling: to.relationships.filter { !$0.isTransient }.map(\.name))
+            else { return nil }
+            written.destinationEntity = entity
+            written.attributeMappings = attributes
+            written.relationshipMappings = relationships
+            composed.entityMappings[index] = written
+        }
+        return composed
+    }
+
+    /// Whether `expression` may read the destination side by its names: a variable of it,
+    /// or any mention of a destination but the lookups of destination instances.
+    static func readsTheDestinationSide(_ expression: String) -> Bool {
+        var text = expression
+        for selector in MappingCompiler.lookupSelectors + [MappingInference.relationshipLookup] {
+            text = text.replacingOccurrences(of: selector, with: "")
+        }
+        return ["destination", "$entityPolicy", "$entityMapping", "$propertyMapping"].contains {
+            text.range(of: $0, options: .caseInsensitive) != nil
+        }
+    }
+
+    /// The step's report as the step would have made it from the rows in `database` (laid
+    /// out as `layout`, the last version of the run; `later` are the relabelings after this
+    /// one): each copy reads and makes every row of its entity; a to-one counts every
+    /// instance; a to-many counts the owners with a member when the mapping of its inverse
+    /// comes after its own, and nothing otherwise (the inverse's links, run first, gave
+    /// every owner its members already), as the interpreter counts them.
+    func report(in database: Database, layout: StoreLayout, later: ArraySlice<Relabeling>) throws(SQLiteError)
+        -> MigrationReport
+    {
+        let mappings = step.mapping.entityMappings
+        func position(of entity: String) -> Int? {
+            mappings.firstIndex { ($0.type == .copy || $0.type == .transform) && $0.sourceEntity == entity }
+        }
+        /// The last version's names of a C entity and its property.
+        func last(_ entity: String, _ property: String? = nil) -> (entity: String, property: String?) {
+            var (entity, property) = (entity, property)
+            for relabeling in later {
+                property = property.flatMap { relabeling.properties[entity]?[$0] }
+                entity = relabeling.entities[entity] ?? entity
+            }
+            return (entity, property)
+        }
+        func count(_ sql: String) throws(SQLiteError) -> Int {
+            let statement = try database.prepare(sql)
+            return try statement.step() ? Int(statement.int64(at: 0)) : 0
+        }
+        var report = MigrationReport(entityMappings: [], seconds: 0)
+        for (index, mapping) in mappings.enumerated() {
+            var entry = MigrationReport.EntityMappingReport(name: mapping.name)
+            defer { report.entityMappings.append(entry) }
+            guard mapping.type == .copy || mapping.type == .transform, let from = mapping.sourceEntity,
+                let entity = entities[from], let names = properties[from],
+                let rows = layout.entities[last(entity).entity]
+            else { continue }
+            let instances = try count("SELECT count(*) FROM \(rows.table) WHERE Z_ENT = \(rows.number)")
+            entry.sourceInstances = instances
+            entry.destinationInstances = instances
+            for old in step.source.entity(named: from)!.relationships where !old.isTransient {
+                guard !old.isToMany else {
+                    guard let other = position(of: old.destination), other > index,
+                        let inverse = old.inverse.flatMap({ properties[old.destination]?[$0] }),
+                        let target = entities[old.destination]
+                    else { continue }
+                    let (members, key) = last(target, inverse)
+                    let sql: String
+                    if let layout = layout.entities[members], let column = key.flatMap({ layout.toOneColumns[$0] }) {
+                        sql =
+                            "SELECT count(DISTINCT \(column.key)) FROM \(layout.table) WHERE Z_ENT = \(layout.number) AND \(column.key) IS NOT NULL"
+                    } else if let side = last(entity, names[old.name]).property.flatMap({ rows.joinTables[$0] }) {
+                        sql = "SELECT count(DISTINCT \(side.sourceColumn)) FROM \(side.table)"
+                    } else {
+                        continue
+                    }
+                    entry.relationshipsSet += try count(sql)
+                    continue
+                }
+                entry.relationshipsSet += instances
+            }
+        }
+        return report
+    }
+}
