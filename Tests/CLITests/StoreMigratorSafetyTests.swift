@@ -27,25 +27,28 @@ import Testing
 
     /// A crash at each moment of each step (the files as they are then) leaves the store
     /// at the step's source version before the rename and at its destination from the
-    /// rename on; a second run continues to the end from every one of them. (Chain2 →
-    /// Chain3 → Chain4 is one pass, replacing the store once: it is never at Chain3.)
-    @Test func aCrashAtEveryMomentOfEveryStepResumes() throws {
+    /// rename on; a second run continues to the end from every one of them. Run as one
+    /// pass (the whole chain: its first and last steps only rename), the store is
+    /// replaced once, and is never at Chain2 or Chain3.
+    @Test(arguments: [true, false]) func aCrashAtEveryMomentOfEveryStepResumes(inOnePass: Bool) throws {
         let fixture = try ChainFixture(notes: 120, folders: 6)
         defer { fixture.remove() }
         let folder = try fixture.folder("run")
         let store = folder.appendingPathComponent("Chain.sqlite").path
         try fixture.makeStore(at: store)
         var migrator = try fixture.migrator()
+        migrator.fusesSteps = inOnePass
         var snapshots: [(step: StoreMigrator.Step, moment: StoreFiles.Moment, files: Snapshot)] = []
         migrator.stepObserver = { step, moment in snapshots.append((step, moment, Self.snapshot(folder))) }
         #expect(try migrator.migrate(storeAt: store).count == 3)
         #expect(fixture.checkCompleted(store) == [])
+        let passes = inOnePass ? ChainFixture.backedUp : Array(ChainFixture.versions.dropLast())
         #expect(
             snapshots.map { "\($0.step.source.version) \($0.moment)" }
-                == ChainFixture.backedUp.flatMap { version in
-                    StoreFiles.Moment.allCases.map { "\(version) \($0)" }
-                })
-        #expect(Set(snapshots.map(\.step.destination.version)) == ["Chain2", "Chain4"])
+                == passes.flatMap { version in StoreFiles.Moment.allCases.map { "\(version) \($0)" } })
+        #expect(
+            Set(snapshots.map(\.step.destination.version))
+                == Set(inOnePass ? ["Chain4"] : ChainFixture.versions.dropFirst()))
 
         for (index, snapshot) in snapshots.enumerated() {
             let crashed = try fixture.folder("crash-\(index)")
@@ -177,13 +180,16 @@ import Testing
     }
 
     /// `cancellation.cancel` stops the step at its next hook; the store is at the last
-    /// completed version, and a migrator with a new cancellation continues.
+    /// completed version, and a migrator with a new cancellation continues. (Step by
+    /// step, so that there is a completed step; a pass run as one is stopped the same
+    /// way, in `aPassRunAsOneIsCancelledWhole`.)
     @Test func cancellingStopsAtTheNextHook() throws {
         let fixture = try ChainFixture(notes: 60, folders: 3)
         defer { fixture.remove() }
         let store = fixture.path("Chain.sqlite")
         try fixture.makeStore(at: store)
         var migrator = try fixture.migrator()
+        migrator.fusesSteps = false
         let first = migrator.cancellation
         let error = try #require(throws: MigrationError.self) {
             try migrator.migrate(storeAt: store) { step, _ in
@@ -193,7 +199,7 @@ import Testing
         #expect(error.kind == .cancelled)
         #expect(
             error.description
-                == "stopped by the test: Chain2 → Chain4 was stopped and its new file removed; \(store) is at Chain2 (Chain1 → Chain2 done). Run again to continue"
+                == "stopped by the test: Chain2 → Chain3 was stopped and its new file removed; \(store) is at Chain2 (Chain1 → Chain2 done). Run again to continue"
         )
         #expect(fixture.check(store).version == "Chain2")
         #expect(fixture.check(store).problems == [])
@@ -215,12 +221,42 @@ import Testing
             }
         }
         #expect(cancelled.kind == .cancelled)
-        #expect(cancelled.message.hasPrefix("the migration was cancelled: Chain2 → Chain4 was stopped"), "\(cancelled)")
+        #expect(cancelled.message.hasPrefix("the migration was cancelled: Chain2 → Chain3 was stopped"), "\(cancelled)")
         #expect(fixture.check(store).version == "Chain2")
         #expect(fixture.check(store).problems == [])
 
         migrator.cancellation = MigrationCancellation()
         _ = try migrator.migrate(storeAt: store)
+        #expect(fixture.checkCompleted(store) == [])
+    }
+
+    /// Cancelled in the middle of a pass run as one, the whole pass is stopped: the store
+    /// is at the version before it, with no backup and no new file, and a new run
+    /// completes it.
+    @Test func aPassRunAsOneIsCancelledWhole() throws {
+        let fixture = try ChainFixture(notes: 60, folders: 3)
+        defer { fixture.remove() }
+        let store = fixture.path("Chain.sqlite")
+        try fixture.makeStore(at: store)
+        var migrator = try fixture.migrator()
+        let cancellation = migrator.cancellation
+        let error = try #require(throws: MigrationError.self) {
+            try migrator.migrate(storeAt: store) { step, progress in
+                if step.source.version == "Chain2", progress.stage == .createRelationships {
+                    cancellation.cancel("stopped by the test")
+                }
+            }
+        }
+        #expect(
+            error.description
+                == "stopped by the test: Chain1 → Chain4 was stopped and its new file removed; \(store) is at Chain1. Run again to continue"
+        )
+        #expect(fixture.check(store).version == "Chain1")
+        #expect(ChainFixture.files(besides: store) == ["Chain.sqlite", "models"])
+        migrator.cancellation = MigrationCancellation()
+        let reports = try migrator.migrate(storeAt: store)
+        #expect(reports.map(\.isFused) == [true, false, true])
+        #expect(reports.map(\.pass) == [0, 0, 0])
         #expect(fixture.checkCompleted(store) == [])
     }
 

@@ -200,27 +200,20 @@ struct Relabeling {
         }
     }
 
-    /// The step's report as the step would have made it from the rows in `database` (laid
-    /// out as `layout`, the last version of the run; `later` are the relabelings after this
-    /// one): each copy reads and makes every row of its entity; a to-one counts every
+    /// The step's report as the step would have made it from the rows in `database`,
+    /// laid out as `layout`, where `locate` finds the step's source entities and their
+    /// properties (the step's own source names, or the names after the step and those
+    /// after it): each copy reads and makes every row of its entity; a to-one counts every
     /// instance; a to-many counts the owners with a member when the mapping of its inverse
     /// comes after its own, and nothing otherwise (the inverse's links, run first, gave
     /// every owner its members already), as the interpreter counts them.
-    func report(in database: Database, layout: StoreLayout, later: ArraySlice<Relabeling>) throws(SQLiteError)
-        -> MigrationReport
-    {
+    func report(
+        in database: Database, layout: StoreLayout,
+        locate: (_ entity: String, _ property: String?) -> (entity: String, property: String?)
+    ) throws(SQLiteError) -> MigrationReport {
         let mappings = step.mapping.entityMappings
         func position(of entity: String) -> Int? {
             mappings.firstIndex { ($0.type == .copy || $0.type == .transform) && $0.sourceEntity == entity }
-        }
-        /// The last version's names of a C entity and its property.
-        func last(_ entity: String, _ property: String? = nil) -> (entity: String, property: String?) {
-            var (entity, property) = (entity, property)
-            for relabeling in later {
-                property = property.flatMap { relabeling.properties[entity]?[$0] }
-                entity = relabeling.entities[entity] ?? entity
-            }
-            return (entity, property)
         }
         func count(_ sql: String) throws(SQLiteError) -> Int {
             let statement = try database.prepare(sql)
@@ -231,34 +224,46 @@ struct Relabeling {
             var entry = MigrationReport.EntityMappingReport(name: mapping.name)
             defer { report.entityMappings.append(entry) }
             guard mapping.type == .copy || mapping.type == .transform, let from = mapping.sourceEntity,
-                let entity = entities[from], let names = properties[from],
-                let rows = layout.entities[last(entity).entity]
+                properties[from] != nil, let rows = layout.entities[locate(from, nil).entity]
             else { continue }
             let instances = try count("SELECT count(*) FROM \(rows.table) WHERE Z_ENT = \(rows.number)")
             entry.sourceInstances = instances
             entry.destinationInstances = instances
             for old in step.source.entity(named: from)!.relationships where !old.isTransient {
-                guard !old.isToMany else {
-                    guard let other = position(of: old.destination), other > index,
-                        let inverse = old.inverse.flatMap({ properties[old.destination]?[$0] }),
-                        let target = entities[old.destination]
-                    else { continue }
-                    let (members, key) = last(target, inverse)
-                    let sql: String
-                    if let layout = layout.entities[members], let column = key.flatMap({ layout.toOneColumns[$0] }) {
-                        sql =
-                            "SELECT count(DISTINCT \(column.key)) FROM \(layout.table) WHERE Z_ENT = \(layout.number) AND \(column.key) IS NOT NULL"
-                    } else if let side = last(entity, names[old.name]).property.flatMap({ rows.joinTables[$0] }) {
-                        sql = "SELECT count(DISTINCT \(side.sourceColumn)) FROM \(side.table)"
-                    } else {
-                        continue
-                    }
-                    entry.relationshipsSet += try count(sql)
+                guard old.isToMany else {
+                    entry.relationshipsSet += instances
                     continue
                 }
-                entry.relationshipsSet += instances
+                guard let other = position(of: old.destination), other > index, let inverse = old.inverse else {
+                    continue
+                }
+                let (members, key) = locate(old.destination, inverse)
+                let sql: String
+                if let layout = layout.entities[members], let column = key.flatMap({ layout.toOneColumns[$0] }) {
+                    sql =
+                        "SELECT count(DISTINCT \(column.key)) FROM \(layout.table) WHERE Z_ENT = \(layout.number) AND \(column.key) IS NOT NULL"
+                } else if let side = locate(from, old.name).property.flatMap({ rows.joinTables[$0] }) {
+                    sql = "SELECT count(DISTINCT \(side.sourceColumn)) FROM \(side.table)"
+                } else {
+                    continue
+                }
+                entry.relationshipsSet += try count(sql)
             }
         }
         return report
+    }
+
+    /// Where the step's source names are after it and the relabelings `later`: for
+    /// ``report(in:layout:locate:)`` over a store written after them all.
+    func locateAfter(_ later: ArraySlice<Relabeling>) -> (String, String?) -> (entity: String, property: String?) {
+        { entity, property in
+            var property = property.flatMap { properties[entity]?[$0] }
+            var entity = entities[entity] ?? entity
+            for relabeling in later {
+                property = property.flatMap { relabeling.properties[entity]?[$0] }
+                entity = relabeling.entities[entity] ?? entity
+            }
+            return (entity, property)
+        }
     }
 }

@@ -1,91 +1,161 @@
+import CSQLite
 import ObjectGraph
 
 // Steps run as one (docs/engine.md, "Steps run as one"): an inferred step that only
-// renames what the step before it wrote is not run; that step's mapping writes its version
+// renames is not run on its own; the step beside it reads or writes the renamed version
 // directly, in one pass, with the same rows.
 extension StoreMigrator {
-    /// A step and the relabelings after it, run as one mapping.
+    /// Steps run as one mapping: renaming steps, one step whose mapping runs, renaming
+    /// steps.
     struct FusedRun {
-        /// The step, then the steps it runs for.
+        /// Every step the pass runs for, in order.
         let steps: [Step]
-        let relabelings: [Relabeling]
-        /// The step's mapping, composed with the relabelings: its source version to the last.
-        let manager: MigrationManager
+        /// The renaming steps before the step whose mapping runs, and after it.
+        let leading: [Relabeling], trailing: [Relabeling]
+        /// The step's mapping, composed with the renamings: from the first step's source
+        /// version to the last step's destination.
         let mapping: MappingModel
+        let manager: MigrationManager
+        /// Whether the first renaming step reads a store from elsewhere, checked before
+        /// the pass (``Relabeling/copiesExactly(_:)``).
+        let checksSource: Bool
+
+        /// The step whose mapping runs.
+        var base: Step { steps[leading.count] }
     }
 
-    /// The runs of several steps in `steps`, by the index of their first step.
-    func fusedRuns(of steps: [Step]) -> [Int: FusedRun] {
-        var runs: [Int: FusedRun] = [:]
-        var first = 0
-        while first < steps.count {
-            var mapping = steps[first].mapping
-            var relabelings: [Relabeling] = []
-            var next = first + 1
-            while next < steps.count, let relabeling = Relabeling(steps[next]),
-                let composed = relabeling.compose(mapping, source: steps[first].source, policies: policies)
-            {
-                mapping = composed
-                relabelings.append(relabeling)
-                next += 1
-            }
-            if !relabelings.isEmpty,
-                let manager = try? MigrationManager(
-                    mapping: mapping, source: steps[first].source, destination: steps[next - 1].destination,
-                    policies: policies, options: options)
-            {
-                manager.sourceIsWellTyped = Self.readsAStoreTheRunWrote(steps, at: first)
-                runs[first] = FusedRun(
-                    steps: Array(steps[first..<next]), relabelings: relabelings, manager: manager, mapping: mapping)
-            }
-            first = next
+    /// The pass that runs `steps[first]` and the steps after it it can take, with the
+    /// renaming steps from `first` on before the first step that is not one when
+    /// `leading` (each absorbed into the step after it); nil when it would run one step.
+    func fusedRun(from first: Int, of steps: [Step], leading: Bool) -> FusedRun? {
+        var base = first
+        if leading {
+            while base + 1 < steps.count, Relabeling(steps[base]) != nil { base += 1 }
         }
-        return runs
+        var mapping = steps[base].mapping
+        var trailing: [Relabeling] = []
+        var end = base + 1
+        while end < steps.count, let relabeling = Relabeling(steps[end]),
+            let composed = relabeling.compose(mapping, source: steps[base].source, policies: policies)
+        {
+            mapping = composed
+            trailing.append(relabeling)
+            end += 1
+        }
+        var before: [Relabeling] = []
+        for index in stride(from: base - 1, through: first, by: -1) {
+            guard let relabeling = Relabeling(steps[index]),
+                let composed = relabeling.composeBefore(
+                    mapping, destination: steps[end - 1].destination, policies: policies)
+            else { return nil }
+            mapping = composed
+            before.insert(relabeling, at: 0)
+        }
+        guard end - first > 1,
+            let manager = try? MigrationManager(
+                mapping: mapping, source: steps[first].source, destination: steps[end - 1].destination,
+                policies: policies, options: options)
+        else { return nil }
+        let wellTyped = Self.readsAStoreTheRunWrote(steps, at: first)
+        manager.sourceIsWellTyped = wellTyped
+        return FusedRun(
+            steps: Array(steps[first..<end]), leading: before, trailing: trailing, mapping: mapping,
+            manager: manager, checksSource: !before.isEmpty && !wellTyped)
     }
 
     /// Runs `run` into a new file that then takes the store's place: one report per step,
-    /// or nil when it failed (nothing changed), for the steps to run one by one. A
-    /// cancellation is thrown.
+    /// or nil when it did not run (nothing changed): the source holds what the first
+    /// renaming step would convert or refuse, or the pass failed. A cancellation is
+    /// thrown.
     func run(_ run: FusedRun, storeAt path: String, progress: ((Step, MigrationProgress) -> Void)?)
         throws(MigrationError) -> [StepReport]?
     {
         let first = run.steps[0], last = run.steps[run.steps.count - 1]
         let step = Step(
             source: first.source, destination: last.destination, mapping: run.mapping, isInferred: first.isInferred)
-        var absorbed: [MigrationReport] = []
+        /// The steps whose rows the pass writes under other names, and whether that step
+        /// is done (its rows checked, as its validation would check them).
+        func done(_ steps: ArraySlice<Step>) {
+            for step in steps {
+                progress?(
+                    step,
+                    MigrationProgress(
+                        fraction: 1, stage: .validate, entityMapping: "", rows: 0, totalRows: nil, rowsPerSecond: 0))
+            }
+        }
+        var before: [MigrationReport] = []
+        var after: [MigrationReport] = []
         let report: MigrationReport
         do {
             report = try self.run(step, run.manager, storeAt: path) {
-                progress?(first, $1)
-            } written: {
-                temporary throws(MigrationError) in
+                progress?(run.base, $1)
+            } reading: { () throws(MigrationError) in
+                guard !run.leading.isEmpty else { return }
+                do {
+                    let store = try Store.open(at: path, model: first.source, mode: .readOnly)
+                    if run.checksSource, try !run.leading[0].copiesExactly(store) { throw Refused() }
+                    before = try run.leading.indices.map { i throws(SQLiteError) in
+                        // (The first renaming's source is this store; a later one's rows
+                        // are its, under its names.)
+                        try run.leading[i].report(in: store.database, layout: store.layout) { entity, property in
+                            var (entity, property) = (entity, property)
+                            for earlier in run.leading[..<i].reversed() {
+                                let back = earlier.entities.first { $0.value == entity }?.key ?? entity
+                                property = property.flatMap { p in
+                                    earlier.properties[back]?.first { $0.value == p }?.key
+                                }
+                                entity = back
+                            }
+                            return (entity, property)
+                        }
+                    }
+                } catch let error as MigrationError {
+                    throw error
+                } catch {
+                    throw MigrationError(.sourceStore, "cannot read the store for the steps run as one: \(error)")
+                }
+                done(run.steps[..<run.leading.count])
+            } written: { temporary throws(MigrationError) in
                 do {
                     let store = try Store.open(at: temporary, model: last.destination, mode: .readOnly)
-                    absorbed = try run.relabelings.indices.map { i throws(SQLiteError) in
-                        try run.relabelings[i].report(
-                            in: store.database, layout: store.layout, later: run.relabelings[(i + 1)...])
+                    after = try run.trailing.indices.map { i throws(SQLiteError) in
+                        try run.trailing[i].report(
+                            in: store.database, layout: store.layout,
+                            locate: run.trailing[i].locateAfter(run.trailing[(i + 1)...]))
                     }
                 } catch {
                     throw MigrationError(
                         .destinationStore, "cannot count the rows of the steps run as one: \(error)", underlying: error)
                 }
             }
-        } catch  where error.kind == .cancelled {
+        } catch  where error.kind == .cancelled || Self.isOfTheMachine(error) {
             throw error
         } catch {
             return nil
         }
-        // The steps the pass ran for are done, their rows validated with the last version's.
-        for step in run.steps.dropFirst() {
-            progress?(
-                step,
-                MigrationProgress(
-                    fraction: 1, stage: .validate, entityMapping: "", rows: 0, totalRows: nil, rowsPerSecond: 0))
+        done(run.steps[(run.leading.count + 1)...])
+        let reports = before + [report] + after
+        return zip(run.steps, reports).enumerated().map { index, pair in
+            StepReport(
+                source: pair.0.source.version, destination: pair.0.destination.version, report: pair.1,
+                isFused: index != run.leading.count)
         }
-        return [StepReport(source: first.source.version, destination: first.destination.version, report: report)]
-            + zip(run.steps.dropFirst(), absorbed).map { step, report in
-                StepReport(
-                    source: step.source.version, destination: step.destination.version, report: report, isFused: true)
-            }
+    }
+
+    /// The source holds what the first renaming step would convert or refuse.
+    private struct Refused: Error {}
+
+    /// Whether `error` is of the machine, not of the store's rows or the mappings: a file
+    /// that cannot be read, written, synced, locked or put in place, a full disk, no
+    /// memory. The steps one by one would meet it too; the pass reports it as it is,
+    /// where a failure of the rows is left to the steps to report, each in its own terms.
+    static func isOfTheMachine(_ error: MigrationError) -> Bool {
+        if let sqlite = error.sqlite {
+            return [
+                SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN, SQLITE_BUSY, SQLITE_LOCKED, SQLITE_NOMEM,
+                SQLITE_READONLY, SQLITE_PROTOCOL, SQLITE_NOTADB, SQLITE_CORRUPT
+            ].contains(sqlite.code & 0xFF)
+        }
+        return error.kind == .destinationStore && error.entityMapping == nil && error.expression == nil
     }
 }

@@ -22,8 +22,8 @@ public struct StoreMigrator {
     /// anything is written; by default such rows are read as every command reads them
     /// (converted, or not read), and the caller warns.
     public var refusesDamagedRows = false
-    /// Whether an inferred step that only renames what the step before it wrote runs in
-    /// one pass with it (``StepReport/isFused``; docs/engine.md, "Steps run as one").
+    /// Whether an inferred step that only renames runs in one pass with the step beside it
+    /// (``StepReport/isFused``; docs/engine.md, "Steps run as one").
     public var fusesSteps = true
     /// Stops ``migrate(storeAt:from:to:progress:)`` from any thread; copies of the
     /// migrator share it.
@@ -382,17 +382,21 @@ public struct StoreMigrator {
         public let source: String
         public let destination: String
         public let report: MigrationReport
-        /// Whether the step ran in one pass with the step before it, whose mapping wrote
-        /// its version directly (docs/engine.md, "Steps run as one"): its report is counted
-        /// from the rows written, it took no time of its own, and the store was not kept
-        /// as it was before it (the backup is of the version before that step).
+        /// Whether the step was not run on its own but renamed what a step beside it read
+        /// or wrote, in that step's pass (docs/engine.md, "Steps run as one"): its report
+        /// is counted from the rows, and it took no time of its own.
         public var isFused = false
+        /// The pass the step ran in, from 0: steps run as one share it. The store is kept
+        /// as it was before each pass (`<store>.<first step's source>.bak`), and a crash
+        /// leaves it at the version before or after a pass.
+        public var pass = 0
 
-        init(source: String, destination: String, report: MigrationReport, isFused: Bool = false) {
+        init(source: String, destination: String, report: MigrationReport, isFused: Bool = false, pass: Int = 0) {
             self.source = source
             self.destination = destination
             self.report = report
             self.isFused = isFused
+            self.pass = pass
         }
     }
 
@@ -422,28 +426,45 @@ public struct StoreMigrator {
         let steps = try plan(storeAt: path, from: from, to: to)
         try refuseDamage(ofStoreAt: path, at: steps[0].source.version)
         let managers = try managers(for: steps)
-        let fused = fusesSteps && options.pushdown ? fusedRuns(of: steps) : [:]
         var reports: [StepReport] = []
         var index = 0
+        var pass = 0
         while index < steps.count {
             let step = steps[index]
             var running = "\(step.source.version) → \(step.destination.version)"
             do {
-                if let run = fused[index] {
+                // Renaming steps in one pass with the steps beside them; without the
+                // renamings before (when the source holds what they would convert); should
+                // the pass fail, the steps run one by one, and their own errors are reported.
+                let fusing = fusesSteps && options.pushdown
+                var runs: [FusedRun] = []
+                if fusing, let widest = fusedRun(from: index, of: steps, leading: true) {
+                    runs.append(widest)
+                    if !widest.leading.isEmpty, let narrower = fusedRun(from: index, of: steps, leading: false) {
+                        runs.append(narrower)
+                    }
+                }
+                for run in runs {
                     running = "\(step.source.version) → \(run.steps.last!.destination.version)"
-                    // Should the one pass fail, the steps run one by one, and their own
-                    // errors are reported.
                     if let ran = try self.run(run, storeAt: path, progress: progress) {
-                        reports += ran
-                        index += ran.count
-                        continue
+                        reports += ran.map {
+                            var report = $0; report.pass = pass; return report
+                        }
+                        break
                     }
                     running = "\(step.source.version) → \(step.destination.version)"
                 }
+                if reports.count > index {
+                    index = reports.count
+                    pass += 1
+                    continue
+                }
                 let report = try self.run(step, managers[index], storeAt: path, progress: progress)
                 reports.append(
-                    StepReport(source: step.source.version, destination: step.destination.version, report: report))
+                    StepReport(
+                        source: step.source.version, destination: step.destination.version, report: report, pass: pass))
                 index += 1
+                pass += 1
             } catch  where error.kind == .cancelled {
                 let done =
                     reports.isEmpty
@@ -458,10 +479,12 @@ public struct StoreMigrator {
     }
 
     /// Runs `step` with `manager` into a new file that then takes the store's place;
-    /// `written` reads the new file before it does.
+    /// `reading` reads the store before the step does, `written` the new file before it
+    /// takes the store's place.
     func run(
         _ step: Step, _ manager: MigrationManager, storeAt path: String,
         progress: ((Step, MigrationProgress) -> Void)?,
+        reading: () throws(MigrationError) -> Void = {},
         written: (String) throws(MigrationError) -> Void = { _ in }
     ) throws(MigrationError) -> MigrationReport {
         try checkCancelled()
@@ -475,6 +498,7 @@ public struct StoreMigrator {
             beforeCommit: checkCancelled, discard: external.discard, afterCommit: external.removeUnused
         ) { (temporary: String) throws(MigrationError) in
             try external.prepare()
+            try reading()
             let report = try manager.migrateStore(from: path, to: temporary, externalData: external.files) {
                 progress?(step, $0)
             }

@@ -229,20 +229,25 @@ struct RunCommand: ParsableCommand {
                 let at = reports.last?.destination ?? start
                 result.at = at
                 // (A step run in one pass with the step before it has no backup of its own.)
-                let backups = noBackup ? [] : reports.filter { !$0.isFused }.map { "\(store).\($0.source).bak" }
+                let passes = reports.indices.filter { $0 == 0 || reports[$0].pass != reports[$0 - 1].pass }
+                let backups = noBackup ? [] : passes.map { "\(store).\(reports[$0].source).bak" }
                 result.backups = backups
                 if !json {
                     for (step, report) in zip(steps, reports) {
-                        printReport(step, report.report, entities: nil, fused: report.isFused)
+                        // A step run in another's pass names that step.
+                        let base = reports.first { $0.pass == report.pass && !$0.isFused }
+                        printReport(
+                            step, report.report, entities: nil,
+                            fusedWith: report.isFused ? base.map { "\($0.source) → \($0.destination)" } : nil)
                     }
                     let total = reports.reduce(0) { $0 + $1.report.seconds }
                     print(
                         "done: \(store) is at \(at) after \(Self.count(reports.count, "step")) (\(String(format: "%.2f", total)) s)"
                     )
                     if !backups.isEmpty {
-                        let passes = backups.count == reports.count ? "step" : "pass"
+                        let pass = backups.count == reports.count ? "step" : "pass"
                         print(
-                            "the store before \(backups.count == 1 ? "the \(passes)" : "each \(passes)") is kept: \(backups.joined(separator: ", ")) (remove \(backups.count == 1 ? "it" : "them") when no longer needed)"
+                            "the store before \(backups.count == 1 ? "the \(pass)" : "each \(pass)") is kept: \(backups.joined(separator: ", ")) (remove \(backups.count == 1 ? "it" : "them") when no longer needed)"
                         )
                     }
                 }
@@ -287,13 +292,13 @@ struct RunCommand: ParsableCommand {
 
     private func printReport(
         _ step: StoreMigrator.Step, _ report: MigrationReport, entities: [StoreMigrator.EntitySummary]?,
-        fused: Bool = false
+        fusedWith: String? = nil
     ) {
         let files = step.mapping.files.map { ($0 as NSString).lastPathComponent }
         let source = step.isInferred ? "inferred" : files.isEmpty ? "mapping" : files.joined(separator: " + ")
         print(
             "\(step.source.version) → \(step.destination.version) (\(source)): "
-                + (fused ? "in one pass with the step before" : "\(String(format: "%.2f", report.seconds)) s"))
+                + (fusedWith.map { "in one pass with \($0)" } ?? "\(String(format: "%.2f", report.seconds)) s"))
         for mapping in report.entityMappings {
             print(
                 "  \(mapping.name): \(ProgressDisplay.grouped(mapping.sourceInstances)) read, \(ProgressDisplay.grouped(mapping.destinationInstances)) created, "

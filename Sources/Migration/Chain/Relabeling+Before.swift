@@ -1,0 +1,351 @@
+import ExpressionLanguage
+import Foundation
+import ObjectGraph
+
+// A renaming step before a step (docs/engine.md, "Steps run as one"): the step after it
+// reads the renaming step's source itself, its expressions renamed back, once the source
+// is known to hold nothing the renaming step would convert, refuse or fail to validate.
+extension Relabeling {
+    /// `mapping`, the step after this one (B → X, `destination` X), reading this step's
+    /// source (A) instead: its source entities, and what its expressions read of
+    /// `$source` and its fetches' predicates read, renamed back; its implicit property
+    /// mappings written out, and every destination property it does not fill listed
+    /// without an expression (A's same-named properties are not B's). Nil when it cannot
+    /// be: a custom policy, an expression that reads the source by a name it cannot tell
+    /// (``SourceRenamer``), a source attribute whose value writing could change (a float,
+    /// a decimal, a UUID, a URI, a transformable value).
+    func composeBefore(_ mapping: MappingModel, destination: ObjectModel, policies: PolicyRegistry)
+        -> MappingModel?
+    {
+        let (old, middle) = (step.source, step.destination)
+        guard mapping.sourceModel == middle.version else { return nil }
+        var entityNames: [String: String] = [:]
+        var propertyNames: [String: [String: String]] = [:]
+        for (from, to) in entities {
+            guard old.entity(named: from)!.attributes.allSatisfy(Self.readsAsWritten) else { return nil }
+            entityNames[to] = from
+            propertyNames[to] = Dictionary(uniqueKeysWithValues: properties[from]!.map { ($1, $0) })
+        }
+        let renamer = SourceRenamer(model: middle, entities: entityNames, properties: propertyNames)
+        let compiler = MappingCompiler(mapping, source: middle, destination: destination, policies: policies)
+        var composed = mapping
+        composed.sourceModel = old.version
+        for (index, original) in mapping.entityMappings.enumerated() {
+            guard original.policy == nil else { return nil }
+            switch original.type {
+            case .custom: return nil
+            case .add:
+                guard original.sourceEntity == nil, original.sourceExpression == nil else { return nil }
+                continue
+            case .remove:
+                guard let name = original.sourceEntity.flatMap({ entityNames[$0] }) else { return nil }
+                composed.entityMappings[index].sourceEntity = name
+                continue
+            case .copy, .transform: break
+            }
+            guard let name = original.sourceEntity, let renamed = entityNames[name],
+                let to = original.destinationEntity.flatMap(destination.entity(named:))
+            else { return nil }
+            var written = compiler.withImplicitMappings(original, middle.entity(named: name), to)
+            for attribute in destination.allAttributes(of: to)
+            where !attribute.isTransient && written.propertyMapping(named: attribute.name) == nil {
+                written.attributeMappings.append(PropertyMapping(name: attribute.name, valueExpression: nil))
+            }
+            for relationship in destination.allRelationships(of: to)
+            where !relationship.isTransient && written.propertyMapping(named: relationship.name) == nil {
+                written.relationshipMappings.append(PropertyMapping(name: relationship.name, valueExpression: nil))
+            }
+            written.sourceEntity = renamed
+            if let expression = written.sourceExpression {
+                guard let source = renamer.sourceExpression(expression, entity: name) else { return nil }
+                written.sourceExpression = source
+            }
+            for i in written.attributeMappings.indices {
+                guard let expression = written.attributeMappings[i].valueExpression else { continue }
+                guard let text = renamer.expression(expression, source: name) else { return nil }
+                written.attributeMappings[i].valueExpression = text
+            }
+            for i in written.relationshipMappings.indices {
+                guard let expression = written.relationshipMappings[i].valueExpression else { continue }
+                guard let text = renamer.expression(expression, source: name) else { return nil }
+                written.relationshipMappings[i].valueExpression = text
+            }
+            composed.entityMappings[index] = written
+        }
+        return composed
+    }
+
+    /// Whether a value of `attribute`, read from a store that holds it in its own storage
+    /// class and range, is written back unchanged: not so of a float (rounded), a decimal,
+    /// a UUID or a URI (parsed), a transformable value.
+    static func readsAsWritten(_ attribute: AttributeDescription) -> Bool {
+        switch attribute.type {
+        case .int16, .int32, .int64, .boolean, .double, .date, .string, .binary: true
+        default: attribute.isTransient
+        }
+    }
+
+    /// Whether the step, run on `store` (at its source version, written elsewhere), would
+    /// write the rows it reads unchanged but for their names and keys, and pass its
+    /// validation: no damaged row (``StoreValidator/damage(limit:)``), no broken rule of
+    /// the source version (the step's own rules), integers within their types, booleans
+    /// 0 or 1, one-to-one partners that name each other, no join table row naming no row.
+    func copiesExactly(_ store: Store) throws -> Bool {
+        let validator = StoreValidator(store: store)
+        guard try validator.damage(limit: 1).isEmpty, try validator.failures(limit: 1).isEmpty else { return false }
+        func finds(_ sql: String) throws -> Bool { try store.database.prepare(sql).step() }
+        for name in properties.keys.sorted() {
+            guard let entity = store.model.entity(named: name), let layout = store.layout.entities[name] else {
+                return false
+            }
+            var broken: [String] = []
+            for attribute in entity.attributes where !attribute.isTransient {
+                guard let column = layout.attributeColumns[attribute.name] else { continue }
+                switch attribute.type {
+                case .int16: broken.append("\(column) NOT BETWEEN \(Int16.min) AND \(Int16.max)")
+                case .int32: broken.append("\(column) NOT BETWEEN \(Int32.min) AND \(Int32.max)")
+                case .boolean: broken.append("\(column) NOT IN (0, 1)")
+                default: break
+                }
+            }
+            if !broken.isEmpty,
+                try finds(
+                    "SELECT 1 FROM \(layout.table) WHERE Z_ENT = \(layout.number) AND (\(broken.joined(separator: " OR "))) LIMIT 1"
+                )
+            {
+                return false
+            }
+            // A one-to-one's two keys agree (the step links each pair from one side, which
+            // unsets a partner the other side names).
+            for relationship in entity.relationships where !relationship.isToMany && !relationship.isTransient {
+                guard let inverse = store.model.inverse(of: relationship), !inverse.isToMany else { continue }
+                guard let key = layout.toOneColumns[relationship.name]?.key,
+                    let target = store.layout.entities[relationship.destination],
+                    let back = target.toOneColumns[inverse.name]?.key
+                else { return false }
+                if try finds(
+                    "SELECT 1 FROM \(layout.table) AS a JOIN \(target.table) AS b ON b.Z_PK = a.\(key) "
+                        + "WHERE a.Z_ENT = \(layout.number) AND b.\(back) IS NOT a.Z_PK LIMIT 1")
+                {
+                    return false
+                }
+            }
+            for relationship in entity.relationships where relationship.isToMany && !relationship.isTransient {
+                guard let side = layout.joinTables[relationship.name] else { continue }
+                guard let target = store.layout.entities[relationship.destination] else { return false }
+                func missing(_ column: String, _ rows: StoreLayout.EntityLayout) -> String {
+                    "\(column) IS NULL OR \(column) NOT IN (SELECT Z_PK FROM \(rows.table) WHERE Z_ENT = \(rows.number))"
+                }
+                if try finds(
+                    "SELECT 1 FROM \(side.table) WHERE \(missing(side.sourceColumn, layout)) OR \(missing(side.destinationColumn, target)) LIMIT 1"
+                ) {
+                    return false
+                }
+            }
+        }
+        return true
+    }
+}
+
+/// Renames what expressions read of the source, from the names after a renaming step to
+/// those before it: key paths from `$source` (through relationships, collection operators,
+/// `SUBQUERY` variables), `valueForKey:` of `$source`, the relationship a
+/// `destinationInstancesForSourceRelationshipNamed:` lookup names, and a source fetch's
+/// entity and predicate. Nil for an expression that reads the source any other way (the
+/// source object handed to a function, a key path on a value of unknown entity, a
+/// `FETCH` in a property mapping, `$entityPolicy`, `$destination`): what it reads by name
+/// cannot be told.
+struct SourceRenamer {
+    /// The version after the renaming step (B).
+    let model: ObjectModel
+    /// B entity → A entity.
+    let entities: [String: String]
+    /// Per B entity: B property → A property.
+    let properties: [String: [String: String]]
+
+    /// What stands for an entity's object in an expression.
+    struct Scope {
+        /// The entity of `$source`.
+        var source: String?
+        /// The entity of the object a predicate is evaluated on (a fetch's rows).
+        var evaluated: String?
+        /// `SUBQUERY` variables and their entities.
+        var variables: [String: String] = [:]
+    }
+
+    /// A property mapping's expression, `$source` an instance of `source` (a B entity).
+    func expression(_ text: String, source: String) -> String? {
+        guard let parsed = try? FormatParser(text).parseExpression(),
+            let renamed = rename(parsed, Scope(source: source))
+        else { return nil }
+        return renamed.description
+    }
+
+    /// An entity mapping's source expression: the standard fetch of `entity` (a B entity),
+    /// its entity and predicate renamed.
+    func sourceExpression(_ text: String, entity: String) -> String? {
+        guard let parsed = try? FormatParser(text).parseExpression(),
+            case .fetch(let request, let context, let countOnly) = parsed.kind,
+            case .functionCall(let target, let selector, var arguments) = request.kind,
+            case .variable("manager") = target.kind, case .constant(.string(let name)) = selector.kind,
+            [MappingCompiler.fetchSelector, MappingCompiler.fetchWithSubentitiesSelector].contains(name),
+            arguments.count >= 2, case .constant(.string(let fetched)) = arguments[0].kind, fetched == entity,
+            let renamed = entities[fetched], case .constant(.string(let text)) = arguments[1].kind,
+            let predicate = try? FormatParser(text).parsePredicate(),
+            let predicateRenamed = rename(predicate, Scope(evaluated: entity)),
+            let context = rename(context, Scope()), let countOnly = rename(countOnly, Scope())
+        else { return nil }
+        arguments[0] = .constant(.string(renamed))
+        arguments[1] = .constant(.string(predicateRenamed.description))
+        let renamedRequest = FormatExpression(.functionCall(target: target, selector: selector, arguments: arguments))
+        return FormatExpression(.fetch(request: renamedRequest, context: context, countOnly: countOnly)).description
+    }
+
+    func rename(_ predicate: FormatPredicate, _ scope: Scope) -> FormatPredicate? {
+        switch predicate.kind {
+        case .constant: return predicate
+        case .comparison(var comparison):
+            guard let lhs = rename(comparison.lhs, scope), let rhs = rename(comparison.rhs, scope) else { return nil }
+            comparison.lhs = lhs
+            comparison.rhs = rhs
+            return FormatPredicate(.comparison(comparison))
+        case .and(let list):
+            let renamed = list.compactMap { rename($0, scope) }
+            return renamed.count == list.count ? FormatPredicate(.and(renamed)) : nil
+        case .or(let list):
+            let renamed = list.compactMap { rename($0, scope) }
+            return renamed.count == list.count ? FormatPredicate(.or(renamed)) : nil
+        case .not(let inner):
+            return rename(inner, scope).map { FormatPredicate(.not($0)) }
+        }
+    }
+
+    func rename(_ expression: FormatExpression, _ scope: Scope) -> FormatExpression? {
+        func all(_ list: [FormatExpression]) -> [FormatExpression]? {
+            let renamed = list.compactMap { rename($0, scope) }
+            return renamed.count == list.count ? renamed : nil
+        }
+        switch expression.kind {
+        case .constant, .anyKey, .evaluatedObject:
+            return expression
+        case .variable(let name):
+            // `$manager` and SUBQUERY variables as values; the source object handed over
+            // whole is read by whatever takes it.
+            return name == "manager" || scope.variables[name] != nil ? expression : nil
+        case .keyPath(let operand, let path):
+            let entity: String?
+            switch operand?.kind {
+            case nil: entity = scope.evaluated
+            case .variable("source")?: entity = scope.source
+            case .variable("manager")?: return expression
+            case .variable(let name)?: entity = scope.variables[name]
+            default: entity = nil
+            }
+            guard let entity, let renamed = renamePath(path, from: entity) else { return nil }
+            return FormatExpression(.keyPath(operand: operand, path: renamed.path))
+        case .aggregate(let list):
+            return all(list).map { FormatExpression(.aggregate($0)) }
+        case .arithmetic(let op, let a, let b):
+            guard let a = rename(a, scope), let b = rename(b, scope) else { return nil }
+            return FormatExpression(.arithmetic(op, a, b))
+        case .negate(let a):
+            return rename(a, scope).map { FormatExpression(.negate($0)) }
+        case .function(let selector, let arguments):
+            return all(arguments).map { FormatExpression(.function(selector: selector, arguments: $0)) }
+        case .index(let a, let index):
+            guard let a = rename(a, scope) else { return nil }
+            guard case .expression(let i) = index else { return FormatExpression(.index(a, index)) }
+            return rename(i, scope).map { FormatExpression(.index(a, .expression($0))) }
+        case .cast(let a, let type):
+            guard let a = rename(a, scope), let type = rename(type, scope) else { return nil }
+            return FormatExpression(.cast(a, type: type))
+        case .ternary(let p, let a, let b):
+            guard let p = rename(p, scope), let a = rename(a, scope), let b = rename(b, scope) else { return nil }
+            return FormatExpression(.ternary(p, a, b))
+        case .subquery(let collection, let variable, let predicate):
+            guard case .keyPath(let operand, let path) = collection.kind, let renamed = rename(collection, scope),
+                let entity = entity(atEndOf: path, operand: operand, scope)
+            else { return nil }
+            var inner = scope
+            inner.variables[variable] = entity
+            return rename(predicate, inner).map {
+                FormatExpression(.subquery(collection: renamed, variable: variable, predicate: $0))
+            }
+        case .functionCall(let target, let selectorExpression, let arguments):
+            guard case .constant(.string(let selector)) = selectorExpression.kind else { return nil }
+            func call(_ arguments: [FormatExpression]) -> FormatExpression {
+                FormatExpression(.functionCall(target: target, selector: selectorExpression, arguments: arguments))
+            }
+            switch target.kind {
+            case .variable("source"):
+                // The source's value for a key or key path, told by name.
+                guard ["valueForKey:", "valueForKeyPath:"].contains(selector), arguments.count == 1,
+                    case .constant(.string(let key)) = arguments[0].kind, let entity = scope.source,
+                    let renamed = renamePath(key.split(separator: ".").map(String.init), from: entity)
+                else { return nil }
+                return call([.constant(.string(renamed.path.joined(separator: ".")))])
+            case .variable("manager"):
+                if selector == MappingInference.relationshipLookup, arguments.count == 2,
+                    case .constant(.string(let name)) = arguments[0].kind, let entity = scope.source,
+                    let renamed = properties[entity]?[name], let instances = rename(arguments[1], scope)
+                {
+                    return call([.constant(.string(renamed)), instances])
+                }
+                if MappingCompiler.lookupSelectors.contains(selector), arguments.count == 2 {
+                    // The source object itself is looked up as it is.
+                    if case .variable("source") = arguments[1].kind { return expression }
+                    return rename(arguments[1], scope).map { call([arguments[0], $0]) }
+                }
+                return ["sourceContext", "destinationContext"].contains(selector) && arguments.isEmpty
+                    ? expression : nil
+            default:
+                // A method of a value: its names are not the model's, unless it reads keys.
+                guard !selector.hasPrefix("valueForKey"), let target = rename(target, scope),
+                    let arguments = all(arguments)
+                else { return nil }
+                return FormatExpression(
+                    .functionCall(target: target, selector: selectorExpression, arguments: arguments))
+            }
+        case .fetch, .assignment:
+            return nil
+        }
+    }
+
+    /// `path` read from an instance of `entity`, renamed: each property of an entity
+    /// renamed and followed to its destination; a collection operator keeps the entity
+    /// of the elements (`@count` ends it); past an attribute, keys of its value stay.
+    /// Nil at a name the entity does not have.
+    func renamePath(_ path: [String], from entity: String) -> (path: [String], entity: String?)? {
+        var current: String? = entity
+        var renamed: [String] = []
+        for component in path {
+            guard let name = current else {
+                renamed.append(component)
+                continue
+            }
+            if component.hasPrefix("@") {
+                renamed.append(component)
+                if component == "@count" { current = nil }
+                continue
+            }
+            guard let old = properties[name]?[component], let description = model.entity(named: name) else {
+                return nil
+            }
+            renamed.append(old)
+            current = description.relationships.first { $0.name == component }?.destination
+        }
+        return (renamed, current)
+    }
+
+    /// The entity at the end of a key path (for a SUBQUERY's collection).
+    private func entity(atEndOf path: [String], operand: FormatExpression?, _ scope: Scope) -> String? {
+        let start: String?
+        switch operand?.kind {
+        case nil: start = scope.evaluated
+        case .variable("source")?: start = scope.source
+        case .variable(let name)?: start = scope.variables[name]
+        default: start = nil
+        }
+        return start.flatMap { renamePath(path, from: $0)?.entity }
+    }
+}
