@@ -215,16 +215,16 @@ import Testing
                 """))
         // Standard error is not a terminal here: plain progress lines, one per entity
         // mapping and stage with rows, one per validated step. The renaming steps are
-        // validated as the pass checks their rows: Notes1 → Notes2's before it (the
-        // store's), Notes3 → Notes4's with Notes2 → Notes3's.
+        // done as the pass ends: Notes1 → Notes2's rows checked in the store beside the
+        // pass, Notes3 → Notes4's validated with Notes2 → Notes3's.
         #expect(
             run.stderr == """
-                [1/3] Notes1 → Notes2: validated
                 [2/3] Notes2 → Notes3: NotebookToNotebook: create instances: 3 rows, done
                 [2/3] Notes2 → Notes3: NoteToNote: create instances: 5 rows, done
                 [2/3] Notes2 → Notes3: NotebookToNotebook: create relationships: 3 rows, done
                 [2/3] Notes2 → Notes3: NoteToNote: create relationships: 5 rows, done
                 [2/3] Notes2 → Notes3: validated
+                [1/3] Notes1 → Notes2: validated
                 [3/3] Notes3 → Notes4: validated
 
                 """)

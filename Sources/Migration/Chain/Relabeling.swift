@@ -240,8 +240,10 @@ struct Relabeling {
                 let (members, key) = locate(old.destination, inverse)
                 let sql: String
                 if let layout = layout.entities[members], let column = key.flatMap({ layout.toOneColumns[$0] }) {
+                    // (Each owner looked up in the index of its members' keys.)
                     sql =
-                        "SELECT count(DISTINCT \(column.key)) FROM \(layout.table) WHERE Z_ENT = \(layout.number) AND \(column.key) IS NOT NULL"
+                        "SELECT count(*) FROM \(rows.table) AS o WHERE o.Z_ENT = \(rows.number) AND EXISTS "
+                        + "(SELECT 1 FROM \(layout.table) AS m WHERE m.\(column.key) = o.Z_PK AND m.Z_ENT = \(layout.number))"
                 } else if let side = locate(from, old.name).property.flatMap({ rows.joinTables[$0] }) {
                     sql = "SELECT count(DISTINCT \(side.sourceColumn)) FROM \(side.table)"
                 } else {

@@ -1,4 +1,5 @@
 import CSQLite
+import Foundation
 import ObjectGraph
 
 // Steps run as one (docs/engine.md, "Steps run as one"): an inferred step that only
@@ -85,16 +86,27 @@ extension StoreMigrator {
         }
         var before: [MigrationReport] = []
         var after: [MigrationReport] = []
+        // The renaming steps before: their source checked, and their reports counted, on a
+        // thread of their own beside the pass, which waits for them before its file takes
+        // the store's place.
+        let check = run.leading.isEmpty ? nil : SourceCheck()
+        defer { check?.finish() }
         let report: MigrationReport
         do {
             report = try self.run(step, run.manager, storeAt: path) {
                 progress?(run.base, $1)
             } reading: { () throws(MigrationError) in
-                guard !run.leading.isEmpty else { return }
+                guard let check else { return }
+                // (Opened here, where the store's files are as the pass reads them.)
+                let store: Store
                 do {
-                    let store = try Store.open(at: path, model: first.source, mode: .readOnly)
+                    store = try Store.open(at: path, model: first.source, mode: .readOnly)
+                } catch {
+                    throw MigrationError(.sourceStore, "cannot read the store for the steps run as one: \(error)")
+                }
+                check.start { () throws -> [MigrationReport] in
                     if run.checksSource, try !run.leading[0].copiesExactly(store) { throw Refused() }
-                    before = try run.leading.indices.map { i throws(SQLiteError) in
+                    return try run.leading.indices.map { i in
                         // (The first renaming's source is this store; a later one's rows
                         // are its, under its names.)
                         try run.leading[i].report(in: store.database, layout: store.layout) { entity, property in
@@ -109,13 +121,18 @@ extension StoreMigrator {
                             return (entity, property)
                         }
                     }
-                } catch let error as MigrationError {
-                    throw error
-                } catch {
-                    throw MigrationError(.sourceStore, "cannot read the store for the steps run as one: \(error)")
                 }
-                done(run.steps[..<run.leading.count])
             } written: { temporary throws(MigrationError) in
+                if let check {
+                    switch check.finish() {
+                    case .success(let reports)?: before = reports
+                    default:
+                        throw MigrationError(
+                            .sourceStore,
+                            "the store holds what \(first.source.version) → \(first.destination.version) converts")
+                    }
+                    done(run.steps[..<run.leading.count])
+                }
                 do {
                     let store = try Store.open(at: temporary, model: last.destination, mode: .readOnly)
                     after = try run.trailing.indices.map { i throws(SQLiteError) in
@@ -144,6 +161,36 @@ extension StoreMigrator {
 
     /// The source holds what the first renaming step would convert or refuse.
     private struct Refused: Error {}
+
+    /// Work on a thread of its own, and its outcome once it is done.
+    final class SourceCheck: @unchecked Sendable {
+        private var outcome: Result<[MigrationReport], any Error>?
+        /// Its own store and the steps it reads, touched by its thread alone until done.
+        private var work: (() throws -> [MigrationReport])?
+        private var thread: Thread?
+        private let done = DispatchSemaphore(value: 0)
+
+        func start(_ work: @escaping () throws -> [MigrationReport]) {
+            self.work = work
+            let thread = Thread { [self] in
+                outcome = Result { try self.work!() }
+                self.work = nil
+                done.signal()
+            }
+            self.thread = thread
+            thread.start()
+        }
+
+        /// Waits for the work, if it was started: its outcome (again, once waited for).
+        @discardableResult
+        func finish() -> Result<[MigrationReport], any Error>? {
+            if thread != nil {
+                done.wait()
+                thread = nil
+            }
+            return outcome
+        }
+    }
 
     /// Whether `error` is of the machine, not of the store's rows or the mappings: a file
     /// that cannot be read, written, synced, locked or put in place, a full disk, no
