@@ -156,6 +156,7 @@ import Testing
                       IEM_Add_Attachment: interpreted: the mapping has no source entity
                       IEM_Transform_Note: SQL
                       IEM_Copy_Notebook: SQL
+                    one pass: Notes1 → Notes4 (Notes1 → Notes2 and Notes3 → Notes4 only rename; `run --step-by-step` runs each step on its own)
 
                     """, "\(plan.stderr)")
         }

@@ -25,6 +25,29 @@ extension StoreMigrator {
         var base: Step { steps[leading.count] }
     }
 
+    /// The passes `steps` run in: each the steps run as one, or one step. A pass whose
+    /// renaming steps come before the step whose mapping runs is run so only when the store
+    /// holds nothing they would convert (the run finds out; else they run on their own).
+    public func passes(of steps: [Step]) -> [Pass] {
+        var passes: [Pass] = []
+        var index = 0
+        while index < steps.count {
+            let run = fusesSteps && options.pushdown ? fusedRun(from: index, of: steps, leading: true) : nil
+            let count = run?.steps.count ?? 1
+            passes.append(Pass(steps: index..<(index + count), base: index + (run?.leading.count ?? 0)))
+            index += count
+        }
+        return passes
+    }
+
+    /// Steps run in one pass (``passes(of:)``).
+    public struct Pass: Sendable, Hashable {
+        /// The indexes of its steps.
+        public let steps: Range<Int>
+        /// The step whose mapping runs; the others only rename.
+        public let base: Int
+    }
+
     /// The pass that runs `steps[first]` and the steps after it it can take, with the
     /// renaming steps from `first` on before the first step that is not one when
     /// `leading` (each absorbed into the step after it); nil when it would run one step.

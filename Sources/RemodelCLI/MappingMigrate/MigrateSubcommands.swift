@@ -130,6 +130,16 @@ struct PlanCommand: ParsableCommand {
                     }
                 }
             }
+            // Steps run as one (docs/engine.md, "Steps run as one").
+            for pass in migrator.passes(of: steps) where pass.steps.count > 1 {
+                let names = pass.steps.filter { $0 != pass.base }.map {
+                    "\(steps[$0].source.version) → \(steps[$0].destination.version)"
+                }
+                print(
+                    "one pass: \(steps[pass.steps.lowerBound].source.version) → \(steps[pass.steps.upperBound - 1].destination.version) "
+                        + "(\(names.joined(separator: " and ")) only rename\(names.count == 1 ? "s" : ""); `run --step-by-step` runs each step on its own)"
+                )
+            }
         }
     }
 }
