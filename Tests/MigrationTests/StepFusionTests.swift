@@ -1,3 +1,4 @@
+import ExpressionLanguage
 import Foundation
 import ObjectGraph
 import Testing
@@ -222,5 +223,90 @@ import TestSupport
             let clean = ["clean", "ill-formed text", "a date stored as an integer"].contains(damage)
             #expect(fused.fused == [clean, false, true], "\(damage)")
         }
+    }
+}
+
+/// What `SourceRenamer` renames back through a renaming step, and what it refuses.
+@Suite struct SourceRenamerTests {
+    /// After the renaming: `Shelf.books` ⟷ `Book.shelf`, `Book.title`; before it, `Rack`,
+    /// `volumes`, `rack`, `name`.
+    static let renamer = SourceRenamer(
+        model: ObjectModel(
+            version: "B",
+            entities: [
+                {
+                    var shelf = EntityDescription(name: "Shelf")
+                    shelf.attributes = [AttributeDescription(name: "label", type: .string)]
+                    shelf.relationships = [
+                        RelationshipDescription(name: "books", destination: "Book", inverse: "shelf", isToMany: true)
+                    ]
+                    return shelf
+                }(),
+                {
+                    var book = EntityDescription(name: "Book")
+                    book.attributes = [AttributeDescription(name: "title", type: .string)]
+                    book.relationships = [
+                        RelationshipDescription(name: "shelf", destination: "Shelf", inverse: "books")
+                    ]
+                    return book
+                }()
+            ]),
+        entities: ["Shelf": "Rack", "Book": "Book"],
+        properties: ["Shelf": ["label": "label", "books": "volumes"], "Book": ["title": "name", "shelf": "rack"]])
+
+    @Test(arguments: [
+        ("$source.title", "$source.name"),
+        ("$source.shelf.label", "$source.rack.label"),
+        ("$source.shelf.books.@count", "$source.rack.volumes.@count"),
+        ("$source.shelf.books.@distinctUnionOfSets.title", "$source.rack.volumes.@distinctUnionOfSets.name"),
+        ("FUNCTION($source, 'valueForKey:', 'title')", #"FUNCTION($source, "valueForKey:", "name")"#),
+        (
+            "FUNCTION($source, 'valueForKeyPath:', 'shelf.label')",
+            #"FUNCTION($source, "valueForKeyPath:", "rack.label")"#
+        ),
+        ("FUNCTION($source.title, 'uppercaseString')", #"FUNCTION($source.name, "uppercaseString")"#),
+        (
+            "TERNARY($source.title == nil, 'none', $source.title)",
+            #"TERNARY($source.name == nil, "none", $source.name)"#
+        ),
+        (
+            "SUBQUERY($source.shelf.books, $b, $b.title BEGINSWITH 'A').@count",
+            #"SUBQUERY($source.rack.volumes, $b, $b.name BEGINSWITH "A").@count"#
+        ),
+        (
+            #"FUNCTION($manager, "destinationInstancesForSourceRelationshipNamed:sourceInstances:", "shelf", $source.shelf)"#,
+            #"FUNCTION($manager, "destinationInstancesForSourceRelationshipNamed:sourceInstances:", "rack", $source.rack)"#
+        ),
+        (
+            #"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "BookToBook", $source)"#,
+            #"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "BookToBook", $source)"#
+        )
+    ])
+    func renamesWhatItReadsOfTheSource(expression: String, renamed: String) throws {
+        let result = try #require(Self.renamer.expression(expression, source: "Book"))
+        // (Compared as parsed: the printer may quote and space otherwise.)
+        #expect(try FormatParser(result).parseExpression() == FormatParser(renamed).parseExpression(), "\(result)")
+    }
+
+    @Test(arguments: [
+        "FUNCTION($source, 'someMethodOfTheObject')",
+        "FUNCTION($entityPolicy, 'anything:', $source)",
+        "$destination.title",
+        "$source.objectID",
+        "$source.missing",
+        #"FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Book", "TRUEPREDICATE"), $manager.sourceContext, NO)"#,
+        "FUNCTION($source.shelf, 'valueForKey:', 'label')"
+    ])
+    func refusesWhatItCannotTellTheNamesOf(expression: String) {
+        #expect(Self.renamer.expression(expression, source: "Book") == nil)
+    }
+
+    @Test func renamesTheSourceFetchAndItsPredicate() throws {
+        let fetch =
+            #"FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Shelf", "label != 'x' AND ANY books.title BEGINSWITH 'A'"), $manager.sourceContext, NO)"#
+        let result = try #require(Self.renamer.sourceExpression(fetch, entity: "Shelf"))
+        #expect(result.contains(#""Rack""#), "\(result)")
+        #expect(result.contains("ANY volumes.name BEGINSWITH"), "\(result)")
+        #expect(Self.renamer.sourceExpression(fetch, entity: "Book") == nil)
     }
 }

@@ -276,16 +276,20 @@ struct SourceRenamer {
             // whole is read by whatever takes it.
             return name == "manager" || scope.variables[name] != nil ? expression : nil
         case .keyPath(let operand, let path):
-            let entity: String?
-            switch operand?.kind {
-            case nil: entity = scope.evaluated
-            case .variable("source")?: entity = scope.source
-            case .variable("manager")?: return expression
-            case .variable(let name)?: entity = scope.variables[name]
-            default: entity = nil
+            if case .variable("manager")? = operand?.kind { return expression }
+            // A key path read from an object of a known entity (`$source`, a SUBQUERY's
+            // variable or result, a fetch's row), or a count of anything.
+            var renamedOperand = operand
+            if let operand, !Self.isVariable(operand) {
+                guard let renamed = rename(operand, scope) else { return nil }
+                renamedOperand = renamed
             }
-            guard let entity, let renamed = renamePath(path, from: entity) else { return nil }
-            return FormatExpression(.keyPath(operand: operand, path: renamed.path))
+            guard let entity = self.entity(of: operand, scope) else {
+                return path == ["@count"] && renamedOperand != nil
+                    ? FormatExpression(.keyPath(operand: renamedOperand, path: path)) : nil
+            }
+            guard let renamed = renamePath(path, from: entity) else { return nil }
+            return FormatExpression(.keyPath(operand: renamedOperand, path: renamed.path))
         case .aggregate(let list):
             return all(list).map { FormatExpression(.aggregate($0)) }
         case .arithmetic(let op, let a, let b):
@@ -306,9 +310,9 @@ struct SourceRenamer {
             guard let p = rename(p, scope), let a = rename(a, scope), let b = rename(b, scope) else { return nil }
             return FormatExpression(.ternary(p, a, b))
         case .subquery(let collection, let variable, let predicate):
-            guard case .keyPath(let operand, let path) = collection.kind, let renamed = rename(collection, scope),
-                let entity = entity(atEndOf: path, operand: operand, scope)
-            else { return nil }
+            guard let renamed = rename(collection, scope), let entity = entity(of: collection, scope) else {
+                return nil
+            }
             var inner = scope
             inner.variables[variable] = entity
             return rename(predicate, inner).map {
@@ -380,15 +384,23 @@ struct SourceRenamer {
         return (renamed, current)
     }
 
-    /// The entity at the end of a key path (for a SUBQUERY's collection).
-    private func entity(atEndOf path: [String], operand: FormatExpression?, _ scope: Scope) -> String? {
-        let start: String?
-        switch operand?.kind {
-        case nil: start = scope.evaluated
-        case .variable("source")?: start = scope.source
-        case .variable(let name)?: start = scope.variables[name]
-        default: start = nil
+    /// The entity of the objects `expression` gives (nil: SELF, a fetch's row), when it
+    /// is known: `$source`, a SUBQUERY's variable or result, a key path from one of those
+    /// through relationships.
+    private func entity(of expression: FormatExpression?, _ scope: Scope) -> String? {
+        switch expression?.kind {
+        case nil: return scope.evaluated
+        case .variable("source")?: return scope.source
+        case .variable(let name)?: return scope.variables[name]
+        case .keyPath(let operand, let path)?:
+            return entity(of: operand, scope).flatMap { renamePath(path, from: $0)?.entity }
+        case .subquery(let collection, _, _)?: return entity(of: collection, scope)
+        default: return nil
         }
-        return start.flatMap { renamePath(path, from: $0)?.entity }
+    }
+
+    private static func isVariable(_ expression: FormatExpression) -> Bool {
+        if case .variable = expression.kind { return true }
+        return false
     }
 }
