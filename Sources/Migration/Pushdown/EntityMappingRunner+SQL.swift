@@ -43,6 +43,10 @@ extension EntityMappingRunner {
                 pairs.invalid = true
                 return .integer(1)
             }
+            try database.registerFunction("remodel_skipped_\(index)", arity: 0) { _ in
+                pairs.skipped = true
+                return .integer(0)
+            }
             // The source table's keys: their range, and whether they have no gaps. (Counting
             // the whole table needs no read of its rows; should rows of entities the model
             // does not know be there, fewer rows are written than counted, and the rows are
@@ -122,11 +126,23 @@ extension EntityMappingRunner {
             !contiguous || offset.overflow
             || high.addingReportingOverflow(offset.partialValue).overflow
         if !counted {
-            let insert = try insertStatement(plan, key: "t0.Z_PK + ?\(n + 3)", prelinks: prelinks)
+            // Text read as it is, every text column checked at once, and the rows where
+            // one is not well-formed written by the statement that reads them as the
+            // interpreter does (keys by an offset: in any order).
+            let key = "t0.Z_PK + ?\(n + 3)"
+            let insert: Statement, repair: Statement?
+            if let asIs = try insertStatement(plan, key: key, prelinks: prelinks, text: .asIs),
+                let illFormed = try insertStatement(plan, key: key, prelinks: prelinks, text: .illFormed)
+            {
+                (insert, repair) = (asIs, illFormed)
+                try illFormed.bind(offset.partialValue, at: n + 3)
+            } else {
+                (insert, repair) = (try insertStatement(plan, key: key, prelinks: prelinks), nil)
+            }
             try insert.bind(offset.partialValue, at: n + 3)
             finished = try insertChunks(
-                insert, keys: low...high, total: count, parameter: n + 1, pairs: pairs, table: plan.sourceTable,
-                progress: progress)
+                insert, repairing: repair, keys: low...high, total: count, parameter: n + 1, pairs: pairs,
+                table: plan.sourceTable, progress: progress)
             if finished, pairs.count != count {
                 // Rows of other entities in the table: numbered by counting after all.
                 try database.execute("DELETE FROM main.\(plan.destinationTable) WHERE Z_PK >= \(first)")
@@ -157,18 +173,57 @@ extension EntityMappingRunner {
         return pairs.count
     }
 
+    /// How an `INSERT … SELECT` reads text columns.
+    enum TextReads {
+        /// As the interpreter reads them (``SQLTranslator/textRead(_:)``).
+        case checked
+        /// As they are, in the rows where every one is well-formed
+        /// (`remodel_wellformed_all`); the others are skipped (`remodel_skipped_<n>`).
+        case asIs
+        /// As the interpreter reads them, in the rows ``asIs`` skips.
+        case illFormed
+    }
+
     /// The `INSERT … SELECT` of `plan` over a range of source keys (`?n+1`, `?n+2`), each
     /// row's destination key `key`, the keys of `prelinks` written, its guards checked,
     /// with the plan's parameters bound.
     private func insertStatement(_ plan: SQLMappingPlan, key: String, prelinks: [SQLLink.Key]) throws -> Statement {
+        guard let statement = try insertStatement(plan, key: key, prelinks: prelinks, text: .checked) else {
+            throw SQLTranslator.Refusal("no statement")
+        }
+        return statement
+    }
+
+    /// ``insertStatement(_:key:prelinks:)`` with text read as `text` says; nil for
+    /// ``TextReads/asIs`` and ``TextReads/illFormed`` when the plan reads no text column.
+    private func insertStatement(
+        _ plan: SQLMappingPlan, key: String, prelinks: [SQLLink.Key], text: TextReads
+    ) throws -> Statement? {
         let n = plan.parameters.count
-        var checks = plan.guards.enumerated().map { "WHEN \($1.condition) THEN remodel_guard_\(index)(t0.Z_PK, \($0))" }
+        // (The text columns are the same for both statements that read them so.)
+        var textColumns: [String] = []
+        let asIs = { (sql: String) in
+            let read = text == .checked ? sql : SQLTranslator.textReadAsItIs(in: sql, columns: &textColumns)
+            return text == .asIs ? read : sql
+        }
+        var checks = plan.guards.enumerated().map {
+            "WHEN \(asIs($1.condition)) THEN remodel_guard_\(index)(t0.Z_PK, \($0))"
+        }
         // The rules of the attributes, after the guards: a row that breaks one is written,
         // and the validation checks the table.
         if plan.validatesAttributes, !plan.validation.isEmpty {
-            checks.append("WHEN \(plan.validation.joined(separator: " OR ")) THEN remodel_invalid_\(index)(t0.Z_PK)")
+            checks.append(
+                "WHEN \(asIs(plan.validation.joined(separator: " OR "))) THEN remodel_invalid_\(index)(t0.Z_PK)")
         }
-        var columns = plan.columns, values = plan.values
+        var columns = plan.columns, values = plan.values.map(asIs)
+        guard text == .checked || !textColumns.isEmpty else { return nil }
+        let textCheck =
+            switch text {
+            case .checked: ""
+            case .asIs:
+                " AND CASE WHEN remodel_wellformed_all(\(textColumns.joined(separator: ", "))) THEN 1 ELSE remodel_skipped_\(index)() END"
+            case .illFormed: " AND NOT remodel_wellformed_all(\(textColumns.joined(separator: ", ")))"
+            }
         for link in prelinks {
             let keys = manager.runner(at: link.keysOf).keyOffset
             columns.append(link.column)
@@ -183,7 +238,7 @@ extension EntityMappingRunner {
                 + "SELECT \(key), \(plan.destinationEntityNumber), 1\(values.map { ", " + $0 }.joined()) "
                 + "FROM src.\(plan.sourceTable) AS t0 \(plan.joins.map { $0 + " " }.joined())"
                 + "WHERE t0.Z_ENT = \(plan.sourceEntityNumber) "
-                + "AND t0.Z_PK BETWEEN ?\(n + 1) AND ?\(n + 2) AND \(plan.filter)"
+                + "AND t0.Z_PK BETWEEN ?\(n + 1) AND ?\(n + 2) AND \(plan.filter)" + textCheck
                 + (checks.isEmpty ? "" : " AND CASE \(checks.joined(separator: " ")) ELSE 1 END") + " ORDER BY t0.Z_PK")
         for (i, value) in plan.parameters.enumerated() { try insert.bind(value, at: Int32(i + 1)) }
         return insert
@@ -193,8 +248,8 @@ extension EntityMappingRunner {
     /// next: the first and last key), reporting progress and checking cancellation between
     /// two; counts the rows in `pairs`. False when a guard stopped it.
     private func insertChunks(
-        _ insert: Statement, keys: ClosedRange<Int64>, total: Int?, parameter: Int32, pairs: KeyPairs,
-        table: String, progress: (Int, Int?, Double) -> Void
+        _ insert: Statement, repairing repair: Statement? = nil, keys: ClosedRange<Int64>, total: Int?,
+        parameter: Int32, pairs: KeyPairs, table: String, progress: (Int, Int?, Double) -> Void
     ) throws -> Bool {
         let database = manager.destinationContext.store.database
         let started = ContinuousClock.now
@@ -211,6 +266,14 @@ extension EntityMappingRunner {
             try insert.bind(to, at: parameter + 1)
             do {
                 try insert.run()
+                if pairs.skipped, let repair {
+                    // The chunk's rows with text that is not well-formed.
+                    done += database.changes
+                    pairs.skipped = false
+                    try repair.bind(from, at: parameter)
+                    try repair.bind(to, at: parameter + 1)
+                    try repair.run()
+                }
             } catch {
                 if pairs.guarded != nil { return false }
                 if evaluationFailure != nil { throw error }
@@ -246,6 +309,8 @@ extension EntityMappingRunner {
         var sqlFailure: (any Error)?
         /// Whether a row written breaks a rule of its attributes (``SQLMappingPlan/validation``).
         var invalid = false
+        /// Whether the statement that reads text as it is skipped a row (``TextReads/asIs``).
+        var skipped = false
 
         func reset(next: Int64) {
             runs = []

@@ -313,9 +313,7 @@ struct SQLTranslator {
             return SQLTerm(sql: "CAST(\(c) AS REAL)", kind: .date, isNullable: true, nullness: c)
         case .string, .uri:
             // remodel_text's value, without copying text that is already well-formed.
-            return SQLTerm(
-                sql: "(CASE WHEN remodel_wellformed(\(c)) THEN \(c) ELSE remodel_text(\(c)) END)", kind: .text,
-                isNullable: true, nullness: c)
+            return SQLTerm(sql: Self.textRead(c), kind: .text, isNullable: true, nullness: c)
         case .binary, .transformable:
             guard !attribute.storesExternalEncoding else {
                 throw Refusal(
@@ -325,6 +323,38 @@ struct SQLTranslator {
         case .decimal, .uuid, .undefined, .objectID, .composite:
             throw Refusal("\(name) is a \(attribute.type.rawValue) attribute, which reading converts")
         }
+    }
+
+    /// A text column `c` (`t0.ZNAME`) read as the interpreter reads it: remodel_text's
+    /// value, without copying text that is already well-formed.
+    static func textRead(_ c: String) -> String {
+        "(CASE WHEN remodel_wellformed(\(c)) THEN \(c) ELSE remodel_text(\(c)) END)"
+    }
+
+    /// `sql` with each text column read as it is rather than through ``textRead(_:)``,
+    /// and the columns so read, in order: for a statement that checks them all at once
+    /// (`remodel_wellformed_all`) and leaves the rows where one is not well-formed to the
+    /// statement that reads them through ``textRead(_:)``.
+    static func textReadAsItIs(in sql: String, columns: inout [String]) -> String {
+        var result = ""
+        var rest = Substring(sql)
+        let opening = "(CASE WHEN remodel_wellformed("
+        while let start = rest.range(of: opening) {
+            result += rest[..<start.lowerBound]
+            let after = rest[start.upperBound...]
+            if let close = after.firstIndex(of: ")") {
+                let column = String(after[..<close])
+                if !column.contains("("), rest[start.lowerBound...].hasPrefix(textRead(column)) {
+                    if !columns.contains(column) { columns.append(column) }
+                    result += column
+                    rest = rest[rest.index(start.lowerBound, offsetBy: textRead(column).count)...]
+                    continue
+                }
+            }
+            result += opening
+            rest = after
+        }
+        return result + rest
     }
 
     /// The column `c` of `attribute` in a well-typed store, read as it is: integers (in
