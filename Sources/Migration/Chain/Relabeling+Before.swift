@@ -19,13 +19,10 @@ extension Relabeling {
     {
         let (old, middle) = (step.source, step.destination)
         guard mapping.sourceModel == middle.version else { return nil }
-        var entityNames: [String: String] = [:]
-        var propertyNames: [String: [String: String]] = [:]
-        for (from, to) in entities {
-            guard old.entity(named: from)!.attributes.allSatisfy(Self.readsAsWritten) else { return nil }
-            entityNames[to] = from
-            propertyNames[to] = Dictionary(uniqueKeysWithValues: properties[from]!.map { ($1, $0) })
+        guard entities.keys.allSatisfy({ old.entity(named: $0)!.attributes.allSatisfy(Self.readsAsWritten) }) else {
+            return nil
         }
+        let (entityNames, propertyNames) = namesBefore
         let renamer = SourceRenamer(model: middle, entities: entityNames, properties: propertyNames)
         let compiler = MappingCompiler(mapping, source: middle, destination: destination, policies: policies)
         var composed = mapping
@@ -46,30 +43,27 @@ extension Relabeling {
             guard let name = original.sourceEntity, let renamed = entityNames[name],
                 let to = original.destinationEntity.flatMap(destination.entity(named:))
             else { return nil }
-            var written = compiler.withImplicitMappings(original, middle.entity(named: name), to)
-            for attribute in destination.allAttributes(of: to)
-            where !attribute.isTransient && written.propertyMapping(named: attribute.name) == nil {
-                written.attributeMappings.append(PropertyMapping(name: attribute.name, valueExpression: nil))
-            }
-            for relationship in destination.allRelationships(of: to)
-            where !relationship.isTransient && written.propertyMapping(named: relationship.name) == nil {
-                written.relationshipMappings.append(PropertyMapping(name: relationship.name, valueExpression: nil))
-            }
+            var written = Self.listingEveryProperty(
+                of: to, in: destination, compiler.withImplicitMappings(original, middle.entity(named: name), to))
             written.sourceEntity = renamed
             if let expression = written.sourceExpression {
                 guard let source = renamer.sourceExpression(expression, entity: name) else { return nil }
                 written.sourceExpression = source
             }
-            for i in written.attributeMappings.indices {
-                guard let expression = written.attributeMappings[i].valueExpression else { continue }
-                guard let text = renamer.expression(expression, source: name) else { return nil }
-                written.attributeMappings[i].valueExpression = text
+            func readingBack(_ list: [PropertyMapping]) -> [PropertyMapping]? {
+                var result = list
+                for i in result.indices {
+                    guard let expression = result[i].valueExpression else { continue }
+                    guard let text = renamer.expression(expression, source: name) else { return nil }
+                    result[i].valueExpression = text
+                }
+                return result
             }
-            for i in written.relationshipMappings.indices {
-                guard let expression = written.relationshipMappings[i].valueExpression else { continue }
-                guard let text = renamer.expression(expression, source: name) else { return nil }
-                written.relationshipMappings[i].valueExpression = text
-            }
+            guard let attributes = readingBack(written.attributeMappings),
+                let relationships = readingBack(written.relationshipMappings)
+            else { return nil }
+            written.attributeMappings = attributes
+            written.relationshipMappings = relationships
             composed.entityMappings[index] = written
         }
         return composed
@@ -99,6 +93,8 @@ extension Relabeling {
         let database = store.database
         func finds(_ sql: String) throws -> Bool { try database.prepare(sql).step() }
         try database.registerValueFunctions()
+        let validator = StoreValidator(store: store)
+        var knownKeys: [String: ClosedRange<Int64>?] = [:]
         var countsBounded = false
         for name in properties.keys.sorted() {
             guard let entity = store.model.entity(named: name), let layout = store.layout.entities[name] else {
@@ -136,14 +132,7 @@ extension Relabeling {
                     let target = store.layout.entities[relationship.destination]
                 else { return false }
                 if !relationship.isOptional { broken.append("\(key) IS NULL") }
-                let keys = try database.prepare(
-                    "SELECT count(*), min(Z_PK), max(Z_PK), total(Z_ENT = \(target.number)) FROM \(target.table)")
-                var rows: ClosedRange<Int64>?
-                if try keys.step(), !keys.isNull(1), keys.double(at: 3) == Double(keys.int64(at: 0)),
-                    keys.int64(at: 2) &- keys.int64(at: 1) == keys.int64(at: 0) - 1
-                {
-                    rows = keys.int64(at: 1)...keys.int64(at: 2)
-                }
+                let rows = try validator.everyKeyIsARow(of: target.table, "\(target.number)", known: &knownKeys)
                 let missing = StoreValidator.namesNoRow(
                     key,
                     lookup:
@@ -186,7 +175,7 @@ extension Relabeling {
                 }
             }
         }
-        return try !countsBounded || StoreValidator(store: store).failures(limit: 1).isEmpty
+        return try !countsBounded || validator.failures(limit: 1).isEmpty
     }
 }
 

@@ -162,30 +162,54 @@ struct Relabeling {
             {
                 return nil
             }
-            func renamed(_ list: [PropertyMapping], filling all: [String]) -> [PropertyMapping]? {
+            func renamed(_ list: [PropertyMapping]) -> [PropertyMapping]? {
                 var result: [PropertyMapping] = []
                 for var property in list {
                     guard let name = names[property.name] else { return nil }
                     property.name = name
                     result.append(property)
                 }
-                for name in all where !result.contains(where: { $0.name == name }) {
-                    result.append(PropertyMapping(name: name, valueExpression: nil))
-                }
                 return result
             }
-            guard
-                let attributes = renamed(
-                    written.attributeMappings, filling: to.attributes.filter { !$0.isTransient }.map(\.name)),
-                let relationships = renamed(
-                    written.relationshipMappings, filling: to.relationships.filter { !$0.isTransient }.map(\.name))
+            guard let attributes = renamed(written.attributeMappings),
+                let relationships = renamed(written.relationshipMappings)
             else { return nil }
             written.destinationEntity = entity
             written.attributeMappings = attributes
             written.relationshipMappings = relationships
-            composed.entityMappings[index] = written
+            composed.entityMappings[index] = Self.listingEveryProperty(of: to, in: new, written)
         }
         return composed
+    }
+
+    /// `mapping` with every stored property of its destination `entity` it does not map
+    /// listed without an expression: the property keeps its default, and the engine adds
+    /// no same-named mapping of its own (the source's names are another version's).
+    static func listingEveryProperty(
+        of entity: EntityDescription, in model: ObjectModel, _ mapping: EntityMapping
+    ) -> EntityMapping {
+        var mapping = mapping
+        for attribute in model.allAttributes(of: entity)
+        where !attribute.isTransient && mapping.propertyMapping(named: attribute.name) == nil {
+            mapping.attributeMappings.append(PropertyMapping(name: attribute.name, valueExpression: nil))
+        }
+        for relationship in model.allRelationships(of: entity)
+        where !relationship.isTransient && mapping.propertyMapping(named: relationship.name) == nil {
+            mapping.relationshipMappings.append(PropertyMapping(name: relationship.name, valueExpression: nil))
+        }
+        return mapping
+    }
+
+    /// The step's renamings the other way: C entity → B entity, and per C entity, C
+    /// property → B property.
+    var namesBefore: (entities: [String: String], properties: [String: [String: String]]) {
+        var entityNames: [String: String] = [:]
+        var propertyNames: [String: [String: String]] = [:]
+        for (from, to) in entities {
+            entityNames[to] = from
+            propertyNames[to] = Dictionary(uniqueKeysWithValues: properties[from]!.map { ($1, $0) })
+        }
+        return (entityNames, propertyNames)
     }
 
     /// Whether `expression` may read the destination side by its names: a variable of it,
@@ -253,6 +277,20 @@ struct Relabeling {
             }
         }
         return report
+    }
+
+    /// Where the step's source names are before the relabelings `earlier` (the ones
+    /// before it, in order): for ``report(in:layout:locate:)`` over the store they read.
+    func locateBefore(_ earlier: ArraySlice<Relabeling>) -> (String, String?) -> (entity: String, property: String?) {
+        let back = earlier.reversed().map(\.namesBefore)
+        return { entity, property in
+            var (entity, property) = (entity, property)
+            for names in back {
+                property = property.flatMap { names.properties[entity]?[$0] }
+                entity = names.entities[entity] ?? entity
+            }
+            return (entity, property)
+        }
     }
 
     /// Where the step's source names are after it and the relabelings `later`: for

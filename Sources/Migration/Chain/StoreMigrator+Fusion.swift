@@ -87,11 +87,11 @@ extension StoreMigrator {
             manager: manager, checksSource: !before.isEmpty && !wellTyped)
     }
 
-    /// Runs `run` into a new file that then takes the store's place: one report per step,
+    /// Runs `run`, the `pass`th, into a new file that then takes the store's place: one report per step,
     /// or nil when it did not run (nothing changed): the source holds what the first
     /// renaming step would convert or refuse, or the pass failed. A cancellation is
     /// thrown.
-    func run(_ run: FusedRun, storeAt path: String, progress: ((Step, MigrationProgress) -> Void)?)
+    func run(_ run: FusedRun, pass: Int, storeAt path: String, progress: ((Step, MigrationProgress) -> Void)?)
         throws(MigrationError) -> [StepReport]?
     {
         let first = run.steps[0], last = run.steps[run.steps.count - 1]
@@ -132,17 +132,9 @@ extension StoreMigrator {
                     return try run.leading.indices.map { i in
                         // (The first renaming's source is this store; a later one's rows
                         // are its, under its names.)
-                        try run.leading[i].report(in: store.database, layout: store.layout) { entity, property in
-                            var (entity, property) = (entity, property)
-                            for earlier in run.leading[..<i].reversed() {
-                                let back = earlier.entities.first { $0.value == entity }?.key ?? entity
-                                property = property.flatMap { p in
-                                    earlier.properties[back]?.first { $0.value == p }?.key
-                                }
-                                entity = back
-                            }
-                            return (entity, property)
-                        }
+                        try run.leading[i].report(
+                            in: store.database, layout: store.layout,
+                            locate: run.leading[i].locateBefore(run.leading[..<i]))
                     }
                 }
             } written: { temporary throws(MigrationError) in
@@ -178,7 +170,7 @@ extension StoreMigrator {
         return zip(run.steps, reports).enumerated().map { index, pair in
             StepReport(
                 source: pair.0.source.version, destination: pair.0.destination.version, report: pair.1,
-                isFused: index != run.leading.count)
+                isFused: index != run.leading.count, pass: pass)
         }
     }
 

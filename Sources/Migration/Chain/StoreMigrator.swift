@@ -436,23 +436,15 @@ public struct StoreMigrator {
                 // Renaming steps in one pass with the steps beside them; without the
                 // renamings before (when the source holds what they would convert); should
                 // the pass fail, the steps run one by one, and their own errors are reported.
-                let fusing = fusesSteps && options.pushdown
-                var runs: [FusedRun] = []
-                if fusing, let widest = fusedRun(from: index, of: steps, leading: true) {
-                    runs.append(widest)
-                    if !widest.leading.isEmpty, let narrower = fusedRun(from: index, of: steps, leading: false) {
-                        runs.append(narrower)
-                    }
-                }
-                for run in runs {
+                var attempt = fusesSteps && options.pushdown ? fusedRun(from: index, of: steps, leading: true) : nil
+                while let run = attempt {
                     running = "\(step.source.version) → \(run.steps.last!.destination.version)"
-                    if let ran = try self.run(run, storeAt: path, progress: progress) {
-                        reports += ran.map {
-                            var report = $0; report.pass = pass; return report
-                        }
+                    if let ran = try self.run(run, pass: pass, storeAt: path, progress: progress) {
+                        reports += ran
                         break
                     }
                     running = "\(step.source.version) → \(step.destination.version)"
+                    attempt = run.leading.isEmpty ? nil : fusedRun(from: index, of: steps, leading: false)
                 }
                 if reports.count > index {
                     index = reports.count

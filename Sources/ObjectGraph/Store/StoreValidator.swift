@@ -217,8 +217,9 @@ public struct StoreValidator {
 
     /// The keys of `table` when they run without a gap from the first to the last and each
     /// row is of an entity `numbers` lists (a key among them names such a row); nil
-    /// otherwise. Asked once per table and list (`known`).
-    private func everyKeyIsARow(of table: String, _ numbers: String, known: inout [String: ClosedRange<Int64>?])
+    /// otherwise. Asked once per table and list (`known`). With ``namesNoRow(_:lookup:keysThatAreRows:)``,
+    /// a check of keys that looks up only those outside the range.
+    public func everyKeyIsARow(of table: String, _ numbers: String, known: inout [String: ClosedRange<Int64>?])
         throws(ContextError) -> ClosedRange<Int64>?
     {
         if let keys = known[table + " " + numbers] { return keys }
