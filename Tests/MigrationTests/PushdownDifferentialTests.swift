@@ -1420,8 +1420,10 @@ import TestSupport
     /// The rules of the destination's attributes (required, bounds) checked as SQL writes
     /// the rows: with none broken the validation leaves them out, and with one broken
     /// (a nil for a required string or double, a number out of bounds) the migration fails
-    /// as the interpreter's does, naming the row. A bound on a string's length, which
-    /// checking would compute from the text again, is left to the validation's scan.
+    /// as the interpreter's does, naming the row. A bound on a string's length is checked
+    /// as the text is read as it is; where a row's text is not well-formed, the statement
+    /// that writes it reads it as the interpreter does, and its bound, which checking
+    /// would compute from the text again, is left to the validation's scan.
     @Test(arguments: [false, true])
     func attributeRulesAreCheckedAsSQLWritesTheRows(lengthBound: Bool) throws {
         let v1 = try model(
@@ -1443,7 +1445,8 @@ import TestSupport
             "": nil, "UPDATE ZTHING SET ZNAME = NULL WHERE Z_PK = 7": "Thing/7: 'name' is required but has no value",
             "UPDATE ZTHING SET ZLEVEL = 11 WHERE Z_PK = 8": "Thing/8: 'level' has value 11, above its maximum 10",
             "UPDATE ZTHING SET ZLEVEL = -1 WHERE Z_PK = 9": "Thing/9: 'level' has value -1, below its minimum 0",
-            "UPDATE ZTHING SET ZWEIGHT = NULL WHERE Z_PK = 5": "Thing/5: 'weight' is required but has no value"
+            "UPDATE ZTHING SET ZWEIGHT = NULL WHERE Z_PK = 5": "Thing/5: 'weight' is required but has no value",
+            "UPDATE ZTHING SET ZTAG = CAST(X'66C328' AS TEXT) WHERE Z_PK = 4": nil
         ]
         for (n, (change, failure)) in broken.sorted(by: { $0.key < $1.key }).enumerated() {
             let source = directory.path("V1-\(n).sqlite")
@@ -1481,7 +1484,7 @@ import TestSupport
                 }
                 #expect(message.contains(failure), "\(change): \(message)")
             } else {
-                #expect(checked == (lengthBound ? [] : ["Thing"]))
+                #expect(checked == (lengthBound && change.contains("ZTAG") ? [] : ["Thing"]), "\(change)")
             }
         }
     }
@@ -2076,8 +2079,8 @@ import TestSupport
         }
     }
 
-    /// Text read as it is, every text column of a row checked in one call: the rows where
-    /// one is not well-formed (ill-formed bytes, a number, a blob) are written by the
+    /// Text read as it is, every column of a row checked in one call: the rows where a text
+    /// is not well-formed (ill-formed bytes, a number, a blob) are written by the
     /// statement that reads them as the interpreter does, in the same chunk, and the store
     /// is the interpreter's, all by SQL.
     @Test(arguments: [
@@ -2109,5 +2112,52 @@ import TestSupport
         #expect(pushed == interpreted, "\(odd): \(RandomLinkDifferentialTests.difference(pushed, interpreted))")
         #expect(report?.entityMappings.first?.execution?.instancesAsSQL == true, "\(odd)")
         if case .store(let tables, _) = pushed { #expect(tables["ZITEM"]?.count == 120_000) }
+    }
+
+    /// Columns read as they are where a row's columns hold what their types write
+    /// (docs/pushdown.md, "Rows checked once"), in two chunks: a row where one does not
+    /// (text or a real in an integer column, 2 in a boolean, a double a Float does not
+    /// hold, a blob for text, nil in a required attribute) is written by the statement
+    /// that reads it as the interpreter does, and the store is the interpreter's, all by
+    /// SQL. Where the row then meets a guard the interpreter must see (a value out of the
+    /// range the mapping writes, nil in arithmetic), it runs the mapping, and the outcome
+    /// is the same.
+    @Test(arguments: [
+        ("ZCOUNT", "'12abc'", false), ("ZCOUNT", "3.5", false), ("ZCOUNT", "3000000000", true),
+        ("ZFLAG", "2", false), ("ZFLAG", "'yes'", false), ("ZPRICE", "'abc'", false), ("ZPRICE", "NULL", true),
+        ("ZWEIGHT", "0.1", false), ("ZWEIGHT", "X'01'", false), ("ZNAME", "X'00FF'", false), ("ZNAME", "NULL", false),
+        ("ZSMALL", "40000", true), ("ZSMALL", "-7", false)
+    ])
+    func rowsWhoseColumnsDoNotHoldWhatTheirTypesWriteAreReadAsTheInterpreterReadsThem(
+        column: String, odd: String, guarded: Bool
+    ) throws {
+        let v1 = try model(
+            #"{"version": "C1", "entities": {"Item": {"attributes": {"name": {"type": "string", "optional": false}, "count": "int64", "flag": "boolean", "price": "double", "weight": "float", "small": "int32", "added": "date"}}}}"#
+        )
+        let v2 = try model(
+            #"{"version": "C2", "entities": {"Item": {"attributes": {"name": {"type": "string", "optional": false}, "count": "int32", "flag": "boolean", "price": "double", "weight": "float", "small": "int16", "added": "date"}}}}"#
+        )
+        let directory = try TemporaryDirectory()
+        let source = directory.path("C1.sqlite")
+        let store = try Store.create(at: source, model: v1)
+        // Rows 1 to 55 000 (two chunks), the odd value in one row of each.
+        var sql = "WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 55000) "
+        sql += "INSERT INTO ZITEM (Z_PK, Z_ENT, Z_OPT, ZNAME, ZCOUNT, ZFLAG, ZPRICE, ZWEIGHT, ZSMALL, ZADDED) "
+        sql += "SELECT i, 1, 1, 'item ' || i, i * 3, i % 2, i * 0.25, i * 0.5, i % 1000, i * 60.0 FROM k"
+        try store.database.execute(sql)
+        try store.database.execute("UPDATE ZITEM SET \(column) = \(odd) WHERE Z_PK % 50000 = 3")
+        try store.database.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = 55000 WHERE Z_ENT = 1")
+        let mapping = try Self.mapping(
+            from: "C1", to: "C2",
+            [
+                #"{"name": "ItemToItem", "type": "transform", "sourceEntity": "Item", "destinationEntity": "Item", "attributeMappings": {"price": "$source.price * 2"}}"#
+            ])
+        let (interpreted, pushed, report) = try Self.bothWays(mapping, v1, v2, source: source, in: directory, name: "c")
+        #expect(
+            pushed == interpreted, "\(column) = \(odd): \(RandomLinkDifferentialTests.difference(pushed, interpreted))")
+        if let report {
+            #expect(report.entityMappings.first?.execution?.instancesAsSQL == !guarded, "\(column) = \(odd)")
+        }
+        if case .store(let tables, _) = pushed { #expect(tables["ZITEM"]?.count == 55_000) }
     }
 }

@@ -25,16 +25,26 @@ package enum UTF8Sequence {
     }
 
     /// Whether all of `bytes` is well-formed UTF-8. ASCII, most text, is checked eight
-    /// bytes at a time.
+    /// bytes at a time, and the end of text of eight bytes or more as the eight bytes
+    /// that end it.
     package static func isWellFormed(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let base = bytes.baseAddress else { return true }
+        let count = bytes.count
+        @inline(__always) func isASCII(at i: Int) -> Bool {
+            UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self) & 0x8080_8080_8080_8080 == 0
+        }
         var i = 0
-        while i < bytes.count {
-            if i + 8 <= bytes.count,
-                UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self) & 0x8080_8080_8080_8080 == 0
-            {
-                i += 8
-            } else if base[i] < 0x80 {
+        while i < count {
+            if i + 8 <= count {
+                if isASCII(at: i) {
+                    i += 8
+                    continue
+                }
+            } else if count >= 8, isASCII(at: count - 8) {
+                // The bytes from i on are among the last eight.
+                return true
+            }
+            if base[i] < 0x80 {
                 i += 1
             } else if let length = length(in: bytes, at: i) {
                 i += length

@@ -31,8 +31,11 @@ extension EntityMappingRunner {
                 try manager.runner(at: link.keysOf).writeKeysTableIfNeeded()
             }
             try registerFunctions(plan, in: database)
+            // The guards of both statements, numbered on: those of the one that reads the
+            // columns as they are after the plan's.
+            let guards = plan.guards + (plan.asItIs?.plan.guards ?? [])
             try database.registerFunction("remodel_guard_\(index)", arity: 2) { arguments in
-                pairs.guarded = (arguments.int64(at: 0), plan.guards[Int(arguments.int64(at: 1))].reason)
+                pairs.guarded = (arguments.int64(at: 0), guards[Int(arguments.int64(at: 1))].reason)
                 throw SQLTranslator.Refusal("a guarded row")
             }
             try database.registerFunction("remodel_key_\(index)", arity: 1) { arguments in
@@ -42,10 +45,6 @@ extension EntityMappingRunner {
             try database.registerFunction("remodel_invalid_\(index)", arity: 1) { _ in
                 pairs.invalid = true
                 return .integer(1)
-            }
-            try database.registerFunction("remodel_skipped_\(index)", arity: 0) { _ in
-                pairs.skipped = true
-                return .integer(0)
             }
             // The source table's keys: their range, and whether they have no gaps. (Counting
             // the whole table needs no read of its rows; should rows of entities the model
@@ -103,7 +102,7 @@ extension EntityMappingRunner {
         }
         report.sourceInstances += written.count
         writtenKeys = written
-        attributesValidated = plan.validatesAttributes && !pairs.invalid
+        attributesValidated = pairs.validated && !pairs.invalid
         execution.instancesAsSQL = true
         execution.instancesReason = nil
         manager.prelinked.formUnion(prelinks)
@@ -118,31 +117,43 @@ extension EntityMappingRunner {
     ) throws -> Int {
         let database = manager.destinationContext.store.database
         let (count, low, high) = keys
-        let n = Int32(plan.parameters.count)
         var finished = false
         // Keys by an offset that every key can take without overflowing.
         let offset = first.subtractingReportingOverflow(low)
         var counted =
             !contiguous || offset.overflow
             || high.addingReportingOverflow(offset.partialValue).overflow
+        pairs.validated = plan.validatesAttributes
         if !counted {
-            // Text read as it is, every text column checked at once, and the rows where
-            // one is not well-formed written by the statement that reads them as the
-            // interpreter does (keys by an offset: in any order).
-            let key = "t0.Z_PK + ?\(n + 3)"
-            let insert: Statement, repair: Statement?
-            if let asIs = try insertStatement(plan, key: key, prelinks: prelinks, text: .asIs),
-                let illFormed = try insertStatement(plan, key: key, prelinks: prelinks, text: .illFormed)
-            {
-                (insert, repair) = (asIs, illFormed)
-                try illFormed.bind(offset.partialValue, at: n + 3)
+            // Keys by an offset: rows may be written in any order. The columns are read
+            // as they are on the rows that meet their check, and the others written
+            // after each chunk by the statement that reads them as the interpreter does
+            // (docs/pushdown.md, "Rows checked once").
+            // (An integer in the SQL is exact; none where the keys stay as they are.)
+            let key = offset.partialValue == 0 ? "t0.Z_PK" : "t0.Z_PK + \(offset.partialValue)"
+            let insert: ChunkStatement
+            var repair: Repair?
+            if let asItIs = plan.asItIs?.plan {
+                let check = RowCheck(asItIs.rowChecks.map(\.expectation))
+                try database.register(check, as: "remodel_row_\(index)")
+                let columns = asItIs.rowChecks.map(\.column)
+                insert = try ChunkStatement(
+                    asItIs,
+                    insertStatement(
+                        asItIs, key: key, prelinks: prelinks, rows: .meetingCheck(columns),
+                        guardOffset: plan.guards.count))
+                repair = Repair(
+                    statement: ChunkStatement(
+                        plan, try insertStatement(plan, key: key, prelinks: prelinks, rows: .failingCheck(columns))),
+                    check: check)
+                pairs.validated = asItIs.validatesAttributes
             } else {
-                (insert, repair) = (try insertStatement(plan, key: key, prelinks: prelinks), nil)
+                insert = ChunkStatement(plan, try insertStatement(plan, key: key, prelinks: prelinks))
             }
-            try insert.bind(offset.partialValue, at: n + 3)
             finished = try insertChunks(
-                insert, repairing: repair, keys: low...high, total: count, parameter: n + 1, pairs: pairs,
-                table: plan.sourceTable, progress: progress)
+                insert, repairing: repair, keys: low...high, total: count, pairs: pairs, table: plan.sourceTable,
+                progress: progress)
+            if repair?.ran == true, !plan.validatesAttributes { pairs.validated = false }
             if finished, pairs.count != count {
                 // Rows of other entities in the table: numbered by counting after all.
                 try database.execute("DELETE FROM main.\(plan.destinationTable) WHERE Z_PK >= \(first)")
@@ -151,10 +162,11 @@ extension EntityMappingRunner {
         }
         if counted {
             pairs.reset(next: first)
+            pairs.validated = plan.validatesAttributes
             finished = try insertChunks(
-                try insertStatement(plan, key: "remodel_key_\(index)(t0.Z_PK)", prelinks: prelinks), keys: low...high,
-                total: nil,
-                parameter: n + 1, pairs: pairs, table: plan.sourceTable, progress: progress)
+                ChunkStatement(
+                    plan, try insertStatement(plan, key: "remodel_key_\(index)(t0.Z_PK)", prelinks: prelinks)),
+                keys: low...high, total: nil, pairs: pairs, table: plan.sourceTable, progress: progress)
         }
         guard finished else {
             // Back to where the mapping started: the interpreter runs it.
@@ -173,56 +185,71 @@ extension EntityMappingRunner {
         return pairs.count
     }
 
-    /// How an `INSERT … SELECT` reads text columns.
-    enum TextReads {
-        /// As the interpreter reads them (``SQLTranslator/textRead(_:)``).
-        case checked
-        /// As they are, in the rows where every one is well-formed
-        /// (`remodel_wellformed_all`); the others are skipped (`remodel_skipped_<n>`).
-        case asIs
-        /// As the interpreter reads them, in the rows ``asIs`` skips.
-        case illFormed
-    }
+    /// An `INSERT … SELECT` of a plan, over a range of source keys: its parameters after
+    /// the plan's are the first key and the last.
+    private struct ChunkStatement {
+        let statement: Statement
+        let firstKey: Int32
 
-    /// The `INSERT … SELECT` of `plan` over a range of source keys (`?n+1`, `?n+2`), each
-    /// row's destination key `key`, the keys of `prelinks` written, its guards checked,
-    /// with the plan's parameters bound.
-    private func insertStatement(_ plan: SQLMappingPlan, key: String, prelinks: [SQLLink.Key]) throws -> Statement {
-        guard let statement = try insertStatement(plan, key: key, prelinks: prelinks, text: .checked) else {
-            throw SQLTranslator.Refusal("no statement")
+        init(_ plan: SQLMappingPlan, _ statement: Statement) {
+            self.statement = statement
+            firstKey = Int32(plan.parameters.count + 1)
         }
-        return statement
+
+        func bind(_ keys: ClosedRange<Int64>) throws {
+            try statement.bind(keys.lowerBound, at: firstKey)
+            try statement.bind(keys.upperBound, at: firstKey + 1)
+        }
     }
 
-    /// ``insertStatement(_:key:prelinks:)`` with text read as `text` says; nil for
-    /// ``TextReads/asIs`` and ``TextReads/illFormed`` when the plan reads no text column.
+    /// The statement that writes the rows another skipped for failing `check`.
+    private final class Repair {
+        let statement: ChunkStatement
+        let check: RowCheck
+        /// Whether it wrote a row.
+        var ran = false
+
+        init(statement: ChunkStatement, check: RowCheck) {
+            self.statement = statement
+            self.check = check
+        }
+    }
+
+    /// Which rows of a chunk an `INSERT … SELECT` writes.
+    enum Rows {
+        /// Every row its plan selects.
+        case all
+        /// Those whose columns (these) meet the check `remodel_row_<n>`, by the plan that
+        /// reads them as they are (``SQLMappingPlan/asItIs``).
+        case meetingCheck([String])
+        /// The others, by the plan that reads them as the interpreter does.
+        case failingCheck([String])
+    }
+
+    /// The `INSERT … SELECT` of `plan` over a range of source keys (``ChunkStatement``),
+    /// each row's destination key `key`, the keys of `prelinks` written, its guards
+    /// (numbered from `guardOffset`) checked, with the plan's parameters bound.
     private func insertStatement(
-        _ plan: SQLMappingPlan, key: String, prelinks: [SQLLink.Key], text: TextReads
-    ) throws -> Statement? {
+        _ plan: SQLMappingPlan, key: String, prelinks: [SQLLink.Key], rows: Rows = .all, guardOffset: Int = 0
+    ) throws -> Statement {
         let n = plan.parameters.count
-        // (The text columns are the same for both statements that read them so.)
-        var textColumns: [String] = []
-        let asIs = { (sql: String) in
-            let read = text == .checked ? sql : SQLTranslator.textReadAsItIs(in: sql, columns: &textColumns)
-            return text == .asIs ? read : sql
-        }
         var checks = plan.guards.enumerated().map {
-            "WHEN \(asIs($1.condition)) THEN remodel_guard_\(index)(t0.Z_PK, \($0))"
+            "WHEN \($1.condition) THEN remodel_guard_\(index)(t0.Z_PK, \($0 + guardOffset))"
         }
         // The rules of the attributes, after the guards: a row that breaks one is written,
         // and the validation checks the table.
         if plan.validatesAttributes, !plan.validation.isEmpty {
             checks.append(
-                "WHEN \(asIs(plan.validation.joined(separator: " OR "))) THEN remodel_invalid_\(index)(t0.Z_PK)")
+                "WHEN \(plan.validation.joined(separator: " OR ")) THEN remodel_invalid_\(index)(t0.Z_PK)")
         }
-        var columns = plan.columns, values = plan.values.map(asIs)
-        guard text == .checked || !textColumns.isEmpty else { return nil }
-        let textCheck =
-            switch text {
-            case .checked: ""
-            case .asIs:
-                " AND CASE WHEN remodel_wellformed_all(\(textColumns.joined(separator: ", "))) THEN 1 ELSE remodel_skipped_\(index)() END"
-            case .illFormed: " AND NOT remodel_wellformed_all(\(textColumns.joined(separator: ", ")))"
+        var columns = plan.columns, values = plan.values
+        // The check first: the filter and the guards then run once on each row, in the
+        // statement that writes it.
+        let rowCheck =
+            switch rows {
+            case .all: ""
+            case .meetingCheck(let read): "remodel_row_\(index)(\(read.joined(separator: ", "))) AND "
+            case .failingCheck(let read): "NOT remodel_row_\(index)(\(read.joined(separator: ", "))) AND "
             }
         for link in prelinks {
             let keys = manager.runner(at: link.keysOf).keyOffset
@@ -233,23 +260,36 @@ extension EntityMappingRunner {
                 values.append(keys.map { link.entityValue(offset: $0) } ?? link.entityValue)
             }
         }
+        // In the table's order, SQLite makes the record of the values as the row gives
+        // them, with no copy of each; where the interpreter is asked for values, they stay
+        // in the mapping's order, in which it evaluates them and reports the first error.
+        if plan.evaluated.isEmpty, plan.stringChains.isEmpty,
+            let table = manager.destinationContext.store.layout.tables[plan.destinationTable]
+        {
+            let position = Dictionary(table.columns.enumerated().map { ($1.name, $0) }) { first, _ in first }
+            let ordered = zip(columns, values).enumerated().sorted {
+                (position[$0.element.0] ?? Int.max, $0.offset) < (position[$1.element.0] ?? Int.max, $1.offset)
+            }
+            (columns, values) = (ordered.map(\.element.0), ordered.map(\.element.1))
+        }
         let insert = try manager.destinationContext.store.database.prepare(
             "INSERT INTO main.\(plan.destinationTable) (Z_PK, Z_ENT, Z_OPT\(columns.map { ", " + $0 }.joined())) "
                 + "SELECT \(key), \(plan.destinationEntityNumber), 1\(values.map { ", " + $0 }.joined()) "
                 + "FROM src.\(plan.sourceTable) AS t0 \(plan.joins.map { $0 + " " }.joined())"
                 + "WHERE t0.Z_ENT = \(plan.sourceEntityNumber) "
-                + "AND t0.Z_PK BETWEEN ?\(n + 1) AND ?\(n + 2) AND \(plan.filter)" + textCheck
+                + "AND t0.Z_PK BETWEEN ?\(n + 1) AND ?\(n + 2) AND \(rowCheck)\(plan.filter)"
                 + (checks.isEmpty ? "" : " AND CASE \(checks.joined(separator: " ")) ELSE 1 END") + " ORDER BY t0.Z_PK")
         for (i, value) in plan.parameters.enumerated() { try insert.bind(value, at: Int32(i + 1)) }
         return insert
     }
 
-    /// Runs `insert` over the source keys in chunks (its parameters `parameter` and the
-    /// next: the first and last key), reporting progress and checking cancellation between
-    /// two; counts the rows in `pairs`. False when a guard stopped it.
+    /// Runs `insert` over the source keys in chunks, reporting progress and checking
+    /// cancellation between two, and after each chunk where a row failed the check of
+    /// `repair`, `repair` over the same keys; counts the rows in `pairs`. False when a
+    /// guard stopped it.
     private func insertChunks(
-        _ insert: Statement, repairing repair: Statement? = nil, keys: ClosedRange<Int64>, total: Int?,
-        parameter: Int32, pairs: KeyPairs, table: String, progress: (Int, Int?, Double) -> Void
+        _ insert: ChunkStatement, repairing repair: Repair? = nil, keys: ClosedRange<Int64>, total: Int?,
+        pairs: KeyPairs, table: String, progress: (Int, Int?, Double) -> Void
     ) throws -> Bool {
         let database = manager.destinationContext.store.database
         let started = ContinuousClock.now
@@ -262,17 +302,16 @@ extension EntityMappingRunner {
             let to =
                 keys.upperBound.isAmong(Self.sqlChunkRows, from: from)
                 ? keys.upperBound : from + Int64(Self.sqlChunkRows) - 1
-            try insert.bind(from, at: parameter)
-            try insert.bind(to, at: parameter + 1)
+            try insert.bind(from...to)
             do {
-                try insert.run()
-                if pairs.skipped, let repair {
-                    // The chunk's rows with text that is not well-formed.
+                try insert.statement.run()
+                if let repair, repair.check.failed {
+                    // The chunk's rows whose columns are not what their types write.
                     done += database.changes
-                    pairs.skipped = false
-                    try repair.bind(from, at: parameter)
-                    try repair.bind(to, at: parameter + 1)
-                    try repair.run()
+                    try repair.statement.bind(from...to)
+                    try repair.statement.statement.run()
+                    repair.check.failed = false
+                    repair.ran = repair.ran || database.changes > 0
                 }
             } catch {
                 if pairs.guarded != nil { return false }
@@ -309,8 +348,9 @@ extension EntityMappingRunner {
         var sqlFailure: (any Error)?
         /// Whether a row written breaks a rule of its attributes (``SQLMappingPlan/validation``).
         var invalid = false
-        /// Whether the statement that reads text as it is skipped a row (``TextReads/asIs``).
-        var skipped = false
+        /// Whether the statements that wrote the rows checked the rules of their
+        /// attributes (``SQLMappingPlan/validatesAttributes``).
+        var validated = false
 
         func reset(next: Int64) {
             runs = []

@@ -136,6 +136,23 @@ struct SQLMappingPlan {
     /// Stage 2, when every relationship mapping is a link SQL can write; else the reason.
     var links: Result<[SQLLink], SQLTranslator.Refusal>
 
+    /// The source columns this plan reads as they are, each with what it must hold on the
+    /// rows the plan runs on (``SQLTranslator/rowChecks``); empty for a plan that reads
+    /// every row as the interpreter does.
+    let rowChecks: [(column: String, expectation: ColumnExpectation)]
+
+    /// The same mapping reading the source row's columns as they are, for the rows whose
+    /// columns meet its ``rowChecks`` (docs/pushdown.md, "Rows checked once"); this plan
+    /// then writes the other rows. Nil where the source is well-typed, or where nothing
+    /// would be read differently.
+    private(set) var asItIs: AsItIs?
+
+    /// A plan that reads the source row's columns as they are (``asItIs``).
+    final class AsItIs {
+        let plan: SQLMappingPlan
+        init(_ plan: SQLMappingPlan) { self.plan = plan }
+    }
+
     /// The plan of `prepared`, or why it runs interpreted.
     /// (`sourceIsWellTyped`: see ``SQLTranslator/sourceIsWellTyped``.)
     static func make(
@@ -143,15 +160,37 @@ struct SQLMappingPlan {
         source: StoreLayout, sourceIsWellTyped: Bool = false, destination: StoreLayout
     ) -> Result<SQLMappingPlan, SQLTranslator.Refusal> {
         Result { () throws(SQLTranslator.Refusal) in
-            try SQLMappingPlan(
+            var plan = try SQLMappingPlan(
                 prepared, usesDefaultPolicy: usesDefaultPolicy, functions: functions, source: source,
                 sourceIsWellTyped: sourceIsWellTyped, destination: destination)
+            if !sourceIsWellTyped,
+                let asItIs = try? SQLMappingPlan(
+                    prepared, usesDefaultPolicy: usesDefaultPolicy, functions: functions, source: source,
+                    sourceIsWellTyped: false, checksRows: true, destination: destination),
+                !asItIs.rowChecks.isEmpty, asItIs.asksTheSame(as: plan)
+            {
+                plan.asItIs = AsItIs(asItIs)
+            }
+            return plan
         }
+    }
+
+    /// Whether `other` asks the interpreter for the same things (the same functions,
+    /// registered once for both) and selects the same rows, writing the same columns.
+    private func asksTheSame(as other: SQLMappingPlan) -> Bool {
+        columns == other.columns && joins == other.joins && filter == other.filter
+            && predicateAttributes == other.predicateAttributes
+            && predicateReadsObjects == other.predicateReadsObjects
+            && evaluated.map(\.property) == other.evaluated.map(\.property)
+            && evaluated.map(\.reads) == other.evaluated.map(\.reads)
+            && evaluated.map { [$0.undecidedOnly, $0.onObject] }
+                == other.evaluated.map { [$0.undecidedOnly, $0.onObject] }
+            && stringChains.map { $0.map(\.selector) } == other.stringChains.map { $0.map(\.selector) }
     }
 
     private init(
         _ prepared: PreparedEntityMapping, usesDefaultPolicy: Bool, functions: FunctionRegistry,
-        source: StoreLayout, sourceIsWellTyped: Bool, destination: StoreLayout
+        source: StoreLayout, sourceIsWellTyped: Bool, checksRows: Bool = false, destination: StoreLayout
     ) throws(SQLTranslator.Refusal) {
         typealias Refusal = SQLTranslator.Refusal
         guard usesDefaultPolicy else {
@@ -185,7 +224,8 @@ struct SQLMappingPlan {
         let sourceName = sourceEntity.name
         var translator = SQLTranslator(
             sourceAttributes: sourceAttributes, source: (sourceEntity, source), functions: functions,
-            stringFunctionName: Self.stringFunction(prepared.index), sourceIsWellTyped: sourceIsWellTyped
+            stringFunctionName: Self.stringFunction(prepared.index), sourceIsWellTyped: sourceIsWellTyped,
+            checksRows: checksRows
         ) {
             source.rowConditions(of: $0, on: sourceName, storeIsWellTyped: sourceIsWellTyped)
         }
@@ -231,7 +271,11 @@ struct SQLMappingPlan {
             _ attribute: AttributeDescription, _ value: String, nullness: String? = nil, neverNil: Bool = false
         ) {
             let rules = StoreValidator.attributeRules(attribute, value: value, nullness: nullness).filter {
-                if case .required = $0.kind { return !neverNil }
+                // (A column read as it is, and checked to be never nil.)
+                if case .required = $0.kind {
+                    return !neverNil
+                        && !translator.expect(nullness, { ColumnExpectation($0.storage, allowsNull: false) })
+                }
                 return true
             }
             // Checking it again would call a function again (the interpreter, a text check).
@@ -364,6 +408,7 @@ struct SQLMappingPlan {
         self.stringChains = translator.stringChains
         self.validation = validation
         self.validatesAttributes = validatesAttributes
+        self.rowChecks = translator.rowChecks
         self.links = .failure(Refusal("not planned yet"))
     }
 }
@@ -494,6 +539,7 @@ extension SQLMappingPlan {
         predicateAttributes = nil
         predicateReadsObjects = false
         (validation, validatesAttributes) = ([], false)
+        rowChecks = []
         links = .failure(SQLTranslator.Refusal("not planned yet"))
     }
 

@@ -20,6 +20,10 @@ struct SQLTerm {
     /// The integers the value can be, when that is known whatever the row holds (the
     /// length of a text): a write to an attribute whose range holds them needs no guard.
     var range: ClosedRange<Int64>? = nil
+    /// The source column the value is, read as it is on the rows whose columns meet
+    /// their expectations (``SQLTranslator/checksRows``): a guard on the value alone
+    /// becomes part of the column's expectation.
+    var checkedColumn: String? = nil
 }
 
 /// A condition on a source row under which SQL would not do what the interpreter does
@@ -121,18 +125,47 @@ struct SQLTranslator {
     /// attribute is never NULL. Its columns are then read as they are.
     let sourceIsWellTyped: Bool
 
+    /// Whether the source row's own columns (`t0`) are read as they are, as in a
+    /// well-typed store, by a statement that runs only on the rows where each meets its
+    /// expectation (``rowChecks``; docs/pushdown.md, "Rows checked once"). A guard on
+    /// such a column alone (nil, out of a range) and the rule that it is required become
+    /// part of its expectation: the row goes to the statement that reads it as the
+    /// interpreter does, which meets them.
+    let checksRows: Bool
+
+    /// The source columns read as they are, in the order first read, each with what it
+    /// must hold (``checksRows``).
+    private(set) var rowChecks: [(column: String, expectation: ColumnExpectation)] = []
+
+    /// How deep in TERNARY branches the translation is: a guard there holds only on the
+    /// rows that take the branch, so it is not made part of an expectation.
+    private var branchDepth = 0
+
     init(
         sourceAttributes: [String: (attribute: AttributeDescription, column: String)],
         source: (entity: EntityDescription, layout: StoreLayout)? = nil, functions: FunctionRegistry,
         stringFunctionName: String,
-        sourceIsWellTyped: Bool = false, rowConditions: @escaping (FormatPredicate) -> RowConditions? = { _ in nil }
+        sourceIsWellTyped: Bool = false, checksRows: Bool = false,
+        rowConditions: @escaping (FormatPredicate) -> RowConditions? = { _ in nil }
     ) {
         self.sourceAttributes = sourceAttributes
         self.source = source
         self.functions = functions
         self.stringFunctionName = stringFunctionName
         self.sourceIsWellTyped = sourceIsWellTyped
+        self.checksRows = checksRows && !sourceIsWellTyped
         self.rowConditions = rowConditions
+    }
+
+    /// Makes `column`, a source column read as it is (``SQLTerm/checkedColumn``), meet
+    /// what `narrowed` makes of its expectation; false, and nothing changed, when it is no
+    /// such column, the translation is in a branch, or `narrowed` gives nil.
+    mutating func expect(_ column: String?, _ narrowed: (ColumnExpectation) -> ColumnExpectation?) -> Bool {
+        guard branchDepth == 0, let column, let i = rowChecks.firstIndex(where: { $0.column == column }),
+            let expectation = narrowed(rowChecks[i].expectation)
+        else { return false }
+        rowChecks[i].expectation = expectation
+        return true
     }
 
     struct Refusal: Error {
@@ -238,7 +271,7 @@ struct SQLTranslator {
         guard let (attribute, column) = sourceAttributes[name] else {
             throw Refusal("$source.\(name) is not a stored attribute of the source entity")
         }
-        return try read(attribute, "t0.\(column)", name: name)
+        return try read(attribute, "t0.\(column)", name: name, checkable: true)
     }
 
     /// `$source.r.name` (`$source.r.s.name`, …), `r` a to-one of the source entity (and
@@ -294,11 +327,23 @@ struct SQLTranslator {
     }
 
     /// The column `c` of `attribute` (`name`, for the reasons), read as the interpreter
-    /// reads it.
-    private mutating func read(_ attribute: AttributeDescription, _ c: String, name: String) throws(Refusal)
-        -> SQLTerm
+    /// reads it; as it is where the store is well-typed, or where the rows are checked
+    /// (``checksRows``) and `c` is the source row's own (`checkable`).
+    private mutating func read(_ attribute: AttributeDescription, _ c: String, name: String, checkable: Bool = false)
+        throws(Refusal) -> SQLTerm
     {
         if sourceIsWellTyped, let term = Self.wellTyped(attribute, c) { return term }
+        if checksRows, checkable, var term = Self.wellTyped(attribute, c),
+            let storage = Self.storage(of: attribute)
+        {
+            if !rowChecks.contains(where: { $0.column == c }) {
+                rowChecks.append((c, ColumnExpectation(storage, allowsNull: attribute.isOptional)))
+            }
+            // (A boolean is 0 or 1: its check makes sure.)
+            if attribute.type == .boolean { term.sql = c }
+            term.checkedColumn = c
+            return term
+        }
         switch attribute.type {
         // CAST converts as the sqlite3_value_* functions a reader reads with do, whatever
         // the column stores (sqlite3VdbeMemCast calls the same sqlite3VdbeIntValue and
@@ -331,32 +376,6 @@ struct SQLTranslator {
         "(CASE WHEN remodel_wellformed(\(c)) THEN \(c) ELSE remodel_text(\(c)) END)"
     }
 
-    /// `sql` with each text column read as it is rather than through ``textRead(_:)``,
-    /// and the columns so read, in order: for a statement that checks them all at once
-    /// (`remodel_wellformed_all`) and leaves the rows where one is not well-formed to the
-    /// statement that reads them through ``textRead(_:)``.
-    static func textReadAsItIs(in sql: String, columns: inout [String]) -> String {
-        var result = ""
-        var rest = Substring(sql)
-        let opening = "(CASE WHEN remodel_wellformed("
-        while let start = rest.range(of: opening) {
-            result += rest[..<start.lowerBound]
-            let after = rest[start.upperBound...]
-            if let close = after.firstIndex(of: ")") {
-                let column = String(after[..<close])
-                if !column.contains("("), rest[start.lowerBound...].hasPrefix(textRead(column)) {
-                    if !columns.contains(column) { columns.append(column) }
-                    result += column
-                    rest = rest[rest.index(start.lowerBound, offsetBy: textRead(column).count)...]
-                    continue
-                }
-            }
-            result += opening
-            rest = after
-        }
-        return result + rest
-    }
-
     /// The column `c` of `attribute` in a well-typed store, read as it is: integers (in
     /// their type's range), booleans (0 or 1), doubles and floats, and well-formed text
     /// are what the interpreter reads; never NULL when the attribute is required. Nil
@@ -376,6 +395,19 @@ struct SQLTranslator {
             return SQLTerm(sql: c, kind: .text, isNullable: nullable, nullness: c)
         default:
             return nil
+        }
+    }
+
+    /// What the column of `attribute` holds in a well-typed store, for its check; nil
+    /// for the types read with a conversion whatever the store.
+    private static func storage(of attribute: AttributeDescription) -> ColumnExpectation.Storage? {
+        switch attribute.type {
+        case .int16, .int32, .int64: attribute.type.integerRange.map { .integer($0) }
+        case .boolean: .integer(0...1)
+        case .double: .real
+        case .float: .float
+        case .string, .uri: .text
+        default: nil
         }
     }
 
@@ -581,6 +613,8 @@ struct SQLTranslator {
     /// A branch of a TERNARY, its new guards made to hold only where `condition` does.
     private mutating func branch(_ expression: FormatExpression, taken condition: String) throws(Refusal) -> SQLTerm {
         let before = guards.count
+        branchDepth += 1
+        defer { branchDepth -= 1 }
         let result = try term(expression)
         for i in before..<guards.count {
             let g = guards[i]
@@ -631,7 +665,7 @@ struct SQLTranslator {
 
     /// A nil operand is an error in the interpreter: such a row is left to it.
     private mutating func nonNil(_ operand: SQLTerm, _ operation: String) {
-        if operand.isNullable {
+        if operand.isNullable, !expect(operand.checkedColumn, { ColumnExpectation($0.storage, allowsNull: false) }) {
             guarding(
                 "\(operand.nullness ?? operand.sql) IS NULL", check: "no nil in '\(operation)'",
                 "a nil operand of '\(operation)' (an error)")
@@ -653,14 +687,21 @@ struct SQLTranslator {
         case (.integer, .int16), (.integer, .int32), (.integer, .int64):
             let range = attribute.type.integerRange!
             let fits = term.range.map { range.contains($0.lowerBound) && range.contains($0.upperBound) } ?? false
-            if range != Int64.min...Int64.max, !fits {
+            if range != Int64.min...Int64.max, !fits,
+                !expect(term.checkedColumn, { Self.narrowed($0, to: range) })
+            {
                 guarding(
                     "\(x) NOT BETWEEN \(range.lowerBound) AND \(range.upperBound)", check: "\(attribute.name) in range",
                     "a value out of range for \(attribute.name) (an error)")
             }
             return x
         case (.integer, .double): return "CAST(\(x) AS REAL)"
+        case (.double, .float)
+        where expect(term.checkedColumn, { ColumnExpectation(.float, allowsNull: $0.allowsNull) }):
+            return x
         case (.integer, .float), (.double, .float): return "remodel_float(\(x))"
+        case (.integer, .boolean) where expect(term.checkedColumn, { Self.narrowed($0, to: 0...1) }):
+            return x
         case (.integer, .boolean):
             guarding(
                 "\(x) NOT IN (0, 1)", check: "\(attribute.name) 0 or 1",
@@ -674,6 +715,13 @@ struct SQLTranslator {
                 "a \(term.kind) value for the \(attribute.type.rawValue) attribute \(attribute.name) is converted by the interpreter"
             )
         }
+    }
+
+    /// `expectation` of integers kept within `range`; nil for other expectations, and
+    /// where no integer would do.
+    private static func narrowed(_ expectation: ColumnExpectation, to range: ClosedRange<Int64>) -> ColumnExpectation? {
+        guard case .integer(let r) = expectation.storage, r.overlaps(range) else { return nil }
+        return ColumnExpectation(.integer(r.clamped(to: range)), allowsNull: expectation.allowsNull)
     }
 
     static func describe(_ expression: FormatExpression) -> String {

@@ -32,9 +32,6 @@ extension Database {
     /// - `remodel_wellformed(x)`: 1 when `x` is NULL or text of well-formed UTF-8, which
     ///   `remodel_text` returns as it is: `CASE WHEN remodel_wellformed(x) THEN x ELSE
     ///   remodel_text(x) END` gives the same values without copying the common ones.
-    /// - `remodel_wellformed_all(x, …)`: 1 when every argument is what `remodel_wellformed`
-    ///   accepts, in one call: a statement that reads several text columns as they are
-    ///   checks them all at once.
     /// - `remodel_plain(x)`: 1 when `x` is NULL or text of plain ASCII (no NUL, no CR,
     ///   nothing above 0x7F), on which SQL's string functions give what Foundation's do;
     ///   0 for other text and other values.
@@ -83,31 +80,6 @@ extension Database {
             handle, "remodel_wellformed", 1, flags, nil,
             { context, _, arguments in
                 Database.testText(context, arguments?[0]) { UTF8Sequence.isWellFormed($0) }
-            }, nil, nil, nil)
-        guard rc == SQLITE_OK else { throw error(rc) }
-        rc = sqlite3_create_function_v2(
-            handle, "remodel_wellformed_all", -1, flags, nil,
-            { context, count, arguments in
-                guard let context, let arguments else { return }
-                // Every argument NULL, or text of well-formed UTF-8 (remodel_wellformed's
-                // test of each, in one call).
-                for i in 0..<Int(count) {
-                    guard let value = arguments[i] else { continue }
-                    switch sqlite3_value_type(value) {
-                    case SQLITE_NULL: continue
-                    case SQLITE_TEXT:
-                        let text = sqlite3_value_text(value)
-                        let bytes = Int(sqlite3_value_bytes(value))
-                        if let text, !UTF8Sequence.isWellFormed(UnsafeBufferPointer(start: text, count: bytes)) {
-                            sqlite3_result_int(context, 0)
-                            return
-                        }
-                    default:
-                        sqlite3_result_int(context, 0)
-                        return
-                    }
-                }
-                sqlite3_result_int(context, 1)
             }, nil, nil, nil)
         guard rc == SQLITE_OK else { throw error(rc) }
         rc = sqlite3_create_function_v2(

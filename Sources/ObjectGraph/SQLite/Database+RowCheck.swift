@@ -1,0 +1,123 @@
+import CSQLite
+import ExpressionLanguage
+
+/// What one column of a row must hold for a statement to read it as it is: a value of the
+/// storage class its attribute is written as (an integer in a range, a double, one a
+/// 32-bit float holds exactly, well-formed UTF-8 text), or NULL where that is allowed.
+/// A statement over a store from elsewhere reads its columns as they are on the rows
+/// where every column meets its expectation (``RowCheck``), and converts them as a
+/// reader does on the others.
+public struct ColumnExpectation: Hashable, Sendable {
+    public enum Storage: Hashable, Sendable {
+        /// An integer in the range (a boolean: 0…1).
+        case integer(ClosedRange<Int64>)
+        /// A double (a REAL column's value, which SQLite hands over as a double even when
+        /// it keeps it as an integer).
+        case real
+        /// A double that a 32-bit float holds exactly, as a Float attribute writes it.
+        case float
+        /// Text of well-formed UTF-8.
+        case text
+    }
+
+    public var storage: Storage
+    public var allowsNull: Bool
+
+    public init(_ storage: Storage, allowsNull: Bool) {
+        self.storage = storage
+        self.allowsNull = allowsNull
+    }
+}
+
+/// The test of a row's columns against their ``ColumnExpectation``s, registered as a SQL
+/// function (``Database/register(_:as:)``) that takes the columns in order: 1 when every
+/// one meets its expectation, else 0, and ``failed`` is set.
+public final class RowCheck: @unchecked Sendable {
+    public let expectations: [ColumnExpectation]
+    /// Whether a row has failed the test since it was last cleared.
+    public var failed = false
+
+    /// The expectations as the test reads them, once a row, in order.
+    private let tests: UnsafeMutableBufferPointer<Test>
+
+    private struct Test {
+        enum Kind { case integer, real, float, text }
+        let kind: Kind
+        let allowsNull: Bool
+        let low: Int64, high: Int64
+    }
+
+    public init(_ expectations: [ColumnExpectation]) {
+        self.expectations = expectations
+        tests = .allocate(capacity: expectations.count)
+        for (i, e) in expectations.enumerated() {
+            let test =
+                switch e.storage {
+                case .integer(let range):
+                    Test(kind: .integer, allowsNull: e.allowsNull, low: range.lowerBound, high: range.upperBound)
+                case .real: Test(kind: .real, allowsNull: e.allowsNull, low: 0, high: 0)
+                case .float: Test(kind: .float, allowsNull: e.allowsNull, low: 0, high: 0)
+                case .text: Test(kind: .text, allowsNull: e.allowsNull, low: 0, high: 0)
+                }
+            (tests.baseAddress! + i).initialize(to: test)
+        }
+    }
+
+    deinit { tests.deallocate() }
+
+    /// Whether the `count` values at `values` meet the expectations.
+    fileprivate func accepts(_ values: UnsafeMutablePointer<OpaquePointer?>, count: Int) -> Bool {
+        for i in 0..<min(count, tests.count) {
+            let test = tests[i], value = values[i]
+            switch sqlite3_value_type(value) {
+            case SQLITE_NULL:
+                guard test.allowsNull else { return false }
+            case SQLITE_INTEGER:
+                guard test.kind == .integer else { return false }
+                let v = sqlite3_value_int64(value)
+                guard v >= test.low, v <= test.high else { return false }
+            case SQLITE_FLOAT:
+                if test.kind == .float {
+                    let d = sqlite3_value_double(value)
+                    guard Double(Float(d)) == d else { return false }
+                } else if test.kind != .real {
+                    return false
+                }
+            case SQLITE_TEXT:
+                guard test.kind == .text else { return false }
+                // The text first, then its length, as SQLite asks.
+                if let text = sqlite3_value_text(value),
+                    !UTF8Sequence.isWellFormed(UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(value))))
+                {
+                    return false
+                }
+            default:
+                return false
+            }
+        }
+        return true
+    }
+}
+
+extension Database {
+    /// Registers `check` as the SQL function `name`, of as many arguments as it has
+    /// expectations. Deterministic to SQLite, which may call it once for a row that two
+    /// terms of a statement pass it.
+    public func register(_ check: RowCheck, as name: String) throws(SQLiteError) {
+        let rc = sqlite3_create_function_v2(
+            handle, name, Int32(check.expectations.count), SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+            Unmanaged.passRetained(check).toOpaque(),
+            { context, count, arguments in
+                guard let context, let arguments else { return }
+                let check = Unmanaged<RowCheck>.fromOpaque(sqlite3_user_data(context)).takeUnretainedValue()
+                if check.accepts(arguments, count: Int(count)) {
+                    sqlite3_result_int(context, 1)
+                } else {
+                    check.failed = true
+                    sqlite3_result_int(context, 0)
+                }
+            }, nil, nil,
+            { pointer in pointer.map { Unmanaged<RowCheck>.fromOpaque($0).release() } })
+        guard rc == SQLITE_OK else { throw error(rc) }
+    }
+}

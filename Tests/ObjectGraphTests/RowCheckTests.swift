@@ -1,0 +1,58 @@
+import Testing
+
+@testable import ObjectGraph
+
+/// `RowCheck`, registered as a SQL function: which values meet which expectation, read
+/// from the columns of a table as a statement hands them over (a REAL column's integer as
+/// a double), and that a failure is remembered until cleared.
+@Suite struct RowCheckTests {
+    static let columns = [
+        ("i", "INTEGER", ColumnExpectation(.integer(-5...5), allowsNull: false)),
+        ("d", "FLOAT", ColumnExpectation(.real, allowsNull: true)),
+        ("f", "FLOAT", ColumnExpectation(.float, allowsNull: true)),
+        ("t", "VARCHAR", ColumnExpectation(.text, allowsNull: true))
+    ]
+
+    /// Whether the row `values` (SQL literals, in the order of ``columns``) meets the check.
+    static func check(_ values: [String]) throws -> (accepted: Bool, failed: Bool) {
+        let database = try Database(path: ":memory:", mode: .create)
+        try database.execute(
+            "CREATE TABLE r (\(columns.map { "\($0.0) \($0.1)" }.joined(separator: ", ")))")
+        try database.execute("INSERT INTO r VALUES (\(values.joined(separator: ", ")))")
+        let check = RowCheck(columns.map(\.2))
+        try database.register(check, as: "check_row")
+        let statement = try database.prepare("SELECT check_row(i, d, f, t) FROM r")
+        _ = try statement.step()
+        return (statement.int64(at: 0) == 1, check.failed)
+    }
+
+    @Test func acceptsWhatTheTypesWrite() throws {
+        let rows = [
+            ["0", "0.25", "0.5", "'plain'"], ["-5", "NULL", "NULL", "NULL"], ["5", "1e300", "-3.0", "'café'"],
+            // A REAL column keeps 7 as an integer, and hands it over as a double.
+            ["1", "7", "7", "''"]
+        ]
+        for row in rows {
+            let (accepted, failed) = try Self.check(row)
+            #expect(accepted && !failed, "\(row)")
+        }
+    }
+
+    @Test func refusesAnythingElse() throws {
+        let rows = [
+            // Out of range, nil where it is not allowed, a real or text in an integer column.
+            ["6", "0.0", "0.0", "NULL"], ["NULL", "0.0", "0.0", "NULL"], ["1.5", "0.0", "0.0", "NULL"],
+            ["'1x'", "0.0", "0.0", "NULL"],
+            // Text or a blob in a double's column; a double a float does not hold.
+            ["0", "'abc'", "0.0", "NULL"], ["0", "X'01'", "0.0", "NULL"], ["0", "0.0", "0.1", "NULL"],
+            // Ill-formed UTF-8, a surrogate and a blob for text (a number a text column
+            // keeps as text).
+            ["0", "0.0", "0.0", "CAST(X'66C328' AS TEXT)"], ["0", "0.0", "0.0", "CAST(X'EDA080' AS TEXT)"],
+            ["0", "0.0", "0.0", "X'00FF'"]
+        ]
+        for row in rows {
+            let (accepted, failed) = try Self.check(row)
+            #expect(!accepted && failed, "\(row)")
+        }
+    }
+}
