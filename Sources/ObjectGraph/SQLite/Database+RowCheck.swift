@@ -109,12 +109,14 @@ extension Database {
             Unmanaged.passRetained(check).toOpaque(),
             { context, count, arguments in
                 guard let context, let arguments else { return }
-                let check = Unmanaged<RowCheck>.fromOpaque(sqlite3_user_data(context)).takeUnretainedValue()
-                if check.accepts(arguments, count: Int(count)) {
-                    sqlite3_result_int(context, 1)
-                } else {
-                    check.failed = true
-                    sqlite3_result_int(context, 0)
+                // (The function holds the check: no reference counted for each row.)
+                Unmanaged<RowCheck>.fromOpaque(sqlite3_user_data(context))._withUnsafeGuaranteedRef { check in
+                    if check.accepts(arguments, count: Int(count)) {
+                        sqlite3_result_int(context, 1)
+                    } else {
+                        check.failed = true
+                        sqlite3_result_int(context, 0)
+                    }
                 }
             }, nil, nil,
             { pointer in pointer.map { Unmanaged<RowCheck>.fromOpaque($0).release() } })
