@@ -55,4 +55,21 @@ import Testing
             #expect(!accepted && failed, "\(row)")
         }
     }
+
+    /// A check that stops at the first failure: the rows before it pass, every row from
+    /// it on fails, and it keeps that row's key until cleared.
+    @Test func stopsAtTheFirstFailureWhereAskedTo() throws {
+        let database = try Database(path: ":memory:", mode: .create)
+        try database.execute("CREATE TABLE r (k INTEGER PRIMARY KEY, i INTEGER)")
+        try database.execute("INSERT INTO r VALUES (10, 1), (20, 2), (30, 'x'), (40, 4), (50, 'y')")
+        let check = RowCheck([ColumnExpectation(.integer(0...9), allowsNull: false)], stopsAtFirstFailure: true)
+        try database.register(check, as: "check_row")
+        let statement = try database.prepare("SELECT check_row(k, i) FROM r ORDER BY k")
+        var results: [Int64] = []
+        while try statement.step() { results.append(statement.int64(at: 0)) }
+        #expect(results == [1, 1, 0, 0, 0])
+        #expect(check.failed && check.firstFailure == 30)
+        check.clear()
+        #expect(!check.failed && check.firstFailure == nil)
+    }
 }

@@ -293,11 +293,13 @@ func runProductsMigrationBenchmark(_ options: Options) {
                 + "Z_PRIMARYKEY.Z_MAX is \(rows), and each opens as a Products2 store"
         ] + migrationFootnotes(source: source, destinationBytes: destinationBytes, idle: idle, engine: engine)
     // Speed as rows a second: the reference's time over the engine's.
-    report.targets = [("products-migrate-raw", "the raw loop's", 0.7), ("products-migrate-sql", "pure SQL's", 0.8)]
+    report.targets =
+        [("products-migrate-raw", "the raw loop's", 0.7), ("products-migrate-sql", "pure SQL's", 0.8)]
         .compactMap { id, label, target in
             run(id).map {
                 let ratio = $0.medianSeconds / engine.medianSeconds
-                return "target ≥ \(Int(target * 100))% of \(label) rows/s: \(String(format: "%.0f%%", ratio * 100)) — \(verdict(ratio >= target))"
+                return
+                    "target ≥ \(Int(target * 100))% of \(label) rows/s: \(String(format: "%.0f%%", ratio * 100)) — \(verdict(ratio >= target))"
             }
         } + ["target peak memory < 64 MB: \(formatMB(engine.peakRSS)) — \(verdict(engine.peakRSS < 64_000_000))"]
     if options.markdown { report.printMarkdown() } else { report.printText() }

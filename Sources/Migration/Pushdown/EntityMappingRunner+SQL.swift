@@ -123,33 +123,35 @@ extension EntityMappingRunner {
         var counted =
             !contiguous || offset.overflow
             || high.addingReportingOverflow(offset.partialValue).overflow
-        pairs.validated = plan.validatesAttributes
-        if !counted {
-            // Keys by an offset: rows may be written in any order. The columns are read
-            // as they are on the rows that meet their check, and the others written
-            // after each chunk by the statement that reads them as the interpreter does
-            // (docs/pushdown.md, "Rows checked once").
-            // (An integer in the SQL is exact; none where the keys stay as they are.)
-            let key = offset.partialValue == 0 ? "t0.Z_PK" : "t0.Z_PK + \(offset.partialValue)"
-            let insert: ChunkStatement
-            var repair: Repair?
-            if let asItIs = plan.asItIs?.plan {
-                let check = RowCheck(asItIs.rowChecks.map(\.expectation))
-                try database.register(check, as: "remodel_row_\(index)")
-                let columns = asItIs.rowChecks.map(\.column)
-                insert = try ChunkStatement(
-                    asItIs,
-                    insertStatement(
-                        asItIs, key: key, prelinks: prelinks, rows: .meetingCheck(columns),
-                        guardOffset: plan.guards.count))
-                repair = Repair(
-                    statement: ChunkStatement(
-                        plan, try insertStatement(plan, key: key, prelinks: prelinks, rows: .failingCheck(columns))),
-                    check: check)
-                pairs.validated = asItIs.validatesAttributes
-            } else {
-                insert = ChunkStatement(plan, try insertStatement(plan, key: key, prelinks: prelinks))
+        /// The statements that write the rows with keys `key`: the one that reads the
+        /// columns as they are where a row meets its check, and what writes the others
+        /// (docs/pushdown.md, "Rows checked once"). With keys by an offset, rows may be
+        /// written in any order, and the chunk's others follow it; with counted keys, the
+        /// first writes the chunk's rows up to the first that fails, and the second the
+        /// rest of the chunk from that row on, read as the interpreter reads them.
+        func statements(key: String, inOrder: Bool) throws -> (ChunkStatement, Repair?) {
+            pairs.validated = plan.validatesAttributes
+            guard let asItIs = plan.asItIs?.plan else {
+                return (ChunkStatement(plan, try insertStatement(plan, key: key, prelinks: prelinks)), nil)
             }
+            let check = RowCheck(asItIs.rowChecks.map(\.expectation), stopsAtFirstFailure: inOrder)
+            try database.register(check, as: "remodel_row_\(index)")
+            // (The key first, where the check stops at the first row that fails.)
+            let columns = (inOrder ? ["t0.Z_PK"] : []) + asItIs.rowChecks.map(\.column)
+            pairs.validated = asItIs.validatesAttributes
+            let insert = try ChunkStatement(
+                asItIs,
+                insertStatement(
+                    asItIs, key: key, prelinks: prelinks, rows: .meetingCheck(columns), guardOffset: plan.guards.count))
+            let others = try ChunkStatement(
+                plan, insertStatement(plan, key: key, prelinks: prelinks, rows: inOrder ? .all : .failingCheck(columns))
+            )
+            return (insert, Repair(others, check: check))
+        }
+        if !counted {
+            // (An integer in the SQL is exact; none where the keys stay as they are.)
+            let (insert, repair) = try statements(
+                key: offset.partialValue == 0 ? "t0.Z_PK" : "t0.Z_PK + \(offset.partialValue)", inOrder: false)
             finished = try insertChunks(
                 insert, repairing: repair, keys: low...high, total: count, pairs: pairs, table: plan.sourceTable,
                 progress: progress)
@@ -162,11 +164,11 @@ extension EntityMappingRunner {
         }
         if counted {
             pairs.reset(next: first)
-            pairs.validated = plan.validatesAttributes
+            let (insert, repair) = try statements(key: "remodel_key_\(index)(t0.Z_PK)", inOrder: true)
             finished = try insertChunks(
-                ChunkStatement(
-                    plan, try insertStatement(plan, key: "remodel_key_\(index)(t0.Z_PK)", prelinks: prelinks)),
-                keys: low...high, total: nil, pairs: pairs, table: plan.sourceTable, progress: progress)
+                insert, repairing: repair, keys: low...high, total: nil, pairs: pairs, table: plan.sourceTable,
+                progress: progress)
+            if repair?.ran == true, !plan.validatesAttributes { pairs.validated = false }
         }
         guard finished else {
             // Back to where the mapping started: the interpreter runs it.
@@ -202,14 +204,15 @@ extension EntityMappingRunner {
         }
     }
 
-    /// The statement that writes the rows another skipped for failing `check`.
+    /// What writes the rows a statement skipped for failing `check`: those rows, or, for
+    /// a check that stops at the first failure, every row of the chunk from that one on.
     private final class Repair {
         let statement: ChunkStatement
         let check: RowCheck
         /// Whether it wrote a row.
         var ran = false
 
-        init(statement: ChunkStatement, check: RowCheck) {
+        init(_ statement: ChunkStatement, check: RowCheck) {
             self.statement = statement
             self.check = check
         }
@@ -306,11 +309,11 @@ extension EntityMappingRunner {
             do {
                 try insert.statement.run()
                 if let repair, repair.check.failed {
-                    // The chunk's rows whose columns are not what their types write.
+                    // The chunk's rows whose columns do not hold what their types write.
                     done += database.changes
-                    try repair.statement.bind(from...to)
+                    try repair.statement.bind((repair.check.firstFailure ?? from)...to)
+                    repair.check.clear()
                     try repair.statement.statement.run()
-                    repair.check.failed = false
                     repair.ran = repair.ran || database.changes > 0
                 }
             } catch {

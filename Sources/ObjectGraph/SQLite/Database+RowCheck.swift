@@ -31,11 +31,23 @@ public struct ColumnExpectation: Hashable, Sendable {
 
 /// The test of a row's columns against their ``ColumnExpectation``s, registered as a SQL
 /// function (``Database/register(_:as:)``) that takes the columns in order: 1 when every
-/// one meets its expectation, else 0, and ``failed`` is set.
+/// one meets its expectation, else 0, and ``failed`` is set. A check that stops at the
+/// first failure takes the row's key first, keeps the key of the first row that fails
+/// (``firstFailure``), and gives 0 for every row after it until cleared: a statement that
+/// writes rows in key order then writes those before it.
 public final class RowCheck: @unchecked Sendable {
     public let expectations: [ColumnExpectation]
+    public let stopsAtFirstFailure: Bool
     /// Whether a row has failed the test since it was last cleared.
-    public var failed = false
+    public private(set) var failed = false
+    /// The key of the first row that failed, for a check that stops there.
+    public private(set) var firstFailure: Int64?
+
+    /// Forgets the failures.
+    public func clear() {
+        failed = false
+        firstFailure = nil
+    }
 
     /// The expectations as the test reads them, once a row, in order.
     private let tests: UnsafeMutableBufferPointer<Test>
@@ -47,8 +59,9 @@ public final class RowCheck: @unchecked Sendable {
         let low: Int64, high: Int64
     }
 
-    public init(_ expectations: [ColumnExpectation]) {
+    public init(_ expectations: [ColumnExpectation], stopsAtFirstFailure: Bool = false) {
         self.expectations = expectations
+        self.stopsAtFirstFailure = stopsAtFirstFailure
         tests = .allocate(capacity: expectations.count)
         for (i, e) in expectations.enumerated() {
             let test =
@@ -65,8 +78,22 @@ public final class RowCheck: @unchecked Sendable {
 
     deinit { tests.deallocate() }
 
+    /// The test of one row, its key first for a check that stops at the first failure.
+    fileprivate func test(_ values: UnsafeMutablePointer<OpaquePointer?>, count: Int) -> Bool {
+        guard stopsAtFirstFailure else {
+            if accepts(values, count: count) { return true }
+            failed = true
+            return false
+        }
+        guard firstFailure == nil, count > 0 else { return false }
+        if accepts(values + 1, count: count - 1) { return true }
+        failed = true
+        firstFailure = sqlite3_value_int64(values[0])
+        return false
+    }
+
     /// Whether the `count` values at `values` meet the expectations.
-    fileprivate func accepts(_ values: UnsafeMutablePointer<OpaquePointer?>, count: Int) -> Bool {
+    private func accepts(_ values: UnsafeMutablePointer<OpaquePointer?>, count: Int) -> Bool {
         for i in 0..<min(count, tests.count) {
             let test = tests[i], value = values[i]
             switch sqlite3_value_type(value) {
@@ -101,22 +128,16 @@ public final class RowCheck: @unchecked Sendable {
 
 extension Database {
     /// Registers `check` as the SQL function `name`, of as many arguments as it has
-    /// expectations. Deterministic to SQLite, which may call it once for a row that two
-    /// terms of a statement pass it.
+    /// expectations (and the key first, for a check that stops at the first failure).
     public func register(_ check: RowCheck, as name: String) throws(SQLiteError) {
         let rc = sqlite3_create_function_v2(
-            handle, name, Int32(check.expectations.count), SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+            handle, name, Int32(check.expectations.count + (check.stopsAtFirstFailure ? 1 : 0)), SQLITE_UTF8,
             Unmanaged.passRetained(check).toOpaque(),
             { context, count, arguments in
                 guard let context, let arguments else { return }
                 // (The function holds the check: no reference counted for each row.)
                 Unmanaged<RowCheck>.fromOpaque(sqlite3_user_data(context))._withUnsafeGuaranteedRef { check in
-                    if check.accepts(arguments, count: Int(count)) {
-                        sqlite3_result_int(context, 1)
-                    } else {
-                        check.failed = true
-                        sqlite3_result_int(context, 0)
-                    }
+                    sqlite3_result_int(context, check.test(arguments, count: Int(count)) ? 1 : 0)
                 }
             }, nil, nil,
             { pointer in pointer.map { Unmanaged<RowCheck>.fromOpaque($0).release() } })
