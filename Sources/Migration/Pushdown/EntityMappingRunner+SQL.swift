@@ -246,13 +246,15 @@ extension EntityMappingRunner {
                 "WHEN \(plan.validation.joined(separator: " OR ")) THEN remodel_invalid_\(index)(t0.Z_PK)")
         }
         var columns = plan.columns, values = plan.values
-        // The check first: the filter and the guards then run once on each row, in the
-        // statement that writes it.
-        let rowCheck =
+        // The check first, the filter only where it holds (a filter that reads the columns
+        // as they are decides only such rows): the filter and the guards then run once on
+        // each row, in the statement that writes it.
+        let selected =
             switch rows {
-            case .all: ""
-            case .meetingCheck(let read): "remodel_row_\(index)(\(read.joined(separator: ", "))) AND "
-            case .failingCheck(let read): "NOT remodel_row_\(index)(\(read.joined(separator: ", "))) AND "
+            case .all: plan.filter
+            case .meetingCheck(let read):
+                "CASE WHEN remodel_row_\(index)(\(read.joined(separator: ", "))) THEN \(plan.filter) ELSE 0 END"
+            case .failingCheck(let read): "NOT remodel_row_\(index)(\(read.joined(separator: ", "))) AND \(plan.filter)"
             }
         for link in prelinks {
             let keys = manager.runner(at: link.keysOf).keyOffset
@@ -280,7 +282,7 @@ extension EntityMappingRunner {
                 + "SELECT \(key), \(plan.destinationEntityNumber), 1\(values.map { ", " + $0 }.joined()) "
                 + "FROM src.\(plan.sourceTable) AS t0 \(plan.joins.map { $0 + " " }.joined())"
                 + "WHERE t0.Z_ENT = \(plan.sourceEntityNumber) "
-                + "AND t0.Z_PK BETWEEN ?\(n + 1) AND ?\(n + 2) AND \(rowCheck)\(plan.filter)"
+                + "AND t0.Z_PK BETWEEN ?\(n + 1) AND ?\(n + 2) AND \(selected)"
                 + (checks.isEmpty ? "" : " AND CASE \(checks.joined(separator: " ")) ELSE 1 END") + " ORDER BY t0.Z_PK")
         for (i, value) in plan.parameters.enumerated() { try insert.bind(value, at: Int32(i + 1)) }
         return insert

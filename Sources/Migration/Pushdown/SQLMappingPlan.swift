@@ -176,11 +176,13 @@ struct SQLMappingPlan {
     }
 
     /// Whether `other` asks the interpreter for the same things (the same functions,
-    /// registered once for both) and selects the same rows, writing the same columns.
+    /// registered once for both; the predicate, where this plan asks for it, of the same
+    /// attributes) and writes the same columns.
     private func asksTheSame(as other: SQLMappingPlan) -> Bool {
-        columns == other.columns && joins == other.joins && filter == other.filter
-            && predicateAttributes == other.predicateAttributes
-            && predicateReadsObjects == other.predicateReadsObjects
+        columns == other.columns && joins == other.joins
+            && (predicateAttributes == nil
+                || (predicateAttributes == other.predicateAttributes
+                    && predicateReadsObjects == other.predicateReadsObjects))
             && evaluated.map(\.property) == other.evaluated.map(\.property)
             && evaluated.map(\.reads) == other.evaluated.map(\.reads)
             && evaluated.map { [$0.undecidedOnly, $0.onObject] }
@@ -227,7 +229,7 @@ struct SQLMappingPlan {
             stringFunctionName: Self.stringFunction(prepared.index), sourceIsWellTyped: sourceIsWellTyped,
             checksRows: checksRows
         ) {
-            source.rowConditions(of: $0, on: sourceName, storeIsWellTyped: sourceIsWellTyped)
+            source.rowConditions(of: $0, on: sourceName, storeIsWellTyped: $1)
         }
         var evaluated: [Evaluated] = []
         let storedNames = Set(sourceAttributes.keys)
@@ -351,7 +353,8 @@ struct SQLMappingPlan {
         if let predicate = request.predicate {
             guard
                 let fetch = source.rowConditions(
-                    of: predicate, on: sourceName, storeIsWellTyped: sourceIsWellTyped, schema: "src.")
+                    of: predicate, on: sourceName, storeIsWellTyped: translator.readsAsWellTyped(predicate),
+                    schema: "src.")
             else {
                 throw Refusal("the source fetch cannot be read")
             }

@@ -110,7 +110,8 @@ struct SQLTranslator {
     typealias RowConditions = (
         whenTrue: String, whenFalse: String, parameters: [SQLiteValue], isExact: Bool, uncertain: String
     )
-    let rowConditions: (FormatPredicate) -> RowConditions?
+    /// The conditions of a predicate on the row, taking the store as well-typed or not.
+    let rowConditions: (FormatPredicate, _ storeIsWellTyped: Bool) -> RowConditions?
 
     /// The registry the mapping's expressions call, and the SQL function that calls it
     /// for the chains of string methods (``stringChains``).
@@ -146,7 +147,7 @@ struct SQLTranslator {
         source: (entity: EntityDescription, layout: StoreLayout)? = nil, functions: FunctionRegistry,
         stringFunctionName: String,
         sourceIsWellTyped: Bool = false, checksRows: Bool = false,
-        rowConditions: @escaping (FormatPredicate) -> RowConditions? = { _ in nil }
+        rowConditions: @escaping (FormatPredicate, _ storeIsWellTyped: Bool) -> RowConditions? = { _, _ in nil }
     ) {
         self.sourceAttributes = sourceAttributes
         self.source = source
@@ -155,6 +156,23 @@ struct SQLTranslator {
         self.sourceIsWellTyped = sourceIsWellTyped
         self.checksRows = checksRows && !sourceIsWellTyped
         self.rowConditions = rowConditions
+    }
+
+    /// Whether the conditions of `predicate`, on the source row, may take the store as
+    /// well-typed: where it is, and where the rows are checked and the predicate reads
+    /// only attributes of the row whose columns a check covers (dates' do not), which it
+    /// then checks.
+    mutating func readsAsWellTyped(_ predicate: FormatPredicate) -> Bool {
+        if sourceIsWellTyped { return true }
+        guard checksRows,
+            let reads = SQLMappingPlan.attributesRead(by: predicate, among: Set(sourceAttributes.keys)),
+            reads.allSatisfy({ Self.storage(of: sourceAttributes[$0]!.attribute) != nil })
+        else { return false }
+        for name in reads {
+            let (attribute, column) = sourceAttributes[name]!
+            _ = try? read(attribute, "t0.\(column)", name: name, checkable: true)
+        }
+        return true
     }
 
     /// Makes `column`, a source column read as it is (``SQLTerm/checkedColumn``), meet
@@ -471,7 +489,7 @@ struct SQLTranslator {
         _ predicate: FormatPredicate, _ whenTrue: FormatExpression,
         _ whenFalse: FormatExpression
     ) throws(Refusal) -> SQLTerm {
-        guard let onRow = onSourceRow(predicate), let decided = rowConditions(onRow) else {
+        guard let onRow = onSourceRow(predicate), let decided = rowConditions(onRow, readsAsWellTyped(onRow)) else {
             throw Refusal("TERNARY's condition reads more than attributes of $source")
         }
         let offset = parameters.count
