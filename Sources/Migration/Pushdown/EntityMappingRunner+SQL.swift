@@ -395,11 +395,13 @@ extension EntityMappingRunner {
         guard let sourceEntity = prepared.sourceEntity else { return }
         let model = manager.sourceModel
         evaluationFailure = nil
-        if !plan.evaluated.isEmpty {
-            let rows = plan.evaluated.map { SQLFunctionRow(entity: sourceEntity, model: model, attributes: $0.reads)! }
+        // (Those of the plan that reads the columns as they are, numbered after the plan's.)
+        let evaluated = plan.evaluated + (plan.asItIs?.plan.evaluated ?? [])
+        if !evaluated.isEmpty {
+            let rows = evaluated.map { SQLFunctionRow(entity: sourceEntity, model: model, attributes: $0.reads)! }
             try database.registerFunction(SQLMappingPlan.evaluateFunction(index), arity: -1) {
                 [unowned self] arguments in
-                let item = plan.evaluated[Int(arguments.int64(at: 0))]
+                let item = evaluated[Int(arguments.int64(at: 0))]
                 let row = rows[Int(arguments.int64(at: 0))]
                 let property = prepared.attributes[item.property]
                 execution.evaluations += 1

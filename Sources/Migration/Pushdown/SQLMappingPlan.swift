@@ -166,7 +166,8 @@ struct SQLMappingPlan {
             if !sourceIsWellTyped,
                 let asItIs = try? SQLMappingPlan(
                     prepared, usesDefaultPolicy: usesDefaultPolicy, functions: functions, source: source,
-                    sourceIsWellTyped: false, checksRows: true, destination: destination),
+                    sourceIsWellTyped: false, checksRows: true, evaluatedAfter: plan.evaluated.count,
+                    destination: destination),
                 !asItIs.rowChecks.isEmpty, asItIs.asksTheSame(as: plan)
             {
                 plan.asItIs = AsItIs(asItIs)
@@ -175,24 +176,22 @@ struct SQLMappingPlan {
         }
     }
 
-    /// Whether `other` asks the interpreter for the same things (the same functions,
-    /// registered once for both; the predicate, where this plan asks for it, of the same
-    /// attributes) and writes the same columns.
+    /// Whether `other` asks the interpreter for what this plan asks, by the same
+    /// functions: the same string methods, and the predicate, where this plan asks for
+    /// it, of the same attributes (the attribute mappings it evaluates are numbered after
+    /// the other's, and registered with them); and writes the same columns.
     private func asksTheSame(as other: SQLMappingPlan) -> Bool {
         columns == other.columns && joins == other.joins
             && (predicateAttributes == nil
                 || (predicateAttributes == other.predicateAttributes
                     && predicateReadsObjects == other.predicateReadsObjects))
-            && evaluated.map(\.property) == other.evaluated.map(\.property)
-            && evaluated.map(\.reads) == other.evaluated.map(\.reads)
-            && evaluated.map { [$0.undecidedOnly, $0.onObject] }
-                == other.evaluated.map { [$0.undecidedOnly, $0.onObject] }
             && stringChains.map { $0.map(\.selector) } == other.stringChains.map { $0.map(\.selector) }
     }
 
     private init(
         _ prepared: PreparedEntityMapping, usesDefaultPolicy: Bool, functions: FunctionRegistry,
-        source: StoreLayout, sourceIsWellTyped: Bool, checksRows: Bool = false, destination: StoreLayout
+        source: StoreLayout, sourceIsWellTyped: Bool, checksRows: Bool = false, evaluatedAfter: Int = 0,
+        destination: StoreLayout
     ) throws(SQLTranslator.Refusal) {
         typealias Refusal = SQLTranslator.Refusal
         guard usesDefaultPolicy else {
@@ -250,7 +249,7 @@ struct SQLMappingPlan {
                 evaluated.append(
                     Evaluated(
                         property: i, attribute: attribute, reads: [], undecidedOnly: undecidedOnly, onObject: true))
-                return "\(Self.evaluateFunction(prepared.index))(\(evaluated.count - 1), t0.Z_PK)"
+                return "\(Self.evaluateFunction(prepared.index))(\(evaluatedAfter + evaluated.count - 1), t0.Z_PK)"
             }
             var unique: [String] = []
             for name in reads where !unique.contains(name) { unique.append(name) }
@@ -262,7 +261,8 @@ struct SQLMappingPlan {
             }
             evaluated.append(Evaluated(property: i, attribute: attribute, reads: unique, undecidedOnly: undecidedOnly))
             let arguments = unique.map { ", t0.\(sourceAttributes[$0]!.column)" }.joined()
-            return "\(Self.evaluateFunction(prepared.index))(\(evaluated.count - 1), t0.Z_PK\(arguments))"
+            return
+                "\(Self.evaluateFunction(prepared.index))(\(evaluatedAfter + evaluated.count - 1), t0.Z_PK\(arguments))"
         }
         let attributes = destination.model.allAttributes(of: destinationEntity).filter { !$0.isTransient }
         var columns: [String] = [], values: [String] = []
