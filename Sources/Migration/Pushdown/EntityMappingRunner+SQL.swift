@@ -252,6 +252,8 @@ extension EntityMappingRunner {
         let selected =
             switch rows {
             case .all: plan.filter
+            case .meetingCheck(let read) where plan.filter == "1":
+                "remodel_row_\(index)(\(read.joined(separator: ", ")))"
             case .meetingCheck(let read):
                 "CASE WHEN remodel_row_\(index)(\(read.joined(separator: ", "))) THEN \(plan.filter) ELSE 0 END"
             case .failingCheck(let read): "NOT remodel_row_\(index)(\(read.joined(separator: ", "))) AND \(plan.filter)"
