@@ -34,6 +34,7 @@ import TestSupport
                 Model1 → Model2: \(folder)/Model1_to_Model2.xcmappingmodel (3 entity mappings)
                   UserToUser: SQL
                     relationships interpreted: 'books': no single entity mapping makes its targets
+                    read as they are on well-typed rows: userId
                     checks: userId in range
                   Author: interpreted: the mapping has no source entity
                   BookToBook: does not check: no policy named 'MHWBookToBookPolicy' is registered; register a Swift stand-in for it: `policies.register("MHWBookToBookPolicy") { MyPolicy() }` (docs/engine.md, "Custom policies")
@@ -82,7 +83,9 @@ import TestSupport
                   note: does not carry over Book.authorName: nothing in Model2 has its name or renaming identifier; if the data must be kept, give what replaces it the old name as renaming identifier, or write a mapping file for the step
                   IEM_Add_Author: interpreted: the mapping has no source entity
                   IEM_Transform_Book: SQL
+                    read as they are on well-typed rows: title
                   IEM_Transform_User: SQL
+                    read as they are on well-typed rows: userId
                     checks: userId in range
                 Model2 → Model3: inferred (4 entity mappings)
                   note: does not carry over Book.fileURL, Book.users, User.books: nothing in Model3 has their name or renaming identifier; if the data must be kept, give what replaces them the old name as renaming identifier, or write a mapping file for the step

@@ -99,11 +99,14 @@ import TestSupport
                 + "  note: does not carry over Book.obsolete, Shelf (the whole entity): nothing in Library2 has their name or renaming identifier; "
                 + "if the data must be kept, give what replaces them the old name as renaming identifier, or write a mapping file for the step\n"
                 + "  IEM_Transform_Author: SQL\n"
+                + "    read as they are on well-typed rows: born, name\n"
                 + "  IEM_Transform_Book: SQL\n"
+                + "    read as they are on well-typed rows: code, isbn, pages, rating, title\n"
                 + "    checks: rating 0 or 1\n"
                 + "  IEM_Add_Review: interpreted: the mapping has no source entity\n"
                 + "  IEM_Remove_Shelf: interpreted: the mapping makes no destination instances\n"
-                + "  IEM_Copy_Tag: SQL\n")
+                + "  IEM_Copy_Tag: SQL\n"
+                + "    read as they are on well-typed rows: label\n")
         let run = try cli.run("run", store, "--models", models, "--no-backup")
         #expect(run.status == 0, "\(run.stderr)")
 
@@ -115,7 +118,7 @@ import TestSupport
             check.stdout == "2 model versions (Library1, Library2), 1 mapping files: no problems\n", "\(check.stderr)")
         #expect(
             try cli.run("plan", other, "--models", withFile).stdout.hasPrefix(
-                "\(other) is at Library1\nLibrary1 → Library2: \(withFile)/Library1_to_Library2.mapping.json (5 entity mappings)\n  IEM_Transform_Author: SQL\n"
+                "\(other) is at Library1\nLibrary1 → Library2: \(withFile)/Library1_to_Library2.mapping.json (5 entity mappings)\n  IEM_Transform_Author: SQL\n    read as they are on well-typed rows: born, name\n"
             ))
         let runWithFile = try cli.run("run", other, "--models", withFile, "--no-backup")
         #expect(runWithFile.status == 0, "\(runWithFile.stderr)")
@@ -259,11 +262,14 @@ import TestSupport
               note: does not carry over Book.obsolete, Shelf (the whole entity): nothing in Library2 has their name or renaming identifier; \
             if the data must be kept, give what replaces them the old name as renaming identifier, or write a mapping file for the step
               IEM_Transform_Author: SQL
+                read as they are on well-typed rows: born, name
               IEM_Transform_Book: SQL
+                read as they are on well-typed rows: code, isbn, pages, rating, title
                 checks: rating 0 or 1
               IEM_Add_Review: interpreted: the mapping has no source entity
               IEM_Remove_Shelf: interpreted: the mapping makes no destination instances
               IEM_Copy_Tag: SQL
+                read as they are on well-typed rows: label
 
             """
         #expect(guide.contains(plan))

@@ -145,7 +145,9 @@ import Testing
                     \(Self.fixture) is at Notes1
                     Notes1 → Notes2: inferred (2 entity mappings)
                       IEM_Transform_Folder: SQL
+                        read as they are on well-typed rows: name
                       IEM_Transform_Note: SQL
+                        read as they are on well-typed rows: body, priority, title, trashed
                         checks: priority in range
                     Notes2 → Notes3: \(Self.example.path)/Notes2_to_Notes3.mapping.json (2 entity mappings)
                       note: reads the store the step before writes, whose values fit Notes2: SQL reads them as they are

@@ -15,6 +15,10 @@ public struct MappingExecution: Sendable, Hashable, CustomStringConvertible {
     /// What SQL checks of the source rows first (the interpreter runs the mapping when a
     /// row fails one): `quantity integer`, `quantity in range`, `no nil in '*'`.
     public var checks: [String] = []
+    /// The source attributes SQL reads as they are, on the rows where each holds what its
+    /// type writes, tested in one call a row; the other rows are read as the interpreter
+    /// reads them, and meet ``checks`` (docs/pushdown.md, "Rows checked once").
+    public var readAsTheyAre: [String] = []
     /// Why the mapping cannot run at all (a problem `check` reports), for a plan.
     public var problem: String?
     /// What SQL asks the interpreter for, row by row: attribute mappings by name, and
@@ -139,7 +143,7 @@ struct SQLMappingPlan {
     /// The source columns this plan reads as they are, each with what it must hold on the
     /// rows the plan runs on (``SQLTranslator/rowChecks``); empty for a plan that reads
     /// every row as the interpreter does.
-    let rowChecks: [(column: String, expectation: ColumnExpectation)]
+    let rowChecks: [(column: String, attribute: String, expectation: ColumnExpectation)]
 
     /// The same mapping reading the source row's columns as they are, for the rows whose
     /// columns meet its ``rowChecks`` (docs/pushdown.md, "Rows checked once"); this plan
@@ -555,6 +559,7 @@ extension SQLMappingPlan {
     /// How the mapping is planned to run, before any row is seen.
     var plannedExecution: MappingExecution {
         var execution = MappingExecution(instancesAsSQL: true, relationshipsAsSQL: false, checks: guards.map(\.check))
+        execution.readAsTheyAre = (asItIs?.plan.rowChecks.map(\.attribute) ?? []).sorted()
         // The source predicate is asked of every row the fetch's SQL selects when it reads
         // the object, else of the rows SQL cannot decide.
         let predicate = predicateAttributes == nil ? [] : ["the source predicate"]

@@ -134,9 +134,9 @@ struct SQLTranslator {
     /// interpreter does, which meets them.
     let checksRows: Bool
 
-    /// The source columns read as they are, in the order first read, each with what it
-    /// must hold (``checksRows``).
-    private(set) var rowChecks: [(column: String, expectation: ColumnExpectation)] = []
+    /// The source columns read as they are, in the order first read, each with its
+    /// attribute and what it must hold (``checksRows``).
+    private(set) var rowChecks: [(column: String, attribute: String, expectation: ColumnExpectation)] = []
 
     /// How deep in TERNARY branches the translation is: a guard there holds only on the
     /// rows that take the branch, so it is not made part of an expectation.
@@ -355,7 +355,7 @@ struct SQLTranslator {
             let storage = Self.storage(of: attribute)
         {
             if !rowChecks.contains(where: { $0.column == c }) {
-                rowChecks.append((c, ColumnExpectation(storage, allowsNull: attribute.isOptional)))
+                rowChecks.append((c, attribute.name, ColumnExpectation(storage, allowsNull: attribute.isOptional)))
             }
             // (A boolean is 0 or 1: its check makes sure.)
             if attribute.type == .boolean { term.sql = c }

@@ -64,7 +64,9 @@ struct PlanCommand: ParsableCommand {
                   Notes1.sqlite is at Notes1
                   Notes1 → Notes2: inferred (2 entity mappings)
                     IEM_Transform_Folder: SQL
+                      read as they are on well-typed rows: name
                     IEM_Transform_Note: SQL
+                      read as they are on well-typed rows: body, priority, title, trashed
                       checks: priority in range
                 """)
     }
@@ -124,6 +126,11 @@ struct PlanCommand: ParsableCommand {
                     }
                     if !execution.evaluatedWhereUndecided.isEmpty {
                         print("    evaluated where SQL cannot decide: \(marked(execution.evaluatedWhereUndecided))")
+                    }
+                    if !execution.readAsTheyAre.isEmpty {
+                        print(
+                            "    read as they are on well-typed rows: \(execution.readAsTheyAre.joined(separator: ", "))"
+                        )
                     }
                     if !execution.checks.isEmpty {
                         print("    checks: \(execution.checks.joined(separator: ", "))")
