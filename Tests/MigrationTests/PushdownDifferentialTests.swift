@@ -2079,6 +2079,22 @@ import TestSupport
         }
     }
 
+    /// A new store of `model` at `path` whose entity Item has the rows 1 to `count` (`i`),
+    /// its `columns` holding `values`, each SQL over `i`; `Z_MAX` set to `count`.
+    @discardableResult
+    static func makeItems(at path: String, model: ObjectModel, count: Int, columns: String, values: String) throws
+        -> Store
+    {
+        let store = try Store.create(at: path, model: model)
+        try store.database.execute(
+            """
+            WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < \(count))
+            INSERT INTO ZITEM (Z_PK, Z_ENT, Z_OPT, \(columns)) SELECT i, 1, 1, \(values) FROM k;
+            UPDATE Z_PRIMARYKEY SET Z_MAX = \(count) WHERE Z_ENT = 1;
+            """)
+        return store
+    }
+
     /// Text read as it is, every column of a row checked in one call: the rows where a text
     /// is not well-formed (ill-formed bytes, a number, a blob) are written by the
     /// statement that reads them as the interpreter does, in the same chunk, and the store
@@ -2095,14 +2111,11 @@ import TestSupport
         )
         let directory = try TemporaryDirectory()
         let source = directory.path("T1.sqlite")
-        let store = try Store.create(at: source, model: v1)
         // Rows 1 to 120 000 (three chunks), the odd value in a few of each.
-        var sql = "WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 120000) "
-        sql += "INSERT INTO ZITEM (Z_PK, Z_ENT, Z_OPT, ZNAME, ZNOTE, ZN) SELECT i, 1, 1, "
-        sql += "CASE WHEN i % 37000 = 5 THEN \(odd) ELSE 'item ' || i END, "
-        sql += "CASE WHEN i % 50000 = 7 THEN \(odd) ELSE NULL END, i FROM k"
-        try store.database.execute(sql)
-        try store.database.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = 120000 WHERE Z_ENT = 1")
+        try Self.makeItems(
+            at: source, model: v1, count: 120_000, columns: "ZNAME, ZNOTE, ZN",
+            values: "CASE WHEN i % 37000 = 5 THEN \(odd) ELSE 'item ' || i END, "
+                + "CASE WHEN i % 50000 = 7 THEN \(odd) ELSE NULL END, i")
         let mapping = try Self.mapping(
             from: "T1", to: "T2",
             [
@@ -2142,15 +2155,12 @@ import TestSupport
         )
         let directory = try TemporaryDirectory()
         let source = directory.path("C1.sqlite")
-        let store = try Store.create(at: source, model: v1)
         // Rows 1 to 55 000 (two chunks), the odd value in one row of each.
-        var sql = "WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 55000) "
-        sql += "INSERT INTO ZITEM (Z_PK, Z_ENT, Z_OPT, ZNAME, ZCOUNT, ZFLAG, ZPRICE, ZWEIGHT, ZSMALL, ZADDED) "
-        sql += "SELECT i, 1, 1, 'item ' || i, i * 3, i % 2, i * 0.25, i * 0.5, i % 1000, i * 60.0 FROM k"
-        try store.database.execute(sql)
+        let store = try Self.makeItems(
+            at: source, model: v1, count: 55_000, columns: "ZNAME, ZCOUNT, ZFLAG, ZPRICE, ZWEIGHT, ZSMALL, ZADDED",
+            values: "'item ' || i, i * 3, i % 2, i * 0.25, i * 0.5, i % 1000, i * 60.0")
         try store.database.execute("UPDATE ZITEM SET \(column) = \(value) WHERE Z_PK % 50000 = 3")
         if keyMissing { try store.database.execute("DELETE FROM ZITEM WHERE Z_PK = 2") }
-        try store.database.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = 55000 WHERE Z_ENT = 1")
         let mapping = try Self.mapping(
             from: "C1", to: "C2",
             [

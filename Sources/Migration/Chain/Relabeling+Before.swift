@@ -50,21 +50,16 @@ extension Relabeling {
                 guard let source = renamer.sourceExpression(expression, entity: name) else { return nil }
                 written.sourceExpression = source
             }
-            func readingBack(_ list: [PropertyMapping]) -> [PropertyMapping]? {
-                var result = list
-                for i in result.indices {
-                    guard let expression = result[i].valueExpression else { continue }
+            guard
+                let readingBack = written.withEachPropertyMapping({ property in
+                    var property = property
+                    guard let expression = property.valueExpression else { return property }
                     guard let text = renamer.expression(expression, source: name) else { return nil }
-                    result[i].valueExpression = text
-                }
-                return result
-            }
-            guard let attributes = readingBack(written.attributeMappings),
-                let relationships = readingBack(written.relationshipMappings)
+                    property.valueExpression = text
+                    return property
+                })
             else { return nil }
-            written.attributeMappings = attributes
-            written.relationshipMappings = relationships
-            composed.entityMappings[index] = written
+            composed.entityMappings[index] = readingBack
         }
         return composed
     }

@@ -152,7 +152,7 @@ struct Relabeling {
             guard let name = original.destinationEntity, let entity = entities[name],
                 let to = new.entity(named: entity), let names = properties[name]
             else { return nil }
-            var written = compiler.withImplicitMappings(
+            let written = compiler.withImplicitMappings(
                 original, original.sourceEntity.flatMap(source.entity(named:)), middle.entity(named: name))
             let expressions =
                 [written.sourceExpression]
@@ -162,22 +162,16 @@ struct Relabeling {
             {
                 return nil
             }
-            func renamed(_ list: [PropertyMapping]) -> [PropertyMapping]? {
-                var result: [PropertyMapping] = []
-                for var property in list {
+            guard
+                var renamed = written.withEachPropertyMapping({ property in
+                    var property = property
                     guard let name = names[property.name] else { return nil }
                     property.name = name
-                    result.append(property)
-                }
-                return result
-            }
-            guard let attributes = renamed(written.attributeMappings),
-                let relationships = renamed(written.relationshipMappings)
+                    return property
+                })
             else { return nil }
-            written.destinationEntity = entity
-            written.attributeMappings = attributes
-            written.relationshipMappings = relationships
-            composed.entityMappings[index] = Self.listingEveryProperty(of: to, in: new, written)
+            renamed.destinationEntity = entity
+            composed.entityMappings[index] = Self.listingEveryProperty(of: to, in: new, renamed)
         }
         return composed
     }
@@ -305,5 +299,22 @@ struct Relabeling {
             }
             return (entity, property)
         }
+    }
+}
+
+extension EntityMapping {
+    /// The mapping with each of its property mappings, attributes' and relationships',
+    /// made by `transform`; nil where `transform` gives nil for one.
+    func withEachPropertyMapping(_ transform: (PropertyMapping) -> PropertyMapping?) -> EntityMapping? {
+        var result = self
+        for list in [\EntityMapping.attributeMappings, \EntityMapping.relationshipMappings] {
+            var transformed: [PropertyMapping] = []
+            for property in self[keyPath: list] {
+                guard let property = transform(property) else { return nil }
+                transformed.append(property)
+            }
+            result[keyPath: list] = transformed
+        }
+        return result
     }
 }

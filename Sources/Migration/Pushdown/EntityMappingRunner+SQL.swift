@@ -130,7 +130,6 @@ extension EntityMappingRunner {
         /// first writes the chunk's rows up to the first that fails, and the second the
         /// rest of the chunk from that row on, read as the interpreter reads them.
         func statements(key: String, inOrder: Bool) throws -> (ChunkStatement, Repair?) {
-            pairs.validated = plan.validatesAttributes
             guard let asItIs = plan.asItIs?.plan else {
                 return (ChunkStatement(plan, try insertStatement(plan, key: key, prelinks: prelinks)), nil)
             }
@@ -138,7 +137,6 @@ extension EntityMappingRunner {
             try database.register(check, as: "remodel_row_\(index)")
             // (The key first, where the check stops at the first row that fails.)
             let columns = (inOrder ? ["t0.Z_PK"] : []) + asItIs.rowChecks.map(\.column)
-            pairs.validated = asItIs.validatesAttributes
             let insert = try ChunkStatement(
                 asItIs,
                 insertStatement(
@@ -148,14 +146,15 @@ extension EntityMappingRunner {
             )
             return (insert, Repair(others, check: check))
         }
+        var repair: Repair?
         if !counted {
             // (An integer in the SQL is exact; none where the keys stay as they are.)
-            let (insert, repair) = try statements(
+            let insert: ChunkStatement
+            (insert, repair) = try statements(
                 key: offset.partialValue == 0 ? "t0.Z_PK" : "t0.Z_PK + \(offset.partialValue)", inOrder: false)
             finished = try insertChunks(
                 insert, repairing: repair, keys: low...high, total: count, pairs: pairs, table: plan.sourceTable,
                 progress: progress)
-            if repair?.ran == true, !plan.validatesAttributes { pairs.validated = false }
             if finished, pairs.count != count {
                 // Rows of other entities in the table: numbered by counting after all.
                 try database.execute("DELETE FROM main.\(plan.destinationTable) WHERE Z_PK >= \(first)")
@@ -164,17 +163,22 @@ extension EntityMappingRunner {
         }
         if counted {
             pairs.reset(next: first)
-            let (insert, repair) = try statements(key: "remodel_key_\(index)(t0.Z_PK)", inOrder: true)
+            let insert: ChunkStatement
+            (insert, repair) = try statements(key: "remodel_key_\(index)(t0.Z_PK)", inOrder: true)
             finished = try insertChunks(
                 insert, repairing: repair, keys: low...high, total: nil, pairs: pairs, table: plan.sourceTable,
                 progress: progress)
-            if repair?.ran == true, !plan.validatesAttributes { pairs.validated = false }
         }
         guard finished else {
             // Back to where the mapping started: the interpreter runs it.
             try database.execute("DELETE FROM main.\(plan.destinationTable) WHERE Z_PK >= \(first)")
             return 0
         }
+        // The rules were checked as the rows were written where each statement that wrote
+        // one checks them.
+        pairs.validated =
+            repair.map { (plan.asItIs?.plan.validatesAttributes ?? false) && (!$0.ran || plan.validatesAttributes) }
+            ?? plan.validatesAttributes
         keyOffset = !counted && count > 0 ? (low, high, offset.partialValue) : nil
         if !counted {
             pairs.runs = count > 0 ? [(low, first, count)] : []

@@ -279,8 +279,7 @@ struct SQLMappingPlan {
             let rules = StoreValidator.attributeRules(attribute, value: value, nullness: nullness).filter {
                 // (A column read as it is, and checked to be never nil.)
                 if case .required = $0.kind {
-                    return !neverNil
-                        && !translator.expect(nullness, { ColumnExpectation($0.storage, allowsNull: false) })
+                    return !neverNil && !translator.expectNonNil(nullness)
                 }
                 return true
             }

@@ -186,6 +186,11 @@ struct SQLTranslator {
         return true
     }
 
+    /// Makes `column`, if a source column read as it is, never nil (``expect(_:_:)``).
+    mutating func expectNonNil(_ column: String?) -> Bool {
+        expect(column) { ColumnExpectation($0.storage, allowsNull: false) }
+    }
+
     struct Refusal: Error {
         let reason: String
         init(_ reason: String) { self.reason = reason }
@@ -683,7 +688,7 @@ struct SQLTranslator {
 
     /// A nil operand is an error in the interpreter: such a row is left to it.
     private mutating func nonNil(_ operand: SQLTerm, _ operation: String) {
-        if operand.isNullable, !expect(operand.checkedColumn, { ColumnExpectation($0.storage, allowsNull: false) }) {
+        if operand.isNullable, !expectNonNil(operand.checkedColumn) {
             guarding(
                 "\(operand.nullness ?? operand.sql) IS NULL", check: "no nil in '\(operation)'",
                 "a nil operand of '\(operation)' (an error)")

@@ -36,7 +36,6 @@ public struct ColumnExpectation: Hashable, Sendable {
 /// (``firstFailure``), and gives 0 for every row after it until cleared: a statement that
 /// writes rows in key order then writes those before it.
 public final class RowCheck: @unchecked Sendable {
-    public let expectations: [ColumnExpectation]
     public let stopsAtFirstFailure: Bool
     /// Whether a row has failed the test since it was last cleared.
     public private(set) var failed = false
@@ -50,30 +49,29 @@ public final class RowCheck: @unchecked Sendable {
     }
 
     /// The expectations as the test reads them, once a row, in order.
-    private let tests: UnsafeMutableBufferPointer<Test>
+    fileprivate let tests: UnsafeMutableBufferPointer<Test>
 
-    private struct Test {
+    fileprivate struct Test {
         enum Kind { case integer, real, float, text }
         let kind: Kind
         let allowsNull: Bool
-        let low: Int64, high: Int64
+        var low: Int64 = 0, high: Int64 = 0
+
+        init(_ expectation: ColumnExpectation) {
+            allowsNull = expectation.allowsNull
+            switch expectation.storage {
+            case .integer(let range): (kind, low, high) = (.integer, range.lowerBound, range.upperBound)
+            case .real: kind = .real
+            case .float: kind = .float
+            case .text: kind = .text
+            }
+        }
     }
 
     public init(_ expectations: [ColumnExpectation], stopsAtFirstFailure: Bool = false) {
-        self.expectations = expectations
         self.stopsAtFirstFailure = stopsAtFirstFailure
         tests = .allocate(capacity: expectations.count)
-        for (i, e) in expectations.enumerated() {
-            let test =
-                switch e.storage {
-                case .integer(let range):
-                    Test(kind: .integer, allowsNull: e.allowsNull, low: range.lowerBound, high: range.upperBound)
-                case .real: Test(kind: .real, allowsNull: e.allowsNull, low: 0, high: 0)
-                case .float: Test(kind: .float, allowsNull: e.allowsNull, low: 0, high: 0)
-                case .text: Test(kind: .text, allowsNull: e.allowsNull, low: 0, high: 0)
-                }
-            (tests.baseAddress! + i).initialize(to: test)
-        }
+        _ = tests.initialize(from: expectations.map(Test.init))
     }
 
     deinit { tests.deallocate() }
@@ -131,7 +129,7 @@ extension Database {
     /// expectations (and the key first, for a check that stops at the first failure).
     public func register(_ check: RowCheck, as name: String) throws(SQLiteError) {
         let rc = sqlite3_create_function_v2(
-            handle, name, Int32(check.expectations.count + (check.stopsAtFirstFailure ? 1 : 0)), SQLITE_UTF8,
+            handle, name, Int32(check.tests.count + (check.stopsAtFirstFailure ? 1 : 0)), SQLITE_UTF8,
             Unmanaged.passRetained(check).toOpaque(),
             { context, count, arguments in
                 guard let context, let arguments else { return }
