@@ -177,8 +177,8 @@ import Testing
     }
 
     /// Text is copied as it is stored exactly when reading it would give the same bytes:
-    /// the check agrees with Swift's UTF-8 decoding on every edge of table 3-7 and on
-    /// random bytes.
+    /// the check agrees with Swift's UTF-8 decoding on every edge of table 3-7, on each
+    /// kind of byte at each place of short text, and on random bytes.
     @Test func copiesTextThatDecodingKeeps() {
         var cases: [[UInt8]] = [
             [], Array("plain ascii, longer than eight bytes".utf8), Array("café Zoë 🚀 Smørrebrød".utf8),
@@ -188,6 +188,17 @@ import Testing
             [0x80], [0xBF], [0xC2], [0xE1, 0x80], [0xF1, 0x80, 0x80], [0xE1, 0x80, 0x41], [0xFF], [0x61, 0xFF, 0x62],
             Array("12345678".utf8) + [0xC3, 0xA9] + Array("12345678".utf8), Array("1234567".utf8) + [0xE2, 0x82, 0xAC]
         ]
+        // Each kind of byte at each place of ASCII text of every length the check reads
+        // in a different way (bytes one by one, four at a time, eight at a time).
+        for length in 1...25 {
+            for place in 0..<length {
+                for inserted: [UInt8] in [[0xFF], [0x80], [0xC3, 0xA9], [0xE2, 0x82], [0xF0, 0x9F, 0x9A, 0x80]] {
+                    var bytes = Array(repeating: UInt8(ascii: "a"), count: length)
+                    bytes.replaceSubrange(place..<min(length, place + inserted.count), with: inserted)
+                    cases.append(bytes)
+                }
+            }
+        }
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<2_000 {
             // Mostly ASCII with lead and continuation bytes mixed in, as broken text is.

@@ -60,6 +60,8 @@ extension EntityMappingRunner {
             let (count, low, high) = (
                 Int(range.int64(at: 0)), range.int64(at: 1), max(range.int64(at: 1), range.int64(at: 2))
             )
+            // (Done with: SQLite replaces no function while a statement is active.)
+            range.reset()
             // (The keys from any Int64 to any other, without overflowing.)
             let span = high.subtractingReportingOverflow(low)
             let contiguous =
@@ -129,18 +131,35 @@ extension EntityMappingRunner {
         /// written in any order, and the chunk's others follow it; with counted keys, the
         /// first writes the chunk's rows up to the first that fails, and the second the
         /// rest of the chunk from that row on, read as the interpreter reads them.
-        func statements(key: String, inOrder: Bool) throws -> (ChunkStatement, Repair?) {
+        func statements(key: String, offset: Int64?) throws -> (ChunkStatement, Repair?) {
+            let inOrder = offset == nil
             guard let asItIs = plan.asItIs?.plan else {
                 return (ChunkStatement(plan, try insertStatement(plan, key: key, prelinks: prelinks)), nil)
             }
-            let check = RowCheck(asItIs.rowChecks.map(\.expectation), stopsAtFirstFailure: inOrder)
+            var checked = asItIs.rowChecks.map { (column: $0.column, expectation: $0.expectation) }
+            // With keys by an offset, every key of the range is a row, and a row of another
+            // entity fails the check: the statement that writes the others skips it, and
+            // the rows are written again with counted keys. (The chunk is then so many rows
+            // from its first key, and no bound is tested on each.) With counted keys, a row
+            // of another entity must not stop the check.
+            if !inOrder {
+                let entity = Int64(plan.sourceEntityNumber)
+                checked.append(("t0.Z_ENT", ColumnExpectation(.integer(entity...entity), allowsNull: false)))
+            }
+            // The columns stored last first: SQLite reads the row's header once, on the
+            // first, and finds the others from it.
+            let order = try sourceColumnOrder(plan.sourceTable)
+            checked.sort { order[$0.column.uppercased(), default: -1] > order[$1.column.uppercased(), default: -1] }
+            let check = RowCheck(checked.map(\.expectation), stopsAtFirstFailure: inOrder)
             try database.register(check, as: "remodel_row_\(index)")
             // (The key first, where the check stops at the first row that fails.)
-            let columns = (inOrder ? ["t0.Z_PK"] : []) + asItIs.rowChecks.map(\.column)
+            let columns = (inOrder ? ["t0.Z_PK"] : []) + checked.map(\.column)
             let insert = try ChunkStatement(
                 asItIs,
                 insertStatement(
-                    asItIs, key: key, prelinks: prelinks, rows: .meetingCheck(columns), guardOffset: plan.guards.count))
+                    asItIs, key: key, prelinks: prelinks, rows: .meetingCheck(columns, keysByOffset: !inOrder),
+                    guardOffset: plan.guards.count),
+                keyOffset: offset)
             let others = try ChunkStatement(
                 plan, insertStatement(plan, key: key, prelinks: prelinks, rows: inOrder ? .all : .failingCheck(columns))
             )
@@ -151,7 +170,8 @@ extension EntityMappingRunner {
             // (An integer in the SQL is exact; none where the keys stay as they are.)
             let insert: ChunkStatement
             (insert, repair) = try statements(
-                key: offset.partialValue == 0 ? "t0.Z_PK" : "t0.Z_PK + \(offset.partialValue)", inOrder: false)
+                key: offset.partialValue == 0 ? "t0.Z_PK" : "t0.Z_PK + \(offset.partialValue)",
+                offset: offset.partialValue)
             finished = try insertChunks(
                 insert, repairing: repair, keys: low...high, total: count, pairs: pairs, table: plan.sourceTable,
                 progress: progress)
@@ -164,7 +184,7 @@ extension EntityMappingRunner {
         if counted {
             pairs.reset(next: first)
             let insert: ChunkStatement
-            (insert, repair) = try statements(key: "remodel_key_\(index)(t0.Z_PK)", inOrder: true)
+            (insert, repair) = try statements(key: "remodel_key_\(index)(t0.Z_PK)", offset: nil)
             finished = try insertChunks(
                 insert, repairing: repair, keys: low...high, total: nil, pairs: pairs, table: plan.sourceTable,
                 progress: progress)
@@ -191,20 +211,43 @@ extension EntityMappingRunner {
         return pairs.count
     }
 
-    /// An `INSERT … SELECT` of a plan, over a range of source keys: its parameters after
-    /// the plan's are the first key and the last.
+    /// The place of each column of the source table `table` in its rows, by its name in
+    /// the statements (`T0.<COLUMN>`, upper-cased).
+    private func sourceColumnOrder(_ table: String) throws -> [String: Int] {
+        let columns = try manager.destinationContext.store.database.prepare(
+            "SELECT upper(name) FROM pragma_table_info(?1, 'src')")
+        try columns.bind(table, at: 1)
+        var order: [String: Int] = [:]
+        while try columns.step() {
+            if let name = columns.string(at: 0) { order["T0." + name] = order.count }
+        }
+        return order
+    }
+
+    /// An `INSERT … SELECT` of a plan, over a chunk of source keys: its parameters after
+    /// the plan's are the first key and the last, or, for a statement that writes keys by
+    /// an offset and counts its rows, the first key and how many rows to write.
     private struct ChunkStatement {
         let statement: Statement
         let firstKey: Int32
+        /// The destination keys' offset from the source keys, for a statement that counts
+        /// its rows: the last it wrote tells how far it read.
+        let keyOffset: Int64?
 
-        init(_ plan: SQLMappingPlan, _ statement: Statement) {
+        init(_ plan: SQLMappingPlan, _ statement: Statement, keyOffset: Int64? = nil) {
             self.statement = statement
             firstKey = Int32(plan.parameters.count + 1)
+            self.keyOffset = keyOffset
         }
 
         func bind(_ keys: ClosedRange<Int64>) throws {
             try statement.bind(keys.lowerBound, at: firstKey)
             try statement.bind(keys.upperBound, at: firstKey + 1)
+        }
+
+        func bind(from key: Int64, rows: Int) throws {
+            try statement.bind(key, at: firstKey)
+            try statement.bind(Int64(rows), at: firstKey + 1)
         }
     }
 
@@ -227,8 +270,10 @@ extension EntityMappingRunner {
         /// Every row its plan selects.
         case all
         /// Those whose columns (these) meet the check `remodel_row_<n>`, by the plan that
-        /// reads them as they are (``SQLMappingPlan/asItIs``).
-        case meetingCheck([String])
+        /// reads them as they are (``SQLMappingPlan/asItIs``). With keys by an offset, the
+        /// check tests the row's entity, and the statement writes so many rows from the
+        /// first key (``ChunkStatement``).
+        case meetingCheck([String], keysByOffset: Bool)
         /// The others, by the plan that reads them as the interpreter does.
         case failingCheck([String])
     }
@@ -256,12 +301,13 @@ extension EntityMappingRunner {
         let selected =
             switch rows {
             case .all: plan.filter
-            case .meetingCheck(let read) where plan.filter == "1":
+            case .meetingCheck(let read, _) where plan.filter == "1":
                 "remodel_row_\(index)(\(read.joined(separator: ", ")))"
-            case .meetingCheck(let read):
+            case .meetingCheck(let read, _):
                 "CASE WHEN remodel_row_\(index)(\(read.joined(separator: ", "))) THEN \(plan.filter) ELSE 0 END"
             case .failingCheck(let read): "NOT remodel_row_\(index)(\(read.joined(separator: ", "))) AND \(plan.filter)"
             }
+        let byOffset = if case .meetingCheck(_, true) = rows { true } else { false }
         for link in prelinks {
             let keys = manager.runner(at: link.keysOf).keyOffset
             columns.append(link.column)
@@ -287,9 +333,11 @@ extension EntityMappingRunner {
             "INSERT INTO main.\(plan.destinationTable) (Z_PK, Z_ENT, Z_OPT\(columns.map { ", " + $0 }.joined())) "
                 + "SELECT \(key), \(plan.destinationEntityNumber), 1\(values.map { ", " + $0 }.joined()) "
                 + "FROM src.\(plan.sourceTable) AS t0 \(plan.joins.map { $0 + " " }.joined())"
-                + "WHERE t0.Z_ENT = \(plan.sourceEntityNumber) "
-                + "AND t0.Z_PK BETWEEN ?\(n + 1) AND ?\(n + 2) AND \(selected)"
-                + (checks.isEmpty ? "" : " AND CASE \(checks.joined(separator: " ")) ELSE 1 END") + " ORDER BY t0.Z_PK")
+                + (byOffset
+                    ? "WHERE t0.Z_PK >= ?\(n + 1) AND \(selected)"
+                    : "WHERE t0.Z_ENT = \(plan.sourceEntityNumber) AND t0.Z_PK BETWEEN ?\(n + 1) AND ?\(n + 2) AND \(selected)")
+                + (checks.isEmpty ? "" : " AND CASE \(checks.joined(separator: " ")) ELSE 1 END") + " ORDER BY t0.Z_PK"
+                + (byOffset ? " LIMIT ?\(n + 2)" : ""))
         for (i, value) in plan.parameters.enumerated() { try insert.bind(value, at: Int32(i + 1)) }
         return insert
     }
@@ -310,12 +358,22 @@ extension EntityMappingRunner {
         var from = keys.lowerBound, done = 0
         while from <= keys.upperBound {
             // The last chunk ends at the last key; no key beyond Int64's is computed.
-            let to =
+            var to =
                 keys.upperBound.isAmong(Self.sqlChunkRows, from: from)
                 ? keys.upperBound : from + Int64(Self.sqlChunkRows) - 1
-            try insert.bind(from...to)
+            if insert.keyOffset != nil {
+                try insert.bind(from: from, rows: Self.sqlChunkRows)
+            } else {
+                try insert.bind(from...to)
+            }
             do {
                 try insert.statement.run()
+                if let offset = insert.keyOffset {
+                    // It read up to the last row it wrote, or to the end of the keys.
+                    to =
+                        database.changes == Self.sqlChunkRows
+                        ? database.lastInsertedRowID &- offset : keys.upperBound
+                }
                 if let repair, repair.check.failed {
                     // The chunk's rows whose columns do not hold what their types write.
                     done += database.changes

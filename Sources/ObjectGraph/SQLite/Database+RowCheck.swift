@@ -52,18 +52,50 @@ public final class RowCheck: @unchecked Sendable {
     fileprivate let tests: UnsafeMutableBufferPointer<Test>
 
     fileprivate struct Test {
-        enum Kind { case integer, real, float, text }
-        let kind: Kind
-        let allowsNull: Bool
-        var low: Int64 = 0, high: Int64 = 0
+        /// The storage classes the column may hold, a bit for each (`1 << SQLITE_INTEGER`…).
+        let classes: Int32
+        /// What else a value of its class must be.
+        let detail: Detail
+        var low: Int64 = .min, high: Int64 = .max
+
+        enum Detail { case none, inRange, float, text }
 
         init(_ expectation: ColumnExpectation) {
-            allowsNull = expectation.allowsNull
+            var classes: Int32 = expectation.allowsNull ? 1 << SQLITE_NULL : 0
             switch expectation.storage {
-            case .integer(let range): (kind, low, high) = (.integer, range.lowerBound, range.upperBound)
-            case .real: kind = .real
-            case .float: kind = .float
-            case .text: kind = .text
+            case .integer(let range):
+                classes |= 1 << SQLITE_INTEGER
+                (low, high) = (range.lowerBound, range.upperBound)
+                detail = range == Int64.min...Int64.max ? .none : .inRange
+            case .real:
+                classes |= 1 << SQLITE_FLOAT
+                detail = .none
+            case .float:
+                classes |= 1 << SQLITE_FLOAT
+                detail = .float
+            case .text:
+                classes |= 1 << SQLITE_TEXT
+                detail = .text
+            }
+            self.classes = classes
+        }
+
+        /// Whether `value`, not NULL and of a storage class the test accepts, is what it
+        /// must be.
+        func meets(_ value: OpaquePointer?) -> Bool {
+            switch detail {
+            case .none: return true
+            case .inRange:
+                let v = sqlite3_value_int64(value)
+                return v >= low && v <= high
+            case .float:
+                let d = sqlite3_value_double(value)
+                return Double(Float(d)) == d
+            case .text:
+                // (The text first, then its length, as SQLite asks.)
+                guard let text = sqlite3_value_text(value) else { return true }
+                return UTF8Sequence.isWellFormed(
+                    UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(value))))
             }
         }
     }
@@ -76,49 +108,34 @@ public final class RowCheck: @unchecked Sendable {
 
     deinit { tests.deallocate() }
 
-    /// The test of one row, its key first for a check that stops at the first failure.
-    fileprivate func test(_ values: UnsafeMutablePointer<OpaquePointer?>, count: Int) -> Bool {
+    /// The test of one row: its key, then a value for each expectation for a check that
+    /// stops at the first failure; a value for each expectation for one that does not.
+    fileprivate func test(_ values: UnsafeMutablePointer<OpaquePointer?>) -> Bool {
         guard stopsAtFirstFailure else {
-            if accepts(values, count: count) { return true }
+            if accepts(values) { return true }
             failed = true
             return false
         }
-        guard firstFailure == nil, count > 0 else { return false }
-        if accepts(values + 1, count: count - 1) { return true }
+        guard firstFailure == nil else { return false }
+        if accepts(values + 1) { return true }
         failed = true
         firstFailure = sqlite3_value_int64(values[0])
         return false
     }
 
-    /// Whether the `count` values at `values` meet the expectations.
-    private func accepts(_ values: UnsafeMutablePointer<OpaquePointer?>, count: Int) -> Bool {
-        for i in 0..<min(count, tests.count) {
-            let test = tests[i], value = values[i]
-            switch sqlite3_value_type(value) {
-            case SQLITE_NULL:
-                guard test.allowsNull else { return false }
-            case SQLITE_INTEGER:
-                guard test.kind == .integer else { return false }
-                let v = sqlite3_value_int64(value)
-                guard v >= test.low, v <= test.high else { return false }
-            case SQLITE_FLOAT:
-                if test.kind == .float {
-                    let d = sqlite3_value_double(value)
-                    guard Double(Float(d)) == d else { return false }
-                } else if test.kind != .real {
-                    return false
-                }
-            case SQLITE_TEXT:
-                guard test.kind == .text else { return false }
-                // The text first, then its length, as SQLite asks.
-                if let text = sqlite3_value_text(value),
-                    !UTF8Sequence.isWellFormed(UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(value))))
-                {
-                    return false
-                }
-            default:
-                return false
-            }
+    /// Whether the values at `values`, one for each test, meet the expectations.
+    private func accepts(_ values: UnsafeMutablePointer<OpaquePointer?>) -> Bool {
+        guard var test = tests.baseAddress else { return true }
+        var value = values
+        let end = test + tests.count
+        while test < end {
+            let type = sqlite3_value_type(value.pointee)
+            // (NULL is a class with nothing more to it.)
+            guard test.pointee.classes & (1 &<< type) != 0,
+                test.pointee.detail == .none || type == SQLITE_NULL || test.pointee.meets(value.pointee)
+            else { return false }
+            test += 1
+            value += 1
         }
         return true
     }
@@ -133,9 +150,10 @@ extension Database {
             Unmanaged.passRetained(check).toOpaque(),
             { context, count, arguments in
                 guard let context, let arguments else { return }
-                // (The function holds the check: no reference counted for each row.)
+                // (The function holds the check: no reference counted for each row. SQLite
+                // calls it with as many arguments as it was registered with.)
                 Unmanaged<RowCheck>.fromOpaque(sqlite3_user_data(context))._withUnsafeGuaranteedRef { check in
-                    sqlite3_result_int(context, check.test(arguments, count: Int(count)) ? 1 : 0)
+                    sqlite3_result_int(context, check.test(arguments) ? 1 : 0)
                 }
             }, nil, nil,
             { pointer in pointer.map { Unmanaged<RowCheck>.fromOpaque($0).release() } })
