@@ -24,10 +24,40 @@ package enum UTF8Sequence {
         return length
     }
 
-    /// Whether all of `bytes` is well-formed UTF-8. ASCII, most text, is checked eight
-    /// bytes at a time, and the end of text of eight bytes or more as the eight bytes
-    /// that end it.
+    /// Whether all of `bytes` is well-formed UTF-8. ASCII, most text, is told first: the
+    /// high bits of its bytes gathered eight at a time, the last eight overlapping the
+    /// others. Other text is read sequence by sequence.
     package static func isWellFormed(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        let count = bytes.count
+        let raw = UnsafeRawPointer(base)
+        if count >= 8 {
+            var gathered = raw.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+            var i = 0
+            while i + 16 < count {
+                gathered |= raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                gathered |= raw.loadUnaligned(fromByteOffset: i + 8, as: UInt64.self)
+                i += 16
+            }
+            if i + 8 < count { gathered |= raw.loadUnaligned(fromByteOffset: i, as: UInt64.self) }
+            if gathered & 0x8080_8080_8080_8080 == 0 { return true }
+        } else if count >= 4 {
+            let gathered =
+                raw.loadUnaligned(as: UInt32.self) | raw.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)
+            if gathered & 0x8080_8080 == 0 { return true }
+        } else if count == 0 || (base[0] | base[count >> 1] | base[count - 1]) < 0x80 {
+            // (One to three bytes: the first, the middle and the last are all of them.)
+            return true
+        }
+        return isWellFormedSequenceBySequence(bytes)
+    }
+
+    /// Whether all of `bytes` is well-formed UTF-8, read sequence by sequence: runs of
+    /// ASCII eight bytes at a time (the end of the text as its last eight), two-byte
+    /// sequences, the most common others, at once.
+    /// (Apart, so that ASCII's path saves no registers for it.)
+    @inline(never)
+    private static func isWellFormedSequenceBySequence(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let base = bytes.baseAddress else { return true }
         let count = bytes.count
         @inline(__always) func isASCII(at i: Int) -> Bool {
@@ -35,17 +65,18 @@ package enum UTF8Sequence {
         }
         var i = 0
         while i < count {
-            if i + 8 <= count {
-                if isASCII(at: i) {
-                    i += 8
-                    continue
+            let byte = base[i]
+            if byte < 0x80 {
+                if i + 8 <= count {
+                    i += isASCII(at: i) ? 8 : 1
+                } else if count >= 8, isASCII(at: count - 8) {
+                    return true  // (the bytes from i on are among the last eight)
+                } else {
+                    i += 1
                 }
-            } else if count >= 8, isASCII(at: count - 8) {
-                // The bytes from i on are among the last eight.
-                return true
-            }
-            if base[i] < 0x80 {
-                i += 1
+            } else if byte >= 0xC2, byte <= 0xDF {
+                guard i + 1 < count, base[i + 1] & 0xC0 == 0x80 else { return false }
+                i += 2
             } else if let length = length(in: bytes, at: i) {
                 i += length
             } else {

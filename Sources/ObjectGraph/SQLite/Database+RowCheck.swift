@@ -124,6 +124,7 @@ public final class RowCheck: @unchecked Sendable {
     }
 
     /// Whether the values at `values`, one for each test, meet the expectations.
+    @inline(__always)
     private func accepts(_ values: UnsafeMutablePointer<OpaquePointer?>) -> Bool {
         guard var test = tests.baseAddress else { return true }
         var value = values
