@@ -384,7 +384,18 @@ extension EntityMappingRunner {
                 }
             } catch {
                 if pairs.guarded != nil { return false }
-                if evaluationFailure != nil { throw error }
+                if let failure = evaluationFailure {
+                    // With keys by an offset, the chunk's rows that failed the check are
+                    // written after it: one before this row may fail first, as the
+                    // interpreter reports. It runs the mapping, and says which. (A
+                    // cancellation stops the run where it is.)
+                    if failure.kind != .cancelled, let repair, !repair.check.stopsAtFirstFailure, repair.check.failed {
+                        pairs.guarded = (from, "an evaluation failed after a row read as the interpreter reads it")
+                        evaluationFailure = nil
+                        return false
+                    }
+                    throw error
+                }
                 // SQLite refused a row (a constraint, a trigger): the interpreter runs the
                 // mapping instead, and its error names the row (or it succeeds, and the
                 // plan says why the mapping did not run as SQL).
