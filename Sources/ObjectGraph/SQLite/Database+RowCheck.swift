@@ -149,7 +149,7 @@ extension Database {
         let rc = sqlite3_create_function_v2(
             handle, name, Int32(check.tests.count + (check.stopsAtFirstFailure ? 1 : 0)), SQLITE_UTF8,
             Unmanaged.passRetained(check).toOpaque(),
-            { context, count, arguments in
+            { context, _, arguments in
                 guard let context, let arguments else { return }
                 // (The function holds the check: no reference counted for each row. SQLite
                 // calls it with as many arguments as it was registered with.)
