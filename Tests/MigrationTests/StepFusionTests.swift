@@ -16,6 +16,8 @@ import TestSupport
     struct Chain: Equatable {
         var outcome: PushdownDifferentialTests.Outcome
         var fused: [Bool] = []
+        /// Each step's entity mappings, by name.
+        var entityMappings: [[String]] = []
     }
 
     /// Runs the chain `models` (`mappings` for the steps that have one) from a copy of
@@ -39,7 +41,8 @@ import TestSupport
                 }
             }
             return Chain(
-                outcome: .store(try PushdownDifferentialTests.dump(path), counts), fused: reports.map(\.isFused))
+                outcome: .store(try PushdownDifferentialTests.dump(path), counts), fused: reports.map(\.isFused),
+                entityMappings: reports.map { $0.report.entityMappings.map(\.name) })
         } catch let error as MigrationError {
             return Chain(outcome: .failure("\(error.kind.rawValue): \(error)"))
         }
@@ -118,11 +121,72 @@ import TestSupport
         return (old, new)
     }
 
+    /// The mapping `inferred` (from `source`) as Xcode writes a mapping model that does the
+    /// same: entity mappings named `<A>To<B>`, fetches with `$manager.sourceContext` (or
+    /// none), attributes read as `$source.a`, relationships looked up through the mapping
+    /// that makes their targets, and now and then a same-named property left out for the
+    /// engine to map.
+    static func asXcodeWritesIt(
+        _ inferred: MappingModel, from source: ObjectModel, _ random: inout SeededGenerator
+    ) throws -> MappingModel {
+        func name(_ mapping: EntityMapping) -> String {
+            guard mapping.type == .copy || mapping.type == .transform else { return mapping.name }
+            return "\(mapping.sourceEntity ?? "")To\(mapping.destinationEntity ?? "")"
+        }
+        let entityMappings = try inferred.entityMappings.map { original in
+            var mapping = original
+            mapping.name = name(original)
+            guard let entity = original.sourceEntity.flatMap(source.entity(named:)),
+                original.type == .copy || original.type == .transform
+            else { return mapping }
+            if Bool.random(using: &random) {
+                mapping.sourceExpression =
+                    XcodeMapping.standardFetch(of: entity.name, predicate: "TRUEPREDICATE")
+                    .description
+            } else {
+                mapping.sourceExpression = nil
+            }
+            mapping.attributeMappings = try original.attributeMappings.compactMap { property in
+                guard property.valueExpression != nil else { return property }
+                let read = try #require(
+                    property.valueExpression.map { try FormatExpression(parsing: $0) }.flatMap(
+                        EntityMappingRunner.copiedAttribute))
+                if read == property.name, Int.random(in: 0..<3, using: &random) == 0 { return nil }
+                return PropertyMapping(name: property.name, valueExpression: "$source.\(read)")
+            }
+            mapping.relationshipMappings = try original.relationshipMappings.compactMap { property in
+                guard property.valueExpression != nil else { return property }
+                let lookup = try #require(
+                    property.valueExpression.map { try FormatExpression(parsing: $0) }.flatMap(SQLLink.lookup))
+                let relationship = try #require(lookup.relationship)
+                let targets = try #require(
+                    source.allRelationships(of: entity).first { $0.name == relationship }
+                        .flatMap { source.entity(named: $0.destination) })
+                let kinds = source.descendants(of: targets).map(\.name)
+                let makers = inferred.entityMappings.filter {
+                    $0.sourceEntity.map(kinds.contains) == true && ($0.type == .copy || $0.type == .transform)
+                }
+                // (Xcode looks them up by relationship where several mappings make them.)
+                guard makers.count == 1 else { return property }
+                if relationship == property.name, Int.random(in: 0..<3, using: &random) == 0 { return nil }
+                return PropertyMapping(
+                    name: property.name,
+                    valueExpression:
+                        #"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "\#(name(makers[0]))", $source.\#(relationship))"#
+                )
+            }
+            return mapping
+        }
+        return MappingModel(
+            sourceModel: inferred.sourceModel, destinationModel: inferred.destinationModel,
+            entityMappings: entityMappings, file: "\(inferred.sourceModel)-\(inferred.destinationModel).xcmappingmodel")
+    }
+
     @Test func aRenamingStepRunWithTheStepBeforeGivesWhatTheStepsGiveOneByOne() throws {
         let directory = try TemporaryDirectory()
         var policies = PolicyRegistry()
         policies.register("Hooked") { LinksWithInstancesTests.Hooked() }
-        var fusedChains = 0, fusedBefore = 0, failures = 0
+        var fusedChains = 0, fusedBefore = 0, fusedFiles = 0, fusedFilesBefore = 0, failures = 0
         let count = ProcessInfo.processInfo.environment["REMODEL_FUSION_SEEDS"].flatMap { UInt64($0) } ?? 120
         for seed in UInt64(1)...count {
             var random = SeededGenerator(seed: seed)
@@ -170,15 +234,25 @@ import TestSupport
                 configuration.parent != nil || Int.random(in: 0..<4, using: &random) == 0
                 ? [] : [try mapping(mappingText)]
             let models = (v0.map { [$0] } ?? []) + [v1, v2, v3]
+            // A third of the time the renaming steps have mapping models, as Xcode writes
+            // them for steps that only copy; a third of the time the last one alone.
+            var mappings = first
+            let written = Int.random(in: 0..<3, using: &random)
+            for (older, newer) in [(v2, v3), (v0, v1)].prefix(written) {
+                guard let older, let inferred = try? MappingModel.inferred(from: older, to: newer) else { continue }
+                mappings.append(try Self.asXcodeWritesIt(inferred, from: older, &random))
+            }
             let path = directory.path("chain\(seed).sqlite")
-            let oneByOne = try Self.run(models, first, source: source, at: path, fuses: false, policies: policies)
-            let fused = try Self.run(models, first, source: source, at: path, fuses: true, policies: policies)
+            let oneByOne = try Self.run(models, mappings, source: source, at: path, fuses: false, policies: policies)
+            let fused = try Self.run(models, mappings, source: source, at: path, fuses: true, policies: policies)
             #expect(
                 fused.outcome == oneByOne.outcome,
                 "seed \(seed): \(RandomLinkDifferentialTests.difference(fused.outcome, oneByOne.outcome))\n\(configuration.model(0))\n\(configuration.model(1))\n\(first.isEmpty ? "(inferred)" : mappingText)"
             )
             if fused.fused.contains(true) { fusedChains += 1 }
             if v0 != nil, fused.fused.first == true { fusedBefore += 1 }
+            if written > 0, fused.fused.last == true { fusedFiles += 1 }
+            if written > 1, v0 != nil, fused.fused.first == true { fusedFilesBefore += 1 }
             if case .failure = oneByOne.outcome { failures += 1 }
             try? FileManager.default.removeItem(atPath: source)
         }
@@ -186,6 +260,10 @@ import TestSupport
         #expect(
             fusedChains > count / 4 && fusedBefore > count / 8,
             "\(fusedChains) chains fused, \(fusedBefore) from the first step")
+        // Renaming steps with mapping models join passes too, before and after.
+        #expect(
+            fusedFiles > count / 12 && fusedFilesBefore > count / 40,
+            "\(fusedFiles) chains fused through a mapping model, \(fusedFilesBefore) from the first step")
         #expect(failures > 0, "no chain failed")
     }
 
@@ -193,21 +271,31 @@ import TestSupport
     /// each way the renaming first step would convert, refuse or fail to validate: the
     /// same store or error one step at a time and in one pass; the first step joins the
     /// pass only when its store holds nothing it would change.
-    @Test(arguments: [
-        ("clean", ""),
-        ("a required name missing", "UPDATE ZFOLDER SET ZNAME = NULL WHERE Z_PK = 3"),
-        ("text in a number", "UPDATE ZNOTE SET ZPRIORITY = 'high' WHERE Z_PK = 1"),
-        ("a number out of its type's range", "UPDATE ZNOTE SET ZPRIORITY = 70000 WHERE Z_PK = 2"),
-        ("a number out of its attribute's range", "UPDATE ZNOTE SET ZPRIORITY = 3 WHERE Z_PK = 2"),
-        ("a boolean neither 0 nor 1", "UPDATE ZNOTE SET ZTRASHED = 5 WHERE Z_PK = 2"),
-        ("a key that names no row", "UPDATE ZNOTE SET ZFOLDER = 99 WHERE Z_PK = 4"),
-        ("ill-formed text", "UPDATE ZNOTE SET ZBODY = CAST(X'66C328' AS TEXT) WHERE Z_PK = 3"),
-        ("a date stored as an integer", "UPDATE ZNOTE SET ZCREATED = 700000000 WHERE Z_PK = 6")
-    ])
-    func theNotesChainEndsTheSameInOnePass(damage: String, sql: String) throws {
+    @Test(
+        arguments: [
+            ("clean", ""),
+            ("a required name missing", "UPDATE ZFOLDER SET ZNAME = NULL WHERE Z_PK = 3"),
+            ("text in a number", "UPDATE ZNOTE SET ZPRIORITY = 'high' WHERE Z_PK = 1"),
+            ("a number out of its type's range", "UPDATE ZNOTE SET ZPRIORITY = 70000 WHERE Z_PK = 2"),
+            ("a number out of its attribute's range", "UPDATE ZNOTE SET ZPRIORITY = 3 WHERE Z_PK = 2"),
+            ("a boolean neither 0 nor 1", "UPDATE ZNOTE SET ZTRASHED = 5 WHERE Z_PK = 2"),
+            ("a key that names no row", "UPDATE ZNOTE SET ZFOLDER = 99 WHERE Z_PK = 4"),
+            ("ill-formed text", "UPDATE ZNOTE SET ZBODY = CAST(X'66C328' AS TEXT) WHERE Z_PK = 3"),
+            ("a date stored as an integer", "UPDATE ZNOTE SET ZCREATED = 700000000 WHERE Z_PK = 6")
+        ], [false, true])
+    func theNotesChainEndsTheSameInOnePass(damage: (String, String), renamingByMappingModels: Bool) throws {
+        let (damage, sql) = damage
         let folder = Repository.root.appendingPathComponent("mappings/notes-chain")
         let models = try ObjectModel.loadVersions(at: folder)
-        let mappings = try MappingModel.loadAll(in: folder, models: models)
+        var mappings = try MappingModel.loadAll(in: folder, models: models)
+        if renamingByMappingModels {
+            // Its inferred steps as mapping models that copy, as Xcode writes them.
+            var random = SeededGenerator(seed: 7)
+            for (older, newer) in [(models[0], models[1]), (models[2], models[3])] {
+                let inferred = try MappingModel.inferred(from: older, to: newer)
+                mappings.append(try Self.asXcodeWritesIt(inferred, from: older, &random))
+            }
+        }
         let directory = try TemporaryDirectory()
         let source = directory.path("Notes1.sqlite")
         try FileManager.default.copyItem(
@@ -222,7 +310,118 @@ import TestSupport
         if case .store = oneByOne.outcome {
             let clean = ["clean", "ill-formed text", "a date stored as an integer"].contains(damage)
             #expect(fused.fused == [clean, false, true], "\(damage)")
+            // (The renaming steps ran the mapping models: inferred ones name every mapping IEM_….)
+            let inferred = [0, 2].map { fused.entityMappings[$0].allSatisfy { $0.hasPrefix("IEM_") } }
+            #expect(inferred == [!renamingByMappingModels, !renamingByMappingModels], "\(fused.entityMappings)")
         }
+    }
+}
+
+/// Which mapping files make a step a renaming one (``Relabeling/inInferredTerms(_:from:to:)``):
+/// those that say what inference says, in Xcode's words or inference's.
+@Suite struct MappingFileRelabelingTests {
+    /// `Shelf.books` ⟷ `Book.shelf`, `Shelf.label`, `Book.title`, in versions B and C.
+    static func model(_ version: String) -> ObjectModel {
+        var shelf = EntityDescription(name: "Shelf")
+        shelf.attributes = [AttributeDescription(name: "label", type: .string)]
+        shelf.relationships = [
+            RelationshipDescription(name: "books", destination: "Book", inverse: "shelf", isToMany: true)
+        ]
+        var book = EntityDescription(name: "Book")
+        book.attributes = [AttributeDescription(name: "title", type: .string)]
+        book.relationships = [RelationshipDescription(name: "shelf", destination: "Shelf", inverse: "books")]
+        return ObjectModel(version: version, entities: [shelf, book])
+    }
+
+    static let lookup = "destinationInstancesForEntityMappingNamed:sourceInstances:"
+    static let byRelationship = "destinationInstancesForSourceRelationshipNamed:sourceInstances:"
+    static let fetch =
+        #"FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Book", "TRUEPREDICATE"), $manager.sourceContext, NO)"#
+
+    /// The step B → C with a mapping file: ShelfToShelf copies every shelf as Xcode writes
+    /// it; BookToBook copies books with `fetch`, `title` and `shelf`, each given only
+    /// when not nil (the engine maps a same-named property left out), and `policy`.
+    static func step(
+        fetch: String? = nil, title: String? = nil, shelf: String? = nil, policy: String? = nil,
+        explicitlyUnmapped: Bool = false
+    ) -> StoreMigrator.Step {
+        var books = EntityMapping(name: "BookToBook", type: .copy, sourceEntity: "Book", destinationEntity: "Book")
+        books.sourceExpression = fetch
+        books.policy = policy
+        if let title { books.attributeMappings.append(PropertyMapping(name: "title", valueExpression: title)) }
+        if explicitlyUnmapped { books.attributeMappings.append(PropertyMapping(name: "title", valueExpression: nil)) }
+        if let shelf { books.relationshipMappings.append(PropertyMapping(name: "shelf", valueExpression: shelf)) }
+        var shelves = EntityMapping(
+            name: "ShelfToShelf", type: .copy, sourceEntity: "Shelf", destinationEntity: "Shelf")
+        shelves.sourceExpression = fetch.map { _ in Self.fetch.replacingOccurrences(of: #""Book""#, with: #""Shelf""#) }
+        shelves.attributeMappings = [PropertyMapping(name: "label", valueExpression: "$source.label")]
+        shelves.relationshipMappings = [
+            PropertyMapping(
+                name: "books", valueExpression: #"FUNCTION($manager, "\#(lookup)", "BookToBook", $source.books)"#)
+        ]
+        let mapping = MappingModel(
+            sourceModel: "B", destinationModel: "C", entityMappings: [shelves, books], file: "B-C.xcmappingmodel")
+        return StoreMigrator.Step(source: model("B"), destination: model("C"), mapping: mapping)
+    }
+
+    @Test(arguments: [
+        (
+            "as Xcode writes it",
+            step(
+                fetch: fetch, title: "$source.title",
+                shelf: #"FUNCTION($manager, "\#(lookup)", "ShelfToShelf", $source.shelf)"#)
+        ),
+        ("every property left to the engine, no fetch", step()),
+        (
+            "in inference's words",
+            step(
+                fetch: fetch.replacingOccurrences(
+                    of: "$manager.sourceContext", with: #"FUNCTION($manager, "sourceContext")"#),
+                title: #"FUNCTION($source, "valueForKey:", "title")"#,
+                shelf: #"FUNCTION($manager, "\#(byRelationship)", "shelf", FUNCTION($source, "valueForKey:", "shelf"))"#
+            )
+        ),
+        (
+            "a fetch that says whether to include sub-entities",
+            step(
+                fetch: fetch.replacingOccurrences(
+                    of: #"predicateString:", "Book", "TRUEPREDICATE""#,
+                    with: #"predicateString:includesSubentities:", "Book", "TRUEPREDICATE", NO"#))
+        )
+    ])
+    func aMappingFileThatOnlyCopiesRenames(_ what: String, _ step: StoreMigrator.Step) {
+        #expect(Relabeling(step) != nil, "\(what)")
+    }
+
+    @Test(arguments: [
+        ("a value computed", step(title: "FUNCTION($source.title, 'uppercaseString')")),
+        ("another attribute", step(title: "$source.shelf.label")),
+        ("a filter", step(fetch: fetch.replacingOccurrences(of: "TRUEPREDICATE", with: "title != nil"))),
+        ("a count", step(fetch: fetch.replacingOccurrences(of: ", NO)", with: ", YES)"))),
+        (
+            "the destination's context",
+            step(fetch: fetch.replacingOccurrences(of: "sourceContext", with: "destinationContext"))
+        ),
+        (
+            "sub-entities included",
+            step(
+                fetch: fetch.replacingOccurrences(
+                    of: #"predicateString:", "Book", "TRUEPREDICATE""#,
+                    with: #"predicateString:includesSubentities:", "Book", "TRUEPREDICATE", YES"#))
+        ),
+        (
+            "targets looked up through the wrong mapping",
+            step(shelf: #"FUNCTION($manager, "\#(lookup)", "BookToBook", $source.shelf)"#)
+        ),
+        (
+            "targets looked up by another relationship",
+            step(shelf: #"FUNCTION($manager, "\#(byRelationship)", "books", $source.shelf)"#)
+        ),
+        ("a policy", step(policy: "BookPolicy")),
+        ("a property left without a value", step(explicitlyUnmapped: true))
+    ])
+    func aMappingFileThatDoesMoreDoesNot(_ what: String, _ step: StoreMigrator.Step) {
+        #expect(Relabeling(step) == nil, "\(what)")
     }
 }
 

@@ -1,11 +1,13 @@
+import ExpressionLanguage
 import Foundation
 import ObjectGraph
 
-/// An inferred step that does nothing to the rows the step before it wrote but rename
-/// them (docs/engine.md, "Steps run as one"): the step before can then write the newer
+/// A step that does nothing to the rows the step before it wrote but rename them
+/// (docs/engine.md, "Steps run as one"): the step before can then write the newer
 /// version itself, in one pass, and give the rows the two steps give one after the other.
 ///
-/// An inferred step B → C is such a relabeling when:
+/// A step B → C is such a relabeling when its mapping, inferred or a mapping file's read
+/// in inference's terms (``inInferredTerms(_:from:to:)``: Xcode's copies are), is one where:
 /// - each of its entity mappings is a copy or transform of a B entity to a C entity (an
 ///   `add` mapping, which makes nothing, and a `remove` mapping of an entity no row of
 ///   which is written are allowed too), with the standard fetch and no policy, neither
@@ -27,11 +29,12 @@ struct Relabeling {
     private(set) var properties: [String: [String: String]] = [:]
 
     init?(_ step: StoreMigrator.Step) {
-        guard step.isInferred else { return nil }
         self.step = step
         let (middle, new) = (step.source, step.destination)
+        let mappings =
+            step.isInferred ? step.mapping : Self.inInferredTerms(step.mapping, from: middle, to: new)
         var removed: Set<String> = []
-        for mapping in step.mapping.entityMappings {
+        for mapping in mappings.entityMappings {
             guard mapping.policy == nil else { return nil }
             switch mapping.type {
             case .add: continue
@@ -90,6 +93,79 @@ struct Relabeling {
                 else { return nil }
             }
         }
+    }
+
+    /// `mapping`, a mapping file's (B → C), with each copy or transform written as
+    /// inference writes it wherever it says the same thing: its implicit property mappings
+    /// written out; ``fetchesEveryInstance(_:of:)`` of its source entity as the standard
+    /// fetch; an attribute read as `$source.a` (or by `valueForKey:`) as inference reads
+    /// it; a relationship's targets looked up by the source relationship, or through the
+    /// copy or transform that makes them from the relationship's targets (as Xcode writes
+    /// it), as inference looks them up. Anything else is left as written, which no
+    /// relabeling is.
+    static func inInferredTerms(_ mapping: MappingModel, from middle: ObjectModel, to new: ObjectModel)
+        -> MappingModel
+    {
+        let compiler = MappingCompiler(mapping, source: middle, destination: new, policies: PolicyRegistry())
+        let copies = mapping.entityMappings.filter { $0.type == .copy || $0.type == .transform }
+        func parsed(_ text: String?) -> FormatExpression? { text.flatMap { try? FormatExpression(parsing: $0) } }
+        var result = mapping
+        for (index, original) in mapping.entityMappings.enumerated() where copies.contains(original) {
+            guard let from = original.sourceEntity.flatMap(middle.entity(named:)) else { continue }
+            var written = compiler.withImplicitMappings(
+                original, from, original.destinationEntity.flatMap(new.entity(named:)))
+            if Self.fetchesEveryInstance(written.sourceExpression, of: from.name) {
+                written.sourceExpression = MappingInference.standardFetch(of: from.name)
+            }
+            for i in written.attributeMappings.indices {
+                guard let read = parsed(written.attributeMappings[i].valueExpression),
+                    let name = EntityMappingRunner.copiedAttribute(read)
+                else { continue }
+                written.attributeMappings[i].valueExpression = MappingInference.attributeRead(name)
+            }
+            for i in written.relationshipMappings.indices {
+                guard let lookup = parsed(written.relationshipMappings[i].valueExpression).flatMap(SQLLink.lookup),
+                    let name = lookup.relationship,
+                    let targets = middle.allRelationships(of: from).first(where: { $0.name == name })?.destination
+                else { continue }
+                let same =
+                    lookup.lookup == MappingInference.relationshipLookup
+                    ? lookup.argument == name
+                    : copies.filter { $0.name == lookup.argument }.map(\.sourceEntity) == [targets]
+                if same { written.relationshipMappings[i].valueExpression = MappingInference.relationshipRead(name) }
+            }
+            result.entityMappings[index] = written
+        }
+        return result
+    }
+
+    /// Whether `expression` is a source expression that reads every instance of `entity`,
+    /// and only those (its sub-entities', were there any, left out): none, or
+    /// `FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:",
+    /// "<entity>", "TRUEPREDICATE"), $manager.sourceContext, NO)`, the context also as
+    /// `FUNCTION($manager, "sourceContext")`.
+    static func fetchesEveryInstance(_ expression: String?, of entity: String) -> Bool {
+        guard let expression else { return true }
+        guard let parsed = try? FormatExpression(parsing: expression),
+            case .fetch(let request, let context, let countOnly) = parsed.kind,
+            MappingCompiler.constantFlag(countOnly) == false,
+            case .functionCall(let target, let selector, let arguments) = request.kind,
+            case .variable("manager") = target.kind,
+            (selector.constantString == MappingCompiler.fetchSelector && arguments.count == 2)
+                || (selector.constantString == MappingCompiler.fetchWithSubentitiesSelector && arguments.count == 3
+                    && MappingCompiler.constantFlag(arguments[2]) == false),
+            arguments[0].constantString == entity,
+            let predicate = arguments[1].constantString.flatMap({ try? FormatPredicate(parsing: $0) }),
+            case .constant(true) = predicate.kind
+        else { return false }
+        switch context.kind {
+        case .keyPath(let manager?, ["sourceContext"]):
+            if case .variable("manager") = manager.kind { return true }
+        case .functionCall(let manager, let selector, let arguments) where arguments.isEmpty:
+            if case .variable("manager") = manager.kind, selector.constantString == "sourceContext" { return true }
+        default: break
+        }
+        return false
     }
 
     /// Not in a hierarchy: its rows alone in its table.

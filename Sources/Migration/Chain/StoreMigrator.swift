@@ -22,7 +22,8 @@ public struct StoreMigrator {
     /// anything is written; by default such rows are read as every command reads them
     /// (converted, or not read), and the caller warns.
     public var refusesDamagedRows = false
-    /// Whether an inferred step that only renames runs in one pass with the step beside it
+    /// Whether a step that only renames (inferred, or by a mapping file that only copies)
+    /// runs in one pass with the step beside it
     /// (``StepReport/isFused``; docs/engine.md, "Steps run as one").
     public var fusesSteps = true
     /// Stops ``migrate(storeAt:from:to:progress:)`` from any thread; copies of the

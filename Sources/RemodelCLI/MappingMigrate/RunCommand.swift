@@ -71,7 +71,7 @@ struct RunCommand: ParsableCommand {
 
     @Flag(
         help:
-            "Run every step on its own, each with its own backup, even an inferred step that only renames what the step before it wrote (which otherwise runs in one pass with it)."
+            "Run every step on its own, each with its own backup, even a step that only renames what the step before it wrote (inferred, or by a mapping file that only copies) (which otherwise runs in one pass with it)."
     )
     var stepByStep = false
 
