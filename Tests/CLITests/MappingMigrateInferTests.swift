@@ -305,6 +305,46 @@ import TestSupport
             ))
     }
 
+    /// An inferred step that drops an attribute runs in one pass with the step after it,
+    /// which reads nothing of it, and the plan says so; the store ends as step by step.
+    @Test func aStepThatDropsAnAttributeRunsWithTheStepAfterIt() throws {
+        let folder = try Folder()
+        let mapping = #"""
+            {"sourceModel": "B", "destinationModel": "C", "entityMappings": [{"name": "ItemToItem",
+             "type": "transform", "sourceEntity": "Item", "destinationEntity": "Item", "attributeMappings":
+             {"name": "$source.name", "label": "FUNCTION($source.name, 'uppercaseString')"}}]}
+            """#
+        let models = try folder.folder(
+            "models",
+            [
+                "A.model.json":
+                    #"{"version": "A", "entities": {"Item": {"attributes": {"name": "string", "legacy": "int16"}}}}"#,
+                "B.model.json": #"{"version": "B", "entities": {"Item": {"attributes": {"name": "string"}}}}"#,
+                "C.model.json":
+                    #"{"version": "C", "entities": {"Item": {"attributes": {"name": "string", "label": "string"}}}}"#,
+                "B_to_C.mapping.json": mapping,
+                "seed.json": #"{"Item": [{"name": "a", "legacy": 3}, {"name": "b"}]}"#
+            ])
+        let store = folder.path("Items.sqlite"), other = folder.path("Other.sqlite")
+        #expect(
+            try cli.run("seed", store, "--models", models, "--version", "A", "--seed", "\(models)/seed.json").status
+                == 0)
+        try FileManager.default.copyItem(atPath: store, toPath: other)
+        let plan = try cli.run("plan", store, "--models", models)
+        #expect(
+            plan.stdout.hasSuffix(
+                "one pass: A → C (A → B only renames or drops properties; `run --step-by-step` runs each step on its own)\n"
+            ), "\(plan.stdout)")
+        let run = try cli.run("run", store, "--models", models, "--no-backup", "--quiet")
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.hasPrefix("A → B (inferred): in one pass with B → C\n"), "\(run.stdout)")
+        let steps = try cli.run("run", other, "--models", models, "--no-backup", "--quiet", "--step-by-step")
+        #expect(steps.status == 0, "\(steps.stderr)")
+        #expect(try Self.dump(store, models: models) == Self.dump(other, models: models))
+        #expect(
+            try Self.dump(store, models: models).contains { $0.contains(#"label="A""#) && $0.contains(#"name="a""#) })
+    }
+
     @Test func badVersionsExitWithTwo() throws {
         let folder = try Folder()
         let models = try folder.folder("models", Self.models)

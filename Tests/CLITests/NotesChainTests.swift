@@ -238,6 +238,36 @@ import Testing
         #expect(again.stderr == "")
     }
 
+    /// The renaming steps saved as mapping files, as `infer` prints them: the steps still
+    /// run in one pass, and end with the same store.
+    @Test func inferredStepsSavedAsFilesStillRunInOnePass() throws {
+        let scratch = try Scratch()
+        let models = scratch.url.appendingPathComponent("models")
+        try FileManager.default.createDirectory(at: models, withIntermediateDirectories: true)
+        for name in try FileManager.default.contentsOfDirectory(atPath: Self.example.path)
+        where name.hasSuffix(".model.json") || name.hasSuffix(".mapping.json") {
+            try FileManager.default.copyItem(
+                at: Self.example.appendingPathComponent(name), to: models.appendingPathComponent(name))
+        }
+        for (from, to) in [("Notes1", "Notes2"), ("Notes3", "Notes4")] {
+            let inferred = try cli.run(
+                "infer", "--models", models.path, "--from", from, "--to", to, "--output",
+                models.appendingPathComponent("\(from)_to_\(to).mapping.json").path)
+            #expect(inferred.status == 0, "\(inferred.stderr)")
+        }
+        let plan = try cli.run("plan", scratch.store, "--models", models.path)
+        #expect(plan.stdout.contains("Notes3 → Notes4: \(models.path)/Notes3_to_Notes4.mapping.json"), "\(plan.stdout)")
+        #expect(
+            plan.stdout.hasSuffix(
+                "one pass: Notes1 → Notes4 (Notes1 → Notes2 and Notes3 → Notes4 only rename; `run --step-by-step` runs each step on its own)\n"
+            ), "\(plan.stdout)")
+        let run = try cli.run("run", scratch.store, "--models", models.path, "--no-backup", "--quiet")
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(
+            run.stdout.contains("Notes3 → Notes4 (Notes3_to_Notes4.mapping.json): in one pass with Notes2 → Notes3"))
+        #expect(try Self.dump(scratch.store, version: "Notes4") == Self.notes4)
+    }
+
     /// --step-by-step runs each step on its own, each with its backup, and ends with the
     /// same store and the same counts.
     @Test func stepByStepEndsTheSame() throws {

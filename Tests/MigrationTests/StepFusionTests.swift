@@ -186,7 +186,7 @@ import TestSupport
         let directory = try TemporaryDirectory()
         var policies = PolicyRegistry()
         policies.register("Hooked") { LinksWithInstancesTests.Hooked() }
-        var fusedChains = 0, fusedBefore = 0, fusedFiles = 0, fusedFilesBefore = 0, failures = 0
+        var fusedChains = 0, fusedBefore = 0, fusedFiles = 0, fusedFilesBefore = 0, fusedDropping = 0, failures = 0
         let count = ProcessInfo.processInfo.environment["REMODEL_FUSION_SEEDS"].flatMap { UInt64($0) } ?? 120
         for seed in UInt64(1)...count {
             var random = SeededGenerator(seed: seed)
@@ -217,16 +217,49 @@ import TestSupport
             // Half the time, a renaming step before: the store starts at R0.
             var v0: ObjectModel?
             var generated = configuration
+            // Half the time again, R0 has properties the renaming step drops: an
+            // attribute of each entity that holds values its type never does, and a
+            // relationship pair.
+            // (Drawn apart, so that the chains drawn before drops were added stay the same.)
+            var dropping = SeededGenerator(seed: seed &* 0x9E37_79B9)
+            var drops = false
             if seed % 2 == 1 {
-                let (old, renaming) = try Self.older(configuration, &random)
+                drops = Bool.random(using: &dropping)
+                var (old, renaming) = try Self.older(configuration, &random)
+                if drops {
+                    let kind = RandomLinkDifferentialTests.Kind.allCases.randomElement(using: &dropping)!
+                    old.pairs.append(
+                        RandomLinkDifferentialTests.Pair(
+                            kind: kind,
+                            from: Int.random(in: 0..<old.entities.count, using: &dropping),
+                            to: Int.random(in: 0..<old.entities.count, using: &dropping), near: "legacyNear",
+                            far: "legacyFar", nearOrdered: [false, false, false], farOrdered: [false, false, false]))
+                }
                 v0 = try model(old.model(0))
                 v0!.version = "R0"
+                if drops {
+                    let type = [AttributeType.int16, .string, .double].randomElement(using: &dropping)!
+                    for i in v0!.entities.indices where v0!.entities[i].parent == nil {
+                        v0!.entities[i].attributes.append(AttributeDescription(name: "legacy", type: type))
+                    }
+                }
                 v1 = renaming
                 generated = old
             }
             let source = directory.path("F\(seed).sqlite")
             try RandomLinkDifferentialTests.makeSource(
                 at: source, generated, v1: v0 ?? v1, damaged: damaged, &random)
+            if drops, let v0 {
+                let store = try Store.open(at: source, model: v0)
+                for layout in Set(v0.entities.compactMap { store.layout.entities[$0.name] }.map(\.table)) {
+                    let column = try #require(
+                        v0.entities.lazy.compactMap { store.layout.entities[$0.name] }.first { $0.table == layout }?
+                            .attributeColumns["legacy"])
+                    try store.database.execute(
+                        "UPDATE \(layout) SET \(column) = CASE Z_PK % 5 WHEN 0 THEN NULL WHEN 1 THEN 'text' "
+                            + "WHEN 2 THEN 70000 WHEN 3 THEN CAST(X'66C328' AS TEXT) ELSE Z_PK * 1.5 END")
+                }
+            }
             let mappingText = RandomLinkDifferentialTests.mappingText(configuration, &random)
             // The first step's own mapping, or (with a sub-entity, or a quarter of the
             // time) none: two inferred steps.
@@ -250,6 +283,7 @@ import TestSupport
                 "seed \(seed): \(RandomLinkDifferentialTests.difference(fused.outcome, oneByOne.outcome))\n\(configuration.model(0))\n\(configuration.model(1))\n\(first.isEmpty ? "(inferred)" : mappingText)"
             )
             if fused.fused.contains(true) { fusedChains += 1 }
+            if drops, fused.fused.first == true { fusedDropping += 1 }
             if v0 != nil, fused.fused.first == true { fusedBefore += 1 }
             if written > 0, fused.fused.last == true { fusedFiles += 1 }
             if written > 1, v0 != nil, fused.fused.first == true { fusedFilesBefore += 1 }
@@ -260,6 +294,8 @@ import TestSupport
         #expect(
             fusedChains > count / 4 && fusedBefore > count / 8,
             "\(fusedChains) chains fused, \(fusedBefore) from the first step")
+        // Renaming steps that drop properties join the step after them.
+        #expect(fusedDropping > count / 40, "\(fusedDropping) chains fused with a step that drops properties")
         // Renaming steps with mapping models join passes too, before and after.
         #expect(
             fusedFiles > count / 12 && fusedFilesBefore > count / 40,
@@ -417,11 +453,24 @@ import TestSupport
             "targets looked up by another relationship",
             step(shelf: #"FUNCTION($manager, "\#(byRelationship)", "books", $source.shelf)"#)
         ),
-        ("a policy", step(policy: "BookPolicy")),
-        ("a property left without a value", step(explicitlyUnmapped: true))
+        ("a policy", step(policy: "BookPolicy"))
     ])
     func aMappingFileThatDoesMoreDoesNot(_ what: String, _ step: StoreMigrator.Step) {
         #expect(Relabeling(step) == nil, "\(what)")
+    }
+
+    /// A property the mapping leaves without a value is dropped: the step reads nothing
+    /// of it, so it may run with the step after it, but not after a step that writes it.
+    @Test func aPropertyLeftWithoutAValueIsDropped() throws {
+        let relabeling = try #require(Relabeling(Self.step(explicitlyUnmapped: true)))
+        #expect(relabeling.dropped == ["Book": ["title"]])
+        let before = try mapping(
+            #"{"sourceModel": "A", "destinationModel": "B", "entityMappings": [{"name": "BookToBook", "type": "copy", "sourceEntity": "Book", "destinationEntity": "Book"}]}"#
+        )
+        #expect(relabeling.compose(before, source: Self.model("A"), policies: PolicyRegistry()) == nil)
+        #expect(
+            try #require(Relabeling(Self.step())).compose(before, source: Self.model("A"), policies: PolicyRegistry())
+                != nil)
     }
 }
 

@@ -19,9 +19,13 @@ extension Relabeling {
     {
         let (old, middle) = (step.source, step.destination)
         guard mapping.sourceModel == middle.version else { return nil }
-        guard entities.keys.allSatisfy({ old.entity(named: $0)!.attributes.allSatisfy(Self.readsAsWritten) }) else {
-            return nil
-        }
+        guard
+            entities.keys.allSatisfy({ name in
+                old.entity(named: name)!.attributes.allSatisfy {
+                    properties[name]?[$0.name] == nil || Self.readsAsWritten($0)
+                }
+            })
+        else { return nil }
         let (entityNames, propertyNames) = namesBefore
         let renamer = SourceRenamer(model: middle, entities: entityNames, properties: propertyNames)
         let compiler = MappingCompiler(mapping, source: middle, destination: destination, policies: policies)
@@ -96,7 +100,9 @@ extension Relabeling {
                 return false
             }
             var broken: [String] = []
-            for attribute in entity.attributes where !attribute.isTransient {
+            // (What the step drops, it does not read.)
+            let carried = properties[name] ?? [:]
+            for attribute in entity.attributes where !attribute.isTransient && carried[attribute.name] != nil {
                 guard let column = layout.attributeColumns[attribute.name] else { continue }
                 // (Told by comparisons, which need no function call: numbers sort before
                 // text, and text before blobs. An integral real reads as its integer.)
@@ -118,7 +124,8 @@ extension Relabeling {
                 }
                 broken += StoreValidator.attributeRules(attribute, value: column).map(\.condition)
             }
-            for relationship in entity.relationships where !relationship.isTransient {
+            for relationship in entity.relationships
+            where !relationship.isTransient && carried[relationship.name] != nil {
                 guard !relationship.isToMany else {
                     countsBounded = countsBounded || relationship.minCount > 0 || relationship.maxCount > 0
                     continue
@@ -144,7 +151,8 @@ extension Relabeling {
             }
             // A one-to-one's two keys agree (the step links each pair from one side, which
             // unsets a partner the other side names).
-            for relationship in entity.relationships where !relationship.isToMany && !relationship.isTransient {
+            for relationship in entity.relationships
+            where !relationship.isToMany && !relationship.isTransient && carried[relationship.name] != nil {
                 guard let inverse = store.model.inverse(of: relationship), !inverse.isToMany else { continue }
                 guard let key = layout.toOneColumns[relationship.name]?.key,
                     let target = store.layout.entities[relationship.destination],
@@ -157,7 +165,8 @@ extension Relabeling {
                     return false
                 }
             }
-            for relationship in entity.relationships where relationship.isToMany && !relationship.isTransient {
+            for relationship in entity.relationships
+            where relationship.isToMany && !relationship.isTransient && carried[relationship.name] != nil {
                 guard let side = layout.joinTables[relationship.name] else { continue }
                 guard let target = store.layout.entities[relationship.destination] else { return false }
                 func missing(_ column: String, _ rows: StoreLayout.EntityLayout) -> String {

@@ -16,7 +16,9 @@ import ObjectGraph
 ///   way but for its name (type, optionality, bounds, default, validation predicates; a
 ///   relationship's cardinality, counts and inverse, between the renamed entities): the
 ///   values are then written unchanged, and every rule of the middle version is one of
-///   the newer version, which the run checks;
+///   the newer version, which the run checks. It may drop a property instead (a
+///   relationship with its inverse): it then reads nothing of it, and is run with the step
+///   after it only (``dropped``), never after a step that writes the property;
 /// - no relationship is ordered, refers to its own entity, has no inverse or holds data
 ///   stored outside the store (their links and files are not known to come out the same).
 ///
@@ -27,6 +29,8 @@ struct Relabeling {
     private(set) var entities: [String: String] = [:]
     /// Per B entity: B property → C property.
     private(set) var properties: [String: [String: String]] = [:]
+    /// Per B entity: the stored properties the step does not carry, and reads nothing of.
+    private(set) var dropped: [String: Set<String>] = [:]
 
     init?(_ step: StoreMigrator.Step) {
         self.step = step
@@ -73,7 +77,9 @@ struct Relabeling {
             let stored =
                 from.attributes.filter { !$0.isTransient }.map(\.name)
                 + from.relationships.filter { !$0.isTransient }.map(\.name)
-            guard stored.allSatisfy({ names[$0] != nil }), Set(names.values).count == names.count,
+            let unmapped = stored.filter { names[$0] == nil }
+            if !unmapped.isEmpty { dropped[from.name] = Set(unmapped) }
+            guard Set(names.values).count == names.count,
                 from.uniquenessConstraints.allSatisfy({ constraint in
                     to.uniquenessConstraints.contains(constraint.map { names[$0] ?? $0 })
                 })
@@ -85,6 +91,11 @@ struct Relabeling {
         for (name, names) in properties {
             let from = middle.entity(named: name)!, to = new.entity(named: entities[name]!)!
             for old in from.relationships where !old.isTransient {
+                guard names[old.name] != nil else {
+                    // Dropped with its inverse (or its inverse's entity), or not at all.
+                    if let inverse = old.inverse, properties[old.destination]?[inverse] != nil { return nil }
+                    continue
+                }
                 guard let relationship = to.relationships.first(where: { $0.name == names[old.name] }),
                     let inverse = old.inverse, old.destination != name,
                     relationship.destination == entities[old.destination],
@@ -214,7 +225,8 @@ struct Relabeling {
     /// where names change.
     func compose(_ mapping: MappingModel, source: ObjectModel, policies: PolicyRegistry) -> MappingModel? {
         let (middle, new) = (step.source, step.destination)
-        guard mapping.destinationModel == middle.version else { return nil }
+        // (What the step drops, the step before writes, converting and checking it.)
+        guard mapping.destinationModel == middle.version, dropped.isEmpty else { return nil }
         let compiler = MappingCompiler(mapping, source: source, destination: middle, policies: policies)
         var composed = mapping
         composed.destinationModel = new.version
@@ -323,7 +335,8 @@ struct Relabeling {
             let instances = try count("SELECT count(*) FROM \(rows.table) WHERE Z_ENT = \(rows.number)")
             entry.sourceInstances = instances
             entry.destinationInstances = instances
-            for old in step.source.entity(named: from)!.relationships where !old.isTransient {
+            for old in step.source.entity(named: from)!.relationships
+            where !old.isTransient && properties[from]?[old.name] != nil {
                 guard old.isToMany else {
                     entry.relationshipsSet += instances
                     continue

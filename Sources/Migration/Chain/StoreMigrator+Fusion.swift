@@ -34,7 +34,11 @@ extension StoreMigrator {
         while index < steps.count {
             let run = fusesSteps && options.pushdown ? fusedRun(from: index, of: steps, leading: true) : nil
             let count = run?.steps.count ?? 1
-            passes.append(Pass(steps: index..<(index + count), base: index + (run?.leading.count ?? 0)))
+            let dropping = (run?.leading ?? []).enumerated().filter { !$0.element.dropped.isEmpty }.map {
+                index + $0.offset
+            }
+            passes.append(
+                Pass(steps: index..<(index + count), base: index + (run?.leading.count ?? 0), dropping: dropping))
             index += count
         }
         return passes
@@ -46,6 +50,9 @@ extension StoreMigrator {
         public let steps: Range<Int>
         /// The step whose mapping runs; the others only rename.
         public let base: Int
+        /// The renaming steps that also drop properties (which the steps after them do
+        /// not read).
+        public var dropping: [Int] = []
     }
 
     /// The pass that runs `steps[first]` and the steps after it it can take, with the

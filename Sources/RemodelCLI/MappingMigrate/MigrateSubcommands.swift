@@ -144,7 +144,9 @@ struct PlanCommand: ParsableCommand {
                 }
                 print(
                     "one pass: \(steps[pass.steps.lowerBound].source.version) → \(steps[pass.steps.upperBound - 1].destination.version) "
-                        + "(\(names.joined(separator: " and ")) only rename\(names.count == 1 ? "s" : ""); `run --step-by-step` runs each step on its own)"
+                        + "(\(names.joined(separator: " and ")) only rename\(names.count == 1 ? "s" : "")"
+                        + (pass.dropping.isEmpty ? "" : " or drop\(names.count == 1 ? "s" : "") properties")
+                        + "; `run --step-by-step` runs each step on its own)"
                 )
             }
         }
