@@ -121,7 +121,8 @@ struct Relabeling {
         let copies = mapping.entityMappings.filter { $0.type == .copy || $0.type == .transform }
         func parsed(_ text: String?) -> FormatExpression? { text.flatMap { try? FormatExpression(parsing: $0) } }
         var result = mapping
-        for (index, original) in mapping.entityMappings.enumerated() where copies.contains(original) {
+        for (index, original) in mapping.entityMappings.enumerated()
+        where original.type == .copy || original.type == .transform {
             guard let from = original.sourceEntity.flatMap(middle.entity(named:)) else { continue }
             var written = compiler.withImplicitMappings(
                 original, from, original.destinationEntity.flatMap(new.entity(named:)))
