@@ -17,8 +17,10 @@ import ObjectGraph
 ///   relationship's cardinality, counts and inverse, between the renamed entities): the
 ///   values are then written unchanged, and every rule of the middle version is one of
 ///   the newer version, which the run checks. It may drop a property instead (a
-///   relationship with its inverse): it then reads nothing of it, and is run with the step
-///   after it only (``dropped``), never after a step that writes the property;
+///   relationship with its inverse): it then reads nothing of it (``dropped``). It runs
+///   with the step after it, which reads nothing of it either; after a step that writes
+///   it, only where writing it can neither fail nor break a rule
+///   (``writesWithoutFail(_:_:from:in:)``), and never a relationship;
 /// - no relationship is ordered, refers to its own entity, has no inverse or holds data
 ///   stored outside the store (their links and files are not known to come out the same).
 ///
@@ -226,8 +228,7 @@ struct Relabeling {
     /// where names change.
     func compose(_ mapping: MappingModel, source: ObjectModel, policies: PolicyRegistry) -> MappingModel? {
         let (middle, new) = (step.source, step.destination)
-        // (What the step drops, the step before writes, converting and checking it.)
-        guard mapping.destinationModel == middle.version, dropped.isEmpty else { return nil }
+        guard mapping.destinationModel == middle.version else { return nil }
         let compiler = MappingCompiler(mapping, source: source, destination: middle, policies: policies)
         var composed = mapping
         composed.destinationModel = new.version
@@ -241,8 +242,21 @@ struct Relabeling {
             guard let name = original.destinationEntity, let entity = entities[name],
                 let to = new.entity(named: entity), let names = properties[name]
             else { return nil }
-            let written = compiler.withImplicitMappings(
-                original, original.sourceEntity.flatMap(source.entity(named:)), middle.entity(named: name))
+            let sourceEntity = original.sourceEntity.flatMap(source.entity(named:))
+            var written = compiler.withImplicitMappings(original, sourceEntity, middle.entity(named: name))
+            if let drops = dropped[name] {
+                // What the step drops, the step before writes, converting and checking
+                // it: left unwritten only where that can neither fail nor break a rule.
+                let attributes = middle.entity(named: name).map(middle.allAttributes(of:)) ?? []
+                for drop in drops {
+                    guard let attribute = attributes.first(where: { $0.name == drop }),
+                        Self.writesWithoutFail(
+                            attribute, written.propertyMapping(named: drop)?.valueExpression, from: sourceEntity,
+                            in: source)
+                    else { return nil }
+                }
+                written.attributeMappings.removeAll { drops.contains($0.name) }
+            }
             let expressions =
                 [written.sourceExpression]
                 + (written.attributeMappings + written.relationshipMappings).map(\.valueExpression)
@@ -263,6 +277,28 @@ struct Relabeling {
             composed.entityMappings[index] = Self.listingEveryProperty(of: to, in: new, renamed)
         }
         return composed
+    }
+
+    /// Whether writing `expression` (nil, or `nil`: nothing, the default) to `attribute` can neither
+    /// fail nor break a rule, whatever the store it reads holds: an optional attribute
+    /// without bounds, validation predicates or a derivation, of a type every value of
+    /// which writes as it is read (text, a 64-bit integer, a double, a date, data kept in
+    /// the store), given nothing or an attribute of `entity` of the same type read as it is.
+    static func writesWithoutFail(
+        _ attribute: AttributeDescription, _ expression: String?, from entity: EntityDescription?,
+        in model: ObjectModel
+    ) -> Bool {
+        let types: Set<AttributeType> = [.string, .int64, .double, .date, .binary]
+        guard attribute.isOptional, types.contains(attribute.type), attribute.minValue == nil,
+            attribute.maxValue == nil, attribute.validationPredicates.isEmpty, attribute.derivationExpression == nil,
+            !attribute.allowsExternalBinaryDataStorage
+        else { return false }
+        guard let parsed = expression.flatMap({ try? FormatExpression(parsing: $0) }) else { return expression == nil }
+        if case .constant(.null) = parsed.kind { return true }
+        guard let entity, let name = EntityMappingRunner.copiedAttribute(parsed),
+            let read = model.allAttributes(of: entity).first(where: { $0.name == name && !$0.isTransient })
+        else { return false }
+        return read.type == attribute.type && !read.allowsExternalBinaryDataStorage
     }
 
     /// `mapping` with every stored property of its destination `entity` it does not map

@@ -34,9 +34,10 @@ extension StoreMigrator {
         while index < steps.count {
             let run = fusesSteps && options.pushdown ? fusedRun(from: index, of: steps, leading: true) : nil
             let count = run?.steps.count ?? 1
-            let dropping = (run?.leading ?? []).enumerated().filter { !$0.element.dropped.isEmpty }.map {
-                index + $0.offset
-            }
+            let renamings = (run?.leading ?? []) + [nil] + (run?.trailing ?? [])
+            let dropping =
+                run == nil
+                ? [] : renamings.indices.filter { renamings[$0]?.dropped.isEmpty == false }.map { index + $0 }
             passes.append(
                 Pass(steps: index..<(index + count), base: index + (run?.leading.count ?? 0), dropping: dropping))
             index += count
@@ -51,7 +52,7 @@ extension StoreMigrator {
         /// The step whose mapping runs; the others only rename.
         public let base: Int
         /// The renaming steps that also drop properties (which the steps after them do
-        /// not read).
+        /// not read, and the step before them, if any, writes without fail).
         public var dropping: [Int] = []
     }
 
