@@ -209,14 +209,14 @@ import TestSupport
         var policies = PolicyRegistry()
         policies.register("Hooked") { LinksWithInstancesTests.Hooked() }
         var fusedChains = 0, fusedBefore = 0, fusedFiles = 0, fusedFilesBefore = 0, fusedDropping = 0,
-            fusedDroppingAfter = 0, failures = 0
+            fusedDroppingAfter = 0, fusedSelf = 0, failures = 0
         let count = ProcessInfo.processInfo.environment["REMODEL_FUSION_SEEDS"].flatMap { UInt64($0) } ?? 120
         for seed in UInt64(1)...count {
             var random = SeededGenerator(seed: seed)
             var configuration = RandomLinkDifferentialTests.configuration(&random)
             // No entity related to itself, two times in three, and unordered in the
-            // later versions most of the time: a renaming step with either is run on its
-            // own.
+            // later versions most of the time: a renaming step with an ordered
+            // relationship is run on its own.
             if seed % 3 != 0 {
                 configuration.pairs = configuration.pairs.map { pair in
                     guard pair.from == pair.to else { return pair }
@@ -314,6 +314,7 @@ import TestSupport
             if fused.fused.contains(true) { fusedChains += 1 }
             if drops, fused.fused.first == true { fusedDropping += 1 }
             if dropsAfter, fused.fused.last == true { fusedDroppingAfter += 1 }
+            if configuration.pairs.contains(where: { $0.from == $0.to }), fused.fused.contains(true) { fusedSelf += 1 }
             if v0 != nil, fused.fused.first == true { fusedBefore += 1 }
             if written > 0, fused.fused.last == true { fusedFiles += 1 }
             if written > 1, v0 != nil, fused.fused.first == true { fusedFilesBefore += 1 }
@@ -329,6 +330,8 @@ import TestSupport
         #expect(
             fusedDroppingAfter > count / 40, "\(fusedDroppingAfter) chains fused with a last step that drops properties"
         )
+        // And chains with a relationship between an entity's own objects.
+        #expect(fusedSelf > count / 40, "\(fusedSelf) chains fused with a relationship to its own entity")
         // Renaming steps with mapping models join passes too, before and after.
         #expect(
             fusedFiles > count / 12 && fusedFilesBefore > count / 40,

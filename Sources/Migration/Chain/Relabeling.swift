@@ -21,8 +21,10 @@ import ObjectGraph
 ///   with the step after it, which reads nothing of it either; after a step that writes
 ///   it, only where writing it can neither fail nor break a rule
 ///   (``writesWithoutFail(_:_:from:in:)``), and never a relationship;
-/// - no relationship is ordered, refers to its own entity, has no inverse or holds data
-///   stored outside the store (their links and files are not known to come out the same).
+/// - no relationship is ordered, has no inverse, or holds data stored outside the store;
+///   one between an entity's own objects is to-many one way or both and not its own
+///   inverse (the links and files of the others are not known to come out the same; the
+///   counts of these are the interpreter's, object by object, ``report(in:layout:locate:)``).
 ///
 /// Properties of the C entity the step does not fill keep their defaults, as they would.
 struct Relabeling {
@@ -33,6 +35,8 @@ struct Relabeling {
     private(set) var properties: [String: [String: String]] = [:]
     /// Per B entity: the stored properties the step does not carry, and reads nothing of.
     private(set) var dropped: [String: Set<String>] = [:]
+    /// Per B entity: its relationships in the order the step links them, object by object.
+    private var linkOrder: [String: [String]] = [:]
 
     init?(_ step: StoreMigrator.Step) {
         self.step = step
@@ -75,6 +79,7 @@ struct Relabeling {
                     to.relationships.contains(where: { $0.name == property.name }),
                     names.updateValue(property.name, forKey: old.name) == nil
                 else { return nil }
+                linkOrder[from.name, default: []].append(old.name)
             }
             let stored =
                 from.attributes.filter { !$0.isTransient }.map(\.name)
@@ -99,7 +104,7 @@ struct Relabeling {
                     continue
                 }
                 guard let relationship = to.relationships.first(where: { $0.name == names[old.name] }),
-                    let inverse = old.inverse, old.destination != name,
+                    let inverse = old.inverse, old.destination != name || Self.linksOneByOne(old, in: from),
                     relationship.destination == entities[old.destination],
                     relationship.inverse == properties[old.destination]?[inverse],
                     Self.same(old, relationship)
@@ -180,6 +185,17 @@ struct Relabeling {
         default: break
         }
         return false
+    }
+
+    /// Whether `relationship`, between objects of `entity`, is one whose links the step
+    /// makes and counts as ``report(in:layout:locate:)`` tells them: to-many one way or
+    /// both, not its own inverse (a one-to-one's partners are set and unset object by
+    /// object, which takes a partner from an earlier object where two keys disagree).
+    private static func linksOneByOne(_ relationship: RelationshipDescription, in entity: EntityDescription) -> Bool {
+        guard let name = relationship.inverse, name != relationship.name,
+            let inverse = entity.relationships.first(where: { $0.name == name })
+        else { return false }
+        return relationship.isToMany || inverse.isToMany
     }
 
     /// Not in a hierarchy: its rows alone in its table.
@@ -376,6 +392,27 @@ struct Relabeling {
             where !old.isTransient && properties[from]?[old.name] != nil {
                 guard old.isToMany else {
                     entry.relationshipsSet += instances
+                    continue
+                }
+                if old.destination == from, let inverse = old.inverse {
+                    // Both sides linked by this mapping, object by object in key order: an
+                    // owner gains a member from itself on when its to-many is linked
+                    // first, after itself when second (the pairs before it were made from
+                    // the other side).
+                    let order = linkOrder[from] ?? []
+                    guard let own = order.firstIndex(of: old.name), let other = order.firstIndex(of: inverse) else {
+                        continue
+                    }
+                    let gains = own < other ? ">=" : ">"
+                    if let column = locate(from, inverse).property.flatMap({ rows.toOneColumns[$0] }) {
+                        entry.relationshipsSet += try count(
+                            "SELECT count(DISTINCT m.\(column.key)) FROM \(rows.table) AS m "
+                                + "WHERE m.Z_ENT = \(rows.number) AND m.Z_PK \(gains) m.\(column.key)")
+                    } else if let side = locate(from, old.name).property.flatMap({ rows.joinTables[$0] }) {
+                        entry.relationshipsSet += try count(
+                            "SELECT count(DISTINCT \(side.sourceColumn)) FROM \(side.table) "
+                                + "WHERE \(side.destinationColumn) \(gains) \(side.sourceColumn)")
+                    }
                     continue
                 }
                 guard let other = position(of: old.destination), other > index, let inverse = old.inverse else {
