@@ -339,6 +339,43 @@ import TestSupport
         #expect(failures > 0, "no chain failed")
     }
 
+    /// A renaming step that adds what its defaults cannot satisfy (a bound its default
+    /// breaks, a required to-one, a to-many of at least one): step by step, its validation
+    /// fails; the pass, which never writes that version, must not take it.
+    @Test(arguments: [
+        #""rating": {"type": "int16", "default": 0, "min": 1}"#,
+        #""owner": {"destination": "Owner", "inverse": "items", "optional": false}"#,
+        #""tags": {"destination": "Owner", "inverse": "items", "toMany": true, "optional": false, "minCount": 1}"#
+    ])
+    func aRenamingStepWhoseAdditionsFailItsRulesRunsOnItsOwn(_ added: String) throws {
+        let relationship = added.contains("destination")
+        let owner =
+            relationship
+            ? #", "Owner": {"attributes": {"label": "string"}, "relationships": {"items": {"destination": "Item", "inverse": "\#(added.hasPrefix(#""owner""#) ? "owner" : "tags")", "toMany": true}}}"#
+            : ""
+        let a = try model(#"{"version": "A", "entities": {"Item": {"attributes": {"name": "string"}}}}"#)
+        let b = try model(
+            relationship
+                ? #"{"version": "B", "entities": {"Item": {"attributes": {"name": "string"}, "relationships": {\#(added)}}\#(owner)}}"#
+                : #"{"version": "B", "entities": {"Item": {"attributes": {"name": "string", \#(added)}}}}"#)
+        let c = try model(
+            #"{"version": "C", "entities": {"Item": {"attributes": {"name": "string", "label": "string"}}}}"#)
+        let second = try mapping(
+            #"{"sourceModel": "B", "destinationModel": "C", "entityMappings": [{"name": "ItemToItem", "type": "transform", "sourceEntity": "Item", "destinationEntity": "Item", "attributeMappings": {"name": "$source.name", "label": "FUNCTION($source.name, 'uppercaseString')"}}]}"#
+        )
+        let directory = try TemporaryDirectory()
+        let source = directory.path("A.sqlite")
+        try seededStore(at: source, model: a, seed: #"{"Item": [{"name": "a"}, {"name": "b"}]}"#)
+        let path = directory.path("Items.sqlite")
+        let oneByOne = try Self.run([a, b, c], [second], source: source, at: path, fuses: false)
+        let fused = try Self.run([a, b, c], [second], source: source, at: path, fuses: true)
+        guard case .failure = oneByOne.outcome else {
+            Issue.record("step by step did not fail: \(oneByOne.outcome)")
+            return
+        }
+        #expect(fused.outcome == oneByOne.outcome)
+    }
+
     /// A last step that drops an attribute the step before writes: run in one pass only
     /// where writing it can neither fail nor break a rule; the same store or error as
     /// step by step either way.

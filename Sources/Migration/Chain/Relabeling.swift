@@ -26,7 +26,9 @@ import ObjectGraph
 ///   inverse (the links and files of the others are not known to come out the same; the
 ///   counts of these are the interpreter's, object by object, ``report(in:layout:locate:)``).
 ///
-/// Properties of the C entity the step does not fill keep their defaults, as they would.
+/// Properties of the C entity the step does not fill keep their defaults, as they would;
+/// each must pass its rules so (``defaultPassesItsRules(_:)``), since a pass that reads
+/// the older version never checks the middle one.
 struct Relabeling {
     let step: StoreMigrator.Step
     /// B entity → C entity, for the entities the step copies.
@@ -86,6 +88,17 @@ struct Relabeling {
                 + from.relationships.filter { !$0.isTransient }.map(\.name)
             let unmapped = stored.filter { names[$0] == nil }
             if !unmapped.isEmpty { dropped[from.name] = Set(unmapped) }
+            // What the C entity adds keeps its default, which must pass C's rules: a pass
+            // that reads the newer version without writing it checks none of them.
+            let filled = Set(names.values)
+            guard
+                to.attributes.allSatisfy({ a in
+                    a.isTransient || filled.contains(a.name) || Self.defaultPassesItsRules(a)
+                }),
+                to.relationships.allSatisfy({ r in
+                    r.isTransient || filled.contains(r.name) || (r.isOptional && r.minCount == 0)
+                })
+            else { return nil }
             guard Set(names.values).count == names.count,
                 from.uniquenessConstraints.allSatisfy({ constraint in
                     to.uniquenessConstraints.contains(constraint.map { names[$0] ?? $0 })
@@ -196,6 +209,13 @@ struct Relabeling {
             let inverse = entity.relationships.first(where: { $0.name == name })
         else { return false }
         return relationship.isToMany || inverse.isToMany
+    }
+
+    /// Whether an attribute the step does not fill passes its rules with its default: no
+    /// bounds or validation predicates, and a default where it is required.
+    static func defaultPassesItsRules(_ attribute: AttributeDescription) -> Bool {
+        attribute.minValue == nil && attribute.maxValue == nil && attribute.validationPredicates.isEmpty
+            && (attribute.isOptional || attribute.defaultValue != nil)
     }
 
     /// Not in a hierarchy: its rows alone in its table.
