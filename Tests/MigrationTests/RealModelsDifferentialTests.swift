@@ -229,9 +229,11 @@ enum GeneratedRows {
     ///
     /// With `consistent`, each one-to-one pairs rows one to one, its two keys agreeing, as
     /// Core Data keeps them; otherwise each side points at random rows (two may share one
-    /// target), as a damaged store may.
+    /// target), as a damaged store may. With `wellTyped`, every value is stored with its
+    /// type's class, as Core Data stores it.
     static func makeStore(
-        at path: String, model: ObjectModel, seed: UInt64, rowsPerEntity: Int = 40, consistent: Bool = false
+        at path: String, model: ObjectModel, seed: UInt64, rowsPerEntity: Int = 40, consistent: Bool = false,
+        wellTyped: Bool = false
     ) throws {
         var random = SeededGenerator(seed: seed)
         let store = try Store.create(at: path, model: model)
@@ -287,7 +289,7 @@ enum GeneratedRows {
             for attribute in model.allAttributes(of: entity) where !attribute.isTransient {
                 guard let column = e.attributeColumns[attribute.name] else { continue }
                 columns.append(column)
-                for r in values.indices { values[r].append(value(for: attribute, &random)) }
+                for r in values.indices { values[r].append(value(for: attribute, wellTyped: wellTyped, &random)) }
             }
             for relationship in model.allRelationships(of: entity)
             where !relationship.isToMany && !relationship.isTransient {
@@ -351,10 +353,12 @@ enum GeneratedRows {
 
     /// A value of `attribute`'s type as its column holds it; nil (NULL) for some optional
     /// ones, and now and then a value of another storage class.
-    static func value(for attribute: AttributeDescription, _ random: inout SeededGenerator) -> SQLiteValue {
+    static func value(
+        for attribute: AttributeDescription, wellTyped: Bool = false, _ random: inout SeededGenerator
+    ) -> SQLiteValue {
         let roll = Int.random(in: 0..<20, using: &random)
         if attribute.isOptional && roll < 3 { return .null }
-        if attribute.isOptional && roll == 3 && !attribute.storesExternalEncoding {
+        if attribute.isOptional && roll == 3 && !attribute.storesExternalEncoding && !wellTyped {
             // Stored with another class than the type's: SQLite converts it when read.
             return [.text("12"), .text("Zoë"), .real(2.5), .blob(Data([0xff, 0x00]))].randomElement(using: &random)!
         }
@@ -375,5 +379,41 @@ enum GeneratedRows {
         case .undefined, .objectID, .composite: return .null
         }
         return (try? attribute.columnValue(value)) ?? .null
+    }
+}
+
+extension RealModelsDifferentialTests {
+    /// objc.io's Moody chain: Moody → Moody 2 is inferred and only renames (an attribute
+    /// renamed, one added), in a hierarchy (`Continent` and `Country` below the abstract
+    /// `GeographicRegion`) and beside a transformable attribute; Moody 2 → Moody 3 is an
+    /// Xcode mapping model. From generated stores, the two run in one pass where the store
+    /// holds nothing the first step would convert, and end as they do step by step.
+    @Test func theMoodyChainRunsItsRenamingStepWithTheMappingModelAfterIt() throws {
+        guard SharedFixtures.isAvailable else { try Test.cancel(SharedFixtures.missingMessage) }
+        let folder = XcodeMappingTests.realworld.appendingPathComponent("objcio+core-data/Migrations/Migrations")
+        let versions = try ObjectModel.loadVersions(at: folder.appendingPathComponent("Moody.xcdatamodeld"))
+        let models = Array(versions.prefix(3))
+        #expect(models.map(\.version) == ["Moody", "Moody 2", "Moody 3"])
+        let mappings = try MappingModel.loadAll(in: folder, models: versions).filter {
+            $0.sourceModel == "Moody 2" && $0.destinationModel == "Moody 3"
+        }
+        #expect(mappings.count == 1)
+        let directory = try TemporaryDirectory()
+        var fusedRuns = 0
+        for seed in UInt64(1)...6 {
+            let source = directory.path("Moody\(seed).sqlite")
+            // Half the stores hold values of other classes than their types', which the first
+            // step would convert: it then runs on its own.
+            try GeneratedRows.makeStore(
+                at: source, model: models[0], seed: 11_000 + seed, consistent: true, wellTyped: seed % 2 == 0)
+            let path = directory.path("Moody.sqlite")
+            let oneByOne = try StepFusionTests.run(models, mappings, source: source, at: path, fuses: false)
+            let fused = try StepFusionTests.run(models, mappings, source: source, at: path, fuses: true)
+            #expect(
+                fused.outcome == oneByOne.outcome,
+                "seed \(seed): \(RandomLinkDifferentialTests.difference(fused.outcome, oneByOne.outcome))")
+            if fused.fused.first == true { fusedRuns += 1 }
+        }
+        #expect(fusedRuns == 3, "the first step ran in the pass \(fusedRuns) times in 6")
     }
 }

@@ -13,7 +13,7 @@ extension Relabeling {
     /// without an expression (A's same-named properties are not B's). Nil when it cannot
     /// be: a custom policy, an expression that reads the source by a name it cannot tell
     /// (``SourceRenamer``), a source attribute whose value writing could change (a float,
-    /// a decimal, a UUID, a URI, a transformable value).
+    /// a decimal, a UUID, a URI).
     func composeBefore(_ mapping: MappingModel, destination: ObjectModel, policies: PolicyRegistry)
         -> MappingModel?
     {
@@ -21,13 +21,22 @@ extension Relabeling {
         guard mapping.sourceModel == middle.version else { return nil }
         guard
             entities.keys.allSatisfy({ name in
-                old.entity(named: name)!.attributes.allSatisfy {
+                old.allAttributes(of: old.entity(named: name)!).allSatisfy {
                     properties[name]?[$0.name] == nil || Self.readsAsWritten($0)
                 }
             })
         else { return nil }
         let (entityNames, propertyNames) = namesBefore
-        let renamer = SourceRenamer(model: middle, entities: entityNames, properties: propertyNames)
+        // What the step adds, each of its rows holds as its default.
+        var defaults: [String: [String: Value]] = [:]
+        for (name, names) in propertyNames {
+            for attribute in middle.allAttributes(of: middle.entity(named: name)!)
+            where names[attribute.name] == nil && !attribute.isTransient && Self.readsAsItsDefault(attribute) {
+                defaults[name, default: [:]][attribute.name] = attribute.defaultValue ?? .null
+            }
+        }
+        let renamer = SourceRenamer(
+            model: middle, entities: entityNames, properties: propertyNames, defaults: defaults)
         let compiler = MappingCompiler(mapping, source: middle, destination: destination, policies: policies)
         var composed = mapping
         composed.sourceModel = old.version
@@ -68,12 +77,27 @@ extension Relabeling {
         return composed
     }
 
+    /// Whether `attribute`'s default is read back as it is written, a constant of the
+    /// expression language: none, or an integer, a boolean, a double or text held as its
+    /// type holds it (a float is rounded, a date is no constant, data is not written as a
+    /// constant reads it).
+    static func readsAsItsDefault(_ attribute: AttributeDescription) -> Bool {
+        switch (attribute.type, attribute.defaultValue) {
+        case (_, nil), (_, .null?): true
+        case (.int16, .integer?), (.int32, .integer?), (.int64, .integer?), (.boolean, .bool?), (.double, .double?),
+            (.string, .string?):
+            true
+        default: false
+        }
+    }
+
     /// Whether a value of `attribute`, read from a store that holds it in its own storage
     /// class and range, is written back unchanged: not so of a float (rounded), a decimal,
-    /// a UUID or a URI (parsed), a transformable value.
+    /// a UUID or a URI (parsed). (A transformable value is read and written as its bytes,
+    /// as data is.)
     static func readsAsWritten(_ attribute: AttributeDescription) -> Bool {
         switch attribute.type {
-        case .int16, .int32, .int64, .boolean, .double, .date, .string, .binary: true
+        case .int16, .int32, .int64, .boolean, .double, .date, .string, .binary, .transformable: true
         default: attribute.isTransient
         }
     }
@@ -102,7 +126,9 @@ extension Relabeling {
             var broken: [String] = []
             // (What the step drops, it does not read.)
             let carried = properties[name] ?? [:]
-            for attribute in entity.attributes where !attribute.isTransient && carried[attribute.name] != nil {
+            let attributes = store.model.allAttributes(of: entity),
+                relationships = store.model.allRelationships(of: entity)
+            for attribute in attributes where !attribute.isTransient && carried[attribute.name] != nil {
                 guard let column = layout.attributeColumns[attribute.name] else { continue }
                 // (Told by comparisons, which need no function call: numbers sort before
                 // text, and text before blobs. An integral real reads as its integer.)
@@ -111,7 +137,7 @@ extension Relabeling {
                     broken.append("\(column) >= '' OR \(column) <> CAST(\(column) AS INTEGER)")
                 case .double, .date: broken.append("\(column) >= ''")
                 case .string: broken.append("\(column) < '' OR \(column) >= X''")
-                case .binary: broken.append("\(column) < X''")
+                case .binary, .transformable: broken.append("\(column) < X''")
                 default: return false
                 }
                 switch attribute.type {
@@ -124,7 +150,7 @@ extension Relabeling {
                 }
                 broken += StoreValidator.attributeRules(attribute, value: column).map(\.condition)
             }
-            for relationship in entity.relationships
+            for relationship in relationships
             where !relationship.isTransient && carried[relationship.name] != nil {
                 guard !relationship.isToMany else {
                     countsBounded = countsBounded || relationship.minCount > 0 || relationship.maxCount > 0
@@ -151,7 +177,7 @@ extension Relabeling {
             }
             // A one-to-one's two keys agree (the step links each pair from one side, which
             // unsets a partner the other side names).
-            for relationship in entity.relationships
+            for relationship in relationships
             where !relationship.isToMany && !relationship.isTransient && carried[relationship.name] != nil {
                 guard let inverse = store.model.inverse(of: relationship), !inverse.isToMany else { continue }
                 guard let key = layout.toOneColumns[relationship.name]?.key,
@@ -165,7 +191,7 @@ extension Relabeling {
                     return false
                 }
             }
-            for relationship in entity.relationships
+            for relationship in relationships
             where relationship.isToMany && !relationship.isTransient && carried[relationship.name] != nil {
                 guard let side = layout.joinTables[relationship.name] else { continue }
                 guard let target = store.layout.entities[relationship.destination] else { return false }
@@ -198,6 +224,9 @@ struct SourceRenamer {
     let entities: [String: String]
     /// Per B entity: B property → A property.
     let properties: [String: [String: String]]
+    /// Per B entity: the attributes the renaming step adds, and the default every row of it
+    /// holds, read as a constant.
+    var defaults: [String: [String: Value]] = [:]
 
     /// What stands for an entity's object in an expression.
     struct Scope {
@@ -281,6 +310,7 @@ struct SourceRenamer {
                 return path == ["@count"] && renamedOperand != nil
                     ? FormatExpression(.keyPath(operand: renamedOperand, path: path)) : nil
             }
+            if path.count == 1, let value = defaults[entity]?[path[0]] { return FormatExpression(.constant(value)) }
             guard let renamed = renamePath(path, from: entity) else { return nil }
             return FormatExpression(.keyPath(operand: renamedOperand, path: renamed.path))
         case .aggregate(let list):
@@ -320,9 +350,12 @@ struct SourceRenamer {
             case .variable("source"):
                 // The source's value for a key or key path, told by name.
                 guard ["valueForKey:", "valueForKeyPath:"].contains(selector), arguments.count == 1,
-                    case .constant(.string(let key)) = arguments[0].kind, let entity = scope.source,
-                    let renamed = renamePath(key.split(separator: ".").map(String.init), from: entity)
+                    case .constant(.string(let key)) = arguments[0].kind, let entity = scope.source
                 else { return nil }
+                if let value = defaults[entity]?[key] { return FormatExpression(.constant(value)) }
+                guard let renamed = renamePath(key.split(separator: ".").map(String.init), from: entity) else {
+                    return nil
+                }
                 return call([.constant(.string(renamed.path.joined(separator: ".")))])
             case .variable("manager"):
                 if selector == MappingInference.relationshipLookup, arguments.count == 2,
@@ -372,7 +405,7 @@ struct SourceRenamer {
                 return nil
             }
             renamed.append(old)
-            current = description.relationships.first { $0.name == component }?.destination
+            current = model.allRelationships(of: description).first { $0.name == component }?.destination
         }
         return (renamed, current)
     }

@@ -10,9 +10,10 @@ import ObjectGraph
 /// in inference's terms (``inInferredTerms(_:from:to:)``: Xcode's copies are), is one where:
 /// - each of its entity mappings is a copy or transform of a B entity to a C entity (an
 ///   `add` mapping, which makes nothing, and a `remove` mapping of an entity no row of
-///   which is written are allowed too), with the standard fetch and no policy, neither
-///   entity in a hierarchy (so that each keeps its table, and its rows their keys);
-/// - it carries every stored property of the B entity to a C property described the same
+///   which is written are allowed too), with the standard fetch and no policy, of a
+///   concrete entity; entities in hierarchies of one shape in both versions keep their
+///   table, but not their keys (``copiesAHierarchy``);
+/// - it carries every stored property of the B entity (inherited ones too) to a C property described the same
 ///   way but for its name (type, optionality, bounds, default, validation predicates; a
 ///   relationship's cardinality, counts and inverse, between the renamed entities): the
 ///   values are then written unchanged, and every rule of the middle version is one of
@@ -21,7 +22,8 @@ import ObjectGraph
 ///   with the step after it, which reads nothing of it either; after a step that writes
 ///   it, only where writing it can neither fail nor break a rule
 ///   (``writesWithoutFail(_:_:from:in:)``), and never a relationship;
-/// - no relationship is ordered, has no inverse, or holds data stored outside the store;
+/// - no relationship is ordered, has no inverse, targets an entity with sub-entities, or
+///   holds data stored outside the store;
 ///   one between an entity's own objects is to-many one way or both and not its own
 ///   inverse (the links and files of the others are not known to come out the same; the
 ///   counts of these are the interpreter's, object by object, ``report(in:layout:locate:)``).
@@ -39,6 +41,10 @@ struct Relabeling {
     private(set) var dropped: [String: Set<String>] = [:]
     /// Per B entity: its relationships in the order the step links them, object by object.
     private var linkOrder: [String: [String]] = [:]
+    /// Whether an entity the step copies has a parent or sub-entities: the step numbers
+    /// the rows of a table entity by entity, in the order of its mappings, so it keeps
+    /// their keys only in order within each entity (``compose(_:source:policies:)``).
+    private(set) var copiesAHierarchy = false
 
     init?(_ step: StoreMigrator.Step) {
         self.step = step
@@ -57,67 +63,74 @@ struct Relabeling {
             case .custom: return nil
             }
             guard let from = mapping.sourceEntity.flatMap(middle.entity(named:)),
-                let to = mapping.destinationEntity.flatMap(new.entity(named:)),
-                Self.standsAlone(from, in: middle), Self.standsAlone(to, in: new),
+                let to = mapping.destinationEntity.flatMap(new.entity(named:)), !from.isAbstract, !to.isAbstract,
                 mapping.sourceExpression == MappingInference.standardFetch(of: from.name),
                 entities.updateValue(to.name, forKey: from.name) == nil,
-                to.attributes.allSatisfy({ !$0.allowsExternalBinaryDataStorage })
+                new.allAttributes(of: to).allSatisfy({ !$0.allowsExternalBinaryDataStorage })
             else { return nil }
+            if !Self.standsAlone(from, in: middle) || !Self.standsAlone(to, in: new) { copiesAHierarchy = true }
+            let (fromAttributes, toAttributes) = (middle.allAttributes(of: from), new.allAttributes(of: to))
+            let (fromRelationships, toRelationships) = (middle.allRelationships(of: from), new.allRelationships(of: to))
             var names: [String: String] = [:]
             for property in mapping.attributeMappings where property.valueExpression != nil {
                 guard
-                    let old = from.attributes.first(where: {
+                    let old = fromAttributes.first(where: {
                         property.valueExpression == MappingInference.attributeRead($0.name)
                     }),
-                    let attribute = to.attributes.first(where: { $0.name == property.name }),
+                    let attribute = toAttributes.first(where: { $0.name == property.name }),
                     Self.same(old, attribute), names.updateValue(attribute.name, forKey: old.name) == nil
                 else { return nil }
             }
             for property in mapping.relationshipMappings where property.valueExpression != nil {
                 guard
-                    let old = from.relationships.first(where: {
+                    let old = fromRelationships.first(where: {
                         property.valueExpression == MappingInference.relationshipRead($0.name)
                     }),
-                    to.relationships.contains(where: { $0.name == property.name }),
+                    toRelationships.contains(where: { $0.name == property.name }),
                     names.updateValue(property.name, forKey: old.name) == nil
                 else { return nil }
                 linkOrder[from.name, default: []].append(old.name)
             }
             let stored =
-                from.attributes.filter { !$0.isTransient }.map(\.name)
-                + from.relationships.filter { !$0.isTransient }.map(\.name)
+                fromAttributes.filter { !$0.isTransient }.map(\.name)
+                + fromRelationships.filter { !$0.isTransient }.map(\.name)
             let unmapped = stored.filter { names[$0] == nil }
             if !unmapped.isEmpty { dropped[from.name] = Set(unmapped) }
             // What the C entity adds keeps its default, which must pass C's rules: a pass
             // that reads the newer version without writing it checks none of them.
             let filled = Set(names.values)
             guard
-                to.attributes.allSatisfy({ a in
+                toAttributes.allSatisfy({ a in
                     a.isTransient || filled.contains(a.name) || Self.defaultPassesItsRules(a)
                 }),
-                to.relationships.allSatisfy({ r in
+                toRelationships.allSatisfy({ r in
                     r.isTransient || filled.contains(r.name) || (r.isOptional && r.minCount == 0)
                 })
             else { return nil }
+            // (An ancestor's constraints are its sub-entities' too.)
+            let constraints = (new.ancestors(of: to) + [to]).flatMap(\.uniquenessConstraints)
             guard Set(names.values).count == names.count,
-                from.uniquenessConstraints.allSatisfy({ constraint in
-                    to.uniquenessConstraints.contains(constraint.map { names[$0] ?? $0 })
+                (middle.ancestors(of: from) + [from]).flatMap(\.uniquenessConstraints).allSatisfy({ constraint in
+                    constraints.contains(constraint.map { names[$0] ?? $0 })
                 })
             else { return nil }
             properties[from.name] = names
         }
-        guard removed.isDisjoint(with: entities.keys) else { return nil }
+        guard removed.isDisjoint(with: entities.keys), Self.sameHierarchies(entities, middle, new) else { return nil }
         // Each relationship between the renamed entities, shaped as it was.
         for (name, names) in properties {
             let from = middle.entity(named: name)!, to = new.entity(named: entities[name]!)!
-            for old in from.relationships where !old.isTransient {
+            let toRelationships = new.allRelationships(of: to)
+            for old in middle.allRelationships(of: from) where !old.isTransient {
                 guard names[old.name] != nil else {
                     // Dropped with its inverse (or its inverse's entity), or not at all.
                     if let inverse = old.inverse, properties[old.destination]?[inverse] != nil { return nil }
                     continue
                 }
-                guard let relationship = to.relationships.first(where: { $0.name == names[old.name] }),
-                    let inverse = old.inverse, old.destination != name || Self.linksOneByOne(old, in: from),
+                // (Its targets of one entity each, in the order of their keys the step keeps.)
+                guard let relationship = toRelationships.first(where: { $0.name == names[old.name] }),
+                    let inverse = old.inverse, old.destination != name || Self.linksOneByOne(old, in: from, middle),
+                    let targets = middle.entity(named: old.destination), middle.subentities(of: targets).isEmpty,
                     relationship.destination == entities[old.destination],
                     relationship.inverse == properties[old.destination]?[inverse],
                     Self.same(old, relationship)
@@ -204,11 +217,34 @@ struct Relabeling {
     /// makes and counts as ``report(in:layout:locate:)`` tells them: to-many one way or
     /// both, not its own inverse (a one-to-one's partners are set and unset object by
     /// object, which takes a partner from an earlier object where two keys disagree).
-    private static func linksOneByOne(_ relationship: RelationshipDescription, in entity: EntityDescription) -> Bool {
+    private static func linksOneByOne(
+        _ relationship: RelationshipDescription, in entity: EntityDescription, _ model: ObjectModel
+    ) -> Bool {
         guard let name = relationship.inverse, name != relationship.name,
-            let inverse = entity.relationships.first(where: { $0.name == name })
+            let inverse = model.allRelationships(of: entity).first(where: { $0.name == name })
         else { return false }
         return relationship.isToMany || inverse.isToMany
+    }
+
+    /// Whether each entity of `entities` (B → C) has ancestors of one shape in both
+    /// versions: as many, each B ancestor always the same C one (and a copied one, the
+    /// one it is copied to). Its rows then keep their table (the root's) and their
+    /// inherited properties.
+    private static func sameHierarchies(_ entities: [String: String], _ middle: ObjectModel, _ new: ObjectModel)
+        -> Bool
+    {
+        var parents: [String: String] = [:]
+        for (b, c) in entities {
+            guard let from = middle.entity(named: b), let to = new.entity(named: c) else { return false }
+            let (above, aboveTo) = (middle.ancestors(of: from), new.ancestors(of: to))
+            guard above.count == aboveTo.count else { return false }
+            for (x, y) in zip(above, aboveTo) {
+                guard parents.updateValue(y.name, forKey: x.name) ?? y.name == y.name,
+                    entities[x.name] ?? y.name == y.name
+                else { return false }
+            }
+        }
+        return true
     }
 
     /// Whether an attribute the step does not fill passes its rules with its default: no
@@ -264,7 +300,7 @@ struct Relabeling {
     /// where names change.
     func compose(_ mapping: MappingModel, source: ObjectModel, policies: PolicyRegistry) -> MappingModel? {
         let (middle, new) = (step.source, step.destination)
-        guard mapping.destinationModel == middle.version else { return nil }
+        guard mapping.destinationModel == middle.version, !copiesAHierarchy else { return nil }
         let compiler = MappingCompiler(mapping, source: source, destination: middle, policies: policies)
         var composed = mapping
         composed.destinationModel = new.version
@@ -408,7 +444,7 @@ struct Relabeling {
             let instances = try count("SELECT count(*) FROM \(rows.table) WHERE Z_ENT = \(rows.number)")
             entry.sourceInstances = instances
             entry.destinationInstances = instances
-            for old in step.source.entity(named: from)!.relationships
+            for old in step.source.allRelationships(of: step.source.entity(named: from)!)
             where !old.isTransient && properties[from]?[old.name] != nil {
                 guard old.isToMany else {
                     entry.relationshipsSet += instances
