@@ -376,6 +376,42 @@ import TestSupport
         #expect(fused.outcome == oneByOne.outcome)
     }
 
+    /// A renaming of entities that share a table, before a step that reads them together
+    /// (a fetch that includes sub-entities): the rows come in another order after the
+    /// renaming, which numbers them entity by entity, so the renaming runs on its own.
+    @Test func aRenamingOfAHierarchyRunsOnItsOwnBeforeAFetchOfSeveralOfItsEntities() throws {
+        let a = try model(
+            #"{"version": "A", "entities": {"Person": {"attributes": {"name": "string"}}, "Employee": {"parent": "Person", "attributes": {"salary": "int64"}}}}"#
+        )
+        let b = try model(
+            #"{"version": "B", "entities": {"Person": {"attributes": {"fullName": {"type": "string", "renamingIdentifier": "name"}}}, "Employee": {"parent": "Person", "attributes": {"salary": "int64"}}}}"#
+        )
+        let c = try model(#"{"version": "C", "entities": {"Person": {"attributes": {"fullName": "string"}}}}"#)
+        let directory = try TemporaryDirectory()
+        let source = directory.path("A.sqlite")
+        try seededStore(
+            at: source, model: a,
+            seed: #"{"Person": [{"name": "p1"}], "Employee": [{"name": "e2", "salary": 2}]}"#)
+        // A person after the employee: keys interleave the two entities.
+        try Database(path: source).execute(
+            "INSERT INTO ZPERSON (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (3, (SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'Person'), 1, 'p3'); UPDATE Z_PRIMARYKEY SET Z_MAX = 3 WHERE Z_NAME = 'Person'"
+        )
+        let everyone = try mapping(
+            #"{"sourceModel": "B", "destinationModel": "C", "entityMappings": [{"name": "Everyone", "type": "transform", "sourceEntity": "Person", "destinationEntity": "Person", "sourceExpression": "FETCH(FUNCTION($manager, 'fetchRequestForSourceEntityNamed:predicateString:includesSubentities:', 'Person', 'TRUEPREDICATE', YES), $manager.sourceContext, NO)", "attributeMappings": {"fullName": "$source.fullName"}}]}"#
+        )
+        let path = directory.path("People.sqlite")
+        let oneByOne = try Self.run([a, b, c], [everyone], source: source, at: path, fuses: false)
+        let fused = try Self.run([a, b, c], [everyone], source: source, at: path, fuses: true)
+        guard case .store = oneByOne.outcome else {
+            Issue.record("step by step failed: \(oneByOne.outcome)")
+            return
+        }
+        #expect(
+            fused.outcome == oneByOne.outcome,
+            "\(RandomLinkDifferentialTests.difference(fused.outcome, oneByOne.outcome))")
+        #expect(fused.fused == [false, false])
+    }
+
     /// A last step that drops an attribute the step before writes: run in one pass only
     /// where writing it can neither fail nor break a rule; the same store or error as
     /// step by step either way.

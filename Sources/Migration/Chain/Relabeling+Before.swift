@@ -56,6 +56,13 @@ extension Relabeling {
             guard let name = original.sourceEntity, let renamed = entityNames[name],
                 let to = original.destinationEntity.flatMap(destination.entity(named:))
             else { return nil }
+            // (The rows of several entities of a table, read in key order, are not in the
+            // same order before the renaming and after it.)
+            if copiesAHierarchy,
+                original.sourceExpression?.contains(MappingCompiler.fetchWithSubentitiesSelector) == true
+            {
+                return nil
+            }
             var written = Self.listingEveryProperty(
                 of: to, in: destination, compiler.withImplicitMappings(original, middle.entity(named: name), to))
             written.sourceEntity = renamed
