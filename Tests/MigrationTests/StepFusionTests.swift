@@ -48,6 +48,22 @@ import TestSupport
         }
     }
 
+    /// Runs the chain both ways, one step at a time and with steps fused (``run``), and
+    /// expects the same store or error and the same counts; `what` says which case failed.
+    static func bothWays(
+        _ models: [ObjectModel], _ mappings: [MappingModel], source: String, at path: String,
+        policies: PolicyRegistry = PolicyRegistry(), _ what: @autoclosure () -> String = "",
+        sourceLocation: Testing.SourceLocation = #_sourceLocation
+    ) throws -> (oneByOne: Chain, fused: Chain) {
+        let oneByOne = try run(models, mappings, source: source, at: path, fuses: false, policies: policies)
+        let fused = try run(models, mappings, source: source, at: path, fuses: true, policies: policies)
+        #expect(
+            fused.outcome == oneByOne.outcome,
+            "\(what()): \(RandomLinkDifferentialTests.difference(fused.outcome, oneByOne.outcome))",
+            sourceLocation: sourceLocation)
+        return (oneByOne, fused)
+    }
+
     /// `model` with entities, attributes and relationships renamed at random (each with
     /// its old name as renaming identifier), and a new attribute with a default in each
     /// entity: a version an inferred step reaches by renaming alone.
@@ -305,11 +321,9 @@ import TestSupport
                 mappings.append(try Self.asXcodeWritesIt(inferred, from: older, &random))
             }
             let path = directory.path("chain\(seed).sqlite")
-            let oneByOne = try Self.run(models, mappings, source: source, at: path, fuses: false, policies: policies)
-            let fused = try Self.run(models, mappings, source: source, at: path, fuses: true, policies: policies)
-            #expect(
-                fused.outcome == oneByOne.outcome,
-                "seed \(seed): \(RandomLinkDifferentialTests.difference(fused.outcome, oneByOne.outcome))\n\(configuration.model(0))\n\(configuration.model(1))\n\(first.isEmpty ? "(inferred)" : mappingText)"
+            let (oneByOne, fused) = try Self.bothWays(
+                models, mappings, source: source, at: path, policies: policies,
+                "seed \(seed), \(configuration.model(0))\n\(configuration.model(1))\n\(first.isEmpty ? "(inferred)" : mappingText)"
             )
             if fused.fused.contains(true) { fusedChains += 1 }
             if drops, fused.fused.first == true { fusedDropping += 1 }
@@ -367,13 +381,8 @@ import TestSupport
         let source = directory.path("A.sqlite")
         try seededStore(at: source, model: a, seed: #"{"Item": [{"name": "a"}, {"name": "b"}]}"#)
         let path = directory.path("Items.sqlite")
-        let oneByOne = try Self.run([a, b, c], [second], source: source, at: path, fuses: false)
-        let fused = try Self.run([a, b, c], [second], source: source, at: path, fuses: true)
-        guard case .failure = oneByOne.outcome else {
-            Issue.record("step by step did not fail: \(oneByOne.outcome)")
-            return
-        }
-        #expect(fused.outcome == oneByOne.outcome)
+        let (oneByOne, _) = try Self.bothWays([a, b, c], [second], source: source, at: path, added)
+        if case .store = oneByOne.outcome { Issue.record("step by step did not fail: \(oneByOne.outcome)") }
     }
 
     /// A renaming of entities that share a table, before a step that reads them together
@@ -400,15 +409,8 @@ import TestSupport
             #"{"sourceModel": "B", "destinationModel": "C", "entityMappings": [{"name": "Everyone", "type": "transform", "sourceEntity": "Person", "destinationEntity": "Person", "sourceExpression": "FETCH(FUNCTION($manager, 'fetchRequestForSourceEntityNamed:predicateString:includesSubentities:', 'Person', 'TRUEPREDICATE', YES), $manager.sourceContext, NO)", "attributeMappings": {"fullName": "$source.fullName"}}]}"#
         )
         let path = directory.path("People.sqlite")
-        let oneByOne = try Self.run([a, b, c], [everyone], source: source, at: path, fuses: false)
-        let fused = try Self.run([a, b, c], [everyone], source: source, at: path, fuses: true)
-        guard case .store = oneByOne.outcome else {
-            Issue.record("step by step failed: \(oneByOne.outcome)")
-            return
-        }
-        #expect(
-            fused.outcome == oneByOne.outcome,
-            "\(RandomLinkDifferentialTests.difference(fused.outcome, oneByOne.outcome))")
+        let (oneByOne, fused) = try Self.bothWays([a, b, c], [everyone], source: source, at: path)
+        if case .failure = oneByOne.outcome { Issue.record("step by step failed: \(oneByOne.outcome)") }
         #expect(fused.fused == [false, false])
     }
 
@@ -443,11 +445,7 @@ import TestSupport
             at: source, model: a,
             seed: #"{"Item": [{"x": "abcdef", "n": 70000, "zero": 0}, {"n": 1, "zero": 0}]}"#)
         let path = directory.path("Items.sqlite")
-        let oneByOne = try Self.run([a, b, c], [first], source: source, at: path, fuses: false)
-        let fused = try Self.run([a, b, c], [first], source: source, at: path, fuses: true)
-        #expect(
-            fused.outcome == oneByOne.outcome,
-            "\(RandomLinkDifferentialTests.difference(fused.outcome, oneByOne.outcome))")
+        let (oneByOne, fused) = try Self.bothWays([a, b, c], [first], source: source, at: path, "\(d) ← \(value)")
         if fuses {
             #expect(fused.fused == [false, true])
         } else if case .store = oneByOne.outcome {
@@ -490,11 +488,7 @@ import TestSupport
             at: folder.appendingPathComponent("Notes1.sqlite"), to: URL(fileURLWithPath: source))
         if !sql.isEmpty { try Database(path: source).execute(sql) }
         let path = directory.path("Notes.sqlite")
-        let oneByOne = try Self.run(models, mappings, source: source, at: path, fuses: false)
-        let fused = try Self.run(models, mappings, source: source, at: path, fuses: true)
-        #expect(
-            fused.outcome == oneByOne.outcome,
-            "\(damage): \(RandomLinkDifferentialTests.difference(fused.outcome, oneByOne.outcome))")
+        let (oneByOne, fused) = try Self.bothWays(models, mappings, source: source, at: path, damage)
         if case .store = oneByOne.outcome {
             let clean = ["clean", "ill-formed text", "a date stored as an integer"].contains(damage)
             #expect(fused.fused == [clean, false, true], "\(damage)")
