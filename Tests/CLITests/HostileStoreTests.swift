@@ -19,7 +19,7 @@ import Testing
 
     static func make(_ name: String, at path: String) throws {
         switch name {
-        case "empty": FileManager.default.createFile(atPath: path, contents: Data())
+        case "empty": #expect(FileManager.default.createFile(atPath: path, contents: Data()))
         case "truncated":
             let store = try Data(
                 contentsOf: MappingMigrateBinaryTests.root.appendingPathComponent(

@@ -64,15 +64,15 @@ struct FormatPrinter {
     }
 
     private func writeOperand(_ predicate: FormatPredicate, to out: inout String) {
+        let parenthesized: Bool
         switch predicate.kind {
-        case .and(let children),
-            .or(let children) where style == .canonical || children.count > 1:
-            out += "("
-            write(predicate, to: &out)
-            out += ")"
-        default:
-            write(predicate, to: &out)
+        case .and: parenthesized = true
+        case .or(let children): parenthesized = style == .canonical || children.count > 1
+        default: parenthesized = false
         }
+        if parenthesized { out += "(" }
+        write(predicate, to: &out)
+        if parenthesized { out += ")" }
     }
 
     // MARK: - Expressions
