@@ -109,7 +109,7 @@ struct Relabeling {
             else { return nil }
             // (An ancestor's constraints are its sub-entities' too.)
             let constraints = (new.ancestors(of: to) + [to]).flatMap(\.uniquenessConstraints)
-            guard Set(names.values).count == names.count,
+            guard filled.count == names.count,
                 (middle.ancestors(of: from) + [from]).flatMap(\.uniquenessConstraints).allSatisfy({ constraint in
                     constraints.contains(constraint.map { names[$0] ?? $0 })
                 })
@@ -192,18 +192,10 @@ struct Relabeling {
     static func fetchesEveryInstance(_ expression: String?, of entity: String) -> Bool {
         guard let expression else { return true }
         guard let parsed = try? FormatExpression(parsing: expression),
-            case .fetch(let request, let context, let countOnly) = parsed.kind,
-            MappingCompiler.constantFlag(countOnly) == false,
-            case .functionCall(let target, let selector, let arguments) = request.kind,
-            case .variable("manager") = target.kind,
-            (selector.constantString == MappingCompiler.fetchSelector && arguments.count == 2)
-                || (selector.constantString == MappingCompiler.fetchWithSubentitiesSelector && arguments.count == 3
-                    && MappingCompiler.constantFlag(arguments[2]) == false),
-            arguments[0].constantString == entity,
-            let predicate = arguments[1].constantString.flatMap({ try? FormatPredicate(parsing: $0) }),
-            case .constant(true) = predicate.kind
+            let fetch = MappingCompiler.standardFetch(parsed), fetch.entity == entity, !fetch.includesSubentities,
+            case .constant(true)? = (try? FormatPredicate(parsing: fetch.predicate))?.kind
         else { return false }
-        switch context.kind {
+        switch fetch.context.kind {
         case .keyPath(let manager?, ["sourceContext"]):
             if case .variable("manager") = manager.kind { return true }
         case .functionCall(let manager, let selector, let arguments) where arguments.isEmpty:
@@ -250,8 +242,12 @@ struct Relabeling {
     /// Whether an attribute the step does not fill passes its rules with its default: no
     /// bounds or validation predicates, and a default where it is required.
     static func defaultPassesItsRules(_ attribute: AttributeDescription) -> Bool {
+        hasNoBounds(attribute) && (attribute.isOptional || attribute.defaultValue != nil)
+    }
+
+    /// No bounds and no validation predicates: no value of its type breaks a rule of it.
+    private static func hasNoBounds(_ attribute: AttributeDescription) -> Bool {
         attribute.minValue == nil && attribute.maxValue == nil && attribute.validationPredicates.isEmpty
-            && (attribute.isOptional || attribute.defaultValue != nil)
     }
 
     /// Not in a hierarchy: its rows alone in its table.
@@ -361,9 +357,8 @@ struct Relabeling {
         in model: ObjectModel
     ) -> Bool {
         let types: Set<AttributeType> = [.string, .int64, .double, .date, .binary]
-        guard attribute.isOptional, types.contains(attribute.type), attribute.minValue == nil,
-            attribute.maxValue == nil, attribute.validationPredicates.isEmpty, attribute.derivationExpression == nil,
-            !attribute.allowsExternalBinaryDataStorage
+        guard attribute.isOptional, types.contains(attribute.type), hasNoBounds(attribute),
+            attribute.derivationExpression == nil, !attribute.allowsExternalBinaryDataStorage
         else { return false }
         guard let parsed = expression.flatMap({ try? FormatExpression(parsing: $0) }) else { return expression == nil }
         if case .constant(.null) = parsed.kind { return true }

@@ -35,9 +35,7 @@ extension StoreMigrator {
             let run = fusesSteps && options.pushdown ? fusedRun(from: index, of: steps, leading: true) : nil
             let count = run?.steps.count ?? 1
             let renamings = (run?.leading ?? []) + [nil] + (run?.trailing ?? [])
-            let dropping =
-                run == nil
-                ? [] : renamings.indices.filter { renamings[$0]?.dropped.isEmpty == false }.map { index + $0 }
+            let dropping = renamings.indices.filter { renamings[$0]?.dropped.isEmpty == false }.map { index + $0 }
             passes.append(
                 Pass(steps: index..<(index + count), base: index + (run?.leading.count ?? 0), dropping: dropping))
             index += count

@@ -40,22 +40,13 @@ extension MappingCompiler {
             report(found, at: place)
             return .none
         }
-        // The standard form streams: FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "E", "P"), …, NO),
-        // and so does its variant with a constant includesSubentities: argument.
-        guard case .fetch(let request, _, let countOnly) = parsed.kind,
-            case .constant(let countValue) = countOnly.kind, countValue == .bool(false) || countValue == .integer(0),
-            case .functionCall(let target, let selector, let arguments) = request.kind,
-            case .variable("manager") = target.kind,
-            let selectorName = selector.constantString,
-            (selectorName == Self.fetchSelector && arguments.count == 2)
-                || (selectorName == Self.fetchWithSubentitiesSelector && arguments.count == 3),
-            let entityName = arguments[0].constantString,
-            let predicateText = arguments[1].constantString,
-            let includesSubentities = arguments.count == 2 ? false : Self.constantFlag(arguments[2])
-        else {
+        // The standard form streams.
+        guard let standard = Self.standardFetch(parsed) else {
             report(found, at: place)
             return found.isEmpty ? .expression(compiled) : .none
         }
+        let (entityName, predicateText, includesSubentities) =
+            (standard.entity, standard.predicate, standard.includesSubentities)
         guard let entity = source.entity(named: entityName) else {
             let hint =
                 Suggestion.closest(to: entityName, among: source.entities.map(\.name)).map { "; did you mean '\($0)'?" }
@@ -63,7 +54,7 @@ extension MappingCompiler {
             found.append(
                 ExpressionError(
                     .host, "the source model \(source.version) has no entity '\(entityName)'\(hint)", source: text,
-                    range: arguments[0].range))
+                    range: standard.entityLiteral.range))
             report(found, at: place)
             return .none
         }
@@ -74,18 +65,18 @@ extension MappingCompiler {
                 ExpressionError(
                     .type,
                     "the mapping's sourceEntity is \(sourceEntity.name), but this fetches \(entityName) instances; fetch \(sourceEntity.name) (or one of its sub-entities), or change the sourceEntity",
-                    source: text, range: arguments[0].range))
+                    source: text, range: standard.entityLiteral.range))
         } else if entity.isAbstract, !includesSubentities {
             found.append(
                 ExpressionError(
                     .type,
                     "'\(entityName)' is abstract, and this fetch leaves out sub-entities, so it would find no instances; map each sub-entity (\(Self.concreteNames(below: entity, in: source))) with a mapping of its own",
-                    source: text, range: arguments[0].range))
+                    source: text, range: standard.entityLiteral.range))
         }
         var fetch = FetchRequest(entityName: entityName)
         fetch.includesSubentities = includesSubentities
         // Places in the predicate are places inside its string literal in the expression.
-        let literal = arguments[1].range
+        let literal = standard.predicateLiteral.range
         let offsets = literal.flatMap { FormatParser.valueOffsets(ofStringAt: $0, in: text) }
         func inExpression(_ range: SourceRange?) -> SourceRange? {
             guard let literal, let offsets else { return nil }
@@ -126,6 +117,38 @@ extension MappingCompiler {
     }
 
     /// The truth of a constant boolean (`YES`, `NO`) or number (`1`, `0`).
+    /// A source expression in the standard form, which streams:
+    /// `FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "E",
+    /// "P"), context, NO)`, or its variant with a constant `includesSubentities:` argument.
+    struct StandardFetch {
+        let entity: String
+        let predicate: String
+        let includesSubentities: Bool
+        /// The entity's and the predicate's literals, whose places errors name.
+        let entityLiteral: FormatExpression
+        let predicateLiteral: FormatExpression
+        /// The context it fetches from (`$manager.sourceContext`).
+        let context: FormatExpression
+    }
+
+    /// `expression` in the standard form; nil for any other.
+    static func standardFetch(_ expression: FormatExpression) -> StandardFetch? {
+        guard case .fetch(let request, let context, let countOnly) = expression.kind,
+            constantFlag(countOnly) == false,
+            case .functionCall(let target, let selector, let arguments) = request.kind,
+            case .variable("manager") = target.kind,
+            let selectorName = selector.constantString,
+            (selectorName == fetchSelector && arguments.count == 2)
+                || (selectorName == fetchWithSubentitiesSelector && arguments.count == 3),
+            let entity = arguments[0].constantString,
+            let predicate = arguments[1].constantString,
+            let includesSubentities = arguments.count == 2 ? false : constantFlag(arguments[2])
+        else { return nil }
+        return StandardFetch(
+            entity: entity, predicate: predicate, includesSubentities: includesSubentities,
+            entityLiteral: arguments[0], predicateLiteral: arguments[1], context: context)
+    }
+
     static func constantFlag(_ expression: FormatExpression) -> Bool? {
         guard case .constant(let value) = expression.kind else { return nil }
         switch value {
