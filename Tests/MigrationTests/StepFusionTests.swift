@@ -18,19 +18,21 @@ import TestSupport
         var fused: [Bool] = []
         /// Each step's entity mappings, by name.
         var entityMappings: [[String]] = []
+        /// The chunks of its steps' mappings written as SQL without checking their rows,
+        /// checked ahead (``MappingExecution/chunksCheckedAhead``).
+        var chunksCheckedAhead = 0
     }
 
     /// Runs the chain `models` (`mappings` for the steps that have one) from a copy of
     /// `source` at `path`, with or without fusing steps.
     static func run(
         _ models: [ObjectModel], _ mappings: [MappingModel], source: String, at path: String, fuses: Bool,
-        policies: PolicyRegistry = PolicyRegistry()
+        policies: PolicyRegistry = PolicyRegistry(), options: MigrationOptions = MigrationOptions(chunkSize: 700)
     ) throws -> Chain {
         try? FileManager.default.removeItem(atPath: path)
         try FileManager.default.copyItem(atPath: source, toPath: path)
         defer { try? FileManager.default.removeItem(atPath: path) }
-        var migrator = StoreMigrator(
-            models: models, mappings: mappings, policies: policies, options: MigrationOptions(chunkSize: 700))
+        var migrator = StoreMigrator(models: models, mappings: mappings, policies: policies, options: options)
         migrator.fusesSteps = fuses
         migrator.keepsBackup = false
         do {
@@ -42,7 +44,10 @@ import TestSupport
             }
             return Chain(
                 outcome: .store(try PushdownDifferentialTests.dump(path), counts), fused: reports.map(\.isFused),
-                entityMappings: reports.map { $0.report.entityMappings.map(\.name) })
+                entityMappings: reports.map { $0.report.entityMappings.map(\.name) },
+                chunksCheckedAhead: reports.flatMap(\.report.entityMappings).reduce(0) {
+                    $0 + ($1.execution?.chunksCheckedAhead ?? 0)
+                })
         } catch let error as MigrationError {
             return Chain(outcome: .failure("\(error.kind.rawValue): \(error)"))
         }
@@ -52,11 +57,13 @@ import TestSupport
     /// expects the same store or error and the same counts; `what` says which case failed.
     static func bothWays(
         _ models: [ObjectModel], _ mappings: [MappingModel], source: String, at path: String,
-        policies: PolicyRegistry = PolicyRegistry(), _ what: @autoclosure () -> String = "",
-        sourceLocation: Testing.SourceLocation = #_sourceLocation
+        policies: PolicyRegistry = PolicyRegistry(), options: MigrationOptions = MigrationOptions(chunkSize: 700),
+        _ what: @autoclosure () -> String = "", sourceLocation: Testing.SourceLocation = #_sourceLocation
     ) throws -> (oneByOne: Chain, fused: Chain) {
-        let oneByOne = try run(models, mappings, source: source, at: path, fuses: false, policies: policies)
-        let fused = try run(models, mappings, source: source, at: path, fuses: true, policies: policies)
+        let oneByOne = try run(
+            models, mappings, source: source, at: path, fuses: false, policies: policies, options: options)
+        let fused = try run(
+            models, mappings, source: source, at: path, fuses: true, policies: policies, options: options)
         #expect(
             fused.outcome == oneByOne.outcome,
             "\(what()): \(RandomLinkDifferentialTests.difference(fused.outcome, oneByOne.outcome))",
@@ -225,7 +232,7 @@ import TestSupport
         var policies = PolicyRegistry()
         policies.register("Hooked") { LinksWithInstancesTests.Hooked() }
         var fusedChains = 0, fusedBefore = 0, fusedFiles = 0, fusedFilesBefore = 0, fusedDropping = 0,
-            fusedDroppingAfter = 0, fusedSelf = 0, failures = 0
+            fusedDroppingAfter = 0, fusedSelf = 0, fusedCheckedAhead = 0, failures = 0
         let count = ProcessInfo.processInfo.environment["REMODEL_FUSION_SEEDS"].flatMap { UInt64($0) } ?? 120
         for seed in UInt64(1)...count {
             var random = SeededGenerator(seed: seed)
@@ -321,8 +328,15 @@ import TestSupport
                 mappings.append(try Self.asXcodeWritesIt(inferred, from: older, &random))
             }
             let path = directory.path("chain\(seed).sqlite")
+            // A quarter of the time, chunks of three keys checked ahead of the statements,
+            // each waiting for the check (docs/pushdown.md, "Checked ahead").
+            var options = MigrationOptions(chunkSize: 700)
+            if seed % 4 == 2 {
+                options.sqlChunkRows = 3
+                options.checkAhead = .waiting
+            }
             let (oneByOne, fused) = try Self.bothWays(
-                models, mappings, source: source, at: path, policies: policies,
+                models, mappings, source: source, at: path, policies: policies, options: options,
                 "seed \(seed), \(configuration.model(0))\n\(configuration.model(1))\n\(first.isEmpty ? "(inferred)" : mappingText)"
             )
             if fused.fused.contains(true) { fusedChains += 1 }
@@ -333,6 +347,7 @@ import TestSupport
             if written > 0, fused.fused.last == true { fusedFiles += 1 }
             if written > 1, v0 != nil, fused.fused.first == true { fusedFilesBefore += 1 }
             if case .failure = oneByOne.outcome { failures += 1 }
+            if fused.fused.contains(true), fused.chunksCheckedAhead > 0 { fusedCheckedAhead += 1 }
             try? FileManager.default.removeItem(atPath: source)
         }
         // The generator reaches both: chains run in one pass, and chains that fail.
@@ -351,6 +366,8 @@ import TestSupport
             fusedFiles > count / 12 && fusedFilesBefore > count / 40,
             "\(fusedFiles) chains fused through a mapping model, \(fusedFilesBefore) from the first step")
         #expect(failures > 0, "no chain failed")
+        // And passes whose chunks were checked ahead.
+        #expect(fusedCheckedAhead > count / 40, "\(fusedCheckedAhead) chains fused with chunks checked ahead")
     }
 
     /// A renaming step that adds what its defaults cannot satisfy (a bound its default
@@ -456,7 +473,8 @@ import TestSupport
     /// The notes chain (mappings/notes-chain) from its Notes1 store, clean and damaged in
     /// each way the renaming first step would convert, refuse or fail to validate: the
     /// same store or error one step at a time and in one pass; the first step joins the
-    /// pass only when its store holds nothing it would change.
+    /// pass only when its store holds nothing it would change. Its rows are checked ahead
+    /// of the statements that write them, in chunks of two keys.
     @Test(
         arguments: [
             ("clean", ""),
@@ -488,7 +506,14 @@ import TestSupport
             at: folder.appendingPathComponent("Notes1.sqlite"), to: URL(fileURLWithPath: source))
         if !sql.isEmpty { try Database(path: source).execute(sql) }
         let path = directory.path("Notes.sqlite")
-        let (oneByOne, fused) = try Self.bothWays(models, mappings, source: source, at: path, damage)
+        // Chunks of two keys, checked ahead (docs/pushdown.md, "Checked ahead"), the pass
+        // waiting for the check: Notes1 is a store from elsewhere, read with the check.
+        var options = MigrationOptions(chunkSize: 700)
+        options.sqlChunkRows = 2
+        options.checkAhead = .waiting
+        let (oneByOne, fused) = try Self.bothWays(
+            models, mappings, source: source, at: path, options: options, damage)
+        if damage == "clean" { #expect(oneByOne.chunksCheckedAhead > 0 && fused.chunksCheckedAhead > 0) }
         if case .store = oneByOne.outcome {
             let clean = ["clean", "ill-formed text", "a date stored as an integer"].contains(damage)
             #expect(fused.fused == [clean, false, true], "\(damage)")

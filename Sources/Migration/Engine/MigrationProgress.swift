@@ -73,6 +73,12 @@ public struct MigrationOptions: Sendable, Hashable {
     /// mapping uses them, until ``MigrationManager/releaseResults()`` (which also frees the
     /// manager: its expressions refer to it); a failed run keeps nothing.
     public var keepsResults = false
+    /// Source keys per `INSERT … SELECT` of a mapping run as SQL: between two, progress is
+    /// reported and cancellation checked (smaller in tests, to make many chunks of few rows).
+    var sqlChunkRows = 50_000
+    /// Whether the rows of a store from elsewhere are checked ahead of the statements that
+    /// write them (``CheckAhead``).
+    var checkAhead = CheckAhead.Mode.beside
 
     public init(chunkSize: Int = 5_000, chunkBytes: Int = 32 << 20, pushdown: Bool = true, keepsResults: Bool = false) {
         self.chunkSize = max(1, chunkSize)

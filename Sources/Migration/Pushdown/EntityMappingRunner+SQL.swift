@@ -5,10 +5,6 @@ import ObjectGraph
 /// `src` (docs/pushdown.md). Each falls back to the interpreter, which then does exactly
 /// what it would have done, when a row meets one of the plan's guards.
 extension EntityMappingRunner {
-    /// Source keys per `INSERT … SELECT`: between two, progress is reported and
-    /// cancellation checked.
-    static let sqlChunkRows = 50_000
-
     /// Stage 1 as SQL: one `INSERT … SELECT` per chunk of source keys, in key order, each
     /// row's guards checked as it is read (`remodel_guard_<n>` stops the statement on the
     /// first row that meets one). Destinations are numbered from the table's next key in
@@ -84,12 +80,14 @@ extension EntityMappingRunner {
         if let guarded = pairs.guarded {
             execution.instancesAsSQL = false
             execution.evaluations = 0
+            execution.chunksCheckedAhead = 0
             execution.instancesReason = "source row \(plan.sourceTable) \(guarded.key): \(guarded.reason)"
             return false
         }
         if let failure = pairs.sqlFailure {
             execution.instancesAsSQL = false
             execution.evaluations = 0
+            execution.chunksCheckedAhead = 0
             execution.instancesReason = "SQLite refused the statement (\(failure))"
             return false
         }
@@ -131,10 +129,10 @@ extension EntityMappingRunner {
         /// written in any order, and the chunk's others follow it; with counted keys, the
         /// first writes the chunk's rows up to the first that fails, and the second the
         /// rest of the chunk from that row on, read as the interpreter reads them.
-        func statements(key: String, offset: Int64?) throws -> (ChunkStatement, Repair?) {
+        func statements(key: String, offset: Int64?) throws -> (ChunkStatement, Repair?, Ahead?) {
             let inOrder = offset == nil
             guard let asItIs = plan.asItIs?.plan else {
-                return (ChunkStatement(plan, try insertStatement(plan, key: key, prelinks: prelinks)), nil)
+                return (ChunkStatement(plan, try insertStatement(plan, key: key, prelinks: prelinks)), nil, nil)
             }
             var checked = asItIs.rowChecks.map { (column: $0.column, expectation: $0.expectation) }
             // With keys by an offset, every key of the range is a row, and a row of another
@@ -163,18 +161,37 @@ extension EntityMappingRunner {
             let others = try ChunkStatement(
                 plan, insertStatement(plan, key: key, prelinks: prelinks, rows: inOrder ? .all : .failingCheck(columns))
             )
-            return (insert, Repair(others, check: check))
+            // From the second chunk on, the check ahead of the statements (the first is
+            // written while it starts).
+            // (Started last: nothing after it throws, and the caller stops it.)
+            var ahead: Ahead?
+            if !high.isAmong(chunkRows, from: low), checksAhead {
+                let statement = try ChunkStatement(
+                    asItIs,
+                    insertStatement(
+                        asItIs, key: key, prelinks: prelinks, rows: .checkedAhead(keysByOffset: !inOrder),
+                        guardOffset: plan.guards.count),
+                    keyOffset: offset)
+                if let check = try checkAhead(
+                    plan, checked, entity: inOrder ? plan.sourceEntityNumber : nil,
+                    keys: (low + Int64(chunkRows))...high)
+                {
+                    ahead = Ahead(check: check, statement: statement, waits: manager.options.checkAhead == .waiting)
+                }
+            }
+            return (insert, Repair(others, check: check), ahead)
         }
         var repair: Repair?
         if !counted {
             // (An integer in the SQL is exact; none where the keys stay as they are.)
-            let insert: ChunkStatement
-            (insert, repair) = try statements(
+            let (insert, checks, ahead) = try statements(
                 key: offset.partialValue == 0 ? "t0.Z_PK" : "t0.Z_PK + \(offset.partialValue)",
                 offset: offset.partialValue)
+            repair = checks
+            defer { ahead?.check.stop() }
             finished = try insertChunks(
-                insert, repairing: repair, keys: low...high, total: count, pairs: pairs, table: plan.sourceTable,
-                progress: progress)
+                insert, repairing: repair, ahead: ahead, keys: low...high, total: count, pairs: pairs,
+                table: plan.sourceTable, progress: progress)
             if finished, pairs.count != count {
                 // Rows of other entities in the table: numbered by counting after all.
                 try database.execute("DELETE FROM main.\(plan.destinationTable) WHERE Z_PK >= \(first)")
@@ -183,11 +200,13 @@ extension EntityMappingRunner {
         }
         if counted {
             pairs.reset(next: first)
-            let insert: ChunkStatement
-            (insert, repair) = try statements(key: "remodel_key_\(index)(t0.Z_PK)", offset: nil)
+            execution.chunksCheckedAhead = 0
+            let (insert, checks, ahead) = try statements(key: "remodel_key_\(index)(t0.Z_PK)", offset: nil)
+            repair = checks
+            defer { ahead?.check.stop() }
             finished = try insertChunks(
-                insert, repairing: repair, keys: low...high, total: nil, pairs: pairs, table: plan.sourceTable,
-                progress: progress)
+                insert, repairing: repair, ahead: ahead, keys: low...high, total: nil, pairs: pairs,
+                table: plan.sourceTable, progress: progress)
         }
         guard finished else {
             // Back to where the mapping started: the interpreter runs it.
@@ -210,6 +229,32 @@ extension EntityMappingRunner {
         }
         return pairs.count
     }
+
+    /// Whether the options and the machine allow a check ahead (``CheckAhead``), and the
+    /// source cannot change beside this connection's read of it.
+    private var checksAhead: Bool {
+        manager.options.checkAhead.checks && CheckAhead.staysAsItIs(manager.sourceContext.store.database)
+    }
+
+    /// The check ahead, started, of the rows of `plan`'s source table with keys in `keys`,
+    /// of the entity `entity` where it is given.
+    private func checkAhead(
+        _ plan: SQLMappingPlan, _ checked: [(column: String, expectation: ColumnExpectation)], entity: Int?,
+        keys: ClosedRange<Int64>
+    ) throws -> CheckAhead? {
+        // This connection's read of the source first, held to the end of its transaction:
+        // no writer commits to it before the check has read it too.
+        _ = try manager.destinationContext.store.database.prepare("SELECT Z_PK FROM src.\(plan.sourceTable) LIMIT 1")
+            .step()
+        return CheckAhead(
+            source: manager.sourceContext.store.database.path, table: plan.sourceTable,
+            columns: checked.map(\.column), expectations: checked.map(\.expectation), entity: entity, keys: keys,
+            chunkRows: chunkRows)
+    }
+
+    /// Source keys per `INSERT … SELECT`: between two, progress is reported and
+    /// cancellation checked.
+    private var chunkRows: Int { manager.options.sqlChunkRows }
 
     /// The place of each column of the source table `table` in its rows, by its name in
     /// the statements (`T0.<COLUMN>`, upper-cased).
@@ -265,6 +310,14 @@ extension EntityMappingRunner {
         }
     }
 
+    /// What writes a chunk whose rows the check ahead found meet the check, instead of the
+    /// statement that checks them.
+    private struct Ahead {
+        let check: CheckAhead
+        let statement: ChunkStatement
+        let waits: Bool
+    }
+
     /// Which rows of a chunk an `INSERT … SELECT` writes.
     enum Rows {
         /// Every row its plan selects.
@@ -276,6 +329,11 @@ extension EntityMappingRunner {
         case meetingCheck([String], keysByOffset: Bool)
         /// The others, by the plan that reads them as the interpreter does.
         case failingCheck([String])
+        /// Every row its plan selects, by the plan that reads them as they are, over a
+        /// chunk in which the check ahead found that every row meets the check
+        /// (``CheckAhead``); with keys by an offset, so many rows from the first key, as
+        /// ``meetingCheck(_:keysByOffset:)`` writes.
+        case checkedAhead(keysByOffset: Bool)
     }
 
     /// The `INSERT … SELECT` of `plan` over a range of source keys (``ChunkStatement``),
@@ -300,14 +358,18 @@ extension EntityMappingRunner {
         // each row, in the statement that writes it.
         let selected =
             switch rows {
-            case .all: plan.filter
+            case .all, .checkedAhead: plan.filter
             case .meetingCheck(let read, _) where plan.filter == "1":
                 "remodel_row_\(index)(\(read.joined(separator: ", ")))"
             case .meetingCheck(let read, _):
                 "CASE WHEN remodel_row_\(index)(\(read.joined(separator: ", "))) THEN \(plan.filter) ELSE 0 END"
             case .failingCheck(let read): "NOT remodel_row_\(index)(\(read.joined(separator: ", "))) AND \(plan.filter)"
             }
-        let byOffset = if case .meetingCheck(_, true) = rows { true } else { false }
+        let byOffset =
+            switch rows {
+            case .meetingCheck(_, let byOffset), .checkedAhead(let byOffset): byOffset
+            case .all, .failingCheck: false
+            }
         for link in prelinks {
             let keys = manager.runner(at: link.keysOf).keyOffset
             columns.append(link.column)
@@ -344,11 +406,12 @@ extension EntityMappingRunner {
 
     /// Runs `insert` over the source keys in chunks, reporting progress and checking
     /// cancellation between two, and after each chunk where a row failed the check of
-    /// `repair`, `repair` over the same keys; counts the rows in `pairs`. False when a
-    /// guard stopped it.
+    /// `checks`, `checks` over the same keys; a chunk that `ahead` found meets the check
+    /// is written by its statement instead. Counts the rows in `pairs`. False when a guard
+    /// stopped it.
     private func insertChunks(
-        _ insert: ChunkStatement, repairing repair: Repair? = nil, keys: ClosedRange<Int64>, total: Int?,
-        pairs: KeyPairs, table: String, progress: (Int, Int?, Double) -> Void
+        _ insert: ChunkStatement, repairing checks: Repair? = nil, ahead: Ahead?, keys: ClosedRange<Int64>,
+        total: Int?, pairs: KeyPairs, table: String, progress: (Int, Int?, Double) -> Void
     ) throws -> Bool {
         let database = manager.destinationContext.store.database
         let started = ContinuousClock.now
@@ -359,10 +422,14 @@ extension EntityMappingRunner {
         while from <= keys.upperBound {
             // The last chunk ends at the last key; no key beyond Int64's is computed.
             var to =
-                keys.upperBound.isAmong(Self.sqlChunkRows, from: from)
-                ? keys.upperBound : from + Int64(Self.sqlChunkRows) - 1
+                keys.upperBound.isAmong(chunkRows, from: from)
+                ? keys.upperBound : from + Int64(chunkRows) - 1
+            // A chunk the check ahead found meets the check is written without it.
+            let checkedAhead = ahead.map { $0.check.covers(from...to, waiting: $0.waits) } ?? false
+            let (insert, repair) = checkedAhead ? (ahead!.statement, nil) : (insert, checks)
+            if checkedAhead { execution.chunksCheckedAhead += 1 }
             if insert.keyOffset != nil {
-                try insert.bind(from: from, rows: Self.sqlChunkRows)
+                try insert.bind(from: from, rows: chunkRows)
             } else {
                 try insert.bind(from...to)
             }
@@ -371,7 +438,7 @@ extension EntityMappingRunner {
                 if let offset = insert.keyOffset {
                     // It read up to the last row it wrote, or to the end of the keys.
                     to =
-                        database.changes == Self.sqlChunkRows
+                        database.changes == chunkRows
                         ? database.lastInsertedRowID &- offset : keys.upperBound
                 }
                 if let repair, repair.check.failed {

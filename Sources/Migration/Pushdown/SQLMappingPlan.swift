@@ -36,6 +36,10 @@ public struct MappingExecution: Sendable, Hashable, CustomStringConvertible {
     /// evaluated attribute mapping and row; a TERNARY SQL decides asks only for the rows
     /// it cannot decide).
     public var evaluations = 0
+    /// After a run: how many chunks of stage 1 as SQL were written without checking their
+    /// rows as they were written, because the check made ahead of them on another thread
+    /// had (docs/pushdown.md, "Checked ahead").
+    public var chunksCheckedAhead = 0
     /// Whether stage 1, interpreted, sets the relationships as it makes each instance, and
     /// stage 2 has nothing to do (docs/engine.md, "Relationships with the instances").
     public var relationshipsWithInstances = false
