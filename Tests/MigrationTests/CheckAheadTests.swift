@@ -122,6 +122,35 @@ import TestSupport
         if case .store(let tables, _) = ahead { #expect(tables["ZITEM"]?.count == 999) }
     }
 
+    /// A cancellation between two chunks stops the run where it is, the check ahead with
+    /// it (the run waits for its thread): the run reports the cancellation and leaves no
+    /// new file, and the source can be migrated again at once.
+    @Test(arguments: [CheckAhead.Mode.waiting, .beside])
+    func aCancelledRunStopsTheCheckAhead(mode: CheckAhead.Mode) throws {
+        let directory = try TemporaryDirectory()
+        let source = directory.path("A1.sqlite"), destination = directory.path("a.sqlite")
+        try Self.makeSource(at: source, "")
+        var options = MigrationOptions()
+        options.sqlChunkRows = 100
+        options.checkAhead = mode
+        let manager = try MigrationManager(
+            mapping: try Self.mapping(), source: try model(Self.v1), destination: try model(Self.v2), options: options)
+        let error = try #require(throws: MigrationError.self) {
+            try manager.migrateStore(from: source, to: destination) { progress in
+                if progress.stage == .createInstances, progress.rows >= 300 { manager.cancel("stopped by the test") }
+            }
+        }
+        #expect(error.kind == .cancelled, "\(error)")
+        #expect(!FileManager.default.fileExists(atPath: destination))
+        let (again, execution) = try Self.run(source: source, to: destination, checkAhead: mode)
+        if case .store(let tables, _) = again {
+            #expect(tables["ZITEM"]?.count == 1_000)
+        } else {
+            Issue.record("\(again)")
+        }
+        if mode == .waiting { #expect(execution?.chunksCheckedAhead == 9) }
+    }
+
     /// A source in WAL mode whose log another connection holds open lets a writer commit
     /// beside the migration's read, and a second connection could read other rows: no
     /// check ahead there. A rollback-journal source, and a WAL source without its log (read
