@@ -413,3 +413,42 @@ extension RealModelsDifferentialTests {
         #expect(fusedRuns == 3, "the first step ran in the pass \(fusedRuns) times in 6")
     }
 }
+
+extension RealModelsDifferentialTests {
+    /// AltStore's chain: AltStore 7 → AltStore 8 (inferred) and AltStore 9 → AltStore 10
+    /// (an Xcode mapping model that only copies) only rename, beside ordered one-to-manys
+    /// (a source's `apps` and `newsItems`, an app's `permissions`) whose members' to-one
+    /// they set through them or after them. Each runs in one pass with the mapping model
+    /// before it, and from generated stores the two steps end as they do one by one.
+    @Test(arguments: [("AltStore 6", "AltStore 8"), ("AltStore 8", "AltStore 10")])
+    func altStoresRenamingStepsWithOrderedRelationshipsRunInOnePass(_ window: (from: String, to: String)) throws {
+        guard SharedFixtures.isAvailable else { try Test.cancel(SharedFixtures.missingMessage) }
+        let model = XcodeMappingTests.realworld.appendingPathComponent("altstoreio+AltStore/AltStoreCore/Model")
+        let versions = try ObjectModel.loadVersions(at: model.appendingPathComponent("AltStore.xcdatamodeld"))
+        guard let first = versions.firstIndex(where: { $0.version == window.from }),
+            let last = versions.firstIndex(where: { $0.version == window.to })
+        else {
+            Issue.record("no \(window.from) or \(window.to)")
+            return
+        }
+        let models = Array(versions[first...last])
+        let mappings = try MappingModel.loadAll(in: model.appendingPathComponent("Migrations"), models: versions)
+            .filter { mapping in models.dropLast().contains { $0.version == mapping.sourceModel } }
+        let policies = RealWorldMappingModelTests.registry(
+            policies: [
+                "InstalledAppToInstalledAppMigrationPolicy", "StoreApp10ToStoreApp11Policy",
+                "Source13To14MigrationPolicy", "StoreAppToStoreAppMigrationPolicy"
+            ],
+            functions: ["defaultIsActiveForBundleID:team:", "migrateIconURL", "migrateScreenshotURLs"])
+        let directory = try TemporaryDirectory()
+        for seed in UInt64(1)...3 {
+            let source = directory.path("A\(seed).sqlite")
+            try GeneratedRows.makeStore(at: source, model: models[0], seed: 12_000 + seed, consistent: true)
+            let (oneByOne, fused) = try StepFusionTests.bothWays(
+                models, mappings, source: source, at: directory.path("A.sqlite"), policies: policies,
+                "\(window.from) → \(window.to), seed \(seed)")
+            if case .failure = oneByOne.outcome { Issue.record("step by step failed: \(oneByOne.outcome)") }
+            #expect(fused.fused == [false, true], "\(window.from) → \(window.to), seed \(seed)")
+        }
+    }
+}

@@ -232,7 +232,8 @@ import TestSupport
         var policies = PolicyRegistry()
         policies.register("Hooked") { LinksWithInstancesTests.Hooked() }
         var fusedChains = 0, fusedBefore = 0, fusedFiles = 0, fusedFilesBefore = 0, fusedDropping = 0,
-            fusedDroppingAfter = 0, fusedSelf = 0, fusedCheckedAhead = 0, failures = 0
+            fusedDroppingAfter = 0, fusedSelf = 0, fusedCheckedAhead = 0, fusedOrdered = 0,
+            failures = 0
         let count = ProcessInfo.processInfo.environment["REMODEL_FUSION_SEEDS"].flatMap { UInt64($0) } ?? 120
         for seed in UInt64(1)...count {
             var random = SeededGenerator(seed: seed)
@@ -348,6 +349,14 @@ import TestSupport
             if written > 1, v0 != nil, fused.fused.first == true { fusedFilesBefore += 1 }
             if case .failure = oneByOne.outcome { failures += 1 }
             if fused.fused.contains(true), fused.chunksCheckedAhead > 0 { fusedCheckedAhead += 1 }
+            // (The renaming step before reads version 0's relationships; the one after,
+            // version 1's.)
+            func ordered(_ version: Int) -> Bool {
+                configuration.pairs.contains { $0.nearOrdered[version] || $0.farOrdered[version] }
+            }
+            if (v0 != nil && fused.fused.first == true && ordered(0)) || (fused.fused.last == true && ordered(1)) {
+                fusedOrdered += 1
+            }
             try? FileManager.default.removeItem(atPath: source)
         }
         // The generator reaches both: chains run in one pass, and chains that fail.
@@ -366,6 +375,9 @@ import TestSupport
             fusedFiles > count / 12 && fusedFilesBefore > count / 40,
             "\(fusedFiles) chains fused through a mapping model, \(fusedFilesBefore) from the first step")
         #expect(failures > 0, "no chain failed")
+        // And renaming steps with an ordered to-many.
+        #expect(
+            fusedOrdered > count / 60, "\(fusedOrdered) chains fused with a renaming step that has an ordered to-many")
         // And passes whose chunks were checked ahead.
         #expect(fusedCheckedAhead > count / 40, "\(fusedCheckedAhead) chains fused with chunks checked ahead")
     }
@@ -467,6 +479,84 @@ import TestSupport
             #expect(fused.fused == [false, true])
         } else if case .store = oneByOne.outcome {
             #expect(fused.fused == [false, false])
+        }
+    }
+
+    /// An ordered one-to-many in the renaming steps around a mapping step (X0 → X1 and
+    /// X2 → X3), its positions tied, missing and out of key order. Where a step sets the
+    /// members' to-one only through the owners' to-many (as inference maps it), or sets
+    /// the owners' to-many first (their mapping first), the order goes through unchanged,
+    /// and the steps run in one pass; where it sets the members' to-one first, each member
+    /// joins its owner's end in key order, and the steps run one by one. The same stores
+    /// and counts either way.
+    @Test(arguments: [("Album", "Track", true), ("Shelf", "Book", false)])
+    func anOrderedToManyInARenamingStepKeepsItsOrderWhereItsMembersFollowIt(
+        _ names: (owner: String, member: String, ownersFirst: Bool)
+    ) throws {
+        let (owner, member, ownersFirst) = names
+        func version(_ n: Int) throws -> ObjectModel {
+            // (Each version's names in the same alphabetical order: the mappings' order.
+            // An entity's identity after X0 is its X0 name.)
+            let (o, m) = n == 1 || n == 2 ? (owner, member) : (owner + "\(n)", member + "\(n)")
+            let (items, of) = n >= 3 ? ("entries", "holder") : ("items", "owner")
+            func renamed(_ old: String) -> String { #", "renamingIdentifier": "\#(old)""# }
+            let (ownerID, memberID) = n == 0 ? ("", "") : (renamed(owner + "0"), renamed(member + "0"))
+            let (itemsID, ofID) = n == 3 ? (renamed("items"), renamed("owner")) : ("", "")
+            let extra = n >= 2 ? #", "note": "string""# : ""
+            return try model(
+                #"{"version": "X\#(n)", "entities": {"\#(o)": {"attributes": {"name": "string"}, "relationships": {"\#(items)": {"destination": "\#(m)", "inverse": "\#(of)", "toMany": true, "ordered": true\#(itemsID)}}\#(ownerID)}, "\#(m)": {"attributes": {"title": "string"\#(extra)}, "relationships": {"\#(of)": {"destination": "\#(o)", "inverse": "\#(items)"\#(ofID)}}\#(memberID)}}}"#
+            )
+        }
+        let models = try (0...3).map(version)
+        // X1 → X2 computes a note: no renaming.
+        var inferred = try MappingModel.inferred(from: models[1], to: models[2])
+        for i in inferred.entityMappings.indices
+        where inferred.entityMappings[i].sourceEntity == member && inferred.entityMappings[i].destinationEntity != nil {
+            inferred.entityMappings[i].attributeMappings.append(
+                PropertyMapping(name: "note", valueExpression: "FUNCTION($source.title, 'uppercaseString')"))
+        }
+        inferred.file = "X1_to_X2.mapping.json"
+        let directory = try TemporaryDirectory()
+        let source = directory.path("X0.sqlite")
+        let store = try Store.create(at: source, model: models[0])
+        let owners = store.layout.entities[owner + "0"]!, members = store.layout.entities[member + "0"]!
+        let key = members.toOneColumns["owner"]!
+        try store.database.execute(
+            """
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5)
+            INSERT INTO \(owners.table) (Z_PK, Z_ENT, Z_OPT, \(owners.attributeColumns["name"]!))
+            SELECT i, \(owners.number), 1, 'owner ' || i FROM n;
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 60)
+            INSERT INTO \(members.table) (Z_PK, Z_ENT, Z_OPT, \(members.attributeColumns["title"]!), \(key.key), \(key.order!))
+            SELECT i, \(members.number), 1, 'item ' || i, CASE WHEN i % 11 = 0 THEN NULL ELSE (i * 7) % 5 + 1 END,
+                CASE WHEN i % 13 = 0 THEN NULL ELSE (i * 37) % 17 END FROM n;
+            UPDATE Z_PRIMARYKEY SET Z_MAX = 5 WHERE Z_ENT = \(owners.number);
+            UPDATE Z_PRIMARYKEY SET Z_MAX = 60 WHERE Z_ENT = \(members.number);
+            """)
+        let path = directory.path("X.sqlite")
+        // The renaming steps as inference maps them (the members' to-one set through the
+        // owners' to-many), then as mapping files that set both sides.
+        for bothSides in [false, true] {
+            var mappings = [inferred]
+            if bothSides {
+                for (older, newer) in [(0, 1), (2, 3)] {
+                    var renaming = try MappingModel.inferred(from: models[older], to: models[newer])
+                    let owners = renaming.entityMappings.first { $0.sourceEntity?.hasPrefix(owner) == true }!.name
+                    for i in renaming.entityMappings.indices {
+                        for j in renaming.entityMappings[i].relationshipMappings.indices
+                        where renaming.entityMappings[i].relationshipMappings[j].valueExpression == nil {
+                            renaming.entityMappings[i].relationshipMappings[j].valueExpression =
+                                #"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "\#(owners)", $source.owner)"#
+                        }
+                    }
+                    renaming.file = "X\(older)_to_X\(newer).mapping.json"
+                    mappings.append(renaming)
+                }
+            }
+            let (oneByOne, fused) = try Self.bothWays(models, mappings, source: source, at: path, owner)
+            if case .failure = oneByOne.outcome { Issue.record("step by step failed: \(oneByOne.outcome)") }
+            let fuses = !bothSides || ownersFirst
+            #expect(fused.fused == [fuses, false, fuses], "\(owner), both sides set: \(bothSides)")
         }
     }
 

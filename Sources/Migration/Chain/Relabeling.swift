@@ -22,8 +22,11 @@ import ObjectGraph
 ///   with the step after it, which reads nothing of it either; after a step that writes
 ///   it, only where writing it can neither fail nor break a rule
 ///   (``writesWithoutFail(_:_:from:in:)``), and never a relationship;
-/// - no relationship is ordered, has no inverse, targets an entity with sub-entities, or
-///   holds data stored outside the store;
+/// - no relationship has no inverse, targets an entity with sub-entities, or holds data
+///   stored outside the store; an ordered one is a to-many of a one-to-many between two
+///   entities whose order the step keeps (``keepsItsOrder(_:of:_:_:)``: its members'
+///   to-one set only through it, as inference maps it, or set after it), and no other
+///   relationship is left without an expression;
 ///   one between an entity's own objects is to-many one way or both and not its own
 ///   inverse (the links and files of the others are not known to come out the same; the
 ///   counts of these are the interpreter's, object by object, ``report(in:layout:locate:)``).
@@ -41,6 +44,10 @@ struct Relabeling {
     private(set) var dropped: [String: Set<String>] = [:]
     /// Per B entity: its relationships in the order the step links them, object by object.
     private var linkOrder: [String: [String]] = [:]
+    /// Per B entity: the to-ones the step sets only through their inverses, ordered
+    /// to-manys it fills (as inference maps them, with no expression: the ordered side
+    /// alone says who belongs and in which order).
+    private var throughInverse: [String: Set<String>] = [:]
     /// Whether an entity the step copies has a parent or sub-entities: the step numbers
     /// the rows of a table entity by entity, in the order of its mappings, so it keeps
     /// their keys only in order within each entity (``compose(_:source:policies:)``).
@@ -91,6 +98,22 @@ struct Relabeling {
                 else { return nil }
                 linkOrder[from.name, default: []].append(old.name)
             }
+            // A to-one with no expression whose inverse is an ordered to-many is carried
+            // through that inverse, if the step fills it (checked with the relationships,
+            // below); any other relationship with no expression is not carried.
+            for property in mapping.relationshipMappings where property.valueExpression == nil {
+                guard let relationship = toRelationships.first(where: { $0.name == property.name }),
+                    let old = fromRelationships.first(where: {
+                        $0.name == (relationship.renamingIdentifier ?? relationship.name)
+                    }),
+                    !old.isToMany, let inverse = old.inverse,
+                    middle.entity(named: old.destination).flatMap({ targets in
+                        middle.allRelationships(of: targets).first { $0.name == inverse }
+                    })?.isOrdered == true
+                else { continue }
+                guard names.updateValue(property.name, forKey: old.name) == nil else { return nil }
+                throughInverse[from.name, default: []].insert(old.name)
+            }
             let stored =
                 fromAttributes.filter { !$0.isTransient }.map(\.name)
                 + fromRelationships.filter { !$0.isTransient }.map(\.name)
@@ -117,6 +140,12 @@ struct Relabeling {
             properties[from.name] = names
         }
         guard removed.isDisjoint(with: entities.keys), Self.sameHierarchies(entities, middle, new) else { return nil }
+        // Where each entity's mapping comes in the step: an ordered to-many keeps its order
+        // only when it is linked after its members' to-ones (``keepsItsOrder``).
+        let place = Dictionary(
+            mappings.entityMappings.enumerated().compactMap { index, mapping in
+                mapping.type == .copy || mapping.type == .transform ? mapping.sourceEntity.map { ($0, index) } : nil
+            }, uniquingKeysWith: { first, _ in first })
         // Each relationship between the renamed entities, shaped as it was.
         for (name, names) in properties {
             let from = middle.entity(named: name)!, to = new.entity(named: entities[name]!)!
@@ -133,7 +162,13 @@ struct Relabeling {
                     let targets = middle.entity(named: old.destination), middle.subentities(of: targets).isEmpty,
                     relationship.destination == entities[old.destination],
                     relationship.inverse == properties[old.destination]?[inverse],
-                    Self.same(old, relationship)
+                    Self.same(old, relationship),
+                    !old.isOrdered || keepsItsOrder(old, of: from, middle, place),
+                    // (Set through its inverse: that inverse an ordered to-many the step fills.)
+                    throughInverse[name]?.contains(old.name) != true
+                        || (middle.allRelationships(of: targets).first { $0.name == inverse }.map {
+                            $0.isToMany && $0.isOrdered && throughInverse[targets.name]?.contains(inverse) != true
+                        } ?? false)
                 else { return nil }
             }
         }
@@ -218,6 +253,26 @@ struct Relabeling {
         return relationship.isToMany || inverse.isToMany
     }
 
+    /// Whether the ordered to-many `relationship` of `entity` comes out of the step in the
+    /// order it goes in: a one-to-many between two entities whose members' to-one the step
+    /// sets only through it (``throughInverse``), or whose owners' mapping comes (at
+    /// `place`) before its members'. The step sets the owners' to-many in the order the
+    /// store gives, and each member's to-one set after it keeps its place; were the
+    /// members linked first, each would join its owner's end in key order, whatever order
+    /// the store gave.
+    private func keepsItsOrder(
+        _ relationship: RelationshipDescription, of entity: EntityDescription, _ model: ObjectModel,
+        _ place: [String: Int]
+    ) -> Bool {
+        guard relationship.destination != entity.name, let name = relationship.inverse,
+            let members = model.entity(named: relationship.destination),
+            model.allRelationships(of: members).first(where: { $0.name == name })?.isToMany == false
+        else { return false }
+        if throughInverse[members.name]?.contains(name) == true { return true }
+        guard let owners = place[entity.name], let others = place[members.name] else { return false }
+        return owners < others
+    }
+
     /// Whether each entity of `entities` (B → C) has ancestors of one shape in both
     /// versions: as many, each B ancestor always the same C one (and a copied one, the
     /// one it is copied to). Its rows then keep their table (the root's) and their
@@ -271,7 +326,8 @@ struct Relabeling {
     }
 
     /// Whether `new` is `old` under another name, its destination and inverse renamed too
-    /// (checked by the caller); unordered.
+    /// (checked by the caller); ordered or not alike, where the caller allows order
+    /// (``keepsItsOrder``).
     static func same(_ old: RelationshipDescription, _ new: RelationshipDescription) -> Bool {
         func unnamed(_ relationship: RelationshipDescription) -> RelationshipDescription {
             var relationship = relationship
@@ -284,7 +340,7 @@ struct Relabeling {
             relationship.deleteRule = .nullify
             return relationship
         }
-        return !old.isOrdered && !old.isTransient && unnamed(old) == unnamed(new)
+        return !old.isTransient && unnamed(old) == unnamed(new)
     }
 
     /// `mapping`, the step before (`source` → B), writing C instead: each entity mapping's
@@ -442,7 +498,8 @@ struct Relabeling {
             for old in step.source.allRelationships(of: step.source.entity(named: from)!)
             where !old.isTransient && properties[from]?[old.name] != nil {
                 guard old.isToMany else {
-                    entry.relationshipsSet += instances
+                    // (One set through its inverse is set by the other mapping.)
+                    if throughInverse[from]?.contains(old.name) != true { entry.relationshipsSet += instances }
                     continue
                 }
                 if old.destination == from, let inverse = old.inverse {
@@ -466,9 +523,11 @@ struct Relabeling {
                     }
                     continue
                 }
-                guard let other = position(of: old.destination), other > index, let inverse = old.inverse else {
-                    continue
-                }
+                // (Its members gain it from their mapping where that comes first and sets
+                // it, and then setting it changes nothing.)
+                guard let other = position(of: old.destination), let inverse = old.inverse,
+                    other > index || throughInverse[old.destination]?.contains(inverse) == true
+                else { continue }
                 let (members, key) = locate(old.destination, inverse)
                 let sql: String
                 if let layout = layout.entities[members], let column = key.flatMap({ layout.toOneColumns[$0] }) {
