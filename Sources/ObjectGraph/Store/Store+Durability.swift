@@ -14,8 +14,10 @@ extension Store {
             try database.execute("PRAGMA synchronous = OFF")
             try database.execute("PRAGMA cache_size = -16384")
             // Nobody else has the new file: keep its lock instead of taking and dropping it
-            // around every read (fcntl and fstat calls each time).
-            try database.execute("PRAGMA locking_mode = EXCLUSIVE")
+            // around every read (fcntl and fstat calls each time). Its own file only: a
+            // database attached later (a migration's source) keeps the normal mode, in
+            // which a WAL database that another connection has open can be read.
+            try database.execute("PRAGMA main.locking_mode = EXCLUSIVE")
         }
     }
 
