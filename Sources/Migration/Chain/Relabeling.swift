@@ -24,7 +24,7 @@ import ObjectGraph
 ///   (``writesWithoutFail(_:_:from:in:)``), and never a relationship;
 /// - no relationship has no inverse, targets an entity with sub-entities, or holds data
 ///   stored outside the store; an ordered one is a to-many of a one-to-many between two
-///   entities whose order the step keeps (``keepsItsOrder(_:of:_:_:)``: its members'
+///   entities whose order the step keeps (``keepsItsOrder(_:of:_:)``: its members'
 ///   to-one set only through it, as inference maps it, or set after it), and no other
 ///   relationship is left without an expression;
 ///   one between an entity's own objects is to-many one way or both and not its own
@@ -48,6 +48,9 @@ struct Relabeling {
     /// to-manys it fills (as inference maps them, with no expression: the ordered side
     /// alone says who belongs and in which order).
     private var throughInverse: [String: Set<String>] = [:]
+    /// Per B entity: where its copy or transform comes among the step's entity mappings,
+    /// the order the step links their relationships in.
+    private var places: [String: Int] = [:]
     /// Whether an entity the step copies has a parent or sub-entities: the step numbers
     /// the rows of a table entity by entity, in the order of its mappings, so it keeps
     /// their keys only in order within each entity (``compose(_:source:policies:)``).
@@ -140,9 +143,7 @@ struct Relabeling {
             properties[from.name] = names
         }
         guard removed.isDisjoint(with: entities.keys), Self.sameHierarchies(entities, middle, new) else { return nil }
-        // Where each entity's mapping comes in the step: an ordered to-many keeps its order
-        // only when it is linked after its members' to-ones (``keepsItsOrder``).
-        let place = Dictionary(
+        places = Dictionary(
             mappings.entityMappings.enumerated().compactMap { index, mapping in
                 mapping.type == .copy || mapping.type == .transform ? mapping.sourceEntity.map { ($0, index) } : nil
             }, uniquingKeysWith: { first, _ in first })
@@ -163,7 +164,7 @@ struct Relabeling {
                     relationship.destination == entities[old.destination],
                     relationship.inverse == properties[old.destination]?[inverse],
                     Self.same(old, relationship),
-                    !old.isOrdered || keepsItsOrder(old, of: from, middle, place),
+                    !old.isOrdered || keepsItsOrder(old, of: from, middle),
                     // (Set through its inverse: that inverse an ordered to-many the step fills.)
                     throughInverse[name]?.contains(old.name) != true
                         || (middle.allRelationships(of: targets).first { $0.name == inverse }.map {
@@ -255,21 +256,20 @@ struct Relabeling {
 
     /// Whether the ordered to-many `relationship` of `entity` comes out of the step in the
     /// order it goes in: a one-to-many between two entities whose members' to-one the step
-    /// sets only through it (``throughInverse``), or whose owners' mapping comes (at
-    /// `place`) before its members'. The step sets the owners' to-many in the order the
+    /// sets only through it (``throughInverse``), or whose owners' mapping comes
+    /// (``places``) before its members'. The step sets the owners' to-many in the order the
     /// store gives, and each member's to-one set after it keeps its place; were the
     /// members linked first, each would join its owner's end in key order, whatever order
     /// the store gave.
     private func keepsItsOrder(
-        _ relationship: RelationshipDescription, of entity: EntityDescription, _ model: ObjectModel,
-        _ place: [String: Int]
+        _ relationship: RelationshipDescription, of entity: EntityDescription, _ model: ObjectModel
     ) -> Bool {
         guard relationship.destination != entity.name, let name = relationship.inverse,
             let members = model.entity(named: relationship.destination),
             model.allRelationships(of: members).first(where: { $0.name == name })?.isToMany == false
         else { return false }
         if throughInverse[members.name]?.contains(name) == true { return true }
-        guard let owners = place[entity.name], let others = place[members.name] else { return false }
+        guard let owners = places[entity.name], let others = places[members.name] else { return false }
         return owners < others
     }
 
@@ -478,9 +478,6 @@ struct Relabeling {
         locate: (_ entity: String, _ property: String?) -> (entity: String, property: String?)
     ) throws(SQLiteError) -> MigrationReport {
         let mappings = step.mapping.entityMappings
-        func position(of entity: String) -> Int? {
-            mappings.firstIndex { ($0.type == .copy || $0.type == .transform) && $0.sourceEntity == entity }
-        }
         func count(_ sql: String) throws(SQLiteError) -> Int {
             let statement = try database.prepare(sql)
             return try statement.step() ? Int(statement.int64(at: 0)) : 0
@@ -525,7 +522,7 @@ struct Relabeling {
                 }
                 // (Its members gain it from their mapping where that comes first and sets
                 // it, and then setting it changes nothing.)
-                guard let other = position(of: old.destination), let inverse = old.inverse,
+                guard let other = places[old.destination], let inverse = old.inverse,
                     other > index || throughInverse[old.destination]?.contains(inverse) == true
                 else { continue }
                 let (members, key) = locate(old.destination, inverse)

@@ -166,3 +166,11 @@ extension Int64 {
         return !overflow && distance < Int64(count)
     }
 }
+
+extension ClosedRange<Int64> {
+    /// The last key of the chunk of `count` keys from `start`, these keys' last at most:
+    /// no key beyond Int64's is computed.
+    func chunkEnd(from start: Int64, count: Int) -> Int64 {
+        upperBound.isAmong(count, from: start) ? upperBound : start + Int64(count) - 1
+    }
+}

@@ -116,7 +116,6 @@ extension MappingCompiler {
         return found.isEmpty ? .fetch(fetch) : .none
     }
 
-    /// The truth of a constant boolean (`YES`, `NO`) or number (`1`, `0`).
     /// A source expression in the standard form, which streams:
     /// `FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "E",
     /// "P"), context, NO)`, or its variant with a constant `includesSubentities:` argument.
@@ -149,6 +148,7 @@ extension MappingCompiler {
             entityLiteral: arguments[0], predicateLiteral: arguments[1], context: context)
     }
 
+    /// The truth of a constant boolean (`YES`, `NO`) or number (`1`, `0`).
     static func constantFlag(_ expression: FormatExpression) -> Bool? {
         guard case .constant(let value) = expression.kind else { return nil }
         switch value {

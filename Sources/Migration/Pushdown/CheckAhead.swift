@@ -105,8 +105,7 @@ final class CheckAhead: @unchecked Sendable {
         var from = keys.lowerBound, previousClean = false
         do {
             while true {
-                let to =
-                    keys.upperBound.isAmong(chunkRows, from: from) ? keys.upperBound : from + Int64(chunkRows) - 1
+                let to = keys.chunkEnd(from: from, count: chunkRows)
                 try statement.bind(from, at: 1)
                 try statement.bind(to, at: 2)
                 _ = try statement.step()

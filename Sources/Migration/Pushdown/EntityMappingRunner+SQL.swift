@@ -162,8 +162,8 @@ extension EntityMappingRunner {
                 plan, insertStatement(plan, key: key, prelinks: prelinks, rows: inOrder ? .all : .failingCheck(columns))
             )
             // From the second chunk on, the check ahead of the statements (the first is
-            // written while it starts).
-            // (Started last: nothing after it throws, and the caller stops it.)
+            // written while it starts); started last: nothing after it throws, and the
+            // caller stops it.
             var ahead: Ahead?
             if !high.isAmong(chunkRows, from: low), checksAhead {
                 let statement = try ChunkStatement(
@@ -176,7 +176,7 @@ extension EntityMappingRunner {
                     plan, checked, entity: inOrder ? plan.sourceEntityNumber : nil,
                     keys: (low + Int64(chunkRows))...high)
                 {
-                    ahead = Ahead(check: check, statement: statement, waits: manager.options.checkAhead == .waiting)
+                    ahead = Ahead(check: check, statement: statement)
                 }
             }
             return (insert, Repair(others, check: check), ahead)
@@ -315,7 +315,6 @@ extension EntityMappingRunner {
     private struct Ahead {
         let check: CheckAhead
         let statement: ChunkStatement
-        let waits: Bool
     }
 
     /// Which rows of a chunk an `INSERT … SELECT` writes.
@@ -420,12 +419,11 @@ extension EntityMappingRunner {
         let next = try database.prepare("SELECT min(Z_PK) FROM src.\(table) WHERE Z_PK > ?1")
         var from = keys.lowerBound, done = 0
         while from <= keys.upperBound {
-            // The last chunk ends at the last key; no key beyond Int64's is computed.
-            var to =
-                keys.upperBound.isAmong(chunkRows, from: from)
-                ? keys.upperBound : from + Int64(chunkRows) - 1
+            // The last chunk ends at the last key.
+            var to = keys.chunkEnd(from: from, count: chunkRows)
             // A chunk the check ahead found meets the check is written without it.
-            let checkedAhead = ahead.map { $0.check.covers(from...to, waiting: $0.waits) } ?? false
+            let checkedAhead =
+                ahead.map { $0.check.covers(from...to, waiting: manager.options.checkAhead == .waiting) } ?? false
             let (insert, repair) = checkedAhead ? (ahead!.statement, nil) : (insert, checks)
             if checkedAhead { execution.chunksCheckedAhead += 1 }
             if insert.keyOffset != nil {
