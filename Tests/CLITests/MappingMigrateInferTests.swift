@@ -345,6 +345,52 @@ import TestSupport
             try Self.dump(store, models: models).contains { $0.contains(#"label="A""#) && $0.contains(#"name="a""#) })
     }
 
+    /// Two mapping files that both compute values run in one pass where the first
+    /// writes each value as it is read back: the second reads `$source.net` as the
+    /// expression that computes it. The plan says so; the store ends as step by step.
+    @Test func aStepThatComputesValuesRunsWithTheStepAfterIt() throws {
+        let folder = try Folder()
+        let models = try folder.folder(
+            "models",
+            [
+                "A.model.json":
+                    #"{"version": "A", "entities": {"Item": {"attributes": {"name": "string", "price": "double"}}}}"#,
+                "B.model.json":
+                    #"{"version": "B", "entities": {"Item": {"attributes": {"name": "string", "net": "double"}}}}"#,
+                "C.model.json":
+                    #"{"version": "C", "entities": {"Item": {"attributes": {"name": "string", "gross": "double"}}}}"#,
+                "A_to_B.mapping.json": #"""
+                {"sourceModel": "A", "destinationModel": "B", "entityMappings": [{"name": "ItemToItem",
+                 "type": "transform", "sourceEntity": "Item", "destinationEntity": "Item", "attributeMappings":
+                 {"net": "TERNARY($source.price == nil, 0.0, $source.price / 1.2)"}}]}
+                """#,
+                "B_to_C.mapping.json": #"""
+                {"sourceModel": "B", "destinationModel": "C", "entityMappings": [{"name": "ItemToItem",
+                 "type": "transform", "sourceEntity": "Item", "destinationEntity": "Item", "attributeMappings":
+                 {"gross": "$source.net * 1.25"}}]}
+                """#,
+                "seed.json": #"{"Item": [{"name": "a", "price": 12}, {"name": "b"}, {"name": "c", "price": 0.1}]}"#
+            ])
+        let store = folder.path("Items.sqlite"), other = folder.path("Other.sqlite")
+        #expect(
+            try cli.run("seed", store, "--models", models, "--version", "A", "--seed", "\(models)/seed.json").status
+                == 0)
+        try FileManager.default.copyItem(atPath: store, toPath: other)
+        let plan = try cli.run("plan", store, "--models", models)
+        #expect(
+            plan.stdout.hasSuffix(
+                "one pass: A → C (A → B computes values the step after it reads; `run --step-by-step` runs each step on its own)\n"
+            ), "\(plan.stdout)")
+        let run = try cli.run("run", store, "--models", models, "--no-backup", "--quiet")
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.hasPrefix("A → B ("), "\(run.stdout)")
+        #expect(run.stdout.contains(": in one pass with B → C\n"), "\(run.stdout)")
+        let steps = try cli.run("run", other, "--models", models, "--no-backup", "--quiet", "--step-by-step")
+        #expect(steps.status == 0, "\(steps.stderr)")
+        #expect(try Self.dump(store, models: models) == Self.dump(other, models: models))
+        #expect(try Self.dump(store, models: models).contains { $0.contains(#"gross=12.5"#) })
+    }
+
     @Test func badVersionsExitWithTwo() throws {
         let folder = try Folder()
         let models = try folder.folder("models", Self.models)

@@ -816,6 +816,37 @@ import TestSupport
         #expect(Self.renamer.expression(expression, source: "Book") == nil)
     }
 
+    /// `Book.title` computed by the renaming step: read from `$source` as the expression
+    /// that computes it, and not at all any other way.
+    static let computing = SourceRenamer(
+        model: renamer.model, entities: renamer.entities,
+        properties: ["Shelf": ["label": "label", "books": "volumes"], "Book": ["shelf": "rack"]],
+        computed: ["Book": ["title": try! FormatParser("FUNCTION($source.name, 'uppercaseString')").parseExpression()]])
+
+    @Test(arguments: [
+        ("$source.title", "FUNCTION($source.name, 'uppercaseString')"),
+        ("FUNCTION($source, 'valueForKey:', 'title')", "FUNCTION($source.name, 'uppercaseString')"),
+        (
+            "TERNARY($source.title == nil, 'none', $source.title)",
+            "TERNARY(FUNCTION($source.name, 'uppercaseString') == nil, 'none', FUNCTION($source.name, 'uppercaseString'))"
+        ),
+        ("$source.shelf.label", "$source.rack.label")
+    ])
+    func readsAComputedAttributeAsItsExpression(expression: String, read: String) throws {
+        let result = try #require(Self.computing.expression(expression, source: "Book"))
+        #expect(try FormatParser(result).parseExpression() == FormatParser(read).parseExpression(), "\(result)")
+    }
+
+    @Test(arguments: [
+        "$source.shelf.books.@distinctUnionOfSets.title",
+        "SUBQUERY($source.shelf.books, $b, $b.title BEGINSWITH 'A').@count",
+        "$source.title.length",
+        "FUNCTION($source, 'valueForKeyPath:', 'title.length')"
+    ])
+    func refusesAComputedAttributeReadAnyOtherWay(expression: String) {
+        #expect(Self.computing.expression(expression, source: "Book") == nil)
+    }
+
     @Test func renamesTheSourceFetchAndItsPredicate() throws {
         let fetch =
             #"FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Shelf", "label != 'x' AND ANY books.title BEGINSWITH 'A'"), $manager.sourceContext, NO)"#

@@ -10,10 +10,11 @@ extension Relabeling {
     /// source (A) instead: its source entities, and what its expressions read of
     /// `$source` and its fetches' predicates read, renamed back; its implicit property
     /// mappings written out, and every destination property it does not fill listed
-    /// without an expression (A's same-named properties are not B's). Nil when it cannot
-    /// be: a custom policy, an expression that reads the source by a name it cannot tell
-    /// (``SourceRenamer``), a source attribute whose value writing could change (a float,
-    /// a decimal, a UUID, a URI).
+    /// without an expression (A's same-named properties are not B's); what it reads of an
+    /// attribute the step computes, `$source.<attribute>`, read as the expression that
+    /// computes it (``computed``). Nil when it cannot be: a custom policy, an expression that reads the source by a name it cannot tell
+    /// (``SourceRenamer``; a computed attribute read any other way among them), a source
+    /// attribute whose value writing could change (a float, a decimal, a UUID, a URI).
     func composeBefore(_ mapping: MappingModel, destination: ObjectModel, policies: PolicyRegistry)
         -> MappingModel?
     {
@@ -27,16 +28,26 @@ extension Relabeling {
             })
         else { return nil }
         let (entityNames, propertyNames) = namesBefore
+        // What the step computes, each of its rows holds as its expression's value.
+        var values: [String: [String: FormatExpression]] = [:]
+        for (from, attributes) in computed {
+            for (attribute, text) in attributes {
+                guard let expression = try? FormatExpression(parsing: text) else { return nil }
+                values[entities[from]!, default: [:]][attribute] = expression
+            }
+        }
         // What the step adds, each of its rows holds as its default.
         var defaults: [String: [String: Value]] = [:]
         for (name, names) in propertyNames {
             for attribute in middle.allAttributes(of: middle.entity(named: name)!)
-            where names[attribute.name] == nil && !attribute.isTransient && Self.readsAsItsDefault(attribute) {
+            where names[attribute.name] == nil && values[name]?[attribute.name] == nil && !attribute.isTransient
+                && Self.readsAsItsDefault(attribute)
+            {
                 defaults[name, default: [:]][attribute.name] = attribute.defaultValue ?? .null
             }
         }
         let renamer = SourceRenamer(
-            model: middle, entities: entityNames, properties: propertyNames, defaults: defaults)
+            model: middle, entities: entityNames, properties: propertyNames, defaults: defaults, computed: values)
         let compiler = MappingCompiler(mapping, source: middle, destination: destination, policies: policies)
         var composed = mapping
         composed.sourceModel = old.version
@@ -234,6 +245,9 @@ struct SourceRenamer {
     /// Per B entity: the attributes the renaming step adds, and the default every row of it
     /// holds, read as a constant.
     var defaults: [String: [String: Value]] = [:]
+    /// Per B entity: the attributes the renaming step computes, each with its expression
+    /// over an A object, which `$source.<attribute>` reads instead.
+    var computed: [String: [String: FormatExpression]] = [:]
 
     /// What stands for an entity's object in an expression.
     struct Scope {
@@ -318,6 +332,9 @@ struct SourceRenamer {
                     ? FormatExpression(.keyPath(operand: renamedOperand, path: path)) : nil
             }
             if path.count == 1, let value = defaults[entity]?[path[0]] { return FormatExpression(.constant(value)) }
+            if path.count == 1, case .variable("source")? = operand?.kind, let value = computed[entity]?[path[0]] {
+                return value
+            }
             guard let renamed = renamePath(path, from: entity) else { return nil }
             return FormatExpression(.keyPath(operand: renamedOperand, path: renamed.path))
         case .aggregate(let list):
@@ -360,6 +377,7 @@ struct SourceRenamer {
                     case .constant(.string(let key)) = arguments[0].kind, let entity = scope.source
                 else { return nil }
                 if let value = defaults[entity]?[key] { return FormatExpression(.constant(value)) }
+                if let value = computed[entity]?[key] { return value }
                 guard let renamed = renamePath(key.split(separator: ".").map(String.init), from: entity) else {
                     return nil
                 }

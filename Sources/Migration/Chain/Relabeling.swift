@@ -55,9 +55,19 @@ struct Relabeling {
     /// the rows of a table entity by entity, in the order of its mappings, so it keeps
     /// their keys only in order within each entity (``compose(_:source:policies:)``).
     private(set) var copiesAHierarchy = false
+    /// Per B entity: the C attributes the step computes (``computes(_:_:with:)``),
+    /// each with its expression, `$source` a B object. Only a step made with the
+    /// functions its expressions call computes any (docs/engine.md, "Steps that compute").
+    private(set) var computed: [String: [String: String]] = [:]
+    /// The functions the computed values' expressions call, where the step may compute.
+    let functions: FunctionRegistry?
 
-    init?(_ step: StoreMigrator.Step) {
+    /// The step as a relabeling; with `functions`, one that may also compute attributes
+    /// (``computed``), which only the first step of a pass may, before the step whose
+    /// mapping runs.
+    init?(_ step: StoreMigrator.Step, computingWith functions: FunctionRegistry? = nil) {
         self.step = step
+        self.functions = functions
         let (middle, new) = (step.source, step.destination)
         let mappings =
             step.isInferred ? step.mapping : Self.inInferredTerms(step.mapping, from: middle, to: new)
@@ -82,15 +92,22 @@ struct Relabeling {
             let (fromAttributes, toAttributes) = (middle.allAttributes(of: from), new.allAttributes(of: to))
             let (fromRelationships, toRelationships) = (middle.allRelationships(of: from), new.allRelationships(of: to))
             var names: [String: String] = [:]
-            for property in mapping.attributeMappings where property.valueExpression != nil {
-                guard
-                    let old = fromAttributes.first(where: {
-                        property.valueExpression == MappingInference.attributeRead($0.name)
-                    }),
-                    let attribute = toAttributes.first(where: { $0.name == property.name }),
-                    Self.same(old, attribute), names.updateValue(attribute.name, forKey: old.name) == nil
-                else { return nil }
+            var computes: [String: String] = [:]
+            for property in mapping.attributeMappings {
+                guard let expression = property.valueExpression else { continue }
+                guard let attribute = toAttributes.first(where: { $0.name == property.name }) else { return nil }
+                if let old = fromAttributes.first(where: { expression == MappingInference.attributeRead($0.name) }),
+                    Self.same(old, attribute), names[old.name] == nil
+                {
+                    names[old.name] = attribute.name
+                    continue
+                }
+                guard let functions else { return nil }
+                var translator = Self.translator(of: from, in: StoreLayout(model: middle), functions: functions)
+                guard Self.computes(expression, attribute, with: &translator) != nil else { return nil }
+                computes[attribute.name] = expression
             }
+            if !computes.isEmpty { computed[from.name] = computes }
             for property in mapping.relationshipMappings where property.valueExpression != nil {
                 guard
                     let old = fromRelationships.first(where: {
@@ -124,7 +141,7 @@ struct Relabeling {
             if !unmapped.isEmpty { dropped[from.name] = Set(unmapped) }
             // What the C entity adds keeps its default, which must pass C's rules: a pass
             // that reads the newer version without writing it checks none of them.
-            let filled = Set(names.values)
+            let filled = Set(names.values).union(computes.keys)
             guard
                 toAttributes.allSatisfy({ a in
                     a.isTransient || filled.contains(a.name) || Self.defaultPassesItsRules(a)
@@ -135,7 +152,8 @@ struct Relabeling {
             else { return nil }
             // (An ancestor's constraints are its sub-entities' too.)
             let constraints = (new.ancestors(of: to) + [to]).flatMap(\.uniquenessConstraints)
-            guard filled.count == names.count,
+            guard filled.count == names.count + computes.count,
+                constraints.allSatisfy({ $0.allSatisfy { computes[$0] == nil } }),
                 (middle.ancestors(of: from) + [from]).flatMap(\.uniquenessConstraints).allSatisfy({ constraint in
                     constraints.contains(constraint.map { names[$0] ?? $0 })
                 })
@@ -352,7 +370,7 @@ struct Relabeling {
     /// where names change.
     func compose(_ mapping: MappingModel, source: ObjectModel, policies: PolicyRegistry) -> MappingModel? {
         let (middle, new) = (step.source, step.destination)
-        guard mapping.destinationModel == middle.version, !copiesAHierarchy else { return nil }
+        guard mapping.destinationModel == middle.version, !copiesAHierarchy, computed.isEmpty else { return nil }
         let compiler = MappingCompiler(mapping, source: source, destination: middle, policies: policies)
         var composed = mapping
         composed.destinationModel = new.version

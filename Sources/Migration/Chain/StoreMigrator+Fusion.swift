@@ -36,8 +36,11 @@ extension StoreMigrator {
             let count = run?.steps.count ?? 1
             let renamings = (run?.leading ?? []) + [nil] + (run?.trailing ?? [])
             let dropping = renamings.indices.filter { renamings[$0]?.dropped.isEmpty == false }.map { index + $0 }
+            let computing = renamings.indices.filter { renamings[$0]?.computed.isEmpty == false }.map { index + $0 }
             passes.append(
-                Pass(steps: index..<(index + count), base: index + (run?.leading.count ?? 0), dropping: dropping))
+                Pass(
+                    steps: index..<(index + count), base: index + (run?.leading.count ?? 0), dropping: dropping,
+                    computing: computing))
             index += count
         }
         return passes
@@ -52,6 +55,9 @@ extension StoreMigrator {
         /// The renaming steps that also drop properties (which the steps after them do
         /// not read, and the step before them, if any, writes without fail).
         public var dropping: [Int] = []
+        /// The step that computes values the step after it reads as their expressions
+        /// (docs/engine.md, "Steps that compute"): the first, or none.
+        public var computing: [Int] = []
     }
 
     /// The pass that runs `steps[first]` and the steps after it it can take, with the
@@ -60,7 +66,13 @@ extension StoreMigrator {
     func fusedRun(from first: Int, of steps: [Step], leading: Bool) -> FusedRun? {
         var base = first
         if leading {
-            while base + 1 < steps.count, Relabeling(steps[base]) != nil { base += 1 }
+            // (The first step may compute values, which the step after it reads as their
+            // expressions; docs/engine.md, "Steps that compute".)
+            while base + 1 < steps.count,
+                Relabeling(steps[base], computingWith: base == first ? policies.functions : nil) != nil
+            {
+                base += 1
+            }
         }
         var mapping = steps[base].mapping
         var trailing: [Relabeling] = []
@@ -74,10 +86,13 @@ extension StoreMigrator {
         }
         var before: [Relabeling] = []
         for index in stride(from: base - 1, through: first, by: -1) {
-            guard let relabeling = Relabeling(steps[index]),
+            guard let relabeling = Relabeling(steps[index], computingWith: index == first ? policies.functions : nil),
                 let composed = relabeling.composeBefore(
                     mapping, destination: steps[end - 1].destination, policies: policies)
-            else { return nil }
+            else {
+                // (The first step may still run with the renamings after it.)
+                return leading ? fusedRun(from: first, of: steps, leading: false) : nil
+            }
             mapping = composed
             before.insert(relabeling, at: 0)
         }
@@ -135,6 +150,7 @@ extension StoreMigrator {
                 }
                 check.start { () throws -> [MigrationReport] in
                     if run.checksSource, try !run.leading[0].copiesExactly(store) { throw Refused() }
+                    if try !run.leading[0].computesExactly(store) { throw Refused() }
                     return try run.leading.indices.map { i in
                         // (The first renaming's source is this store; a later one's rows
                         // are its, under its names.)

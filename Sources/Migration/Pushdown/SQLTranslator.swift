@@ -95,6 +95,9 @@ struct SQLTranslator {
     /// source row: `LEFT JOIN src.<table> AS j<n> ON j<n>.Z_PK = <key>`, one per
     /// relationship, in the order they were first read.
     private(set) var joins: [String] = []
+    /// What names the tables ``joins`` read: `src.`, the source attached to the new
+    /// store's connection, or nothing, on the source's own.
+    let schema: String
     private var joinAliases: [String: String] = [:]
     private(set) var parameters: [SQLiteValue] = []
     private(set) var guards: [SQLGuard] = []
@@ -146,7 +149,7 @@ struct SQLTranslator {
         sourceAttributes: [String: (attribute: AttributeDescription, column: String)],
         source: (entity: EntityDescription, layout: StoreLayout)? = nil, functions: FunctionRegistry,
         stringFunctionName: String,
-        sourceIsWellTyped: Bool = false, checksRows: Bool = false,
+        sourceIsWellTyped: Bool = false, checksRows: Bool = false, schema: String = "src.",
         rowConditions: @escaping (FormatPredicate, _ storeIsWellTyped: Bool) -> RowConditions? = { _, _ in nil }
     ) {
         self.sourceAttributes = sourceAttributes
@@ -154,6 +157,7 @@ struct SQLTranslator {
         self.functions = functions
         self.stringFunctionName = stringFunctionName
         self.sourceIsWellTyped = sourceIsWellTyped
+        self.schema = schema
         self.checksRows = checksRows && !sourceIsWellTyped
         self.rowConditions = rowConditions
     }
@@ -330,7 +334,7 @@ struct SQLTranslator {
                 alias = "j\(joins.count)"
                 joinAliases[prefix] = alias
                 let key = sourceIsWellTyped ? held : "CAST(\(held) AS INTEGER)"
-                joins.append("LEFT JOIN src.\(toOne.table) AS \(alias) ON \(alias).Z_PK = \(key)")
+                joins.append("LEFT JOIN \(schema)\(toOne.table) AS \(alias) ON \(alias).Z_PK = \(key)")
             }
             if !sourceIsWellTyped {
                 let entities = toOne.entityNumbers.map(String.init).joined(separator: ", ")

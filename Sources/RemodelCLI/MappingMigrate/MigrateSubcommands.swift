@@ -139,14 +139,25 @@ struct PlanCommand: ParsableCommand {
             }
             // Steps run as one (docs/engine.md, "Steps run as one").
             for pass in migrator.passes(of: steps) where pass.steps.count > 1 {
-                let names = pass.steps.filter { $0 != pass.base }.map {
-                    "\(steps[$0].source.version) → \(steps[$0].destination.version)"
+                func names(_ indexes: [Int]) -> String {
+                    indexes.map { "\(steps[$0].source.version) → \(steps[$0].destination.version)" }
+                        .joined(separator: " and ")
+                }
+                let renaming = pass.steps.filter { $0 != pass.base && !pass.computing.contains($0) }
+                var parts: [String] = []
+                if !pass.computing.isEmpty {
+                    parts.append("\(names(pass.computing)) computes values the step after it reads")
+                }
+                if !renaming.isEmpty {
+                    let one = renaming.count == 1
+                    parts.append(
+                        "\(names(renaming)) only rename\(one ? "s" : "")"
+                            + (pass.dropping.contains(where: renaming.contains)
+                                ? " or drop\(one ? "s" : "") properties" : ""))
                 }
                 print(
                     "one pass: \(steps[pass.steps.lowerBound].source.version) → \(steps[pass.steps.upperBound - 1].destination.version) "
-                        + "(\(names.joined(separator: " and ")) only rename\(names.count == 1 ? "s" : "")"
-                        + (pass.dropping.isEmpty ? "" : " or drop\(names.count == 1 ? "s" : "") properties")
-                        + "; `run --step-by-step` runs each step on its own)"
+                        + "(\(parts.joined(separator: "; ")); `run --step-by-step` runs each step on its own)"
                 )
             }
         }
