@@ -847,6 +847,14 @@ import TestSupport
         #expect(Self.computing.expression(expression, source: "Book") == nil)
     }
 
+    @Test func refusesAComputedAttributeInAFetchsPredicate() throws {
+        func fetch(_ predicate: String) -> String {
+            #"FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Book", "\#(predicate)"), $manager.sourceContext, NO)"#
+        }
+        #expect(Self.computing.sourceExpression(fetch("shelf.label != 'x'"), entity: "Book") != nil)
+        #expect(Self.computing.sourceExpression(fetch("title BEGINSWITH 'A'"), entity: "Book") == nil)
+    }
+
     @Test func renamesTheSourceFetchAndItsPredicate() throws {
         let fetch =
             #"FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Shelf", "label != 'x' AND ANY books.title BEGINSWITH 'A'"), $manager.sourceContext, NO)"#

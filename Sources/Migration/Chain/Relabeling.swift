@@ -31,6 +31,10 @@ import ObjectGraph
 ///   inverse (the links and files of the others are not known to come out the same; the
 ///   counts of these are the interpreter's, object by object, ``report(in:layout:locate:)``).
 ///
+/// Made to compute (``init(_:computingWith:)``, the first step of a pass), it may also
+/// give a C attribute a value it computes, where writing that value and reading it back
+/// gives the value (``computed``, docs/engine.md "Steps that compute").
+///
 /// Properties of the C entity the step does not fill keep their defaults, as they would;
 /// each must pass its rules so (``defaultPassesItsRules(_:)``), since a pass that reads
 /// the older version never checks the middle one.
