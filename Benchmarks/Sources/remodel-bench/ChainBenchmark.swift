@@ -294,8 +294,8 @@ func notes3Columns(title: String, priority: String, text: String) -> String {
 
 /// One step by hand: a new store of `model` made by `Store.create` (tables, Z_PRIMARYKEY,
 /// Z_METADATA), the engine's destination pragmas, `previous` ATTACHed read-only, the
-/// INSERTs of `sql` (given the destination's entity numbers) and Z_MAX in one
-/// transaction; then the new file synced (StoreMigrator syncs each new file too). Returns
+/// INSERTs of `sql` (given the destination's entity numbers) and the Z_MAX of the
+/// `maxima` entities, each from its table, in one transaction; then the new file synced (StoreMigrator syncs each new file too). Returns
 /// the step's seconds (without the sync) and, when `countRows`, the notes and folders of
 /// the source.
 ///
@@ -304,6 +304,7 @@ func notes3Columns(title: String, priority: String, text: String) -> String {
 /// what ``Store/createDeferredIndexes()`` does for the engine.
 func sqlStep(
     from previous: String, to path: String, model: ObjectModel, countRows: Bool, indexesAfter: Bool = false,
+    maxima: [(entity: String, table: String)] = [("Note", "ZNOTE"), ("Notebook", "ZNOTEBOOK")],
     _ sql: (_ entity: (String) -> Int64) -> String
 ) -> (seconds: Double, rows: Int) {
     var rows = 0
@@ -325,11 +326,12 @@ func sqlStep(
             for statement in StoreLayout(model: model).indexStatements { RawSQLite.exec(db, statement) }
             RawSQLite.exec(db, "PRAGMA cache_size = -16384")
         }
-        RawSQLite.exec(
-            db, "UPDATE Z_PRIMARYKEY SET Z_MAX = (SELECT ifnull(max(Z_PK), 0) FROM ZNOTE) WHERE Z_NAME = 'Note'")
-        RawSQLite.exec(
-            db, "UPDATE Z_PRIMARYKEY SET Z_MAX = (SELECT ifnull(max(Z_PK), 0) FROM ZNOTEBOOK) WHERE Z_NAME = 'Notebook'"
-        )
+        for (entity, table) in maxima {
+            RawSQLite.exec(
+                db,
+                "UPDATE Z_PRIMARYKEY SET Z_MAX = (SELECT ifnull(max(Z_PK), 0) FROM \(table)) WHERE Z_NAME = '\(entity)'"
+            )
+        }
         RawSQLite.exec(db, "COMMIT; DETACH DATABASE src")
         restorePragmas(db)
         RawSQLite.close(db)
@@ -340,7 +342,7 @@ func sqlStep(
     return (seconds, rows)
 }
 
-/// Each step by hand (``sqlStep(from:to:model:countRows:_:)``), one `INSERT … SELECT` per
+/// Each step by hand (``sqlStep(from:to:model:countRows:indexesAfter:maxima:_:)``), one `INSERT … SELECT` per
 /// entity doing what the step's mapping does; the previous intermediate file is removed
 /// after each step. The last store is `--destination`.
 func migrateChainSQL(_ options: Options) -> VariantResult {
@@ -409,7 +411,7 @@ func migrateChainSQL(_ options: Options) -> VariantResult {
 }
 
 /// What a careful engineer writes for the whole chain: Notes1 to Notes4 in one pass
-/// (``sqlStep(from:to:model:countRows:indexesAfter:_:)``), one `INSERT … SELECT` per entity
+/// (``sqlStep(from:to:model:countRows:indexesAfter:maxima:_:)``), one `INSERT … SELECT` per entity
 /// doing what the three steps do together. Its time is the whole; it has no per-step
 /// split. With `indexesAfter`, the index is built after the rows, as the engine builds it.
 func migrateChainSQLOnePass(_ options: Options, indexesAfter: Bool = false) -> VariantResult {

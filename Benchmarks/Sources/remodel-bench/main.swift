@@ -10,6 +10,7 @@ import Foundation
 //     swift run -c release --package-path Benchmarks remodel-bench item-images
 //     swift run -c release --package-path Benchmarks remodel-bench chain
 //     swift run -c release --package-path Benchmarks remodel-bench note-folders
+//     swift run -c release --package-path Benchmarks remodel-bench price-chain
 //
 // See docs/performance.md.
 
@@ -20,6 +21,7 @@ let usage = """
            remodel-bench item-images [--items N] [--size BYTES] [--external] [--rounds N] [--dir DIR] [--markdown]
            remodel-bench chain [--notes N] [--rounds N] [--dir DIR] [--markdown]
            remodel-bench note-folders [--notes N] [--rounds N] [--dir DIR] [--markdown]
+           remodel-bench price-chain [--rows N] [--rounds N] [--dir DIR] [--markdown]
            remodel-bench list
 
     expressions       measure parse, compile and evaluate of each expression and predicate, and
@@ -37,6 +39,9 @@ let usage = """
     note-folders      migrate a generated Notes1 store of N notes to a version whose notes
                       keep their folder's name ($source.folder.name, read through a to-one)
                       with MigrationManager, against the INSERT … SELECT with a LEFT JOIN
+    price-chain       take a generated Products1 store of N rows through two mapping files
+                      that both compute values (price * 1.03, then gross = price * 1.2) with
+                      StoreMigrator, in one pass and step by step, against one INSERT … SELECT
     list              the expressions and predicates, by ID
 
     --markdown    print the results as Markdown (for docs/performance.md)
@@ -46,7 +51,7 @@ let usage = """
     --only IDs    expressions: only these (comma-separated IDs from `list`)
     --phases P    expressions: only these phases (comma-separated: parse, compile, evaluate,
                   closure, …); for profiling one loop under valgrind
-    --rows N      store, migrate-products: rows (default 1,000,000)
+    --rows N      store, migrate-products, price-chain: rows (default 1,000,000)
     --notes N     chain, note-folders: notes (default 1,000,000), and one folder per 50 notes
     --chunk N     store: objects per save or commit when inserting (default 10,000)
     --items N     item-images: items (default 2,000)
@@ -334,6 +339,9 @@ let childVariants: [String: (Options) -> VariantResult] = [
     "note-folders-object": { migrateNoteFoldersWithManager($0, pushdown: true, reading: "object") },
     "note-folders-interpreted": { migrateNoteFoldersWithManager($0, pushdown: false) },
     "note-folders-sql": migrateNoteFoldersSQL,
+    "price-chain-remodel": { migratePriceChainWithStoreMigrator($0, fusesSteps: true) },
+    "price-chain-remodel-step-by-step": { migratePriceChainWithStoreMigrator($0, fusesSteps: false) },
+    "price-chain-sql": migratePriceChainSQL,
     // Sources for profiling one variant by hand (docs/performance.md, "Profiling").
     "generate-products": { options in
         let (_, seconds) = timed {
@@ -384,6 +392,8 @@ case "chain":
     runChainBenchmark(options)
 case "note-folders":
     runNoteFoldersBenchmark(options)
+case "price-chain":
+    runPriceChainBenchmark(options)
 case "list":
     for c in expressionCases { print("\(padded(c.id, 12)) \(c.text)") }
 case "":

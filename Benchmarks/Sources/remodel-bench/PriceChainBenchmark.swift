@@ -1,0 +1,199 @@
+import CSQLiteBaseline
+import Foundation
+import Remodel
+
+// remodel-bench price-chain: a Products1 store of N rows taken through two mapping files
+// that both compute values, Products1 → Products2 (price * 1.03, weight widened to a
+// double) → Products3 (gross = price * 1.2, price dropped), by StoreMigrator in one pass
+// (the first step computes what the second reads: docs/engine.md, "Steps that compute"),
+// by StoreMigrator step by step, and by hand in one INSERT … SELECT. See
+// docs/performance.md.
+
+/// The chain's versions after Products1 (mappings/product-price's), and its two mapping
+/// files, by file name.
+let priceChainFiles: [String: String] = [
+    "Products2.model.json": """
+    {"version": "Products2", "entities": {"Product": {"attributes": {
+      "name": {"type": "string", "optional": false}, "sku": "string", "price": {"type": "double", "default": 0},
+      "quantity": {"type": "int32", "default": 0}, "weight": "double", "added": "date",
+      "active": {"type": "boolean", "default": true}, "notes": "string"}}}}
+    """,
+    "Products3.model.json": """
+    {"version": "Products3", "entities": {"Product": {"attributes": {
+      "name": {"type": "string", "optional": false}, "sku": "string", "gross": {"type": "double", "default": 0},
+      "quantity": {"type": "int32", "default": 0}, "weight": "double", "added": "date",
+      "active": {"type": "boolean", "default": true}, "notes": "string"}}}}
+    """,
+    "Products1_to_Products2.mapping.json": """
+    {"sourceModel": "Products1", "destinationModel": "Products2", "entityMappings": [{"name": "ProductToProduct",
+      "type": "transform", "sourceEntity": "Product", "destinationEntity": "Product",
+      "attributeMappings": {"price": "$source.price * 1.03"}}]}
+    """,
+    "Products2_to_Products3.mapping.json": """
+    {"sourceModel": "Products2", "destinationModel": "Products3", "entityMappings": [{"name": "ProductToProduct",
+      "type": "transform", "sourceEntity": "Product", "destinationEntity": "Product",
+      "attributeMappings": {"gross": "$source.price * 1.2"}}]}
+    """
+]
+
+/// The chain's folder in `directory`: Products1 from `mappings`, the rest
+/// (``priceChainFiles``).
+func writePriceChain(in directory: String, mappings: URL) -> String {
+    let folder = directory + "/price-chain"
+    do {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            at: mappings.appendingPathComponent(productsModelPath),
+            to: URL(fileURLWithPath: folder + "/Products1.model.json"))
+        for (name, text) in priceChainFiles {
+            try text.write(toFile: folder + "/" + name, atomically: true, encoding: .utf8)
+        }
+    } catch {
+        die("cannot write the price chain in \(folder): \(error)")
+    }
+    return folder
+}
+
+/// StoreMigrator on the store at `--source` (a copy of the generated store), in place, with
+/// the chain in `--mappings`, backups off: in one pass, or step by step.
+func migratePriceChainWithStoreMigrator(_ options: Options, fusesSteps: Bool) -> VariantResult {
+    var reports: [StoreMigrator.StepReport] = []
+    let (_, seconds) = timed {
+        do {
+            var migrator = try StoreMigrator(models: options.mappingsFolder)
+            migrator.keepsBackup = false
+            migrator.fusesSteps = fusesSteps
+            reports = try migrator.migrate(storeAt: options.source!)
+        } catch {
+            die("StoreMigrator: \(error)")
+        }
+    }
+    guard reports.count == 2, reports[0].isFused == fusesSteps else {
+        die("StoreMigrator ran \(reports.map { "\($0.source) → \($0.destination), fused \($0.isFused)" })")
+    }
+    var splits: [String: Double] = [:]
+    for step in reports where !step.isFused { splits["\(step.source) → \(step.destination)"] = step.report.seconds }
+    splits["files and setup"] = seconds - splits.values.reduce(0, +)
+    return VariantResult(
+        seconds: seconds, rows: reports[0].report.entityMappings.first?.sourceInstances ?? 0, splits: splits)
+}
+
+/// What a careful engineer writes for the chain: Products1 to Products3 in one
+/// `INSERT … SELECT`, gross computed as the two steps compute it, one after the other
+/// (``sqlStep(from:to:model:countRows:indexesAfter:maxima:_:)``: the new file synced).
+func migratePriceChainSQL(_ options: Options) -> VariantResult {
+    var rows = 0
+    var stepSeconds = 0.0
+    let (_, seconds) = timed {
+        let model = loadModel(options.mappingsFolder, "Products3.model.json")
+        (stepSeconds, _) = sqlStep(
+            from: options.source!, to: options.destination!, model: model, countRows: false,
+            maxima: [("Product", "ZPRODUCT")]
+        ) { entity in
+            """
+            INSERT INTO ZPRODUCT (Z_PK, Z_ENT, Z_OPT, ZNAME, ZSKU, ZGROSS, ZQUANTITY, ZWEIGHT, ZADDED, ZACTIVE, ZNOTES)
+                SELECT Z_PK, \(entity("Product")), 1, ZNAME, ZSKU, ZPRICE * 1.03 * 1.2, ZQUANTITY, ZWEIGHT, ZADDED,
+                    ZACTIVE, ZNOTES
+                FROM src.ZPRODUCT ORDER BY Z_PK;
+            """
+        }
+    }
+    let db = RawSQLite.open(options.destination!, readOnly: true)
+    rows = Int(RawSQLite.integer(db, "SELECT count(*) FROM ZPRODUCT"))
+    RawSQLite.close(db)
+    return VariantResult(seconds: seconds, rows: rows, splits: ["files and setup": seconds - stepSeconds])
+}
+
+let priceChainVariants = [
+    Variant(id: "price-chain-remodel", label: "StoreMigrator, one pass", role: .remodel),
+    Variant(id: "price-chain-remodel-step-by-step", label: "StoreMigrator, step by step", role: .remodel),
+    Variant(id: "price-chain-sql", label: "pure SQL, one pass", role: .reference)
+]
+
+/// `Z_PK` and Products3's columns, in the order of ``Checksum/add(_:)``.
+let products3Columns: [(String, ColumnKind)] = productColumns.map { $0.0 == "ZPRICE" ? ("ZGROSS", .real) : $0 }
+
+func runPriceChainBenchmark(_ options: Options) {
+    let rows = options.rowCount
+    let parent = options.directory
+    let mappings = options.mappingsFolder
+    checkNotInRepository(parent, mappings)
+    requireFreeSpace(rows * 500 + (50 << 20), at: parent, for: "four stores of \(rows) rows")
+    let directory = makeTemporaryDirectory(in: parent)
+    defer { removeTemporaryDirectory() }
+    let loadBefore = Machine.loadAverage
+    let started = Date()
+    let quiet = options.markdown
+
+    let chain = writePriceChain(in: directory, mappings: mappings)
+    let source = directory + "/Products1.sqlite"
+    if !quiet { progressLine("generating \(rows) products in \(source) …") }
+    generateProductsStore(source, rows: rows, model: loadModel(mappings, productsModelPath))
+    let v3 = loadModel(URL(fileURLWithPath: chain), "Products3.model.json")
+    // The rows through both steps, computed here: gross is (price * 1.03) * 1.2.
+    let generator = ProductGenerator()
+    var expected = Checksum()
+    for i in 0..<rows {
+        var row = generator.row(i)
+        row.price = row.price * 1.03 * 1.2
+        expected.add(integer: Int64(i + 1))
+        expected.add(row)
+    }
+    let common = ["--mappings", chain]
+    var destinationBytes: [String: Int] = [:]
+    let runs = measureVariants(
+        "chain", priceChainVariants.filter { options.only?.contains($0.id) ?? true }, rounds: options.roundCount,
+        quiet: quiet,
+        arguments: { variant, _ in
+            let path = "\(directory)/\(variant.id).sqlite"
+            removeStore(path)
+            guard variant.id != "price-chain-sql" else { return common + ["--source", source, "--destination", path] }
+            // StoreMigrator migrates in place: a fresh copy of the source each round, not timed.
+            do { try FileManager.default.copyItem(atPath: source, toPath: path) } catch {
+                die("cannot copy the source: \(error)")
+            }
+            return common + ["--source", path]
+        },
+        check: { variant, _, measurement in
+            let path = "\(directory)/\(variant.id).sqlite"
+            defer { removeStore(path) }
+            let (count, checksum) = tableChecksum(path, table: "ZPRODUCT", columns: products3Columns)
+            guard count == rows, checksum == expected, measurement.result.rows == rows else {
+                die(
+                    "\(variant.label) wrote \(count) rows with checksum \(checksum.hex); expected \(rows), \(expected.hex)"
+                )
+            }
+            verifyPrimaryKeyMax(path, entity: "Product", rows)
+            verifyStoreOpens(path, v3)
+            destinationBytes[variant.label] = fileSize(path)
+        })
+
+    let run = { (id: String) in runs.first { $0.variant.id == id } }
+    var report = BenchmarkReport(
+        title:
+            "price-chain: \(rows) rows, Products1 → Products2 (price * 1.03, weight to a double) → Products3 (gross = price * 1.2)",
+        header: machineHeader(
+            loadBefore: loadBefore, loadAfter: Machine.loadAverage, seconds: Date().timeIntervalSince(started))
+            + ["rounds: \(options.roundCount) per variant, interleaved (median); each variant in its own process"],
+        groups: [runs])
+    report.footnotes = [
+        "checksums: every final store agrees with the generated rows put through both steps in Swift "
+            + "(\(rows) rows, \(expected.hex)), Z_PRIMARYKEY.Z_MAX is \(rows), and each opens as a Products3 store",
+        "StoreMigrator migrates a copy of the source in place (the copy not timed), syncing and replacing each new "
+            + "file; pure SQL writes and syncs one new file",
+        "source store \(formatBytes(fileSize(source))); final stores "
+            + destinationBytes.sorted { $0.key < $1.key }.map { "\($0.key) \(formatBytes($0.value))" }.joined(
+                separator: ", ")
+    ]
+    if let fused = run("price-chain-remodel") {
+        report.targets =
+            [
+                ("price-chain-sql", "pure SQL's one pass"), ("price-chain-remodel-step-by-step", "step by step")
+            ].compactMap { id, label in
+                run(id).map {
+                    "one pass against \(label): \(String(format: "%.2f×", fused.medianSeconds / $0.medianSeconds)) the time"
+                }
+            } + ["peak memory < 64 MB: \(formatMB(fused.peakRSS)) — \(verdict(fused.peakRSS < 64_000_000))"]
+    }
+    if options.markdown { report.printMarkdown() } else { report.printText() }
+}
