@@ -127,6 +127,57 @@ import TestSupport
         #expect(failed > 0)
     }
 
+    /// Two steps that compute, the second from what the first computed, before a third
+    /// that computes from what the second did: one pass, whose check reads the second
+    /// step's expressions through the first's; the same stores, counts and errors as step
+    /// by step. (`$source.out64 + $source.i32` meets a nil operand, doubling out16 a value
+    /// out of range: the second step's errors, so no pass; the third step's reading would
+    /// hide the second, which only the check finds.) The versions in between have no float
+    /// attribute, which a step would round as it copies it.
+    @Test(arguments: [
+        ("outDouble", "$source.price * 1.03", "$source.outDouble * 2", true),
+        ("outText", "$source.text", "TERNARY($source.outText == nil, 'none', $source.outText)", true),
+        ("out64", "$source.count * 2 - 7", "$source.out64 * 3", true),
+        ("out16", "$source.i16", "TERNARY($source.out16 > 0, $source.out16, 0)", true),
+        ("out64", "$source.count * 2 - 7", "$source.out64 + $source.i32", false),
+        ("out16", "$source.i16", "TERNARY($source.out16 == nil, 0, $source.out16 * 2)", false)
+    ])
+    func twoStepsThatComputeRunWithTheStepAfterThem(
+        _ attribute: String, _ first: String, _ second: String, _ fuses: Bool
+    ) throws {
+        let middle = Self.middle.replacingOccurrences(of: #""outFloat": "float", "#, with: "")
+        let v1 = try model(PushdownDifferentialTests.source), v2 = try model(middle)
+        let v3 = try model(middle.replacingOccurrences(of: "\"C2\"", with: "\"C3\""))
+        let v4 = try model(middle.replacingOccurrences(of: "\"C2\"", with: "\"D4\""))
+        #expect(!middle.contains("float"))
+        func mapping(_ from: String, _ to: String, _ expression: String) throws -> MappingModel {
+            try PushdownDifferentialTests.mapping(
+                from: from, to: to,
+                [
+                    #"{"name": "GroupToGroup", "type": "copy", "sourceEntity": "Group", "destinationEntity": "Group"}"#,
+                    #"{"name": "RowToRow", "type": "transform", "sourceEntity": "Row", "destinationEntity": "Row", "attributeMappings": {"\#(attribute)": "\#(Self.escaped(expression))"}}"#
+                ])
+        }
+        let mappings = [
+            try Self.first(attribute, first), try mapping("C2", "C3", second),
+            try mapping("C3", "D4", Self.after[attribute]!)
+        ]
+        let directory = try TemporaryDirectory()
+        let source = directory.path("D1.sqlite")
+        try PushdownDifferentialTests.makeSource(at: source, model: v1, rows: .clean)
+        let (oneByOne, together) = try StepFusionTests.bothWays(
+            [v1, v2, v3, v4], mappings, source: source, at: directory.path("chain.sqlite"), "\(attribute) = \(first)")
+        if fuses {
+            #expect(together.fused == [true, true, false])
+        } else {
+            #expect(together.fused == [] && oneByOne.fused == [], "\(oneByOne.outcome)")
+        }
+        var migrator = StoreMigrator(models: [v1, v2, v3, v4], mappings: mappings)
+        migrator.fusesSteps = true
+        let passes = migrator.passes(of: try migrator.plan(from: "D1", to: "D4"))
+        #expect(passes.map(\.computing) == [[0, 1]])
+    }
+
     /// A computed attribute the step after reads any way but `$source.<attribute>` (here
     /// through a relationship) keeps the steps apart; a copied one read so does not.
     @Test(arguments: [("price", [true, false]), ("outDouble", [false, false])])

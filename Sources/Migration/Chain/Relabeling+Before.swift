@@ -19,35 +19,8 @@ extension Relabeling {
         -> MappingModel?
     {
         let (old, middle) = (step.source, step.destination)
-        guard mapping.sourceModel == middle.version else { return nil }
-        guard
-            entities.keys.allSatisfy({ name in
-                old.allAttributes(of: old.entity(named: name)!).allSatisfy {
-                    properties[name]?[$0.name] == nil || Self.readsAsWritten($0)
-                }
-            })
-        else { return nil }
-        let (entityNames, propertyNames) = namesBefore
-        // What the step computes, each of its rows holds as its expression's value.
-        var values: [String: [String: FormatExpression]] = [:]
-        for (from, attributes) in computed {
-            for (attribute, text) in attributes {
-                guard let expression = try? FormatExpression(parsing: text) else { return nil }
-                values[entities[from]!, default: [:]][attribute] = expression
-            }
-        }
-        // What the step adds, each of its rows holds as its default.
-        var defaults: [String: [String: Value]] = [:]
-        for (name, names) in propertyNames {
-            for attribute in middle.allAttributes(of: middle.entity(named: name)!)
-            where names[attribute.name] == nil && values[name]?[attribute.name] == nil && !attribute.isTransient
-                && Self.readsAsItsDefault(attribute)
-            {
-                defaults[name, default: [:]][attribute.name] = attribute.defaultValue ?? .null
-            }
-        }
-        let renamer = SourceRenamer(
-            model: middle, entities: entityNames, properties: propertyNames, defaults: defaults, computed: values)
+        guard mapping.sourceModel == middle.version, let renamer = renamerBefore() else { return nil }
+        let entityNames = namesBefore.entities
         let compiler = MappingCompiler(mapping, source: middle, destination: destination, policies: policies)
         var composed = mapping
         composed.sourceModel = old.version
@@ -93,6 +66,42 @@ extension Relabeling {
             composed.entityMappings[index] = readingBack
         }
         return composed
+    }
+
+    /// What reads the names after the step (B) as the names before it (A), for the step
+    /// after it: its renamings back, the defaults of what it adds, the expressions of what
+    /// it computes. Nil where a value the step carries could change as it is written (a
+    /// float, a decimal, a UUID, a URI): the step after would read another value.
+    func renamerBefore() -> SourceRenamer? {
+        let (old, middle) = (step.source, step.destination)
+        guard
+            entities.keys.allSatisfy({ name in
+                old.allAttributes(of: old.entity(named: name)!).allSatisfy {
+                    properties[name]?[$0.name] == nil || Self.readsAsWritten($0)
+                }
+            })
+        else { return nil }
+        let (entityNames, propertyNames) = namesBefore
+        // What the step computes, each of its rows holds as its expression's value.
+        var values: [String: [String: FormatExpression]] = [:]
+        for (from, attributes) in computed {
+            for (attribute, text) in attributes {
+                guard let expression = try? FormatExpression(parsing: text) else { return nil }
+                values[entities[from]!, default: [:]][attribute] = expression
+            }
+        }
+        // What the step adds, each of its rows holds as its default.
+        var defaults: [String: [String: Value]] = [:]
+        for (name, names) in propertyNames {
+            for attribute in middle.allAttributes(of: middle.entity(named: name)!)
+            where names[attribute.name] == nil && values[name]?[attribute.name] == nil && !attribute.isTransient
+                && Self.readsAsItsDefault(attribute)
+            {
+                defaults[name, default: [:]][attribute.name] = attribute.defaultValue ?? .null
+            }
+        }
+        return SourceRenamer(
+            model: middle, entities: entityNames, properties: propertyNames, defaults: defaults, computed: values)
     }
 
     /// Whether `attribute`'s default is read back as it is written, a constant of the

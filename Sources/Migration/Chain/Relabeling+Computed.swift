@@ -75,23 +75,68 @@ extension Relabeling {
         }
     }
 
-    /// Whether no row of `store` (at the step's source version) is one on which a
-    /// computed attribute would not be read back as its expression's value
+    /// A computed attribute as a pass reads it: the attribute, of the version the step
+    /// that computes it writes, and its expression over an object of `entity`, of the
+    /// version the pass starts from.
+    struct ComputedValue {
+        let entity: String
+        let attribute: AttributeDescription
+        let expression: String
+    }
+
+    /// The step's computed attributes as a pass that starts before the relabelings
+    /// `earlier` (those before it, in order) reads them: each expression renamed back
+    /// through them, what they compute read as its own expression; nil where one cannot be
+    /// (``SourceRenamer``).
+    func computedValues(after earlier: ArraySlice<Relabeling>) -> [ComputedValue]? {
+        var values: [ComputedValue] = []
+        let renamers = earlier.map { $0.renamerBefore() }
+        for (from, attributes) in computed.sorted(by: { $0.key < $1.key }) {
+            guard let to = entities[from].flatMap(step.destination.entity(named:)) else { return nil }
+            let described = step.destination.allAttributes(of: to)
+            for (name, text) in attributes.sorted(by: { $0.key < $1.key }) {
+                guard let attribute = described.first(where: { $0.name == name }),
+                    var expression = try? FormatExpression(parsing: text)
+                else { return nil }
+                var entity = from
+                for (relabeling, renamer) in zip(earlier, renamers).reversed() {
+                    guard let renamer, let renamed = renamer.rename(expression, SourceRenamer.Scope(source: entity)),
+                        let older = relabeling.namesBefore.entities[entity]
+                    else { return nil }
+                    (expression, entity) = (renamed, older)
+                }
+                values.append(ComputedValue(entity: entity, attribute: attribute, expression: expression.description))
+            }
+        }
+        return values
+    }
+
+    /// Whether each of `values` translates over the rows of its entity in `layout`
+    /// (``computes(_:_:with:)``).
+    static func translates(_ values: [ComputedValue], in layout: StoreLayout, functions: FunctionRegistry) -> Bool {
+        values.allSatisfy { value in
+            guard let entity = layout.model.entity(named: value.entity) else { return false }
+            var translator = translator(of: entity, in: layout, functions: functions)
+            return computes(value.expression, value.attribute, with: &translator) != nil
+        }
+    }
+
+    /// Whether no row of `store` (at the version a pass starts from) is one on which a
+    /// computed attribute of `values` would not be read back as its expression's value
     /// (``computes(_:_:with:)``): one scan of each entity that has one.
-    func computesExactly(_ store: Store) throws -> Bool {
-        guard let functions else { return computed.isEmpty }
+    static func computesExactly(_ values: [ComputedValue], in store: Store, functions: FunctionRegistry) throws
+        -> Bool
+    {
+        guard !values.isEmpty else { return true }
         try store.database.registerValueFunctions()
-        for (name, attributes) in computed.sorted(by: { $0.key < $1.key }) {
-            guard let entity = store.model.entity(named: name), let rows = store.layout.entities[name],
-                let newer = step.destination.entity(named: entities[name] ?? "")
-            else { return false }
-            let described = step.destination.allAttributes(of: newer)
-            var translator = Self.translator(of: entity, in: store.layout, functions: functions)
+        for (name, group) in Dictionary(grouping: values, by: \.entity).sorted(by: { $0.key < $1.key }) {
+            guard let entity = store.model.entity(named: name), let rows = store.layout.entities[name] else {
+                return false
+            }
+            var translator = translator(of: entity, in: store.layout, functions: functions)
             var conditions: [String] = []
-            for (attributeName, expression) in attributes.sorted(by: { $0.key < $1.key }) {
-                guard let attribute = described.first(where: { $0.name == attributeName }),
-                    let failing = Self.computes(expression, attribute, with: &translator)
-                else { return false }
+            for value in group {
+                guard let failing = computes(value.expression, value.attribute, with: &translator) else { return false }
                 conditions.append("(\(failing))")
             }
             let statement = try store.database.prepare(

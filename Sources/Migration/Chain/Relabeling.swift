@@ -31,9 +31,9 @@ import ObjectGraph
 ///   inverse (the links and files of the others are not known to come out the same; the
 ///   counts of these are the interpreter's, object by object, ``report(in:layout:locate:)``).
 ///
-/// Made to compute (``init(_:computingWith:)``, the first step of a pass), it may also
-/// give a C attribute a value it computes, where writing that value and reading it back
-/// gives the value (``computed``, docs/engine.md "Steps that compute").
+/// Made to compute (``init(_:computingWith:)``, a step before the one whose mapping
+/// runs), it may also give a C attribute a value it computes, where writing that value and
+/// reading it back gives the value (``computed``, docs/engine.md "Steps that compute").
 ///
 /// Properties of the C entity the step does not fill keep their defaults, as they would;
 /// each must pass its rules so (``defaultPassesItsRules(_:)``), since a pass that reads
@@ -63,15 +63,12 @@ struct Relabeling {
     /// each with its expression, `$source` a B object. Only a step made with the
     /// functions its expressions call computes any (docs/engine.md, "Steps that compute").
     private(set) var computed: [String: [String: String]] = [:]
-    /// The functions the computed values' expressions call, where the step may compute.
-    let functions: FunctionRegistry?
 
-    /// The step as a relabeling; with `functions`, one that may also compute attributes
-    /// (``computed``), which only the first step of a pass may, before the step whose
-    /// mapping runs.
+    /// The step as a relabeling; with `functions` (those its expressions call), one that
+    /// may also compute attributes (``computed``), which only a step before the step whose
+    /// mapping runs may.
     init?(_ step: StoreMigrator.Step, computingWith functions: FunctionRegistry? = nil) {
         self.step = step
-        self.functions = functions
         let (middle, new) = (step.source, step.destination)
         let mappings =
             step.isInferred ? step.mapping : Self.inInferredTerms(step.mapping, from: middle, to: new)

@@ -20,6 +20,9 @@ extension StoreMigrator {
         /// Whether the first renaming step reads a store from elsewhere, checked before
         /// the pass (``Relabeling/copiesExactly(_:)``).
         let checksSource: Bool
+        /// What the steps before the one whose mapping runs compute, as the pass reads it
+        /// from its source: checked before the pass (``Relabeling/computesExactly(_:in:functions:)``).
+        let computed: [Relabeling.ComputedValue]
 
         /// The step whose mapping runs.
         var base: Step { steps[leading.count] }
@@ -55,8 +58,8 @@ extension StoreMigrator {
         /// The renaming steps that also drop properties (which the steps after them do
         /// not read, and the step before them, if any, writes without fail).
         public var dropping: [Int] = []
-        /// The step that computes values the step after it reads as their expressions
-        /// (docs/engine.md, "Steps that compute"): the first, or none.
+        /// The steps that compute values the steps after them read as their expressions
+        /// (docs/engine.md, "Steps that compute"), before ``base``.
         public var computing: [Int] = []
     }
 
@@ -66,11 +69,9 @@ extension StoreMigrator {
     func fusedRun(from first: Int, of steps: [Step], leading: Bool) -> FusedRun? {
         var base = first
         if leading {
-            // (The first step may compute values, which the step after it reads as their
-            // expressions; docs/engine.md, "Steps that compute".)
-            while base + 1 < steps.count,
-                Relabeling(steps[base], computingWith: base == first ? policies.functions : nil) != nil
-            {
+            // (They may compute values, which the step after reads as their expressions;
+            // docs/engine.md, "Steps that compute".)
+            while base + 1 < steps.count, Relabeling(steps[base], computingWith: policies.functions) != nil {
                 base += 1
             }
         }
@@ -86,7 +87,7 @@ extension StoreMigrator {
         }
         var before: [Relabeling] = []
         for index in stride(from: base - 1, through: first, by: -1) {
-            guard let relabeling = Relabeling(steps[index], computingWith: index == first ? policies.functions : nil),
+            guard let relabeling = Relabeling(steps[index], computingWith: policies.functions),
                 let composed = relabeling.composeBefore(
                     mapping, destination: steps[end - 1].destination, policies: policies)
             else {
@@ -96,6 +97,18 @@ extension StoreMigrator {
             mapping = composed
             before.insert(relabeling, at: 0)
         }
+        // What each step before computes, read from the pass's source, must translate
+        // there (else the pass would never pass its check).
+        var computed: [Relabeling.ComputedValue] = []
+        for i in before.indices {
+            guard let values = before[i].computedValues(after: before[..<i]) else {
+                return leading ? fusedRun(from: first, of: steps, leading: false) : nil
+            }
+            computed += values
+        }
+        guard
+            Relabeling.translates(computed, in: StoreLayout(model: steps[first].source), functions: policies.functions)
+        else { return leading ? fusedRun(from: first, of: steps, leading: false) : nil }
         guard end - first > 1,
             let manager = try? MigrationManager(
                 mapping: mapping, source: steps[first].source, destination: steps[end - 1].destination,
@@ -105,7 +118,7 @@ extension StoreMigrator {
         manager.sourceIsWellTyped = wellTyped
         return FusedRun(
             steps: Array(steps[first..<end]), leading: before, trailing: trailing, mapping: mapping,
-            manager: manager, checksSource: !before.isEmpty && !wellTyped)
+            manager: manager, checksSource: !before.isEmpty && !wellTyped, computed: computed)
     }
 
     /// Runs `run`, the `pass`th, into a new file that then takes the store's place: one report per step,
@@ -150,7 +163,9 @@ extension StoreMigrator {
                 }
                 check.start { () throws -> [MigrationReport] in
                     if run.checksSource, try !run.leading[0].copiesExactly(store) { throw Refused() }
-                    if try !run.leading[0].computesExactly(store) { throw Refused() }
+                    if try !Relabeling.computesExactly(run.computed, in: store, functions: policies.functions) {
+                        throw Refused()
+                    }
                     return try run.leading.indices.map { i in
                         // (The first renaming's source is this store; a later one's rows
                         // are its, under its names.)

@@ -146,7 +146,11 @@ struct PlanCommand: ParsableCommand {
                 let renaming = pass.steps.filter { $0 != pass.base && !pass.computing.contains($0) }
                 var parts: [String] = []
                 if !pass.computing.isEmpty {
-                    parts.append("\(names(pass.computing)) computes values the step after it reads")
+                    parts.append(
+                        "\(names(pass.computing)) "
+                            + (pass.computing.count == 1
+                                ? "computes values the step after it reads"
+                                : "compute values the steps after them read"))
                 }
                 if !renaming.isEmpty {
                     let one = renaming.count == 1
