@@ -178,6 +178,32 @@ import TestSupport
         #expect(passes.map(\.computing) == [[0, 1]])
     }
 
+    /// A float the first step carries is read by the next as the store holds it, where a
+    /// 32-bit float holds every value: from the generated rows (thirds), the first step
+    /// would round them, and the steps run one by one; from quarters, in one pass. Both
+    /// ways, the same stores as step by step.
+    @Test(arguments: [false, true])
+    func aFloatIsCarriedWhereA32BitFloatHoldsIt(quarters: Bool) throws {
+        let middle = PushdownDifferentialTests.destination.replacingOccurrences(of: "\"D2\"", with: "\"F2\"")
+            .replacingOccurrences(
+                of: #"{"type": "string", "optional": false, "default": "(none)"}"#, with: #""string""#)
+        let v1 = try model(PushdownDifferentialTests.source), v2 = try model(middle)
+        let v3 = try model(middle.replacingOccurrences(of: "\"F2\"", with: "\"F3\""))
+        let second = try PushdownDifferentialTests.mapping(
+            from: "F2", to: "F3",
+            [
+                #"{"name": "GroupToGroup", "type": "copy", "sourceEntity": "Group", "destinationEntity": "Group"}"#,
+                #"{"name": "RowToRow", "type": "transform", "sourceEntity": "Row", "destinationEntity": "Row", "attributeMappings": {"outDouble": "TERNARY($source.flt == nil, 0.0, $source.flt * 2)"}}"#
+            ])
+        let directory = try TemporaryDirectory()
+        let source = directory.path("D1.sqlite")
+        try PushdownDifferentialTests.makeSource(at: source, model: v1, rows: .clean)
+        if quarters { try Database(path: source).execute("UPDATE ZROW SET ZFLT = Z_PK * 0.25 WHERE ZFLT IS NOT NULL") }
+        let (_, together) = try StepFusionTests.bothWays(
+            [v1, v2, v3], [second], source: source, at: directory.path("chain.sqlite"), "quarters: \(quarters)")
+        #expect(together.fused == [quarters, false])
+    }
+
     /// A computed attribute the step after reads any way but `$source.<attribute>` (here
     /// through a relationship) keeps the steps apart; a copied one read so does not.
     @Test(arguments: [("price", [true, false]), ("outDouble", [false, false])])

@@ -14,7 +14,7 @@ extension Relabeling {
     /// attribute the step computes, `$source.<attribute>`, read as the expression that
     /// computes it (``computed``). Nil when it cannot be: a custom policy, an expression that reads the source by a name it cannot tell
     /// (``SourceRenamer``; a computed attribute read any other way among them), a source
-    /// attribute whose value writing could change (a float, a decimal, a UUID, a URI).
+    /// attribute whose value writing could change (a decimal, a UUID, a URI).
     func composeBefore(_ mapping: MappingModel, destination: ObjectModel, policies: PolicyRegistry)
         -> MappingModel?
     {
@@ -119,12 +119,13 @@ extension Relabeling {
     }
 
     /// Whether a value of `attribute`, read from a store that holds it in its own storage
-    /// class and range, is written back unchanged: not so of a float (rounded), a decimal,
-    /// a UUID or a URI (parsed). (A transformable value is read and written as its bytes,
-    /// as data is.)
+    /// class and range, is written back unchanged: so of a float that a 32-bit float holds
+    /// (which a store the run wrote holds, and ``copiesExactly(_:)`` checks a store from
+    /// elsewhere holds), not of a decimal, a UUID or a URI (parsed). (A transformable value
+    /// is read and written as its bytes, as data is.)
     static func readsAsWritten(_ attribute: AttributeDescription) -> Bool {
         switch attribute.type {
-        case .int16, .int32, .int64, .boolean, .double, .date, .string, .binary, .transformable: true
+        case .int16, .int32, .int64, .boolean, .double, .float, .date, .string, .binary, .transformable: true
         default: attribute.isTransient
         }
     }
@@ -163,6 +164,8 @@ extension Relabeling {
                 case .int16, .int32, .int64, .boolean:
                     broken.append("\(column) >= '' OR \(column) <> CAST(\(column) AS INTEGER)")
                 case .double, .date: broken.append("\(column) >= ''")
+                // (A value a 32-bit float does not hold is rounded as the step writes it.)
+                case .float: broken.append("\(column) >= '' OR remodel_float(\(column)) <> \(column)")
                 case .string: broken.append("\(column) < '' OR \(column) >= X''")
                 case .binary, .transformable: broken.append("\(column) < X''")
                 default: return false
