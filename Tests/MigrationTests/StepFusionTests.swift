@@ -233,7 +233,7 @@ import TestSupport
         policies.register("Hooked") { LinksWithInstancesTests.Hooked() }
         var fusedChains = 0, fusedBefore = 0, fusedFiles = 0, fusedFilesBefore = 0, fusedDropping = 0,
             fusedDroppingAfter = 0, fusedSelf = 0, fusedCheckedAhead = 0, fusedOrdered = 0,
-            failures = 0
+            fusedComputing = 0, failures = 0
         let count = ProcessInfo.processInfo.environment["REMODEL_FUSION_SEEDS"].flatMap { UInt64($0) } ?? 120
         for seed in UInt64(1)...count {
             var random = SeededGenerator(seed: seed)
@@ -328,6 +328,30 @@ import TestSupport
                 guard let older, let inferred = try? MappingModel.inferred(from: older, to: newer) else { continue }
                 mappings.append(try Self.asXcodeWritesIt(inferred, from: older, &random))
             }
+            // Half the time the renaming step before has a mapping model that computes
+            // each name instead of copying it: a step that computes (docs/engine.md, "Steps
+            // that compute"). (Drawn apart, so that the chains drawn before stay the same.)
+            var computing = SeededGenerator(seed: seed &* 0xC2B2_AE35)
+            let computes = v0 != nil && Bool.random(using: &computing)
+            if computes, written < 2, let v0 {
+                mappings.append(
+                    try Self.asXcodeWritesIt(MappingModel.inferred(from: v0, to: v1), from: v0, &computing))
+            }
+            if computes {
+                let name = PropertyMapping(
+                    name: "name", valueExpression: "TERNARY($source.name == nil, '-', $source.name)")
+                mappings[mappings.count - 1].entityMappings = mappings[mappings.count - 1].entityMappings.map {
+                    mapping in
+                    var mapping = mapping
+                    guard mapping.type == .copy || mapping.type == .transform,
+                        let entity = mapping.destinationEntity.flatMap(v1.entity(named:)),
+                        v1.allAttributes(of: entity).contains(where: { $0.name == "name" })
+                    else { return mapping }
+                    mapping.attributeMappings.removeAll { $0.name == "name" }
+                    mapping.attributeMappings.append(name)
+                    return mapping
+                }
+            }
             let path = directory.path("chain\(seed).sqlite")
             // A quarter of the time, chunks of three keys checked ahead of the statements,
             // each waiting for the check (docs/pushdown.md, "Checked ahead").
@@ -347,6 +371,7 @@ import TestSupport
             if v0 != nil, fused.fused.first == true { fusedBefore += 1 }
             if written > 0, fused.fused.last == true { fusedFiles += 1 }
             if written > 1, v0 != nil, fused.fused.first == true { fusedFilesBefore += 1 }
+            if computes, fused.fused.first == true { fusedComputing += 1 }
             if case .failure = oneByOne.outcome { failures += 1 }
             if fused.fused.contains(true), fused.chunksCheckedAhead > 0 { fusedCheckedAhead += 1 }
             // (The renaming step before reads version 0's relationships; the one after,
@@ -378,6 +403,8 @@ import TestSupport
         // And renaming steps with an ordered to-many.
         #expect(
             fusedOrdered > count / 60, "\(fusedOrdered) chains fused with a renaming step that has an ordered to-many")
+        // And renaming steps that compute.
+        #expect(fusedComputing > count / 40, "\(fusedComputing) chains fused with a step that computes")
         // And passes whose chunks were checked ahead.
         #expect(fusedCheckedAhead > count / 40, "\(fusedCheckedAhead) chains fused with chunks checked ahead")
     }
