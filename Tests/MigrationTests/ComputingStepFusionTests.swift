@@ -127,6 +127,64 @@ import TestSupport
         #expect(failed > 0)
     }
 
+    /// A step that computes after a step that does more than copy (here a filter): each
+    /// translated form as the first step's value, the second computing from it or dropping
+    /// it, in one pass where the first step writes each value as it is read back and
+    /// without fail; the same stores, counts and errors as step by step.
+    @Test(arguments: [Second.file, .dropping])
+    func aStepThatComputesAfterTheStepWhoseMappingRunsJoinsItsPass(second: Second) throws {
+        let v1 = try model(PushdownDifferentialTests.source), v2 = try model(Self.middle)
+        let d3 = Self.middle.replacingOccurrences(of: "\"C2\"", with: "\"D3\"")
+        let v3 = try model(
+            second == .file
+                ? d3 : d3.replacingOccurrences(of: #""out\w+": "\w+",\s*"#, with: "", options: .regularExpression))
+        let directory = try TemporaryDirectory()
+        let source = directory.path("D1.sqlite")
+        try PushdownDifferentialTests.makeSource(at: source, model: v1, rows: .clean)
+        let filter = Self.escaped(
+            #"FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Row", "i32 > 0"), $manager.sourceContext, NO)"#
+        )
+        var fused: Set<String> = []
+        for (n, form) in PushdownDifferentialTests.forms.enumerated()
+        where [.sql, .guarded, .fails].contains(form.expected) {
+            var mappings = [
+                try PushdownDifferentialTests.mapping(
+                    from: "D1", to: "C2",
+                    [
+                        #"{"name": "GroupToGroup", "type": "copy", "sourceEntity": "Group", "destinationEntity": "Group"}"#,
+                        #"{"name": "RowToRow", "type": "transform", "sourceEntity": "Row", "destinationEntity": "Row", "sourceExpression": "\#(filter)", "attributeMappings": {"\#(form.attribute)": "\#(Self.escaped(form.expression))"}}"#
+                    ])
+            ]
+            if second == .file {
+                mappings.append(
+                    try PushdownDifferentialTests.mapping(
+                        from: "C2", to: "D3",
+                        [
+                            #"{"name": "GroupToGroup", "type": "copy", "sourceEntity": "Group", "destinationEntity": "Group"}"#,
+                            #"{"name": "RowToRow", "type": "transform", "sourceEntity": "Row", "destinationEntity": "Row", "attributeMappings": {"\#(form.attribute)": "\#(Self.escaped(Self.after[form.attribute]!))"}}"#
+                        ]))
+            }
+            let (_, together) = try StepFusionTests.bothWays(
+                [v1, v2, v3], mappings, source: source, at: directory.path("chain\(n).sqlite"),
+                "\(form.attribute) = \(form.expression)")
+            if together.fused == [false, true] { fused.insert("\(form.attribute) = \(form.expression)") }
+        }
+        // (The second step's text is computed by a method SQL does not say: no pass.)
+        for form in [
+            "outDouble = $source.price * 1.03", "out64 = $source.i32", "outFlag = $source.flag",
+            "outDate = $source.when",
+            "outDouble = $source.group.weight", "out64 = $source.count / 3"
+        ] {
+            #expect(fused.contains(form), "\(form) ran on its own")
+        }
+        for form in [
+            "outDouble = $source.price * 0", "out64 = $source.count / ($source.count - 1)",
+            "outDouble = $source.dbl * 1.03"
+        ] {
+            #expect(!fused.contains(form), "\(form) ran in one pass")
+        }
+    }
+
     /// Two steps that compute, the second from what the first computed, before a third
     /// that computes from what the second did: one pass, whose check reads the second
     /// step's expressions through the first's; the same stores, counts and errors as step

@@ -471,8 +471,9 @@ import TestSupport
     }
 
     /// A last step that drops an attribute the step before writes: run in one pass only
-    /// where writing it can neither fail nor break a rule; the same store or error as
-    /// step by step either way.
+    /// where writing it can neither fail nor break a rule, whatever the store holds, or
+    /// where the pass's check finds it does not in this store (`$source.n * 2`, an
+    /// expression SQL says); the same store or error as step by step either way.
     @Test(arguments: [
         // (B's `d`, its value in A → B, and whether the pass takes the last step. A → B
         // computes `name`: it is no renaming.)
@@ -480,6 +481,7 @@ import TestSupport
         (#""d": "string""#, "nil", true),
         (#""d": "int64""#, "$source.n", true),
         (#""d": "int16""#, "$source.n", false),
+        (#""d": "int32""#, "$source.n * 2", true),
         (#""d": {"type": "string", "optional": false}"#, "$source.x", false),
         (#""d": {"type": "string", "max": 3}"#, "$source.x", false),
         (#""d": "int64""#, "$source.n / $source.zero", false),
@@ -749,7 +751,9 @@ import TestSupport
 
     /// A property the mapping leaves without a value is dropped: the step reads nothing
     /// of it, so it may run with the step after it; after a step that writes it, only where
-    /// that step copies it as it is (`title`, optional text), not where it computes it.
+    /// that step copies it as it is (`title`, optional text), or computes it in a way SQL
+    /// can check (the pass then checks it), not in one it cannot (a string method SQL asks
+    /// the interpreter for, a key of a value).
     @Test func aPropertyLeftWithoutAValueIsDropped() throws {
         let relabeling = try #require(Relabeling(Self.step(explicitlyUnmapped: true)))
         #expect(relabeling.dropped == ["Book": ["title"]])
@@ -765,6 +769,14 @@ import TestSupport
                 try before("FUNCTION($source.title, 'uppercaseString')"), source: a, policies: PolicyRegistry())
                 == nil)
         #expect(relabeling.compose(try before("$source.title.length"), source: a, policies: PolicyRegistry()) == nil)
+        let checked = try #require(
+            relabeling.compose(
+                try before("TERNARY($source.title == nil, 'none', $source.title)"), source: a,
+                policies: PolicyRegistry()))
+        #expect(checked.checks.map(\.attribute.name) == ["title"])
+        #expect(
+            try #require(relabeling.compose(try before("$source.title"), source: a, policies: PolicyRegistry())).checks
+                .isEmpty)
     }
 }
 

@@ -64,6 +64,27 @@ extension Relabeling {
         return failing.isEmpty ? "0" : failing.map { "(\($0))" }.joined(separator: " OR ")
     }
 
+    /// The keys `expression` reads of `$source`: the first of each key path from it, and
+    /// the keys `valueForKey:` and `valueForKeyPath:` read of it.
+    static func keysRead(by expression: FormatExpression) -> Set<String> {
+        var keys: Set<String> = []
+        expression.forEachSubexpression { e in
+            switch e.kind {
+            case .keyPath(let operand?, let path):
+                if case .variable("source") = operand.kind, let first = path.first { keys.insert(first) }
+            case .functionCall(let target, let selector, let arguments):
+                if case .variable("source") = target.kind,
+                    ["valueForKey:", "valueForKeyPath:"].contains(selector.constantString ?? ""),
+                    case .constant(.string(let key))? = arguments.first?.kind
+                {
+                    keys.insert(String(key.prefix { $0 != "." }))
+                }
+            default: break
+            }
+        }
+        return keys
+    }
+
     /// Whether a value of `kind` written to an attribute of `type` is read back as the
     /// same value, of the same kind.
     private static func readsBack(_ kind: SQLTerm.Kind, as type: AttributeType) -> Bool {
@@ -85,30 +106,40 @@ extension Relabeling {
     }
 
     /// The step's computed attributes as a pass that starts before the relabelings
-    /// `earlier` (those before it, in order) reads them: each expression renamed back
-    /// through them, what they compute read as its own expression; nil where one cannot be
-    /// (``SourceRenamer``).
+    /// `earlier` (those before it, in order) reads them (``readBack(_:through:)``).
     func computedValues(after earlier: ArraySlice<Relabeling>) -> [ComputedValue]? {
         var values: [ComputedValue] = []
-        let renamers = earlier.map { $0.renamerBefore() }
         for (from, attributes) in computed.sorted(by: { $0.key < $1.key }) {
             guard let to = entities[from].flatMap(step.destination.entity(named:)) else { return nil }
             let described = step.destination.allAttributes(of: to)
             for (name, text) in attributes.sorted(by: { $0.key < $1.key }) {
-                guard let attribute = described.first(where: { $0.name == name }),
-                    var expression = try? FormatExpression(parsing: text)
-                else { return nil }
-                var entity = from
-                for (relabeling, renamer) in zip(earlier, renamers).reversed() {
-                    guard let renamer, let renamed = renamer.rename(expression, SourceRenamer.Scope(source: entity)),
-                        let older = relabeling.namesBefore.entities[entity]
-                    else { return nil }
-                    (expression, entity) = (renamed, older)
-                }
-                values.append(ComputedValue(entity: entity, attribute: attribute, expression: expression.description))
+                guard let attribute = described.first(where: { $0.name == name }) else { return nil }
+                values.append(ComputedValue(entity: from, attribute: attribute, expression: text))
             }
         }
-        return values
+        return Self.readBack(values, through: earlier)
+    }
+
+    /// `values`, over objects of the source of the relabelings `earlier` (in order), as a
+    /// pass that starts before them reads them: each expression renamed back through them,
+    /// what they compute read as its own expression; nil where one cannot be
+    /// (``SourceRenamer``).
+    static func readBack(_ values: [ComputedValue], through earlier: ArraySlice<Relabeling>) -> [ComputedValue]? {
+        guard !earlier.isEmpty else { return values }
+        let renamers = earlier.map { $0.renamerBefore() }
+        var result: [ComputedValue] = []
+        for value in values {
+            guard var expression = try? FormatExpression(parsing: value.expression) else { return nil }
+            var entity = value.entity
+            for (relabeling, renamer) in zip(earlier, renamers).reversed() {
+                guard let renamer, let renamed = renamer.rename(expression, SourceRenamer.Scope(source: entity)),
+                    let older = relabeling.namesBefore.entities[entity]
+                else { return nil }
+                (expression, entity) = (renamed, older)
+            }
+            result.append(ComputedValue(entity: entity, attribute: value.attribute, expression: expression.description))
+        }
+        return result
     }
 
     /// Whether each of `values` translates over the rows of its entity in `layout`

@@ -364,14 +364,22 @@ struct Relabeling {
 
     /// `mapping`, the step before (`source` → B), writing C instead: each entity mapping's
     /// destination entity and properties renamed, its implicit property mappings written
-    /// out, and every C property it does not fill listed without an expression, so that it
-    /// keeps its default (the default B gives, which is the same). Nil when it cannot be
-    /// composed: a custom policy, an entity the step does not carry, an expression that
-    /// reads the destination side (`$destination`, `$entityPolicy`, a destination name)
-    /// where names change.
-    func compose(_ mapping: MappingModel, source: ObjectModel, policies: PolicyRegistry) -> MappingModel? {
+    /// out, what the step computes computed from what the step before writes (each
+    /// `$source.<attribute>` its expression there), and every C property it does not fill
+    /// listed without an expression, so that it keeps its default (the default B gives,
+    /// which is the same). With it, what the pass must check of its source (in `source`'s
+    /// names): that each attribute the step before writes and this one reads to compute,
+    /// or drops, is written as it is read back and without fail
+    /// (``computes(_:_:with:)``). Nil when it cannot be composed: a custom policy, an
+    /// entity the step does not carry, an expression that reads the destination side
+    /// (`$destination`, `$entityPolicy`, a destination name) where names change, a computed
+    /// value that reads more than attributes.
+    func compose(_ mapping: MappingModel, source: ObjectModel, policies: PolicyRegistry)
+        -> (mapping: MappingModel, checks: [ComputedValue])?
+    {
         let (middle, new) = (step.source, step.destination)
-        guard mapping.destinationModel == middle.version, !copiesAHierarchy, computed.isEmpty else { return nil }
+        guard mapping.destinationModel == middle.version, !copiesAHierarchy else { return nil }
+        var checks: [ComputedValue] = []
         let compiler = MappingCompiler(mapping, source: source, destination: middle, policies: policies)
         var composed = mapping
         composed.destinationModel = new.version
@@ -387,16 +395,55 @@ struct Relabeling {
             else { return nil }
             let sourceEntity = original.sourceEntity.flatMap(source.entity(named:))
             var written = compiler.withImplicitMappings(original, sourceEntity, middle.entity(named: name))
+            let attributes = middle.entity(named: name).map(middle.allAttributes(of:)) ?? []
+            /// The check that the step before writes `attribute` as this step reads it back.
+            func check(_ attribute: AttributeDescription, _ expression: String) -> ComputedValue? {
+                guard let sourceEntity else { return nil }
+                return ComputedValue(entity: sourceEntity.name, attribute: attribute, expression: expression)
+            }
+            // What the step computes, computed from what the step before writes.
+            var computedMappings: [PropertyMapping] = []
+            if let values = computed[name] {
+                var expressions: [String: FormatExpression] = [:], defaults: [String: Value] = [:]
+                for attribute in attributes where !attribute.isTransient {
+                    if let text = written.propertyMapping(named: attribute.name)?.valueExpression {
+                        guard let expression = try? FormatExpression(parsing: text) else { return nil }
+                        expressions[attribute.name] = expression
+                    } else if Self.readsAsItsDefault(attribute) {
+                        defaults[attribute.name] = attribute.defaultValue ?? .null
+                    }
+                }
+                // (Only the attributes of `$source`: no names of the older version to read.)
+                let substitution = SourceRenamer(
+                    model: middle, entities: [name: sourceEntity?.name ?? name], properties: [:],
+                    defaults: [name: defaults], computed: [name: expressions])
+                for (attribute, text) in values.sorted(by: { $0.key < $1.key }) {
+                    guard let parsed = try? FormatExpression(parsing: text),
+                        let value = substitution.expression(text, source: name)
+                    else { return nil }
+                    for read in Self.keysRead(by: parsed).sorted() {
+                        guard let expression = expressions[read]?.description else { continue }
+                        guard let described = attributes.first(where: { $0.name == read }),
+                            let value = check(described, expression)
+                        else { return nil }
+                        checks.append(value)
+                    }
+                    computedMappings.append(PropertyMapping(name: attribute, valueExpression: value))
+                }
+            }
             if let drops = dropped[name] {
                 // What the step drops, the step before writes, converting and checking
-                // it: left unwritten only where that can neither fail nor break a rule.
-                let attributes = middle.entity(named: name).map(middle.allAttributes(of:)) ?? []
+                // it: left unwritten only where that can neither fail nor break a rule,
+                // or where the pass's check finds it would not.
                 for drop in drops {
-                    guard let attribute = attributes.first(where: { $0.name == drop }),
-                        Self.writesWithoutFail(
-                            attribute, written.propertyMapping(named: drop)?.valueExpression, from: sourceEntity,
-                            in: source)
+                    guard let attribute = attributes.first(where: { $0.name == drop }) else { return nil }
+                    let expression = written.propertyMapping(named: drop)?.valueExpression
+                    if Self.writesWithoutFail(attribute, expression, from: sourceEntity, in: source) { continue }
+                    guard let expression, let value = check(attribute, expression)
                     else { return nil }
+                    if !checks.contains(where: { $0.entity == value.entity && $0.attribute.name == drop }) {
+                        checks.append(value)
+                    }
                 }
                 written.attributeMappings.removeAll { drops.contains($0.name) }
             }
@@ -417,27 +464,30 @@ struct Relabeling {
                 })
             else { return nil }
             renamed.destinationEntity = entity
+            renamed.attributeMappings += computedMappings
             composed.entityMappings[index] = Self.listingEveryProperty(of: to, in: new, renamed)
         }
-        return composed
+        // (A check SQL cannot say would keep every pass from running.)
+        guard Self.translates(checks, in: StoreLayout(model: source), functions: policies.functions) else { return nil }
+        return (composed, checks)
     }
 
     /// Whether writing `expression` (nil, or `nil`: nothing, the default) to `attribute` can neither
     /// fail nor break a rule, whatever the store it reads holds: an optional attribute
-    /// without bounds, validation predicates or a derivation, of a type every value of
-    /// which writes as it is read (text, a 64-bit integer, a double, a date, data kept in
-    /// the store), given nothing or an attribute of `entity` of the same type read as it is.
+    /// without bounds, validation predicates or a derivation, given nothing, or, of a type
+    /// every value of which writes as it is read (text, a 64-bit integer, a double, a date,
+    /// data kept in the store), an attribute of `entity` of the same type read as it is.
     static func writesWithoutFail(
         _ attribute: AttributeDescription, _ expression: String?, from entity: EntityDescription?,
         in model: ObjectModel
     ) -> Bool {
-        let types: Set<AttributeType> = [.string, .int64, .double, .date, .binary]
-        guard attribute.isOptional, types.contains(attribute.type), hasNoBounds(attribute),
-            attribute.derivationExpression == nil, !attribute.allowsExternalBinaryDataStorage
+        guard attribute.isOptional, hasNoBounds(attribute), attribute.derivationExpression == nil,
+            !attribute.allowsExternalBinaryDataStorage
         else { return false }
         guard let parsed = expression.flatMap({ try? FormatExpression(parsing: $0) }) else { return expression == nil }
         if case .constant(.null) = parsed.kind { return true }
-        guard let entity, let name = EntityMappingRunner.copiedAttribute(parsed),
+        let types: Set<AttributeType> = [.string, .int64, .double, .date, .binary]
+        guard types.contains(attribute.type), let entity, let name = EntityMappingRunner.copiedAttribute(parsed),
             let read = model.allAttributes(of: entity).first(where: { $0.name == name && !$0.isTransient })
         else { return false }
         return read.type == attribute.type && !read.allowsExternalBinaryDataStorage

@@ -78,10 +78,14 @@ extension StoreMigrator {
         var mapping = steps[base].mapping
         var trailing: [Relabeling] = []
         var end = base + 1
-        while end < steps.count, let relabeling = Relabeling(steps[end]),
+        // What the steps after compute from what the base step writes must be written as
+        // it is read back (checked over the base step's source).
+        var checks: [Relabeling.ComputedValue] = []
+        while end < steps.count, let relabeling = Relabeling(steps[end], computingWith: policies.functions),
             let composed = relabeling.compose(mapping, source: steps[base].source, policies: policies)
         {
-            mapping = composed
+            mapping = composed.mapping
+            checks += composed.checks
             trailing.append(relabeling)
             end += 1
         }
@@ -106,6 +110,10 @@ extension StoreMigrator {
             }
             computed += values
         }
+        guard let after = Relabeling.readBack(checks, through: before[...]) else {
+            return leading ? fusedRun(from: first, of: steps, leading: false) : nil
+        }
+        computed += after
         guard
             Relabeling.translates(computed, in: StoreLayout(model: steps[first].source), functions: policies.functions)
         else { return leading ? fusedRun(from: first, of: steps, leading: false) : nil }
@@ -146,7 +154,7 @@ extension StoreMigrator {
         // The renaming steps before: their source checked, and their reports counted, on a
         // thread of their own beside the pass, which waits for them before its file takes
         // the store's place.
-        let check = run.leading.isEmpty ? nil : SourceCheck()
+        let check = run.leading.isEmpty && run.computed.isEmpty ? nil : SourceCheck()
         defer { check?.finish() }
         let report: MigrationReport
         do {

@@ -144,13 +144,23 @@ struct PlanCommand: ParsableCommand {
                         .joined(separator: " and ")
                 }
                 let renaming = pass.steps.filter { $0 != pass.base && !pass.computing.contains($0) }
+                let (before, after) = (
+                    pass.computing.filter { $0 < pass.base }, pass.computing.filter { $0 > pass.base }
+                )
                 var parts: [String] = []
-                if !pass.computing.isEmpty {
+                if !before.isEmpty {
                     parts.append(
-                        "\(names(pass.computing)) "
-                            + (pass.computing.count == 1
+                        "\(names(before)) "
+                            + (before.count == 1
                                 ? "computes values the step after it reads"
                                 : "compute values the steps after them read"))
+                }
+                if !after.isEmpty {
+                    parts.append(
+                        "\(names(after)) "
+                            + (after.count == 1
+                                ? "computes values from what the step before it writes"
+                                : "compute values from what the steps before them write"))
                 }
                 if !renaming.isEmpty {
                     let one = renaming.count == 1
