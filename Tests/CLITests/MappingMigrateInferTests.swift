@@ -391,6 +391,53 @@ import TestSupport
         #expect(try Self.dump(store, models: models).contains { $0.contains(#"gross=12.5"#) })
     }
 
+    /// A step that computes after a step that filters: the pass writes Products3's gross
+    /// from the first step's net directly, and the plan says so; the store ends as step
+    /// by step.
+    @Test func aStepThatComputesAfterAFilterRunsInItsPass() throws {
+        let folder = try Folder()
+        let fetch =
+            #"FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"Item\", \"price != nil\"), $manager.sourceContext, NO)"#
+        let models = try folder.folder(
+            "models",
+            [
+                "A.model.json":
+                    #"{"version": "A", "entities": {"Item": {"attributes": {"name": "string", "price": "double"}}}}"#,
+                "B.model.json":
+                    #"{"version": "B", "entities": {"Item": {"attributes": {"name": "string", "net": "double"}}}}"#,
+                "C.model.json":
+                    #"{"version": "C", "entities": {"Item": {"attributes": {"name": "string", "gross": "double"}}}}"#,
+                "A_to_B.mapping.json": #"""
+                {"sourceModel": "A", "destinationModel": "B", "entityMappings": [{"name": "ItemToItem",
+                 "type": "transform", "sourceEntity": "Item", "destinationEntity": "Item",
+                 "sourceExpression": "\#(fetch)", "attributeMappings": {"net": "$source.price / 1.2"}}]}
+                """#,
+                "B_to_C.mapping.json": #"""
+                {"sourceModel": "B", "destinationModel": "C", "entityMappings": [{"name": "ItemToItem",
+                 "type": "transform", "sourceEntity": "Item", "destinationEntity": "Item", "attributeMappings":
+                 {"gross": "$source.net * 1.25"}}]}
+                """#,
+                "seed.json": #"{"Item": [{"name": "a", "price": 12}, {"name": "b"}, {"name": "c", "price": 0.1}]}"#
+            ])
+        let store = folder.path("Items.sqlite"), other = folder.path("Other.sqlite")
+        #expect(
+            try cli.run("seed", store, "--models", models, "--version", "A", "--seed", "\(models)/seed.json").status
+                == 0)
+        try FileManager.default.copyItem(atPath: store, toPath: other)
+        let plan = try cli.run("plan", store, "--models", models)
+        #expect(
+            plan.stdout.hasSuffix(
+                "one pass: A → C (B → C computes values from what the step before it writes; `run --step-by-step` runs each step on its own)\n"
+            ), "\(plan.stdout)")
+        let run = try cli.run("run", store, "--models", models, "--no-backup", "--quiet")
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("B → C (") && run.stdout.contains(": in one pass with A → B\n"), "\(run.stdout)")
+        let steps = try cli.run("run", other, "--models", models, "--no-backup", "--quiet", "--step-by-step")
+        #expect(steps.status == 0, "\(steps.stderr)")
+        #expect(try Self.dump(store, models: models) == Self.dump(other, models: models))
+        #expect(try Self.dump(store, models: models).count == 2)
+    }
+
     @Test func badVersionsExitWithTwo() throws {
         let folder = try Folder()
         let models = try folder.folder("models", Self.models)

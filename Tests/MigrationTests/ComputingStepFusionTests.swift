@@ -185,6 +185,40 @@ import TestSupport
         }
     }
 
+    /// The check of what a step with a filter writes leaves out the rows SQL knows the
+    /// filter rejects: `$source.i32 * 2` meets a nil operand only on rows whose i32 is nil,
+    /// which `i32 > 0` rejects (one pass) and `i32 != 5` does not (the first step's error,
+    /// step by step both ways; the second step reads it only where i32 > 5, so the pass
+    /// would not meet the error itself).
+    @Test(arguments: [("i32 > 0", true), ("i32 != 5", false)])
+    func aFilterLeavesTheRowsItRejectsOutOfTheCheck(_ predicate: String, _ fuses: Bool) throws {
+        let v1 = try model(PushdownDifferentialTests.source), v2 = try model(Self.middle)
+        let v3 = try model(Self.middle.replacingOccurrences(of: "\"C2\"", with: "\"D3\""))
+        let fetch = Self.escaped(
+            #"FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Row", "\#(predicate)"), $manager.sourceContext, NO)"#
+        )
+        let mappings = [
+            try PushdownDifferentialTests.mapping(
+                from: "D1", to: "C2",
+                [
+                    #"{"name": "GroupToGroup", "type": "copy", "sourceEntity": "Group", "destinationEntity": "Group"}"#,
+                    #"{"name": "RowToRow", "type": "transform", "sourceEntity": "Row", "destinationEntity": "Row", "sourceExpression": "\#(fetch)", "attributeMappings": {"out64": "$source.i32 * 2"}}"#
+                ]),
+            try PushdownDifferentialTests.mapping(
+                from: "C2", to: "D3",
+                [
+                    #"{"name": "GroupToGroup", "type": "copy", "sourceEntity": "Group", "destinationEntity": "Group"}"#,
+                    #"{"name": "RowToRow", "type": "transform", "sourceEntity": "Row", "destinationEntity": "Row", "attributeMappings": {"out64": "TERNARY($source.i32 > 5, $source.out64, 0)"}}"#
+                ])
+        ]
+        let directory = try TemporaryDirectory()
+        let source = directory.path("D1.sqlite")
+        try PushdownDifferentialTests.makeSource(at: source, model: v1, rows: .clean)
+        let (oneByOne, together) = try StepFusionTests.bothWays(
+            [v1, v2, v3], mappings, source: source, at: directory.path("chain.sqlite"), predicate)
+        #expect(together.fused == (fuses ? [false, true] : []), "\(oneByOne.outcome)")
+    }
+
     /// Two steps that compute, the second from what the first computed, before a third
     /// that computes from what the second did: one pass, whose check reads the second
     /// step's expressions through the first's; the same stores, counts and errors as step

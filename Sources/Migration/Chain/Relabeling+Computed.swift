@@ -103,6 +103,10 @@ extension Relabeling {
         let entity: String
         let attribute: AttributeDescription
         let expression: String
+        /// The predicate of the fetch that selects the objects it is computed for, where
+        /// one does (a step with a filter): the check leaves out the rows SQL knows it
+        /// rejects.
+        var filter: String? = nil
     }
 
     /// The step's computed attributes as a pass that starts before the relabelings
@@ -130,14 +134,20 @@ extension Relabeling {
         var result: [ComputedValue] = []
         for value in values {
             guard var expression = try? FormatExpression(parsing: value.expression) else { return nil }
+            var filter = value.filter.flatMap { try? FormatPredicate(parsing: $0) }
             var entity = value.entity
             for (relabeling, renamer) in zip(earlier, renamers).reversed() {
                 guard let renamer, let renamed = renamer.rename(expression, SourceRenamer.Scope(source: entity)),
                     let older = relabeling.namesBefore.entities[entity]
                 else { return nil }
+                // (A filter that cannot be renamed is left out: every row is checked.)
+                filter = filter.flatMap { renamer.rename($0, SourceRenamer.Scope(evaluated: entity)) }
                 (expression, entity) = (renamed, older)
             }
-            result.append(ComputedValue(entity: entity, attribute: value.attribute, expression: expression.description))
+            result.append(
+                ComputedValue(
+                    entity: entity, attribute: value.attribute, expression: expression.description,
+                    filter: filter?.description))
         }
         return result
     }
@@ -168,7 +178,19 @@ extension Relabeling {
             var conditions: [String] = []
             for value in group {
                 guard let failing = computes(value.expression, value.attribute, with: &translator) else { return false }
-                conditions.append("(\(failing))")
+                // (Where the fetch rejects a row, the step never computes it: SQL's
+                // condition for rejecting, where it says one.)
+                if let text = value.filter, let predicate = try? FormatPredicate(parsing: text),
+                    let rejects = store.layout.rowConditions(of: predicate, on: name)
+                {
+                    let offset = translator.parameters.count
+                    translator.append(parameters: rejects.parameters)
+                    conditions.append(
+                        "((\(failing)) AND NOT coalesce((\(SQLTranslator.renumbered(rejects.whenFalse, by: offset))), 0))"
+                    )
+                } else {
+                    conditions.append("(\(failing))")
+                }
             }
             let statement = try store.database.prepare(
                 "SELECT 1 FROM \(rows.table) AS t0 \(translator.joins.map { $0 + " " }.joined())"

@@ -399,7 +399,11 @@ struct Relabeling {
             /// The check that the step before writes `attribute` as this step reads it back.
             func check(_ attribute: AttributeDescription, _ expression: String) -> ComputedValue? {
                 guard let sourceEntity else { return nil }
-                return ComputedValue(entity: sourceEntity.name, attribute: attribute, expression: expression)
+                let fetch = written.sourceExpression.flatMap { try? FormatExpression(parsing: $0) }.flatMap(
+                    MappingCompiler.standardFetch)
+                return ComputedValue(
+                    entity: sourceEntity.name, attribute: attribute, expression: expression,
+                    filter: fetch.flatMap { $0.entity == sourceEntity.name ? $0.predicate : nil })
             }
             // What the step computes, computed from what the step before writes.
             var computedMappings: [PropertyMapping] = []
