@@ -32,14 +32,27 @@ import TestSupport
         "outData": "FUNCTION($source, 'valueForKey:', 'outData')"
     ]
 
-    /// D1 → C2 computing `attribute` by `expression`, everything else copied.
-    static func first(_ attribute: String, _ expression: String) throws -> MappingModel {
-        try PushdownDifferentialTests.mapping(
-            from: "D1", to: "C2",
+    /// `source` → `destination` (versions of D1's entities) computing `attribute` by
+    /// `expression`, everything else copied; the rows of `Row` fetched by `predicate`, where
+    /// one is given.
+    static func mapping(
+        _ source: String, _ destination: String, _ attribute: String, _ expression: String,
+        predicate: String? = nil
+    ) throws -> MappingModel {
+        let fetch = predicate.map {
+            #""sourceExpression": "\#(escaped(#"FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Row", "\#($0)"), $manager.sourceContext, NO)"#))", "#
+        }
+        return try PushdownDifferentialTests.mapping(
+            from: source, to: destination,
             [
                 #"{"name": "GroupToGroup", "type": "copy", "sourceEntity": "Group", "destinationEntity": "Group"}"#,
-                #"{"name": "RowToRow", "type": "transform", "sourceEntity": "Row", "destinationEntity": "Row", "attributeMappings": {"\#(attribute)": "\#(escaped(expression))"}}"#
+                #"{"name": "RowToRow", "type": "transform", "sourceEntity": "Row", "destinationEntity": "Row", \#(fetch ?? "")"attributeMappings": {"\#(attribute)": "\#(escaped(expression))"}}"#
             ])
+    }
+
+    /// D1 → C2 computing `attribute` by `expression`, everything else copied.
+    static func first(_ attribute: String, _ expression: String) throws -> MappingModel {
+        try mapping("D1", "C2", attribute, expression)
     }
 
     static func escaped(_ text: String) -> String {
@@ -86,13 +99,7 @@ import TestSupport
         where [.sql, .guarded, .fails, .partly].contains(form.expected) {
             var mappings = [try Self.first(form.attribute, form.expression)]
             if second == .file {
-                mappings.append(
-                    try PushdownDifferentialTests.mapping(
-                        from: "C2", to: "D3",
-                        [
-                            #"{"name": "GroupToGroup", "type": "copy", "sourceEntity": "Group", "destinationEntity": "Group"}"#,
-                            #"{"name": "RowToRow", "type": "transform", "sourceEntity": "Row", "destinationEntity": "Row", "attributeMappings": {"\#(form.attribute)": "\#(Self.escaped(Self.after[form.attribute]!))"}}"#
-                        ]))
+                mappings.append(try Self.mapping("C2", "D3", form.attribute, Self.after[form.attribute]!))
             }
             let (oneByOne, together) = try StepFusionTests.bothWays(
                 [v1, v2, v3], mappings, source: source, at: directory.path("chain\(n).sqlite"),
@@ -141,28 +148,12 @@ import TestSupport
         let directory = try TemporaryDirectory()
         let source = directory.path("D1.sqlite")
         try PushdownDifferentialTests.makeSource(at: source, model: v1, rows: .clean)
-        let filter = Self.escaped(
-            #"FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Row", "i32 > 0"), $manager.sourceContext, NO)"#
-        )
         var fused: Set<String> = []
         for (n, form) in PushdownDifferentialTests.forms.enumerated()
         where [.sql, .guarded, .fails].contains(form.expected) {
-            var mappings = [
-                try PushdownDifferentialTests.mapping(
-                    from: "D1", to: "C2",
-                    [
-                        #"{"name": "GroupToGroup", "type": "copy", "sourceEntity": "Group", "destinationEntity": "Group"}"#,
-                        #"{"name": "RowToRow", "type": "transform", "sourceEntity": "Row", "destinationEntity": "Row", "sourceExpression": "\#(filter)", "attributeMappings": {"\#(form.attribute)": "\#(Self.escaped(form.expression))"}}"#
-                    ])
-            ]
+            var mappings = [try Self.mapping("D1", "C2", form.attribute, form.expression, predicate: "i32 > 0")]
             if second == .file {
-                mappings.append(
-                    try PushdownDifferentialTests.mapping(
-                        from: "C2", to: "D3",
-                        [
-                            #"{"name": "GroupToGroup", "type": "copy", "sourceEntity": "Group", "destinationEntity": "Group"}"#,
-                            #"{"name": "RowToRow", "type": "transform", "sourceEntity": "Row", "destinationEntity": "Row", "attributeMappings": {"\#(form.attribute)": "\#(Self.escaped(Self.after[form.attribute]!))"}}"#
-                        ]))
+                mappings.append(try Self.mapping("C2", "D3", form.attribute, Self.after[form.attribute]!))
             }
             let (_, together) = try StepFusionTests.bothWays(
                 [v1, v2, v3], mappings, source: source, at: directory.path("chain\(n).sqlite"),
@@ -194,22 +185,9 @@ import TestSupport
     func aFilterLeavesTheRowsItRejectsOutOfTheCheck(_ predicate: String, _ fuses: Bool) throws {
         let v1 = try model(PushdownDifferentialTests.source), v2 = try model(Self.middle)
         let v3 = try model(Self.middle.replacingOccurrences(of: "\"C2\"", with: "\"D3\""))
-        let fetch = Self.escaped(
-            #"FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Row", "\#(predicate)"), $manager.sourceContext, NO)"#
-        )
         let mappings = [
-            try PushdownDifferentialTests.mapping(
-                from: "D1", to: "C2",
-                [
-                    #"{"name": "GroupToGroup", "type": "copy", "sourceEntity": "Group", "destinationEntity": "Group"}"#,
-                    #"{"name": "RowToRow", "type": "transform", "sourceEntity": "Row", "destinationEntity": "Row", "sourceExpression": "\#(fetch)", "attributeMappings": {"out64": "$source.i32 * 2"}}"#
-                ]),
-            try PushdownDifferentialTests.mapping(
-                from: "C2", to: "D3",
-                [
-                    #"{"name": "GroupToGroup", "type": "copy", "sourceEntity": "Group", "destinationEntity": "Group"}"#,
-                    #"{"name": "RowToRow", "type": "transform", "sourceEntity": "Row", "destinationEntity": "Row", "attributeMappings": {"out64": "TERNARY($source.i32 > 5, $source.out64, 0)"}}"#
-                ])
+            try Self.mapping("D1", "C2", "out64", "$source.i32 * 2", predicate: predicate),
+            try Self.mapping("C2", "D3", "out64", "TERNARY($source.i32 > 5, $source.out64, 0)")
         ]
         let directory = try TemporaryDirectory()
         let source = directory.path("D1.sqlite")
@@ -242,17 +220,9 @@ import TestSupport
         let v3 = try model(middle.replacingOccurrences(of: "\"C2\"", with: "\"C3\""))
         let v4 = try model(middle.replacingOccurrences(of: "\"C2\"", with: "\"D4\""))
         #expect(!middle.contains("float"))
-        func mapping(_ from: String, _ to: String, _ expression: String) throws -> MappingModel {
-            try PushdownDifferentialTests.mapping(
-                from: from, to: to,
-                [
-                    #"{"name": "GroupToGroup", "type": "copy", "sourceEntity": "Group", "destinationEntity": "Group"}"#,
-                    #"{"name": "RowToRow", "type": "transform", "sourceEntity": "Row", "destinationEntity": "Row", "attributeMappings": {"\#(attribute)": "\#(Self.escaped(expression))"}}"#
-                ])
-        }
         let mappings = [
-            try Self.first(attribute, first), try mapping("C2", "C3", second),
-            try mapping("C3", "D4", Self.after[attribute]!)
+            try Self.first(attribute, first), try Self.mapping("C2", "C3", attribute, second),
+            try Self.mapping("C3", "D4", attribute, Self.after[attribute]!)
         ]
         let directory = try TemporaryDirectory()
         let source = directory.path("D1.sqlite")
@@ -281,12 +251,7 @@ import TestSupport
                 of: #"{"type": "string", "optional": false, "default": "(none)"}"#, with: #""string""#)
         let v1 = try model(PushdownDifferentialTests.source), v2 = try model(middle)
         let v3 = try model(middle.replacingOccurrences(of: "\"F2\"", with: "\"F3\""))
-        let second = try PushdownDifferentialTests.mapping(
-            from: "F2", to: "F3",
-            [
-                #"{"name": "GroupToGroup", "type": "copy", "sourceEntity": "Group", "destinationEntity": "Group"}"#,
-                #"{"name": "RowToRow", "type": "transform", "sourceEntity": "Row", "destinationEntity": "Row", "attributeMappings": {"outDouble": "TERNARY($source.flt == nil, 0.0, $source.flt * 2)"}}"#
-            ])
+        let second = try Self.mapping("F2", "F3", "outDouble", "TERNARY($source.flt == nil, 0.0, $source.flt * 2)")
         let directory = try TemporaryDirectory()
         let source = directory.path("D1.sqlite")
         try PushdownDifferentialTests.makeSource(at: source, model: v1, rows: .clean)

@@ -139,36 +139,25 @@ struct PlanCommand: ParsableCommand {
             }
             // Steps run as one (docs/engine.md, "Steps run as one").
             for pass in migrator.passes(of: steps) where pass.steps.count > 1 {
-                func names(_ indexes: [Int]) -> String {
-                    indexes.map { "\(steps[$0].source.version) → \(steps[$0].destination.version)" }
-                        .joined(separator: " and ")
+                /// The steps at `indexes`, with what they do (`one`, or `several`).
+                func part(_ indexes: [Int], _ one: String, _ several: String) -> String? {
+                    guard !indexes.isEmpty else { return nil }
+                    let names = indexes.map { "\(steps[$0].source.version) → \(steps[$0].destination.version)" }
+                    return names.joined(separator: " and ") + " " + (indexes.count == 1 ? one : several)
                 }
                 let renaming = pass.steps.filter { $0 != pass.base && !pass.computing.contains($0) }
-                let (before, after) = (
-                    pass.computing.filter { $0 < pass.base }, pass.computing.filter { $0 > pass.base }
-                )
-                var parts: [String] = []
-                if !before.isEmpty {
-                    parts.append(
-                        "\(names(before)) "
-                            + (before.count == 1
-                                ? "computes values the step after it reads"
-                                : "compute values the steps after them read"))
-                }
-                if !after.isEmpty {
-                    parts.append(
-                        "\(names(after)) "
-                            + (after.count == 1
-                                ? "computes values from what the step before it writes"
-                                : "compute values from what the steps before them write"))
-                }
-                if !renaming.isEmpty {
-                    let one = renaming.count == 1
-                    parts.append(
-                        "\(names(renaming)) only rename\(one ? "s" : "")"
-                            + (pass.dropping.contains(where: renaming.contains)
-                                ? " or drop\(one ? "s" : "") properties" : ""))
-                }
+                let drops = pass.dropping.contains(where: renaming.contains)
+                let parts = [
+                    part(
+                        pass.computing.filter { $0 < pass.base }, "computes values the step after it reads",
+                        "compute values the steps after them read"),
+                    part(
+                        pass.computing.filter { $0 > pass.base }, "computes values from what the step before it writes",
+                        "compute values from what the steps before them write"),
+                    part(
+                        renaming, "only renames" + (drops ? " or drops properties" : ""),
+                        "only rename" + (drops ? " or drop properties" : ""))
+                ].compactMap { $0 }
                 print(
                     "one pass: \(steps[pass.steps.lowerBound].source.version) → \(steps[pass.steps.upperBound - 1].destination.version) "
                         + "(\(parts.joined(separator: "; ")); `run --step-by-step` runs each step on its own)"
