@@ -6,8 +6,9 @@ import Remodel
 // that both compute values, Products1 → Products2 (price * 1.03, weight widened to a
 // double) → Products3 (gross = price * 1.2, price dropped), by StoreMigrator in one pass
 // (the first step computes what the second reads: docs/engine.md, "Steps that compute"),
-// by StoreMigrator step by step, and by hand in one INSERT … SELECT. See
-// docs/performance.md.
+// by StoreMigrator step by step, and by hand in one INSERT … SELECT. With --filtered, the
+// first step keeps the products with a quantity of 100 or more: the second then computes
+// after the step whose mapping runs. See docs/performance.md.
 
 /// The chain's versions after Products1 (mappings/product-price's), and its two mapping
 /// files, by file name.
@@ -36,9 +37,13 @@ let priceChainFiles: [String: String] = [
     """
 ]
 
+/// The fetch of the products the first step keeps, with `--filtered`.
+let priceChainFilter =
+    #"FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"Product\", \"quantity >= 100\"), $manager.sourceContext, NO)"#
+
 /// The chain's folder in `directory`: Products1 from `mappings`, the rest
-/// (``priceChainFiles``).
-func writePriceChain(in directory: String, mappings: URL) -> String {
+/// (``priceChainFiles``), the first step with ``priceChainFilter`` where `filtered`.
+func writePriceChain(in directory: String, mappings: URL, filtered: Bool) -> String {
     let folder = directory + "/price-chain"
     do {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -46,7 +51,13 @@ func writePriceChain(in directory: String, mappings: URL) -> String {
             at: mappings.appendingPathComponent(productsModelPath),
             to: URL(fileURLWithPath: folder + "/Products1.model.json"))
         for (name, text) in priceChainFiles {
-            try text.write(toFile: folder + "/" + name, atomically: true, encoding: .utf8)
+            let written =
+                filtered && name.hasPrefix("Products1_to")
+                ? text.replacingOccurrences(
+                    of: #""destinationEntity": "Product","#,
+                    with: #""destinationEntity": "Product", "sourceExpression": "\#(priceChainFilter)","#)
+                : text
+            try written.write(toFile: folder + "/" + name, atomically: true, encoding: .utf8)
         }
     } catch {
         die("cannot write the price chain in \(folder): \(error)")
@@ -68,19 +79,22 @@ func migratePriceChainWithStoreMigrator(_ options: Options, fusesSteps: Bool) ->
             die("StoreMigrator: \(error)")
         }
     }
-    guard reports.count == 2, reports[0].isFused == fusesSteps else {
+    guard reports.count == 2, reports.contains(where: \.isFused) == fusesSteps else {
         die("StoreMigrator ran \(reports.map { "\($0.source) → \($0.destination), fused \($0.isFused)" })")
     }
     var splits: [String: Double] = [:]
     for step in reports where !step.isFused { splits["\(step.source) → \(step.destination)"] = step.report.seconds }
     splits["files and setup"] = seconds - splits.values.reduce(0, +)
+    // (The rows the chain writes, as pure SQL counts them.)
     return VariantResult(
-        seconds: seconds, rows: reports[0].report.entityMappings.first?.sourceInstances ?? 0, splits: splits)
+        seconds: seconds, rows: reports[1].report.entityMappings.first?.destinationInstances ?? 0, splits: splits)
 }
 
 /// What a careful engineer writes for the chain: Products1 to Products3 in one
 /// `INSERT … SELECT`, gross computed as the two steps compute it, one after the other
-/// (``sqlStep(from:to:model:countRows:indexesAfter:maxima:_:)``: the new file synced).
+/// (``sqlStep(from:to:model:countRows:indexesAfter:maxima:_:)``: the new file synced);
+/// with `--filtered`, the products kept numbered 1, 2, … in key order, as the engine
+/// numbers them (a NULL `Z_PK`, the next rowid of the empty table).
 func migratePriceChainSQL(_ options: Options) -> VariantResult {
     var rows = 0
     var stepSeconds = 0.0
@@ -92,9 +106,9 @@ func migratePriceChainSQL(_ options: Options) -> VariantResult {
         ) { entity in
             """
             INSERT INTO ZPRODUCT (Z_PK, Z_ENT, Z_OPT, ZNAME, ZSKU, ZGROSS, ZQUANTITY, ZWEIGHT, ZADDED, ZACTIVE, ZNOTES)
-                SELECT Z_PK, \(entity("Product")), 1, ZNAME, ZSKU, ZPRICE * 1.03 * 1.2, ZQUANTITY, ZWEIGHT, ZADDED,
-                    ZACTIVE, ZNOTES
-                FROM src.ZPRODUCT ORDER BY Z_PK;
+                SELECT \(options.filtered ? "NULL" : "Z_PK"), \(entity("Product")), 1,
+                    ZNAME, ZSKU, ZPRICE * 1.03 * 1.2, ZQUANTITY, ZWEIGHT, ZADDED, ZACTIVE, ZNOTES
+                FROM src.ZPRODUCT \(options.filtered ? "WHERE ZQUANTITY >= 100 " : "")ORDER BY Z_PK;
             """
         }
     }
@@ -125,21 +139,25 @@ func runPriceChainBenchmark(_ options: Options) {
     let started = Date()
     let quiet = options.markdown
 
-    let chain = writePriceChain(in: directory, mappings: mappings)
+    let chain = writePriceChain(in: directory, mappings: mappings, filtered: options.filtered)
     let source = directory + "/Products1.sqlite"
     if !quiet { progressLine("generating \(rows) products in \(source) …") }
     generateProductsStore(source, rows: rows, model: loadModel(mappings, productsModelPath))
     let v3 = loadModel(URL(fileURLWithPath: chain), "Products3.model.json")
-    // The rows through both steps, computed here: gross is (price * 1.03) * 1.2.
+    // The rows through both steps, computed here: gross is (price * 1.03) * 1.2; with
+    // --filtered, only the quantities of 100 or more, numbered again.
     let generator = ProductGenerator()
     var expected = Checksum()
+    var kept = 0
     for i in 0..<rows {
         var row = generator.row(i)
+        if options.filtered, row.quantity < 100 { continue }
+        kept += 1
         row.price = row.price * 1.03 * 1.2
-        expected.add(integer: Int64(i + 1))
+        expected.add(integer: Int64(kept))
         expected.add(row)
     }
-    let common = ["--mappings", chain]
+    let common = ["--mappings", chain] + (options.filtered ? ["--filtered"] : [])
     var destinationBytes: [String: Int] = [:]
     let runs = measureVariants(
         "chain", priceChainVariants.filter { options.only?.contains($0.id) ?? true }, rounds: options.roundCount,
@@ -158,12 +176,12 @@ func runPriceChainBenchmark(_ options: Options) {
             let path = "\(directory)/\(variant.id).sqlite"
             defer { removeStore(path) }
             let (count, checksum) = tableChecksum(path, table: "ZPRODUCT", columns: products3Columns)
-            guard count == rows, checksum == expected, measurement.result.rows == rows else {
+            guard count == kept, checksum == expected, measurement.result.rows == kept else {
                 die(
-                    "\(variant.label) wrote \(count) rows with checksum \(checksum.hex); expected \(rows), \(expected.hex)"
-                )
+                    "\(variant.label) wrote \(count) rows with checksum \(checksum.hex) (read \(measurement.result.rows)); "
+                        + "expected \(kept) of \(rows), \(expected.hex)")
             }
-            verifyPrimaryKeyMax(path, entity: "Product", rows)
+            verifyPrimaryKeyMax(path, entity: "Product", kept)
             verifyStoreOpens(path, v3)
             destinationBytes[variant.label] = fileSize(path)
         })
@@ -171,14 +189,14 @@ func runPriceChainBenchmark(_ options: Options) {
     let run = { (id: String) in runs.first { $0.variant.id == id } }
     var report = BenchmarkReport(
         title:
-            "price-chain: \(rows) rows, Products1 → Products2 (price * 1.03, weight to a double) → Products3 (gross = price * 1.2)",
+            "price-chain: \(rows) rows, Products1 → Products2 (\(options.filtered ? "quantity >= 100, " : "")price * 1.03, weight to a double) → Products3 (gross = price * 1.2)",
         header: machineHeader(
             loadBefore: loadBefore, loadAfter: Machine.loadAverage, seconds: Date().timeIntervalSince(started))
             + ["rounds: \(options.roundCount) per variant, interleaved (median); each variant in its own process"],
         groups: [runs])
     report.footnotes = [
         "checksums: every final store agrees with the generated rows put through both steps in Swift "
-            + "(\(rows) rows, \(expected.hex)), Z_PRIMARYKEY.Z_MAX is \(rows), and each opens as a Products3 store",
+            + "(\(kept) of \(rows) rows, \(expected.hex)), Z_PRIMARYKEY.Z_MAX is \(kept), and each opens as a Products3 store",
         "StoreMigrator migrates a copy of the source in place (the copy not timed), syncing and replacing each new "
             + "file; pure SQL writes and syncs one new file",
         "source store \(formatBytes(fileSize(source))); final stores "

@@ -21,7 +21,7 @@ let usage = """
            remodel-bench item-images [--items N] [--size BYTES] [--external] [--rounds N] [--dir DIR] [--markdown]
            remodel-bench chain [--notes N] [--rounds N] [--dir DIR] [--markdown]
            remodel-bench note-folders [--notes N] [--rounds N] [--dir DIR] [--markdown]
-           remodel-bench price-chain [--rows N] [--rounds N] [--dir DIR] [--markdown]
+           remodel-bench price-chain [--rows N] [--filtered] [--rounds N] [--dir DIR] [--markdown]
            remodel-bench list
 
     expressions       measure parse, compile and evaluate of each expression and predicate, and
@@ -59,6 +59,9 @@ let usage = """
     --external    item-images: images in files of the store's _EXTERNAL_DATA folder, as Core
                   Data keeps values over its threshold, moved into Image.data with external
                   storage too (new files); against a raw loop of reads and writes
+    --filtered    price-chain: the first step keeps only the products with a quantity of 100
+                  or more (a filter), so the second computes after the step whose mapping
+                  runs
     --dir DIR     where the temporary stores go (default $TMPDIR, else /tmp); a directory of
                   their own is made there and removed at the end. Not inside the repository.
     --mappings D  the repository's mappings/ folder (default: found from the source path)
@@ -80,6 +83,7 @@ struct Options {
     var notes: Int? = nil
     var size: Int? = nil
     var external = false
+    var filtered = false
     var dir: String? = nil
     var mappings: String? = nil
     // Hidden: what a variant's child process is told.
@@ -131,6 +135,7 @@ func parseOptions(_ arguments: [String]) -> Options {
         case "--chunk": options.chunk = positive(argument)
         case "--items": options.items = positive(argument)
         case "--external": options.external = true
+        case "--filtered": options.filtered = true
         case "--notes": options.notes = positive(argument)
         case "--size":
             guard let n = parseSize(value(for: argument)), n > 0 else {
