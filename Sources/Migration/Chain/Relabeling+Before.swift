@@ -12,9 +12,10 @@ extension Relabeling {
     /// mappings written out, and every destination property it does not fill listed
     /// without an expression (A's same-named properties are not B's); what it reads of an
     /// attribute the step computes, `$source.<attribute>`, read as the expression that
-    /// computes it (``computed``). Nil when it cannot be: a custom policy, an expression that reads the source by a name it cannot tell
-    /// (``SourceRenamer``; a computed attribute read any other way among them), a source
-    /// attribute whose value writing could change (a decimal, a UUID, a URI).
+    /// computes it (``computed``). Nil when it cannot be: a custom policy, an expression
+    /// that reads the source by a name it cannot tell (``SourceRenamer``; a computed
+    /// attribute read any other way among them), a source attribute whose value writing
+    /// could change (a decimal, a UUID, a URI).
     func composeBefore(_ mapping: MappingModel, destination: ObjectModel, policies: PolicyRegistry)
         -> MappingModel?
     {

@@ -152,36 +152,27 @@ extension Relabeling {
         return result
     }
 
-    /// Whether each of `values` translates over the rows of its entity in `layout`
-    /// (``computes(_:_:with:)``).
-    static func translates(_ values: [ComputedValue], in layout: StoreLayout, functions: FunctionRegistry) -> Bool {
-        values.allSatisfy { value in
-            guard let entity = layout.model.entity(named: value.entity) else { return false }
-            var translator = translator(of: entity, in: layout, functions: functions)
-            return computes(value.expression, value.attribute, with: &translator) != nil
-        }
+    /// The scan of one entity's rows that finds one on which a computed attribute would
+    /// not be read back as its expression's value: SQL with its parameters.
+    struct Scan {
+        let sql: String
+        let parameters: [SQLiteValue]
     }
 
-    /// Whether no row of `store` (at the version a pass starts from) is one on which a
-    /// computed attribute of `values` would not be read back as its expression's value
-    /// (``computes(_:_:with:)``): one scan of each entity that has one.
-    static func computesExactly(_ values: [ComputedValue], in store: Store, functions: FunctionRegistry) throws
-        -> Bool
-    {
-        guard !values.isEmpty else { return true }
-        try store.database.registerValueFunctions()
+    /// The scans of a store laid out as `layout` (at the version a pass starts from) that
+    /// check `values`, one per entity (``computes(_:_:with:)``; where the fetch of a value
+    /// rejects a row, the step never computes it, so SQL's condition for rejecting, where
+    /// it says one, leaves the row out); nil where one cannot be said.
+    static func scans(_ values: [ComputedValue], in layout: StoreLayout, functions: FunctionRegistry) -> [Scan]? {
+        var scans: [Scan] = []
         for (name, group) in Dictionary(grouping: values, by: \.entity).sorted(by: { $0.key < $1.key }) {
-            guard let entity = store.model.entity(named: name), let rows = store.layout.entities[name] else {
-                return false
-            }
-            var translator = translator(of: entity, in: store.layout, functions: functions)
+            guard let entity = layout.model.entity(named: name), let rows = layout.entities[name] else { return nil }
+            var translator = translator(of: entity, in: layout, functions: functions)
             var conditions: [String] = []
             for value in group {
-                guard let failing = computes(value.expression, value.attribute, with: &translator) else { return false }
-                // (Where the fetch rejects a row, the step never computes it: SQL's
-                // condition for rejecting, where it says one.)
+                guard let failing = computes(value.expression, value.attribute, with: &translator) else { return nil }
                 if let text = value.filter, let predicate = try? FormatPredicate(parsing: text),
-                    let rejects = store.layout.rowConditions(of: predicate, on: name)
+                    let rejects = layout.rowConditions(of: predicate, on: name)
                 {
                     let offset = translator.parameters.count
                     translator.append(parameters: rejects.parameters)
@@ -192,12 +183,34 @@ extension Relabeling {
                     conditions.append("(\(failing))")
                 }
             }
-            let statement = try store.database.prepare(
-                "SELECT 1 FROM \(rows.table) AS t0 \(translator.joins.map { $0 + " " }.joined())"
-                    + "WHERE t0.Z_ENT = \(rows.number) AND (\(conditions.joined(separator: " OR "))) LIMIT 1")
+            scans.append(
+                Scan(
+                    sql: "SELECT 1 FROM \(rows.table) AS t0 \(translator.joins.map { $0 + " " }.joined())"
+                        + "WHERE t0.Z_ENT = \(rows.number) AND (\(conditions.joined(separator: " OR "))) LIMIT 1",
+                    parameters: translator.parameters))
+        }
+        return scans
+    }
+
+    /// Whether `values` can be checked over a store laid out as `layout` (``scans``).
+    static func translates(_ values: [ComputedValue], in layout: StoreLayout, functions: FunctionRegistry) -> Bool {
+        scans(values, in: layout, functions: functions) != nil
+    }
+
+    /// Whether no row of `store` (at the version a pass starts from) is one on which a
+    /// computed attribute of `values` would not be read back as its expression's value:
+    /// the ``scans`` run.
+    static func computesExactly(_ values: [ComputedValue], in store: Store, functions: FunctionRegistry) throws
+        -> Bool
+    {
+        guard !values.isEmpty else { return true }
+        guard let scans = scans(values, in: store.layout, functions: functions) else { return false }
+        try store.database.registerValueFunctions()
+        for scan in scans {
+            let statement = try store.database.prepare(scan.sql)
             // (Up to the last one the conditions name: a constant may be read only by the
             // value itself.)
-            for (i, value) in translator.parameters.prefix(Int(statement.parameterCount)).enumerated() {
+            for (i, value) in scan.parameters.prefix(Int(statement.parameterCount)).enumerated() {
                 try statement.bind(value, at: Int32(i + 1))
             }
             if try statement.step() { return false }

@@ -31,9 +31,10 @@ import ObjectGraph
 ///   inverse (the links and files of the others are not known to come out the same; the
 ///   counts of these are the interpreter's, object by object, ``report(in:layout:locate:)``).
 ///
-/// Made to compute (``init(_:computingWith:)``, a step before the one whose mapping
-/// runs), it may also give a C attribute a value it computes, where writing that value and
-/// reading it back gives the value (``computed``, docs/engine.md "Steps that compute").
+/// Made to compute (``init(_:computingWith:)``), it may also give a C attribute a value it
+/// computes, where writing that value and reading it back gives the value (``computed``,
+/// docs/engine.md "Steps that compute"): the step after reads it as its expression, or,
+/// after the step whose mapping runs, it is computed from what that step writes.
 ///
 /// Properties of the C entity the step does not fill keep their defaults, as they would;
 /// each must pass its rules so (``defaultPassesItsRules(_:)``), since a pass that reads
@@ -65,14 +66,15 @@ struct Relabeling {
     private(set) var computed: [String: [String: String]] = [:]
 
     /// The step as a relabeling; with `functions` (those its expressions call), one that
-    /// may also compute attributes (``computed``), which only a step before the step whose
-    /// mapping runs may.
+    /// may also compute attributes (``computed``).
     init?(_ step: StoreMigrator.Step, computingWith functions: FunctionRegistry? = nil) {
         self.step = step
         let (middle, new) = (step.source, step.destination)
         let mappings =
             step.isInferred ? step.mapping : Self.inInferredTerms(step.mapping, from: middle, to: new)
         var removed: Set<String> = []
+        // (The older version's layout, for the computed attributes' translations.)
+        var layout: StoreLayout?
         for mapping in mappings.entityMappings {
             guard mapping.policy == nil else { return nil }
             switch mapping.type {
@@ -104,7 +106,8 @@ struct Relabeling {
                     continue
                 }
                 guard let functions else { return nil }
-                var translator = Self.translator(of: from, in: StoreLayout(model: middle), functions: functions)
+                if layout == nil { layout = StoreLayout(model: middle) }
+                var translator = Self.translator(of: from, in: layout!, functions: functions)
                 guard Self.computes(expression, attribute, with: &translator) != nil else { return nil }
                 computes[attribute.name] = expression
             }
@@ -396,14 +399,19 @@ struct Relabeling {
             let sourceEntity = original.sourceEntity.flatMap(source.entity(named:))
             var written = compiler.withImplicitMappings(original, sourceEntity, middle.entity(named: name))
             let attributes = middle.entity(named: name).map(middle.allAttributes(of:)) ?? []
-            /// The check that the step before writes `attribute` as this step reads it back.
-            func check(_ attribute: AttributeDescription, _ expression: String) -> ComputedValue? {
-                guard let sourceEntity else { return nil }
-                let fetch = written.sourceExpression.flatMap { try? FormatExpression(parsing: $0) }.flatMap(
-                    MappingCompiler.standardFetch)
-                return ComputedValue(
-                    entity: sourceEntity.name, attribute: attribute, expression: expression,
-                    filter: fetch.flatMap { $0.entity == sourceEntity.name ? $0.predicate : nil })
+            let filter = written.sourceExpression.flatMap { try? FormatExpression(parsing: $0) }.flatMap(
+                MappingCompiler.standardFetch
+            ).flatMap { $0.entity == sourceEntity?.name ? $0.predicate : nil }
+            /// Checks that the step before writes `attribute` (by `expression`) as this step
+            /// reads it back; false where it cannot (a mapping with no source entity).
+            func check(_ attribute: AttributeDescription, _ expression: String) -> Bool {
+                guard let sourceEntity else { return false }
+                if !checks.contains(where: { $0.entity == sourceEntity.name && $0.attribute.name == attribute.name }) {
+                    checks.append(
+                        ComputedValue(
+                            entity: sourceEntity.name, attribute: attribute, expression: expression, filter: filter))
+                }
+                return true
             }
             // What the step computes, computed from what the step before writes.
             var computedMappings: [PropertyMapping] = []
@@ -428,9 +436,8 @@ struct Relabeling {
                     for read in Self.keysRead(by: parsed).sorted() {
                         guard let expression = expressions[read]?.description else { continue }
                         guard let described = attributes.first(where: { $0.name == read }),
-                            let value = check(described, expression)
+                            check(described, expression)
                         else { return nil }
-                        checks.append(value)
                     }
                     computedMappings.append(PropertyMapping(name: attribute, valueExpression: value))
                 }
@@ -443,11 +450,7 @@ struct Relabeling {
                     guard let attribute = attributes.first(where: { $0.name == drop }) else { return nil }
                     let expression = written.propertyMapping(named: drop)?.valueExpression
                     if Self.writesWithoutFail(attribute, expression, from: sourceEntity, in: source) { continue }
-                    guard let expression, let value = check(attribute, expression)
-                    else { return nil }
-                    if !checks.contains(where: { $0.entity == value.entity && $0.attribute.name == drop }) {
-                        checks.append(value)
-                    }
+                    guard let expression, check(attribute, expression) else { return nil }
                 }
                 written.attributeMappings.removeAll { drops.contains($0.name) }
             }

@@ -68,13 +68,17 @@ extension StoreMigrator {
     /// `leading` (each absorbed into the step after it); nil when it would run one step.
     func fusedRun(from first: Int, of steps: [Step], leading: Bool) -> FusedRun? {
         var base = first
+        // The steps before, absorbed (they may compute values, which the step after reads
+        // as their expressions; docs/engine.md, "Steps that compute").
+        var relabelings: [Relabeling] = []
         if leading {
-            // (They may compute values, which the step after reads as their expressions;
-            // docs/engine.md, "Steps that compute".)
-            while base + 1 < steps.count, Relabeling(steps[base], computingWith: policies.functions) != nil {
+            while base + 1 < steps.count, let relabeling = Relabeling(steps[base], computingWith: policies.functions) {
+                relabelings.append(relabeling)
                 base += 1
             }
         }
+        /// The pass without the steps before, where it had any.
+        func withoutThem() -> FusedRun? { leading ? fusedRun(from: first, of: steps, leading: false) : nil }
         var mapping = steps[base].mapping
         var trailing: [Relabeling] = []
         var end = base + 1
@@ -89,34 +93,29 @@ extension StoreMigrator {
             trailing.append(relabeling)
             end += 1
         }
-        var before: [Relabeling] = []
-        for index in stride(from: base - 1, through: first, by: -1) {
-            guard let relabeling = Relabeling(steps[index], computingWith: policies.functions),
+        for relabeling in relabelings.reversed() {
+            guard
                 let composed = relabeling.composeBefore(
                     mapping, destination: steps[end - 1].destination, policies: policies)
             else {
                 // (The first step may still run with the renamings after it.)
-                return leading ? fusedRun(from: first, of: steps, leading: false) : nil
+                return withoutThem()
             }
             mapping = composed
-            before.insert(relabeling, at: 0)
         }
+        let before = relabelings
         // What each step before computes, read from the pass's source, must translate
         // there (else the pass would never pass its check).
         var computed: [Relabeling.ComputedValue] = []
         for i in before.indices {
-            guard let values = before[i].computedValues(after: before[..<i]) else {
-                return leading ? fusedRun(from: first, of: steps, leading: false) : nil
-            }
+            guard let values = before[i].computedValues(after: before[..<i]) else { return withoutThem() }
             computed += values
         }
-        guard let after = Relabeling.readBack(checks, through: before[...]) else {
-            return leading ? fusedRun(from: first, of: steps, leading: false) : nil
-        }
+        guard let after = Relabeling.readBack(checks, through: before[...]) else { return withoutThem() }
         computed += after
         guard
             Relabeling.translates(computed, in: StoreLayout(model: steps[first].source), functions: policies.functions)
-        else { return leading ? fusedRun(from: first, of: steps, leading: false) : nil }
+        else { return withoutThem() }
         guard end - first > 1,
             let manager = try? MigrationManager(
                 mapping: mapping, source: steps[first].source, destination: steps[end - 1].destination,
