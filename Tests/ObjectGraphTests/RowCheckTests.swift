@@ -56,6 +56,57 @@ import Testing
         }
     }
 
+    /// The expectations of a step that copies columns (`.integral`, `.number`,
+    /// `.floatNumber`, `.anyText`, `.blob`, and `.text` where a length is bounded) accept
+    /// exactly the values that SQL's comparisons of their class accept, which a renaming
+    /// step's check once made of every row: over values of every class, at the edges of
+    /// each range, stored in columns of every affinity.
+    @Test func theCopyExpectationsTellWhatSQLsComparisonsTell() throws {
+        let expectations: [(ColumnExpectation.Storage, String)] = [
+            (.integral(-32768...32767), "x >= '' OR x <> CAST(x AS INTEGER) OR x NOT BETWEEN -32768 AND 32767"),
+            (.integral(Int64.min...Int64.max), "x >= '' OR x <> CAST(x AS INTEGER)"),
+            (.integral(0...1), "x >= '' OR x <> CAST(x AS INTEGER) OR x NOT IN (0, 1)"),
+            (.number, "x >= ''"),
+            (.floatNumber, "x >= '' OR remodel_float(x) <> x"),
+            (.anyText, "x < '' OR x >= X''"),
+            (.text, "x < '' OR x >= X'' OR NOT remodel_wellformed(x)"),
+            (.blob, "x < X''")
+        ]
+        let values = [
+            "NULL", "0", "-0.0", "1", "1.0", "5", "5.0", "5.5", "-1", "32767", "32768", "32768.0", "-32768",
+            "-32769.0", "2147483648", "16777216", "16777217", "16777217.0", "0.1", "0.25", "1e20", "-1e20",
+            "9223372036854775807", "-9223372036854775808", "9.223372036854775807e18", "-9.223372036854775808e18",
+            "1e300", "'5'", "'abc'", "''", "CAST(X'66C328' AS TEXT)", "X''", "X'01'"
+        ]
+        let database = try Database(path: ":memory:", mode: .create)
+        try database.registerValueFunctions()
+        let affinities = ["INTEGER", "FLOAT", "TIMESTAMP", "VARCHAR", "BLOB", ""]
+        try database.execute(
+            "CREATE TABLE r (\(affinities.indices.map { "c\($0) \(affinities[$0])" }.joined(separator: ", ")))")
+        for value in values {
+            try database.execute(
+                "INSERT INTO r VALUES (\(Array(repeating: value, count: affinities.count).joined(separator: ", ")))")
+        }
+        var compared = 0
+        for (storage, broken) in expectations {
+            let check = RowCheck([ColumnExpectation(storage, allowsNull: true)])
+            try database.register(check, as: "check_row")
+            for column in affinities.indices.map({ "c\($0)" }) {
+                let sql = broken.replacingOccurrences(of: "x", with: column)
+                let statement = try database.prepare(
+                    "SELECT quote(\(column)), typeof(\(column)), check_row(\(column)), NOT coalesce(\(sql), 0) FROM r")
+                while try statement.step() {
+                    compared += 1
+                    #expect(
+                        statement.int64(at: 2) == statement.int64(at: 3),
+                        "\(storage) of \(statement.string(at: 0) ?? "") (\(statement.string(at: 1) ?? "")) in \(column)"
+                    )
+                }
+            }
+        }
+        #expect(compared == expectations.count * affinities.count * values.count)
+    }
+
     /// A check that stops at the first failure: the rows before it pass, every row from
     /// it on fails, and it keeps that row's key until cleared.
     @Test func stopsAtTheFirstFailureWhereAskedTo() throws {

@@ -18,6 +18,15 @@ public struct ColumnExpectation: Hashable, Sendable {
         case float
         /// Text of well-formed UTF-8.
         case text
+        /// What a step that copies a column reads back as it is (``RowCheck`` then tells
+        /// exactly the rows SQL's comparisons of the column's class tell):
+        /// - `number`: an integer or a double, as a Double or Date attribute reads it;
+        /// - `integral`: an integer in the range, or a double equal to one of them;
+        /// - `floatNumber`: an integer or a double that a 32-bit float holds exactly, as
+        ///   `remodel_float` rounds it;
+        /// - `anyText`: text, of any bytes;
+        /// - `blob`: a blob.
+        case number, integral(ClosedRange<Int64>), floatNumber, anyText, blob
     }
 
     public var storage: Storage
@@ -58,7 +67,7 @@ public final class RowCheck: @unchecked Sendable {
         let detail: Detail
         var low: Int64 = .min, high: Int64 = .max
 
-        enum Detail { case none, inRange, float, text }
+        enum Detail { case none, inRange, float, text, integral, floatNumber }
 
         init(_ expectation: ColumnExpectation) {
             var classes: Int32 = expectation.allowsNull ? 1 << SQLITE_NULL : 0
@@ -76,21 +85,50 @@ public final class RowCheck: @unchecked Sendable {
             case .text:
                 classes |= 1 << SQLITE_TEXT
                 detail = .text
+            case .number:
+                classes |= 1 << SQLITE_INTEGER | 1 << SQLITE_FLOAT
+                detail = .none
+            case .integral(let range):
+                classes |= 1 << SQLITE_INTEGER | 1 << SQLITE_FLOAT
+                (low, high) = (range.lowerBound, range.upperBound)
+                detail = .integral
+            case .floatNumber:
+                classes |= 1 << SQLITE_INTEGER | 1 << SQLITE_FLOAT
+                detail = .floatNumber
+            case .anyText:
+                classes |= 1 << SQLITE_TEXT
+                detail = .none
+            case .blob:
+                classes |= 1 << SQLITE_BLOB
+                detail = .none
             }
             self.classes = classes
         }
 
-        /// Whether `value`, not NULL and of a storage class the test accepts, is what it
-        /// must be.
-        func meets(_ value: OpaquePointer?) -> Bool {
+        /// Whether `value`, not NULL and of the storage class `type`, which the test
+        /// accepts, is what it must be.
+        func meets(_ value: OpaquePointer?, type: Int32) -> Bool {
             switch detail {
             case .none: return true
             case .inRange:
                 let v = sqlite3_value_int64(value)
                 return v >= low && v <= high
+            case .integral:
+                // (A double equal to an integer: SQL's `x = CAST(x AS INTEGER)`.)
+                guard
+                    let v = type == SQLITE_INTEGER
+                        ? sqlite3_value_int64(value) : Int64(exactly: sqlite3_value_double(value))
+                else { return false }
+                return v >= low && v <= high
             case .float:
                 let d = sqlite3_value_double(value)
                 return Double(Float(d)) == d
+            case .floatNumber:
+                // (Compared as SQL compares the rounded double with the column's value:
+                // exactly, an integer with a double too.)
+                let rounded = Double(Float(sqlite3_value_double(value)))
+                return type == SQLITE_INTEGER
+                    ? Int64(exactly: rounded) == sqlite3_value_int64(value) : rounded == sqlite3_value_double(value)
             case .text:
                 // (The text first, then its length, as SQLite asks.)
                 guard let text = sqlite3_value_text(value) else { return true }
@@ -133,7 +171,7 @@ public final class RowCheck: @unchecked Sendable {
             let type = sqlite3_value_type(value.pointee)
             // (NULL is a class with nothing more to it.)
             guard test.pointee.classes & (1 &<< type) != 0,
-                test.pointee.detail == .none || type == SQLITE_NULL || test.pointee.meets(value.pointee)
+                test.pointee.detail == .none || type == SQLITE_NULL || test.pointee.meets(value.pointee, type: type)
             else { return false }
             test += 1
             value += 1
