@@ -319,11 +319,16 @@ import TestSupport
     static func run(
         _ mapping: MappingModel, _ v1: ObjectModel, _ v2: ObjectModel, source: String, to path: String,
         pushdown: Bool, policies: PolicyRegistry = PolicyRegistry(), sourceIsWellTyped: Bool = false,
-        after: (MigrationManager) -> Void = { _ in }
+        sqlChunkRows: Int? = nil, after: (MigrationManager) -> Void = { _ in }
     ) throws -> (Outcome, MigrationReport?) {
+        var options = MigrationOptions(chunkSize: 700, pushdown: pushdown)
+        if let sqlChunkRows {
+            // (Many chunks, each from the second on checked ahead and written without a check.)
+            options.sqlChunkRows = sqlChunkRows
+            options.checkAhead = .waiting
+        }
         let manager = try MigrationManager(
-            mapping: mapping, source: v1, destination: v2, policies: policies,
-            options: MigrationOptions(chunkSize: 700, pushdown: pushdown))
+            mapping: mapping, source: v1, destination: v2, policies: policies, options: options)
         manager.sourceIsWellTyped = sourceIsWellTyped
         do {
             let report = try manager.migrateStore(from: source, to: path)
@@ -1186,6 +1191,62 @@ import TestSupport
             if source.objectID.primaryKey % 10 == 0 {
                 _ = try defaultCreateDestinationInstances(forSource: source, in: mapping, manager: manager)
             }
+        }
+    }
+
+    /// Makes the default copy of each group, then an object it deletes again: the key it
+    /// took is left unused, as the interpreter leaves it.
+    final class GappingPolicy: EntityMigrationPolicy {
+        func createDestinationInstances(
+            forSource source: ManagedObject, in mapping: EntityMapping, manager: MigrationManager
+        ) throws {
+            _ = try defaultCreateDestinationInstances(forSource: source, in: mapping, manager: manager)
+            try manager.destinationContext.delete(manager.destinationContext.insert(mapping.destinationEntity!))
+        }
+    }
+
+    /// Rows written as SQL after keys the table left unused (an interpreted mapping of the
+    /// same table took keys for objects it deleted) take the keys the interpreter gives
+    /// them: after the gap, where SQLite would give the next rowid of the table. The rows
+    /// of a filter (counted keys) and of every row (keys by an offset).
+    @Test(arguments: [false, true])
+    func rowsAfterUnusedKeysTakeTheInterpretersKeys(filtered: Bool) throws {
+        let v1 = try model(Self.source), v2 = try model(Self.destination)
+        let directory = try TemporaryDirectory()
+        let source = directory.path("D1.sqlite")
+        try Self.makeSource(at: source, model: v1, rows: .clean, contiguousKeys: true)
+        var policies = PolicyRegistry()
+        policies.register("Gapping") { GappingPolicy() }
+        let filter =
+            filtered
+            ? #", "sourceExpression": "FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"Group\", \"rank > 3\"), $manager.sourceContext, NO)""#
+            : ""
+        let mapping = try Migration.MappingModel(
+            json: JSON.parse(
+                """
+                {"sourceModel": "D1", "destinationModel": "D2", "entityMappings": [
+                  {"name": "GroupToGroup", "type": "copy", "sourceEntity": "Group", "destinationEntity": "Group", "policy": "Gapping"},
+                  {"name": "GroupToGroupAgain", "type": "copy", "sourceEntity": "Group", "destinationEntity": "Group"\(filter)}]}
+                """), file: "test.mapping.json")
+        let (interpreted, _) = try Self.run(
+            mapping, v1, v2, source: source, to: directory.path("i.sqlite"), pushdown: false, policies: policies)
+        // Each statement that writes the rows: the one that checks each row, one for a
+        // store whose values are known to be well typed, and those of chunks checked ahead.
+        for (n, (wellTyped, chunkRows)) in [(false, nil), (true, nil), (false, 7)].enumerated() {
+            let (pushed, report) = try Self.run(
+                mapping, v1, v2, source: source, to: directory.path("s\(n).sqlite"), pushdown: true,
+                policies: policies, sourceIsWellTyped: wellTyped, sqlChunkRows: chunkRows)
+            #expect(pushed == interpreted, "well typed \(wellTyped), chunks of \(chunkRows ?? 0)")
+            guard case .store(let tables, _) = pushed, let report else {
+                Issue.record("the migration failed: \(pushed)")
+                continue
+            }
+            let execution = report.entityMappings[1].execution!
+            #expect(execution.instancesAsSQL, "\(execution)")
+            // The second mapping's keys start after the 40 copies and the 40 keys left unused.
+            let keys = (tables["ZGROUP"] ?? []).compactMap { Int($0[0].dropFirst(2)) }
+            #expect(keys.count > 40 && keys.filter { $0 <= 80 }.count == 40 && keys.min() == 1)
+            #expect(keys.filter { $0 > 80 }.min() == 81)
         }
     }
 

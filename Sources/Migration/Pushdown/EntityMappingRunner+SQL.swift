@@ -35,7 +35,7 @@ extension EntityMappingRunner {
                 throw SQLTranslator.Refusal("a guarded row")
             }
             try database.registerFunction("remodel_key_\(index)", arity: 1) { arguments in
-                .integer(pairs.append(source: arguments.int64(at: 0)))
+                pairs.counter.key(for: arguments.int64(at: 0)).map { .integer($0) } ?? .null
             }
             attributesValidated = false
             try database.registerFunction("remodel_invalid_\(index)", arity: 1) { _ in
@@ -132,7 +132,12 @@ extension EntityMappingRunner {
         func statements(key: String, offset: Int64?) throws -> (ChunkStatement, Repair?, Ahead?) {
             let inOrder = offset == nil
             guard let asItIs = plan.asItIs?.plan else {
-                return (ChunkStatement(plan, try insertStatement(plan, key: key, prelinks: prelinks)), nil, nil)
+                // (Every row of each chunk, in key order.)
+                let appending = try offset.map { ($0, try insertStatement(plan, key: "NULL", prelinks: prelinks)) }
+                return (
+                    ChunkStatement(plan, try insertStatement(plan, key: key, prelinks: prelinks), appending: appending),
+                    nil, nil
+                )
             }
             var checked = asItIs.rowChecks.map { (column: $0.column, expectation: $0.expectation) }
             // With keys by an offset, every key of the range is a row, and a row of another
@@ -166,12 +171,15 @@ extension EntityMappingRunner {
             // caller stops it.
             var ahead: Ahead?
             if !high.isAmong(chunkRows, from: low), checksAhead {
-                let statement = try ChunkStatement(
-                    asItIs,
-                    insertStatement(
+                func aheadStatement(key: String) throws -> Statement {
+                    try insertStatement(
                         asItIs, key: key, prelinks: prelinks, rows: .checkedAhead(keysByOffset: !inOrder),
-                        guardOffset: plan.guards.count),
-                    keyOffset: offset)
+                        guardOffset: plan.guards.count)
+                }
+                // (Every row of each chunk, in key order.)
+                let statement = try ChunkStatement(
+                    asItIs, aheadStatement(key: key), keyOffset: offset,
+                    appending: try offset.map { ($0, try aheadStatement(key: "NULL")) })
                 if let check = try checkAhead(
                     plan, checked, entity: inOrder ? plan.sourceEntityNumber : nil,
                     keys: (low + Int64(chunkRows))...high)
@@ -191,7 +199,7 @@ extension EntityMappingRunner {
             defer { ahead?.check.stop() }
             finished = try insertChunks(
                 insert, repairing: repair, ahead: ahead, keys: low...high, total: count, pairs: pairs,
-                table: plan.sourceTable, progress: progress)
+                table: plan.sourceTable, into: plan.destinationTable, progress: progress)
             if finished, pairs.count != count {
                 // Rows of other entities in the table: numbered by counting after all.
                 try database.execute("DELETE FROM main.\(plan.destinationTable) WHERE Z_PK >= \(first)")
@@ -200,13 +208,28 @@ extension EntityMappingRunner {
         }
         if counted {
             pairs.reset(next: first)
+            // Where the table's next rowid is the first key, SQLite numbers the rows as
+            // they are written in key order, exactly as counting does, and appends each
+            // without a search for its key: `remodel_key_<n>` then records the pair and
+            // leaves the key to SQLite (a NULL). (A search per row is most of what
+            // numbering the rows costs.)
+            pairs.counter.keysBySQLite = try nextRowID(of: plan.destinationTable) == first
             execution.chunksCheckedAhead = 0
             let (insert, checks, ahead) = try statements(key: "remodel_key_\(index)(t0.Z_PK)", offset: nil)
             repair = checks
             defer { ahead?.check.stop() }
             finished = try insertChunks(
                 insert, repairing: repair, ahead: ahead, keys: low...high, total: nil, pairs: pairs,
-                table: plan.sourceTable, progress: progress)
+                table: plan.sourceTable, into: plan.destinationTable, progress: progress)
+        }
+        if finished, pairs.counter.keysBySQLite {
+            let last = try nextRowID(of: plan.destinationTable) - 1
+            guard last == first + Int64(pairs.count) - 1 else {
+                throw MigrationError(
+                    .destinationStore,
+                    "SQLite numbered the \(plan.destinationEntity) rows up to \(last), not \(first) + \(pairs.count) - 1 as counted"
+                )
+            }
         }
         guard finished else {
             // Back to where the mapping started: the interpreter runs it.
@@ -228,6 +251,15 @@ extension EntityMappingRunner {
             unwrittenKeyRuns = pairs.runs
         }
         return pairs.count
+    }
+
+    /// The rowid SQLite gives the next row written to `table` of the new store with no key
+    /// of its own: one after the largest there, 1 in an empty table.
+    private func nextRowID(of table: String) throws -> Int64 {
+        let statement = try manager.destinationContext.store.database.prepare(
+            "SELECT coalesce(max(Z_PK), 0) + 1 FROM main.\(table)")
+        _ = try statement.step()
+        return statement.int64(at: 0)
     }
 
     /// Whether the options and the machine allow a check ahead (``CheckAhead``), and the
@@ -278,21 +310,42 @@ extension EntityMappingRunner {
         /// The destination keys' offset from the source keys, for a statement that counts
         /// its rows: the last it wrote tells how far it read.
         let keyOffset: Int64?
+        /// For a statement that writes every row of a chunk in key order, with keys by an
+        /// offset: the offset, and the same statement with SQLite giving each row the next
+        /// key (a NULL), which is the same key where the table's next rowid is the chunk's
+        /// first key. SQLite then appends each row without a search for its key: most of
+        /// what a key of the statement's own costs.
+        let appending: (offset: Int64, statement: Statement)?
 
-        init(_ plan: SQLMappingPlan, _ statement: Statement, keyOffset: Int64? = nil) {
+        init(
+            _ plan: SQLMappingPlan, _ statement: Statement, keyOffset: Int64? = nil,
+            appending: (offset: Int64, statement: Statement)? = nil
+        ) {
             self.statement = statement
             firstKey = Int32(plan.parameters.count + 1)
             self.keyOffset = keyOffset
+            self.appending = appending
+        }
+
+        /// The statement that writes the chunk from the source key `from` where the next
+        /// rowid of the table is `next`: the appending one where its keys are SQLite's.
+        func writing(from: Int64, next: () throws -> Int64) throws -> Statement {
+            guard let appending, try next() == from &+ appending.offset else { return statement }
+            return appending.statement
         }
 
         func bind(_ keys: ClosedRange<Int64>) throws {
-            try statement.bind(keys.lowerBound, at: firstKey)
-            try statement.bind(keys.upperBound, at: firstKey + 1)
+            for statement in [statement] + (appending.map { [$0.statement] } ?? []) {
+                try statement.bind(keys.lowerBound, at: firstKey)
+                try statement.bind(keys.upperBound, at: firstKey + 1)
+            }
         }
 
         func bind(from key: Int64, rows: Int) throws {
-            try statement.bind(key, at: firstKey)
-            try statement.bind(Int64(rows), at: firstKey + 1)
+            for statement in [statement] + (appending.map { [$0.statement] } ?? []) {
+                try statement.bind(key, at: firstKey)
+                try statement.bind(Int64(rows), at: firstKey + 1)
+            }
         }
     }
 
@@ -410,7 +463,8 @@ extension EntityMappingRunner {
     /// stopped it.
     private func insertChunks(
         _ insert: ChunkStatement, repairing checks: Repair? = nil, ahead: Ahead?, keys: ClosedRange<Int64>,
-        total: Int?, pairs: KeyPairs, table: String, progress: (Int, Int?, Double) -> Void
+        total: Int?, pairs: KeyPairs, table: String, into destination: String,
+        progress: (Int, Int?, Double) -> Void
     ) throws -> Bool {
         let database = manager.destinationContext.store.database
         let started = ContinuousClock.now
@@ -432,7 +486,7 @@ extension EntityMappingRunner {
                 try insert.bind(from...to)
             }
             do {
-                try insert.statement.run()
+                try insert.writing(from: from) { try nextRowID(of: destination) }.run()
                 if let offset = insert.keyOffset {
                     // It read up to the last row it wrote, or to the end of the keys.
                     to =
@@ -483,10 +537,9 @@ extension EntityMappingRunner {
     /// An association of source keys with destination keys (a stage 1 as SQL, or the
     /// interpreter's for a key table), in runs of consecutive keys on both sides.
     final class KeyPairs {
-        var runs: [(source: Int64, destination: Int64, count: Int)] = []
-        var count = 0
-        /// The next destination key.
-        var next: Int64 = 0
+        /// The pairs, in a value of its own: recording one, once per row written, is one
+        /// access to the class's storage, not one per field.
+        var counter = Counter()
         /// The row that met a guard, and the guard's reason.
         var guarded: (key: Int64, reason: String)?
         /// What SQLite said when it refused the statement (not a guard, not an evaluation).
@@ -497,30 +550,54 @@ extension EntityMappingRunner {
         /// attributes (``SQLMappingPlan/validatesAttributes``).
         var validated = false
 
-        func reset(next: Int64) {
-            runs = []
-            count = 0
-            self.next = next
-            invalid = false
+        var runs: [(source: Int64, destination: Int64, count: Int)] {
+            get { counter.runs }
+            set { counter.runs = newValue }
         }
 
-        /// The destination key of `source`, the next one.
-        func append(source: Int64) -> Int64 {
-            let key = next
-            next += 1
-            append(source: source, destination: key)
-            return key
+        var count: Int {
+            get { counter.count }
+            set { counter.count = newValue }
+        }
+
+        func reset(next: Int64) {
+            counter = Counter(next: next)
+            invalid = false
         }
 
         /// Records that `source` made `destination`.
         func append(source: Int64, destination: Int64) {
-            count += 1
-            if let last = runs.last, source.follows(last.source, by: last.count),
-                destination.follows(last.destination, by: last.count)
-            {
-                runs[runs.count - 1].count += 1
-            } else {
-                runs.append((source, destination, 1))
+            counter.append(source: source, destination: destination)
+        }
+
+        struct Counter {
+            var runs: [(source: Int64, destination: Int64, count: Int)] = []
+            var count = 0
+            /// The next destination key.
+            var next: Int64 = 0
+            /// Whether SQLite gives each row the next key (as the rows are written in key
+            /// order), not the statement.
+            var keysBySQLite = false
+
+            /// The destination key of `source`, the next one, recorded; nil where SQLite
+            /// gives it.
+            mutating func key(for source: Int64) -> Int64? {
+                let key = next
+                next += 1
+                append(source: source, destination: key)
+                return keysBySQLite ? nil : key
+            }
+
+            /// Records that `source` made `destination`.
+            mutating func append(source: Int64, destination: Int64) {
+                count += 1
+                if let last = runs.last, source.follows(last.source, by: last.count),
+                    destination.follows(last.destination, by: last.count)
+                {
+                    runs[runs.count - 1].count += 1
+                } else {
+                    runs.append((source, destination, 1))
+                }
             }
         }
     }
