@@ -548,9 +548,11 @@ struct Relabeling {
     /// after it): each copy reads and makes every row of its entity; a to-one counts every
     /// instance; a to-many counts the owners with a member when the mapping of its inverse
     /// comes after its own, and nothing otherwise (the inverse's links, run first, gave
-    /// every owner its members already), as the interpreter counts them.
+    /// every owner its members already), as the interpreter counts them. In a store the
+    /// run wrote (`written`), the table of an entity that shares it with none holds only
+    /// its rows: SQLite counts them from the table's pages, without reading a row.
     func report(
-        in database: Database, layout: StoreLayout,
+        in database: Database, layout: StoreLayout, written: Bool = false,
         locate: (_ entity: String, _ property: String?) -> (entity: String, property: String?)
     ) throws(SQLiteError) -> MigrationReport {
         let mappings = step.mapping.entityMappings
@@ -565,7 +567,9 @@ struct Relabeling {
             guard mapping.type == .copy || mapping.type == .transform, let from = mapping.sourceEntity,
                 properties[from] != nil, let rows = layout.entities[locate(from, nil).entity]
             else { continue }
-            let instances = try count("SELECT count(*) FROM \(rows.table) WHERE Z_ENT = \(rows.number)")
+            let alone = written && rows.superNumber == 0 && rows.numbers == [rows.number]
+            let instances = try count(
+                "SELECT count(*) FROM \(rows.table)" + (alone ? "" : " WHERE Z_ENT = \(rows.number)"))
             entry.sourceInstances = instances
             entry.destinationInstances = instances
             for old in step.source.allRelationships(of: step.source.entity(named: from)!)

@@ -196,7 +196,7 @@ extension StoreMigrator {
                     let store = try Store.open(at: temporary, model: last.destination, mode: .readOnly)
                     after = try run.trailing.indices.map { i throws(SQLiteError) in
                         try run.trailing[i].report(
-                            in: store.database, layout: store.layout,
+                            in: store.database, layout: store.layout, written: true,
                             locate: run.trailing[i].locateAfter(run.trailing[(i + 1)...]))
                     }
                 } catch {
