@@ -538,8 +538,10 @@ extension EntityMappingRunner {
     /// interpreter's for a key table), in runs of consecutive keys on both sides.
     final class KeyPairs {
         /// The pairs, in a value of its own: recording one, once per row written, is one
-        /// access to the class's storage, not one per field.
-        var counter = Counter()
+        /// access to the class's storage, not one per field. (Only the statement that
+        /// writes the rows touches it, one call at a time, on its thread: no access
+        /// overlaps another, and none is checked as the row is written.)
+        @exclusivity(unchecked) var counter = Counter()
         /// The row that met a guard, and the guard's reason.
         var guarded: (key: Int64, reason: String)?
         /// What SQLite said when it refused the statement (not a guard, not an evaluation).

@@ -226,33 +226,43 @@ extension Database {
             handle, name, arity, SQLITE_UTF8, box,
             { context, count, values in
                 guard let context else { return }
-                let box = Unmanaged<Box>.fromOpaque(sqlite3_user_data(context)).takeUnretainedValue()
-                do {
-                    switch try box.body(SQLFunctionArguments(values: values, count: Int(count))) {
-                    case .null: sqlite3_result_null(context)
-                    case .integer(let i): sqlite3_result_int64(context, i)
-                    case .real(let d): sqlite3_result_double(context, d)
-                    case .text(var s):
-                        s.withUTF8 { utf8 in
-                            let start =
-                                utf8.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) }
-                                ?? Statement.emptyText
-                            sqlite3_result_text(context, start, Int32(utf8.count), Statement.transient)
-                        }
-                    case .blob(let data):
-                        data.withUnsafeBytes { bytes in
-                            sqlite3_result_blob(
-                                context, bytes.baseAddress ?? UnsafeRawPointer(Statement.emptyText), Int32(bytes.count),
-                                Statement.transient)
-                        }
-                    }
-                } catch {
-                    sqlite3_result_error(context, "\(error)", -1)
+                // (The function holds the box: no reference counted for each call.)
+                Unmanaged<Box>.fromOpaque(sqlite3_user_data(context))._withUnsafeGuaranteedRef { box in
+                    callFunction(box.body, context, values, count)
                 }
             }, nil, nil,
             { box in
                 if let box { Unmanaged<Box>.fromOpaque(box).release() }
             })
         guard rc == SQLITE_OK else { throw self.error(rc) }
+    }
+}
+
+/// Calls `body` with the arguments SQLite gives a function, and gives SQLite its result.
+private func callFunction(
+    _ body: (SQLFunctionArguments) throws -> SQLiteValue, _ context: OpaquePointer,
+    _ values: UnsafeMutablePointer<OpaquePointer?>?, _ count: Int32
+) {
+    do {
+        switch try body(SQLFunctionArguments(values: values, count: Int(count))) {
+        case .null: sqlite3_result_null(context)
+        case .integer(let i): sqlite3_result_int64(context, i)
+        case .real(let d): sqlite3_result_double(context, d)
+        case .text(var s):
+            s.withUTF8 { utf8 in
+                let start =
+                    utf8.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) }
+                    ?? Statement.emptyText
+                sqlite3_result_text(context, start, Int32(utf8.count), Statement.transient)
+            }
+        case .blob(let data):
+            data.withUnsafeBytes { bytes in
+                sqlite3_result_blob(
+                    context, bytes.baseAddress ?? UnsafeRawPointer(Statement.emptyText), Int32(bytes.count),
+                    Statement.transient)
+            }
+        }
+    } catch {
+        sqlite3_result_error(context, "\(error)", -1)
     }
 }
