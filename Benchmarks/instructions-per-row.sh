@@ -10,9 +10,16 @@
 # model). Store reads and migrations read a source store generated once per size under
 # $TMPDIR. Needs valgrind and a release build of the benchmark
 # (swift build -c release --package-path Benchmarks).
+#
+#   Benchmarks/instructions-per-row.sh --rows 100000,300000 products-migrate-remodel
+#
+# counts other sizes: an SQL mapping's rows after its first chunk of 50,000 take other
+# statements (checked ahead, appended). The count is of every thread of the process.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -gt 0 ] || { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+SMALL=10000 LARGE=30000
+if [ "${1:-}" = --rows ]; then IFS=, read -r SMALL LARGE <<< "$2"; shift 2; fi
+[ $# -gt 0 ] || { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 command -v valgrind >/dev/null || { echo "valgrind is not installed (apt-get install valgrind)" >&2; exit 1; }
 BUILT=Benchmarks/.build/release/remodel-bench
 [ -x "$BUILT" ] || { echo "no release build: swift build -c release --package-path Benchmarks" >&2; exit 1; }
@@ -41,7 +48,7 @@ count() {  # variant rows -> instructions of the whole process
 }
 
 for variant in "$@"; do
-    small=$(count "$variant" 10000)
-    large=$(count "$variant" 30000)
-    printf '%-28s %6d instructions per row\n' "$variant" $(( (large - small) / 20000 ))
+    small=$(count "$variant" "$SMALL")
+    large=$(count "$variant" "$LARGE")
+    printf '%-32s %6d instructions per row\n' "$variant" $(( (large - small) / (LARGE - SMALL) ))
 done

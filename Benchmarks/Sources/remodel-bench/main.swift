@@ -324,7 +324,8 @@ let childVariants: [String: (Options) -> VariantResult] = [
             mappingPath: "product-price/Products1_to_Products2.mapping.json", pushdown: false)
     },
     "products-migrate-raw": migrateProductsRaw,
-    "products-migrate-sql": migrateProductsSQL,
+    "products-migrate-sql": { migrateProductsSQL($0, appending: false) },
+    "products-migrate-sql-appending": { migrateProductsSQL($0, appending: true) },
     "images-migrate-remodel": {
         migrateWithManager(
             $0, source: $0.source!, destination: $0.destination!,
