@@ -157,12 +157,15 @@ extension EntityMappingRunner {
             try database.register(check, as: "remodel_row_\(index)")
             // (The key first, where the check stops at the first row that fails.)
             let columns = (inOrder ? ["t0.Z_PK"] : []) + checked.map(\.column)
-            let insert = try ChunkStatement(
-                asItIs,
-                insertStatement(
+            func checkingStatement(key: String) throws -> Statement {
+                try insertStatement(
                     asItIs, key: key, prelinks: prelinks, rows: .meetingCheck(columns, keysByOffset: !inOrder),
-                    guardOffset: plan.guards.count),
-                keyOffset: offset)
+                    guardOffset: plan.guards.count)
+            }
+            // (Every row of the chunk, in key order, where every row meets the check.)
+            let insert = try ChunkStatement(
+                asItIs, checkingStatement(key: key), keyOffset: offset,
+                appending: try offset.map { ($0, try checkingStatement(key: "NULL")) })
             let others = try ChunkStatement(
                 plan, insertStatement(plan, key: key, prelinks: prelinks, rows: inOrder ? .all : .failingCheck(columns))
             )
@@ -310,7 +313,8 @@ extension EntityMappingRunner {
         /// The destination keys' offset from the source keys, for a statement that counts
         /// its rows: the last it wrote tells how far it read.
         let keyOffset: Int64?
-        /// For a statement that writes every row of a chunk in key order, with keys by an
+        /// For a statement that writes every row of a chunk in key order (or, one that
+        /// checks its rows, every row where each meets the check), with keys by an
         /// offset: the offset, and the same statement with SQLite giving each row the next
         /// key (a NULL), which is the same key where the table's next rowid is the chunk's
         /// first key. SQLite then appends each row without a search for its key: most of
@@ -328,10 +332,13 @@ extension EntityMappingRunner {
         }
 
         /// The statement that writes the chunk from the source key `from` where the next
-        /// rowid of the table is `next`: the appending one where its keys are SQLite's.
-        func writing(from: Int64, next: () throws -> Int64) throws -> Statement {
-            guard let appending, try next() == from &+ appending.offset else { return statement }
-            return appending.statement
+        /// rowid of the table is `next`: the appending one where its keys are SQLite's
+        /// (and `appends`), with the first key it writes.
+        func writing(from: Int64, appends: Bool = true, next: () throws -> Int64) throws -> (
+            Statement, appendsFrom: Int64?
+        ) {
+            guard appends, let appending, try next() == from &+ appending.offset else { return (statement, nil) }
+            return (appending.statement, from &+ appending.offset)
         }
 
         func bind(_ keys: ClosedRange<Int64>) throws {
@@ -472,6 +479,9 @@ extension EntityMappingRunner {
         // Int64s) make no empty chunks in between.
         let next = try database.prepare("SELECT min(Z_PK) FROM src.\(table) WHERE Z_PK > ?1")
         var from = keys.lowerBound, done = 0
+        // Whether a chunk whose rows are checked as they are written may be appended: until
+        // a row fails the check (a store that holds such rows holds them here and there).
+        var appends = true
         while from <= keys.upperBound {
             // The last chunk ends at the last key.
             var to = keys.chunkEnd(from: from, count: chunkRows)
@@ -486,7 +496,18 @@ extension EntityMappingRunner {
                 try insert.bind(from...to)
             }
             do {
-                try insert.writing(from: from) { try nextRowID(of: destination) }.run()
+                let (statement, appended) = try insert.writing(from: from, appends: appends) {
+                    try nextRowID(of: destination)
+                }
+                try statement.run()
+                if let first = appended, let repair, repair.check.failed {
+                    // A row failed the check and was left for the repair: those after it
+                    // took keys one too low. The chunk is written again with its own keys.
+                    try database.execute("DELETE FROM main.\(destination) WHERE Z_PK >= \(first)")
+                    repair.check.clear()
+                    appends = false
+                    try insert.statement.run()
+                }
                 if let offset = insert.keyOffset {
                     // It read up to the last row it wrote, or to the end of the keys.
                     to =
