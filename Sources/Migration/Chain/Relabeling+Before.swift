@@ -144,7 +144,6 @@ extension Relabeling {
     func copiesExactly(_ store: Store) throws -> Bool {
         let database = store.database
         func finds(_ sql: String) throws -> Bool { try database.prepare(sql).step() }
-        try database.registerValueFunctions()
         let validator = StoreValidator(store: store)
         var knownKeys: [String: ClosedRange<Int64>?] = [:]
         var countsBounded = false
@@ -182,8 +181,10 @@ extension Relabeling {
             }
             if !checked.isEmpty {
                 // (The columns stored last first: SQLite reads the row's header once.)
-                let order = try Self.columnOrder(of: layout.table, in: database)
-                checked.sort { order[$0.column.uppercased(), default: -1] > order[$1.column.uppercased(), default: -1] }
+                let places = try database.columnPlaces(of: layout.table)
+                checked.sort {
+                    places[$0.column.uppercased(), default: -1] > places[$1.column.uppercased(), default: -1]
+                }
                 let check = RowCheck(checked.map(\.expectation))
                 try database.register(check, as: "remodel_copied")
                 broken.insert("NOT remodel_copied(\(checked.map(\.column).joined(separator: ", ")))", at: 0)
@@ -244,17 +245,6 @@ extension Relabeling {
             }
         }
         return try !countsBounded || validator.failures(limit: 1).isEmpty
-    }
-
-    /// The place of each column of `table` in its rows, by name, upper-cased.
-    private static func columnOrder(of table: String, in database: Database) throws -> [String: Int] {
-        let columns = try database.prepare("SELECT upper(name) FROM pragma_table_info(?1)")
-        try columns.bind(table, at: 1)
-        var order: [String: Int] = [:]
-        while try columns.step() {
-            if let name = columns.string(at: 0) { order[name] = order.count }
-        }
-        return order
     }
 }
 

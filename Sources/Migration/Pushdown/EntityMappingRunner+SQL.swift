@@ -151,8 +151,13 @@ extension EntityMappingRunner {
             }
             // The columns stored last first: SQLite reads the row's header once, on the
             // first, and finds the others from it.
-            let order = try sourceColumnOrder(plan.sourceTable)
-            checked.sort { order[$0.column.uppercased(), default: -1] > order[$1.column.uppercased(), default: -1] }
+            let places = try database.columnPlaces(of: plan.sourceTable, in: "src")
+            // (The source table's columns, `t0.<column>`.)
+            func place(_ column: String) -> Int {
+                let name = column.uppercased()
+                return name.hasPrefix("T0.") ? places[String(name.dropFirst(3)), default: -1] : -1
+            }
+            checked.sort { place($0.column) > place($1.column) }
             let check = RowCheck(checked.map(\.expectation), stopsAtFirstFailure: inOrder)
             try database.register(check, as: "remodel_row_\(index)")
             // (The key first, where the check stops at the first row that fails.)
@@ -290,19 +295,6 @@ extension EntityMappingRunner {
     /// Source keys per `INSERT … SELECT`: between two, progress is reported and
     /// cancellation checked.
     private var chunkRows: Int { manager.options.sqlChunkRows }
-
-    /// The place of each column of the source table `table` in its rows, by its name in
-    /// the statements (`T0.<COLUMN>`, upper-cased).
-    private func sourceColumnOrder(_ table: String) throws -> [String: Int] {
-        let columns = try manager.destinationContext.store.database.prepare(
-            "SELECT upper(name) FROM pragma_table_info(?1, 'src')")
-        try columns.bind(table, at: 1)
-        var order: [String: Int] = [:]
-        while try columns.step() {
-            if let name = columns.string(at: 0) { order["T0." + name] = order.count }
-        }
-        return order
-    }
 
     /// An `INSERT … SELECT` of a plan, over a chunk of source keys: its parameters after
     /// the plan's are the first key and the last, or, for a statement that writes keys by

@@ -181,6 +181,20 @@ public final class RowCheck: @unchecked Sendable {
 }
 
 extension Database {
+    /// The place of each column of `table` (of the database attached as `schema`) in its
+    /// rows, by name, upper-cased: a ``RowCheck`` given the columns stored last first has
+    /// SQLite read each row's header once, on the first, and find the others from it.
+    public func columnPlaces(of table: String, in schema: String = "main") throws(SQLiteError) -> [String: Int] {
+        let columns = try prepare("SELECT upper(name) FROM pragma_table_info(?1, ?2)")
+        try columns.bind(table, at: 1)
+        try columns.bind(schema, at: 2)
+        var places: [String: Int] = [:]
+        while try columns.step() {
+            if let name = columns.string(at: 0) { places[name] = places.count }
+        }
+        return places
+    }
+
     /// Registers `check` as the SQL function `name`, of as many arguments as it has
     /// expectations (and the key first, for a check that stops at the first failure).
     public func register(_ check: RowCheck, as name: String) throws(SQLiteError) {
