@@ -113,19 +113,22 @@ import TestSupport
             "outDouble = $source.price * 1.03", "out64 = $source.i32", "outText = $source.text",
             "outDouble = $source.price - 0.1 * $source.count", "out64 = $source.count / 3",
             "outText = TERNARY($source.flag == YES, 'y', 'n')", "outFlag = YES", "outText = nil",
-            "outDate = $source.when", "outData = $source.blob", "outText = $source.group.name"
+            "outDate = $source.when", "outData = $source.blob", "outText = $source.group.name",
+            // (Written converted, read back as the conversion: FUNCTION(…, 'doubleValue').)
+            "outDouble = $source.count", "outFloat = $source.dbl", "outFloat = $source.i32", "out64 = $source.flag",
+            "outDouble = FUNCTION($source.count, 'doubleValue')", "outFlag = FUNCTION($source.i16, 'boolValue')"
         ] where rows == .clean {
             #expect(fused.contains(form), "\(form) ran on its own")
         }
         // (The odd rows hold what the copied attributes' types never do: a pass that never
         // writes the version in between would not convert it.)
         #expect(rows == .clean ? fused.count > 20 : fused.isEmpty, "\(fused.count) forms ran in one pass")
-        // … but not a value the store would keep otherwise (a float rounded, an integer
-        // made a double, a NaN made nil), an error the first step would meet (an integer
-        // out of range, a division by zero, a nil operand), or what SQL cannot tell (a
+        // … but not a value the store would keep otherwise (a NaN made nil), an error the
+        // first step would meet (an integer out of range, a division by zero, a nil
+        // operand, a number other than 0 or 1 for a boolean), or what SQL cannot tell (a
         // TERNARY's condition on text that is not plain ASCII).
         for form in [
-            "outFloat = $source.dbl", "outDouble = $source.count", "outDouble = $source.price * 0",
+            "outDouble = $source.price * 0", "outFlag = $source.i16",
             "outDouble = $source.dbl * 1.03", "out64 = $source.count / ($source.count - 1)",
             "out16 = $source.group.rank", "outText = TERNARY($source.text BEGINSWITH 'row', 'r', 'o')"
         ] {
@@ -163,7 +166,7 @@ import TestSupport
         // (The second step's text is computed by a method SQL does not say: no pass.)
         for form in [
             "outDouble = $source.price * 1.03", "out64 = $source.i32", "outFlag = $source.flag",
-            "outDate = $source.when",
+            "outDate = $source.when", "outDouble = $source.count", "outFloat = $source.price * 1.1",
             "outDouble = $source.group.weight", "out64 = $source.count / 3"
         ] {
             #expect(fused.contains(form), "\(form) ran on its own")
@@ -241,9 +244,11 @@ import TestSupport
     }
 
     /// A float the first step carries is read by the next as the store holds it, where a
-    /// 32-bit float holds every value: from the generated rows (thirds), the first step
-    /// would round them, and the steps run one by one; from quarters, in one pass. Both
-    /// ways, the same stores as step by step.
+    /// 32-bit float holds every value (quarters): the first step renames, before the
+    /// second's mapping. From the generated rows (thirds), the first step would round
+    /// them: its mapping runs, and the second reads what it writes, each float rounded
+    /// (`FUNCTION($source.flt, 'floatValue')`). One pass both ways, with the same stores
+    /// as step by step.
     @Test(arguments: [false, true])
     func aFloatIsCarriedWhereA32BitFloatHoldsIt(quarters: Bool) throws {
         let middle = PushdownDifferentialTests.destination.replacingOccurrences(of: "\"D2\"", with: "\"F2\"")
@@ -258,7 +263,7 @@ import TestSupport
         if quarters { try Database(path: source).execute("UPDATE ZROW SET ZFLT = Z_PK * 0.25 WHERE ZFLT IS NOT NULL") }
         let (_, together) = try StepFusionTests.bothWays(
             [v1, v2, v3], [second], source: source, at: directory.path("chain.sqlite"), "quarters: \(quarters)")
-        #expect(together.fused == [quarters, false])
+        #expect(together.fused == (quarters ? [true, false] : [false, true]))
     }
 
     /// A computed attribute the step after reads any way but `$source.<attribute>` (here
@@ -283,5 +288,55 @@ import TestSupport
         var migrator = StoreMigrator(models: [v1, v2, v3], mappings: [first, second])
         migrator.fusesSteps = true
         #expect(try migrator.passes(of: migrator.plan(from: "D1", to: "D3")).count == (fused[0] ? 1 : 2))
+    }
+}
+
+extension ComputingStepFusionTests {
+    /// An inferred step that changes a number's type, as lightweight migration allows
+    /// (Integer 32 to Double, Double to Float, Boolean to Integer 64), before or after a
+    /// step whose mapping computes from it: the step after reads each value as writing
+    /// converts it (`FUNCTION($source.count, 'doubleValue')`), and the steps run in one
+    /// pass, with the same stores and counts as step by step. An Integer 16 made a Boolean
+    /// holds numbers other than 0 and 1, which the inferred step fails on: the same error
+    /// both ways, and no pass.
+    @Test(arguments: [
+        ("count", "double", "$source.count / 2", true),
+        ("dbl", "float", "TERNARY($source.dbl == nil, 0.25, $source.dbl * 3)", true),
+        ("flag", "int64", "TERNARY($source.flag == nil, -1, $source.flag + 10)", true),
+        ("i16", "boolean", "TERNARY($source.i16 == YES, 1.0, 0.0)", false)
+    ])
+    func anInferredTypeChangeRunsWithTheStepBesideIt(
+        _ attribute: String, _ type: String, _ reading: String, _ fuses: Bool
+    ) throws {
+        let v1 = try model(PushdownDifferentialTests.source)
+        // (The version in between keeps the attribute with its new type.)
+        let changed = try Regex(#""\#(attribute)": "\w+""#)
+        let v2 = try model(
+            Self.middle.replacingOccurrences(of: "\"C2\"", with: "\"T2\"").replacing(
+                changed, with: #""\#(attribute)": "\#(type)""#))
+        #expect(
+            v2.entity(named: "Row")?.attribute(named: attribute)?.type
+                != v1.entity(named: "Row")?.attribute(named: attribute)?.type)
+        let v3 = try model(
+            Self.middle.replacingOccurrences(of: "\"C2\"", with: "\"T3\"").replacing(
+                changed, with: #""\#(attribute)": "\#(type)""#))
+        let directory = try TemporaryDirectory()
+        let source = directory.path("D1.sqlite")
+        try PushdownDifferentialTests.makeSource(at: source, model: v1, rows: .clean)
+        // The inferred step first, then a mapping that reads what it converted …
+        let after = try Self.mapping("T2", "T3", "outDouble", reading)
+        let (first, firstFused) = try StepFusionTests.bothWays(
+            [v1, v2, v3], [after], source: source, at: directory.path("before.sqlite"), "\(attribute) first")
+        #expect(firstFused.fused == (fuses ? [true, false] : []), "\(first.outcome)")
+        // … and a mapping that filters first, then the inferred step, composed with what
+        // it writes.
+        let w1 = try model(Self.middle.replacingOccurrences(of: "\"C2\"", with: "\"W1\""))
+        let w2 = try model(
+            Self.middle.replacingOccurrences(of: "\"C2\"", with: "\"W2\"").replacing(
+                changed, with: #""\#(attribute)": "\#(type)""#))
+        let mapping = try Self.mapping("D1", "W1", "outDouble", "$source.price * 2", predicate: "i32 > 0")
+        let (second, secondFused) = try StepFusionTests.bothWays(
+            [v1, w1, w2], [mapping], source: source, at: directory.path("after.sqlite"), "\(attribute) second")
+        #expect(secondFused.fused == (fuses ? [false, true] : []), "\(second.outcome)")
     }
 }

@@ -129,6 +129,21 @@ import TestSupport
             .sql
         ),
         ("outText", "FUNCTION($source.text, 'substringFromIndex:', 1)", .guarded),  // "" has no index 1: an error
+        // NSNumber's conversions: nil for nil, Swift's rounding of a 64-bit integer to a
+        // double, a double rounded to a 32-bit float and widened again.
+        ("outDouble", "FUNCTION($source.count, 'doubleValue')", .sql),
+        ("outDouble", "FUNCTION($source.i64, 'doubleValue')", .sql),
+        ("outDouble", "TERNARY($source.i64 == nil, 0.5, FUNCTION($source.i64, 'doubleValue') / 3)", .sql),
+        ("outDouble", "FUNCTION($source.price, 'floatValue')", .sql),
+        ("outDouble", "FUNCTION($source.dbl, 'floatValue') * 2", .guarded),  // a nil operand: an error
+        ("outFloat", "FUNCTION($source.i64, 'floatValue')", .sql),
+        ("outFlag", "FUNCTION($source.i16, 'boolValue')", .sql),
+        ("outFlag", "FUNCTION($source.flag, 'boolValue')", .sql),
+        ("outText", "TERNARY(FUNCTION($source.flag, 'boolValue') == YES, 'y', 'n')", .evaluated),  // in a condition
+        ("out64", "TERNARY($source.flag == nil, -1, FUNCTION($source.flag, 'longLongValue') * 5)", .sql),
+        ("out64", "FUNCTION($source.i32, 'integerValue')", .sql),
+        ("outFlag", "FUNCTION($source.price, 'boolValue')", .evaluated),  // a NaN is not 0
+        ("out64", "FUNCTION($source.i16, 'intValue')", .evaluated),  // (not translated)
         // A method not translated:
         (
             "outText", "FUNCTION($source.text, 'stringByPaddingToLength:withString:startingAtIndex:', 3, '.', 0)",

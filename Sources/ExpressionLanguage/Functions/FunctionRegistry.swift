@@ -85,9 +85,14 @@ public struct FunctionRegistry: Sendable {
     }
 
     /// Whether `FUNCTION(target, 'selector', …)` runs the standard implementation (not
-    /// one an embedder registered over it): what SQL that stands in for it needs.
+    /// one an embedder registered over it): what SQL that stands in for it needs. For a
+    /// nil target no implementation accepts, the standard behaviour is the message to nil
+    /// (``call(_:on:arguments:)``), which gives nil.
     public func isStandard(_ selector: String, on target: Value) -> Bool {
-        implementations(of: selector).first { $0.target.accepts(target) }?.isStandard ?? false
+        guard let implementation = implementations(of: selector).first(where: { $0.target.accepts(target) }) else {
+            return target.isNull
+        }
+        return implementation.isStandard
     }
 
     /// Marks every implementation registered so far as standard.

@@ -83,12 +83,14 @@ extension Relabeling {
             })
         else { return nil }
         let (entityNames, propertyNames) = namesBefore
-        // What the step computes, each of its rows holds as its expression's value.
+        // What the step computes, each of its rows holds as its expression's value (as
+        // writing converts it).
         var values: [String: [String: FormatExpression]] = [:]
         for (from, attributes) in computed {
             for (attribute, text) in attributes {
                 guard let expression = try? FormatExpression(parsing: text) else { return nil }
-                values[entities[from]!, default: [:]][attribute] = expression
+                values[entities[from]!, default: [:]][attribute] = Self.converted(
+                    expression, by: conversions[from]?[attribute])
             }
         }
         // What the step adds, each of its rows holds as its default.

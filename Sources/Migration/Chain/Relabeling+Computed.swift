@@ -19,22 +19,48 @@ extension Relabeling {
         }
     }
 
+    /// A value the step computes, as a step after it may read it (``computes(_:_:with:)``).
+    struct Computation {
+        /// The SQL over the row (`t0`, with the joins and parameters of the translator)
+        /// that is true on any row where the value would not be read back as the
+        /// expression's value, or as that value converted by ``readBack``.
+        let failing: String
+        /// The NSNumber method that gives the value the attribute reads back from the
+        /// expression's value, where writing converts it (an integer written to a double
+        /// reads back as `FUNCTION(value, 'doubleValue')`); nil where it reads back as it is.
+        let readBack: String?
+
+        /// `expression` read back from the attribute: itself, or the conversion called on it.
+        func readingBack(_ expression: FormatExpression) -> FormatExpression {
+            Relabeling.converted(expression, by: readBack)
+        }
+    }
+
+    /// `expression`, or `FUNCTION(expression, '<method>')` where a method is given.
+    static func converted(_ expression: FormatExpression, by method: String?) -> FormatExpression {
+        guard let method else { return expression }
+        return FormatExpression(
+            .functionCall(target: expression, selector: FormatExpression(.constant(.string(method))), arguments: []))
+    }
+
     /// Whether the step's value for `attribute` (of the newer version, C), `expression`
-    /// over an object of B, is written and read back as it is, so that a step after it
-    /// may read the expression instead: the SQL over the row (`t0`, the joins and
-    /// parameters `translator` gathers) that is true on any row where it would not be;
-    /// nil where that cannot be told.
+    /// over an object of B, is read back as a value a step after it may read instead: the
+    /// value itself, or the value converted as writing converts it (``Computation``); nil
+    /// where that cannot be told.
     ///
     /// The expression must translate to SQL (``SQLTranslator``), with no string method SQL
     /// asks the interpreter for, into a value of the kind the attribute reads back (an
     /// integer for an integer type in its range, a boolean, a double, text, a date, data,
-    /// or nil); the attribute stored in the store itself, with no derivation, validation
-    /// predicates or bounds on text. The SQL is true where the translation's guards hold
-    /// (an error the interpreter reports, a key naming no row), where SQL cannot decide a
+    /// or nil), or one writing converts as a standard NSNumber method does (an integer or
+    /// a boolean into a double, `doubleValue`; a number into a float, `floatValue`; 0 or 1
+    /// into a boolean, `boolValue`; a boolean into an integer, `longLongValue`); the
+    /// attribute stored in the store itself, with no derivation, validation predicates or
+    /// bounds on text. The failing SQL is true where the translation's guards hold (an
+    /// error the interpreter reports, a key naming no row), where SQL cannot decide a
     /// condition, where a double is NaN (which the store keeps as NULL), and where the
-    /// value breaks a rule of the attribute (required, bounds).
+    /// written value breaks a rule of the attribute (required, bounds).
     static func computes(_ expression: String, _ attribute: AttributeDescription, with translator: inout SQLTranslator)
-        -> String?
+        -> Computation?
     {
         guard !attribute.isTransient, attribute.derivationExpression == nil, !attribute.storesExternalEncoding,
             !attribute.allowsExternalBinaryDataStorage, attribute.validationPredicates.isEmpty,
@@ -44,8 +70,20 @@ extension Relabeling {
         translator.beginMapping()
         let before = translator.guards.count
         guard let term = try? translator.term(parsed), let written = try? translator.written(term, to: attribute),
-            written == term.sql, Self.readsBack(term.kind, as: attribute.type), translator.stringChains.isEmpty
+            translator.stringChains.isEmpty
         else { return nil }
+        let readBack: String?
+        if written == term.sql, Self.readsBack(term.kind, as: attribute.type) {
+            readBack = nil
+        } else if let method = Self.conversion(of: term.kind, to: attribute.type),
+            [Value.integer(0), .double(0), .bool(false), .null].allSatisfy({
+                translator.functions.isStandard(method, on: $0)
+            })
+        {
+            readBack = method
+        } else {
+            return nil
+        }
         let undecided = translator.endMapping()
         var failing = translator.guards[before...].map(\.condition) + (undecided.map { [$0] } ?? [])
         if term.kind == .double || term.kind == .date {
@@ -58,10 +96,35 @@ extension Relabeling {
                 return nil
             }
         }
-        failing += StoreValidator.attributeRules(attribute, value: "(\(term.sql))", nullness: term.nullness).map {
+        failing += StoreValidator.attributeRules(attribute, value: "(\(written))", nullness: term.nullness).map {
             $0.condition
         }
-        return failing.isEmpty ? "0" : failing.map { "(\($0))" }.joined(separator: " OR ")
+        return Computation(
+            failing: failing.isEmpty ? "0" : failing.map { "(\($0))" }.joined(separator: " OR "), readBack: readBack)
+    }
+
+    /// `expression`, the step's value for `attribute` over an object of `entity` (laid out
+    /// as `layout`), as the attribute reads it back (``Computation/readingBack(_:)``); nil
+    /// where that cannot be told (``computes(_:_:with:)``).
+    static func readBack(
+        _ expression: FormatExpression, _ attribute: AttributeDescription, over entity: EntityDescription,
+        in layout: StoreLayout, functions: FunctionRegistry
+    ) -> FormatExpression? {
+        var translator = translator(of: entity, in: layout, functions: functions)
+        return computes(expression.description, attribute, with: &translator)?.readingBack(expression)
+    }
+
+    /// The standard NSNumber method that converts a value of `kind` as writing it to an
+    /// attribute of `type` does (``AttributeDescription/stored(_:)``), where the two differ
+    /// and the translator writes one (``SQLTranslator/written(_:to:)``).
+    private static func conversion(of kind: SQLTerm.Kind, to type: AttributeType) -> String? {
+        switch (kind, type) {
+        case (.integer, .double): "doubleValue"
+        case (.integer, .float), (.double, .float): "floatValue"
+        case (.integer, .boolean): "boolValue"
+        case (.bool, .int16), (.bool, .int32), (.bool, .int64): "longLongValue"
+        default: nil
+        }
     }
 
     /// The keys `expression` reads of `$source`: the first of each key path from it, and
@@ -170,7 +233,9 @@ extension Relabeling {
             var translator = translator(of: entity, in: layout, functions: functions)
             var conditions: [String] = []
             for value in group {
-                guard let failing = computes(value.expression, value.attribute, with: &translator) else { return nil }
+                guard let failing = computes(value.expression, value.attribute, with: &translator)?.failing else {
+                    return nil
+                }
                 if let text = value.filter, let predicate = try? FormatPredicate(parsing: text),
                     let rejects = layout.rowConditions(of: predicate, on: name)
                 {

@@ -64,6 +64,10 @@ struct Relabeling {
     /// each with its expression, `$source` a B object. Only a step made with the
     /// functions its expressions call computes any (docs/engine.md, "Steps that compute").
     private(set) var computed: [String: [String: String]] = [:]
+    /// Per B entity: the computed C attributes whose values writing converts, each with
+    /// the NSNumber method that converts it as the attribute reads it back
+    /// (``Computation/readBack``).
+    private(set) var conversions: [String: [String: String]] = [:]
 
     /// The step as a relabeling; with `functions` (those its expressions call), one that
     /// may also compute attributes (``computed``).
@@ -108,8 +112,9 @@ struct Relabeling {
                 guard let functions else { return nil }
                 if layout == nil { layout = StoreLayout(model: middle) }
                 var translator = Self.translator(of: from, in: layout!, functions: functions)
-                guard Self.computes(expression, attribute, with: &translator) != nil else { return nil }
+                guard let computation = Self.computes(expression, attribute, with: &translator) else { return nil }
                 computes[attribute.name] = expression
+                if let method = computation.readBack { conversions[from.name, default: [:]][attribute.name] = method }
             }
             if !computes.isEmpty { computed[from.name] = computes }
             for property in mapping.relationshipMappings where property.valueExpression != nil {
@@ -383,6 +388,7 @@ struct Relabeling {
         let (middle, new) = (step.source, step.destination)
         guard mapping.destinationModel == middle.version, !copiesAHierarchy else { return nil }
         var checks: [ComputedValue] = []
+        var layout: StoreLayout?
         let compiler = MappingCompiler(mapping, source: source, destination: middle, policies: policies)
         var composed = mapping
         composed.destinationModel = new.version
@@ -416,11 +422,27 @@ struct Relabeling {
             // What the step computes, computed from what the step before writes.
             var computedMappings: [PropertyMapping] = []
             if let values = computed[name] {
+                // (What this step reads of an attribute the step before converts as it
+                // writes it, it reads converted.)
+                var reads: Set<String> = []
+                for text in values.values {
+                    guard let parsed = try? FormatExpression(parsing: text) else { return nil }
+                    reads.formUnion(Self.keysRead(by: parsed))
+                }
                 var expressions: [String: FormatExpression] = [:], defaults: [String: Value] = [:]
                 for attribute in attributes where !attribute.isTransient {
                     if let text = written.propertyMapping(named: attribute.name)?.valueExpression {
                         guard let expression = try? FormatExpression(parsing: text) else { return nil }
-                        expressions[attribute.name] = expression
+                        guard reads.contains(attribute.name) else {
+                            expressions[attribute.name] = expression
+                            continue
+                        }
+                        if layout == nil { layout = StoreLayout(model: source) }
+                        guard let sourceEntity,
+                            let readBack = Self.readBack(
+                                expression, attribute, over: sourceEntity, in: layout!, functions: policies.functions)
+                        else { return nil }
+                        expressions[attribute.name] = readBack
                     } else if Self.readsAsItsDefault(attribute) {
                         defaults[attribute.name] = attribute.defaultValue ?? .null
                     }
@@ -434,7 +456,9 @@ struct Relabeling {
                         let value = substitution.expression(text, source: name)
                     else { return nil }
                     for read in Self.keysRead(by: parsed).sorted() {
-                        guard let expression = expressions[read]?.description else { continue }
+                        guard let expression = written.propertyMapping(named: read)?.valueExpression,
+                            expressions[read] != nil
+                        else { continue }
                         guard let described = attributes.first(where: { $0.name == read }),
                             check(described, expression)
                         else { return nil }
@@ -475,7 +499,9 @@ struct Relabeling {
             composed.entityMappings[index] = Self.listingEveryProperty(of: to, in: new, renamed)
         }
         // (A check SQL cannot say would keep every pass from running.)
-        guard Self.translates(checks, in: StoreLayout(model: source), functions: policies.functions) else { return nil }
+        guard Self.translates(checks, in: layout ?? StoreLayout(model: source), functions: policies.functions) else {
+            return nil
+        }
         return (composed, checks)
     }
 

@@ -286,7 +286,10 @@ struct SQLTranslator {
             return SQLTerm(sql: "(-\(o.sql))", kind: .double, isNullable: false)
         case .ternary(let predicate, let whenTrue, let whenFalse):
             return try ternary(predicate, whenTrue, whenFalse)
-        case .functionCall:
+        case .functionCall(let target, let selector, let arguments):
+            if arguments.isEmpty, let name = selector.constantString, Self.numberMethods.contains(name) {
+                return try numberMethod(name, on: target)
+            }
             return try stringFunction(expression)
         default:
             throw Refusal("\(Self.describe(expression)) is evaluated by the interpreter")
@@ -521,6 +524,47 @@ struct SQLTranslator {
         return SQLTerm(
             sql: "(CASE WHEN \(yes) THEN \(a.sql) ELSE \(b.sql) END)", kind: kind,
             isNullable: a.isNullable || b.isNullable)
+    }
+
+    /// The NSNumber methods translated, on a number (``numberMethod(_:on:)``).
+    static let numberMethods: Set<String> = ["doubleValue", "floatValue", "boolValue", "longLongValue", "integerValue"]
+
+    /// `FUNCTION(x, 'doubleValue')` and its kin on a number `x`, as the registry's
+    /// standard implementations give them: the value as a double (`CAST … AS REAL`, which
+    /// rounds an integer as Swift's `Double(_:)` does), as a 32-bit float widened again
+    /// (`remodel_float`), as a boolean (not 0), as a 64-bit integer (of an integer or a
+    /// boolean; a double's truncation, which may fail, is the interpreter's). Nil gives
+    /// nil, as a message to nil does. Refused where an embedder registered one over the
+    /// standard implementation, and on anything but a number.
+    private mutating func numberMethod(_ name: String, on target: FormatExpression) throws(Refusal) -> SQLTerm {
+        let refusal = Refusal("FUNCTION(…, '\(name)') on \(Self.describe(target)) is evaluated by the interpreter")
+        let samples: [Value] = [.integer(0), .double(0), .bool(false), .null]
+        guard samples.allSatisfy({ functions.isStandard(name, on: $0) }) else {
+            throw Refusal("'\(name)' is not the standard implementation (one was registered over it)")
+        }
+        let x = try term(target)
+        // (NULL is nil for an integer or a boolean; a double's may be a NaN, kept as it is.)
+        let nullness = x.kind == .double ? x.nullness : x.nullness ?? (x.isNullable ? x.sql : nil)
+        switch (name, x.kind) {
+        case (_, .null):
+            return SQLTerm(sql: "NULL", kind: .null, isNullable: true)
+        case ("doubleValue", .double):
+            return x
+        case ("doubleValue", .integer), ("doubleValue", .bool):
+            return SQLTerm(sql: "CAST(\(x.sql) AS REAL)", kind: .double, isNullable: x.isNullable, nullness: nullness)
+        case ("floatValue", .integer), ("floatValue", .bool), ("floatValue", .double):
+            return SQLTerm(sql: "remodel_float(\(x.sql))", kind: .double, isNullable: x.isNullable, nullness: nullness)
+        case ("boolValue", .bool):
+            return x
+        case ("boolValue", .integer):
+            return SQLTerm(sql: "(\(x.sql) <> 0)", kind: .bool, isNullable: x.isNullable, nullness: x.nullness)
+        case ("longLongValue", .integer), ("integerValue", .integer):
+            return x
+        case ("longLongValue", .bool), ("integerValue", .bool):
+            return SQLTerm(sql: x.sql, kind: .integer, isNullable: x.isNullable, nullness: x.nullness, range: 0...1)
+        default:
+            throw refusal
+        }
     }
 
     /// A Foundation method called through FUNCTION on a string, with constant arguments.
