@@ -452,3 +452,30 @@ extension RealModelsDifferentialTests {
         }
     }
 }
+
+extension RealModelsDifferentialTests {
+    /// objc.io's Moody chain inferred throughout: Moody → Moody 2 and Moody 2 → Moody 3
+    /// both only rename (the second adds a non-optional to-many with no minimum, which may
+    /// be empty), but Moody 3 → Moody 4 cannot read through both. The first pass takes the
+    /// first renaming before the second step, which runs its own mapping (rather than
+    /// running each step on its own), and ends as step by step does.
+    @Test func theInferredMoodyChainTakesAsManyRenamingsAsItsStepCanRead() throws {
+        guard SharedFixtures.isAvailable else { try Test.cancel(SharedFixtures.missingMessage) }
+        let folder = XcodeMappingTests.realworld.appendingPathComponent("objcio+core-data/Migrations/Migrations")
+        let models = Array(
+            try ObjectModel.loadVersions(at: folder.appendingPathComponent("Moody.xcdatamodeld")).prefix(4))
+        #expect(models.map(\.version) == ["Moody", "Moody 2", "Moody 3", "Moody 4"])
+        var migrator = StoreMigrator(models: models, mappings: [])
+        migrator.fusesSteps = true
+        let steps = try migrator.plan(from: "Moody", to: "Moody 4")
+        #expect(steps.dropLast().allSatisfy { Relabeling($0, computingWith: FunctionRegistry.standard) != nil })
+        #expect(migrator.passes(of: steps).map(\.steps) == [0..<2, 2..<3])
+        let directory = try TemporaryDirectory()
+        let source = directory.path("Moody.sqlite")
+        try GeneratedRows.makeStore(at: source, model: models[0], seed: 11_100, consistent: true, wellTyped: true)
+        let (oneByOne, fused) = try StepFusionTests.bothWays(
+            models, [], source: source, at: directory.path("chain.sqlite"))
+        if case .failure = oneByOne.outcome { Issue.record("step by step failed: \(oneByOne.outcome)") }
+        #expect(fused.fused == [true, false, false])
+    }
+}

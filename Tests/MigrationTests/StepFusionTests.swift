@@ -441,6 +441,37 @@ import TestSupport
         if case .store = oneByOne.outcome { Issue.record("step by step did not fail: \(oneByOne.outcome)") }
     }
 
+    /// A renaming step that adds relationships the validation lets be empty (a
+    /// non-optional to-many with no minimum, as Xcode writes one; an optional to-one with a
+    /// minimum of 1, as Xcode writes one): step by step its validation passes, and it runs
+    /// in one pass with the step after it, with the same store.
+    @Test(arguments: [
+        #""tags": {"destination": "Owner", "inverse": "items", "toMany": true, "optional": false, "minCount": 0}"#,
+        #""owner": {"destination": "Owner", "inverse": "items", "minCount": 1}"#
+    ])
+    func aRenamingStepWhoseAdditionsPassItsRulesEmptyJoinsThePass(_ added: String) throws {
+        let inverse = added.hasPrefix(#""owner""#) ? "owner" : "tags"
+        let a = try model(#"{"version": "A", "entities": {"Item": {"attributes": {"name": "string"}}}}"#)
+        let b = try model(
+            #"{"version": "B", "entities": {"Item": {"attributes": {"name": "string"}, "relationships": {\#(added)}}, "Owner": {"attributes": {"label": "string"}, "relationships": {"items": {"destination": "Item", "inverse": "\#(inverse)", "toMany": true}}}}}"#
+        )
+        #expect(
+            b.entity(named: "Item").flatMap { b.allRelationships(of: $0).first }.map(\.isOptional)
+                == (inverse == "owner"))
+        let c = try model(
+            #"{"version": "C", "entities": {"Item": {"attributes": {"name": "string", "label": "string"}}}}"#)
+        let second = try mapping(
+            #"{"sourceModel": "B", "destinationModel": "C", "entityMappings": [{"name": "ItemToItem", "type": "transform", "sourceEntity": "Item", "destinationEntity": "Item", "attributeMappings": {"name": "$source.name", "label": "FUNCTION($source.name, 'uppercaseString')"}}]}"#
+        )
+        let directory = try TemporaryDirectory()
+        let source = directory.path("A.sqlite")
+        try seededStore(at: source, model: a, seed: #"{"Item": [{"name": "a"}, {"name": "b"}]}"#)
+        let path = directory.path("Items.sqlite")
+        let (oneByOne, fused) = try Self.bothWays([a, b, c], [second], source: source, at: path, added)
+        if case .failure = oneByOne.outcome { Issue.record("step by step failed: \(oneByOne.outcome)") }
+        #expect(fused.fused == [true, false])
+    }
+
     /// A renaming of entities that share a table, before a step that reads them together
     /// (a fetch that includes sub-entities): the rows come in another order after the
     /// renaming, which numbers them entity by entity, so the renaming runs on its own.

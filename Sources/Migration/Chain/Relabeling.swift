@@ -156,7 +156,7 @@ struct Relabeling {
                     a.isTransient || filled.contains(a.name) || Self.defaultPassesItsRules(a)
                 }),
                 toRelationships.allSatisfy({ r in
-                    r.isTransient || filled.contains(r.name) || (r.isOptional && r.minCount == 0)
+                    r.isTransient || filled.contains(r.name) || Self.passesItsRulesEmpty(r)
                 })
             else { return nil }
             // (An ancestor's constraints are its sub-entities' too.)
@@ -325,6 +325,14 @@ struct Relabeling {
     /// bounds or validation predicates, and a default where it is required.
     static func defaultPassesItsRules(_ attribute: AttributeDescription) -> Bool {
         hasNoBounds(attribute) && (attribute.isOptional || attribute.defaultValue != nil)
+    }
+
+    /// Whether a relationship the step does not fill passes its rules with no
+    /// destination, as the validation has them (``StoreValidator``, and a save's): an
+    /// optional to-one, and a to-many that is optional or has no minimum (Xcode's
+    /// non-optional to-many with a minimum of 0 may be empty).
+    static func passesItsRulesEmpty(_ relationship: RelationshipDescription) -> Bool {
+        relationship.isOptional || (relationship.isToMany && relationship.minCount == 0)
     }
 
     /// No bounds and no validation predicates: no value of its type breaks a rule of it.

@@ -63,22 +63,35 @@ extension StoreMigrator {
         public var computing: [Int] = []
     }
 
-    /// The pass that runs `steps[first]` and the steps after it it can take, with the
-    /// renaming steps from `first` on before the first step that is not one when
-    /// `leading` (each absorbed into the step after it); nil when it would run one step.
+    /// The pass that runs `steps[first]` and the steps after it it can take; nil when it
+    /// would run one step. When `leading`, the renaming steps from `first` on may be
+    /// absorbed into the step after them: of the passes with each number of them (from
+    /// all the renaming steps in a row to none), the one that takes the most steps, and
+    /// of those the one with the most renamings before. (A renaming step is a step too:
+    /// where the step after it cannot read through it, it may run its own mapping, with
+    /// the renamings before it.)
     func fusedRun(from first: Int, of steps: [Step], leading: Bool) -> FusedRun? {
-        var base = first
         // The steps before, absorbed (they may compute values, which the step after reads
         // as their expressions; docs/engine.md, "Steps that compute").
         var relabelings: [Relabeling] = []
-        if leading {
-            while base + 1 < steps.count, let relabeling = Relabeling(steps[base], computingWith: policies.functions) {
-                relabelings.append(relabeling)
-                base += 1
-            }
+        while leading, first + relabelings.count + 1 < steps.count,
+            let relabeling = Relabeling(steps[first + relabelings.count], computingWith: policies.functions)
+        {
+            relabelings.append(relabeling)
         }
-        /// The pass without the steps before, where it had any.
-        func withoutThem() -> FusedRun? { leading ? fusedRun(from: first, of: steps, leading: false) : nil }
+        var best: FusedRun?
+        for count in stride(from: relabelings.count, through: 0, by: -1) {
+            guard let run = fusedRun(from: first, after: Array(relabelings.prefix(count)), of: steps) else { continue }
+            if run.steps.count > best?.steps.count ?? 1 { best = run }
+        }
+        return best
+    }
+
+    /// The pass that runs the step after the renaming steps `relabelings` (from `first`
+    /// on), with them before it, and the steps after it it can take; nil where it cannot
+    /// be run so, or would run one step.
+    private func fusedRun(from first: Int, after relabelings: [Relabeling], of steps: [Step]) -> FusedRun? {
+        let base = first + relabelings.count
         var mapping = steps[base].mapping
         var trailing: [Relabeling] = []
         var end = base + 1
@@ -97,10 +110,7 @@ extension StoreMigrator {
             guard
                 let composed = relabeling.composeBefore(
                     mapping, destination: steps[end - 1].destination, policies: policies)
-            else {
-                // (The first step may still run with the renamings after it.)
-                return withoutThem()
-            }
+            else { return nil }
             mapping = composed
         }
         let before = relabelings
@@ -108,14 +118,14 @@ extension StoreMigrator {
         // there (else the pass would never pass its check).
         var computed: [Relabeling.ComputedValue] = []
         for i in before.indices {
-            guard let values = before[i].computedValues(after: before[..<i]) else { return withoutThem() }
+            guard let values = before[i].computedValues(after: before[..<i]) else { return nil }
             computed += values
         }
-        guard let after = Relabeling.readBack(checks, through: before[...]) else { return withoutThem() }
+        guard let after = Relabeling.readBack(checks, through: before[...]) else { return nil }
         computed += after
         guard
             Relabeling.translates(computed, in: StoreLayout(model: steps[first].source), functions: policies.functions)
-        else { return withoutThem() }
+        else { return nil }
         guard end - first > 1,
             let manager = try? MigrationManager(
                 mapping: mapping, source: steps[first].source, destination: steps[end - 1].destination,
