@@ -15,7 +15,7 @@ extension Relabeling {
     /// computes it (``computed``). Nil when it cannot be: a custom policy, an expression
     /// that reads the source by a name it cannot tell (``SourceRenamer``; a computed
     /// attribute read any other way among them), a source attribute whose value writing
-    /// could change (a decimal, a UUID, a URI).
+    /// could change (a decimal, a UUID).
     func composeBefore(_ mapping: MappingModel, destination: ObjectModel, policies: PolicyRegistry)
         -> MappingModel?
     {
@@ -72,7 +72,7 @@ extension Relabeling {
     /// What reads the names after the step (B) as the names before it (A), for the step
     /// after it: its renamings back, the defaults of what it adds, the expressions of what
     /// it computes. Nil where a value the step carries could change as it is written (a
-    /// float, a decimal, a UUID, a URI): the step after would read another value.
+    /// decimal, a UUID): the step after would read another value.
     func renamerBefore() -> SourceRenamer? {
         let (old, middle) = (step.source, step.destination)
         guard
@@ -124,11 +124,11 @@ extension Relabeling {
     /// Whether a value of `attribute`, read from a store that holds it in its own storage
     /// class and range, is written back unchanged: so of a float that a 32-bit float holds
     /// (which a store the run wrote holds, and ``copiesExactly(_:)`` checks a store from
-    /// elsewhere holds), not of a decimal, a UUID or a URI (parsed). (A transformable value
-    /// is read and written as its bytes, as data is.)
+    /// elsewhere holds), not of a decimal or a UUID (parsed). (A URI is read and written as
+    /// its text, as a string is, and a transformable value as its bytes, as data is.)
     static func readsAsWritten(_ attribute: AttributeDescription) -> Bool {
         switch attribute.type {
-        case .int16, .int32, .int64, .boolean, .double, .float, .date, .string, .binary, .transformable: true
+        case .int16, .int32, .int64, .boolean, .double, .float, .date, .string, .uri, .binary, .transformable: true
         default: attribute.isTransient
         }
     }
@@ -174,7 +174,7 @@ extension Relabeling {
                 // (A value a 32-bit float does not hold is rounded as the step writes it.)
                 case .float: storage = .floatNumber
                 // (Ill-formed text is copied as it is, but fails a bound on its length.)
-                case .string: storage = attribute.minValue != nil || attribute.maxValue != nil ? .text : .anyText
+                case .string, .uri: storage = attribute.minValue != nil || attribute.maxValue != nil ? .text : .anyText
                 case .binary, .transformable: storage = .blob
                 default: return false
                 }

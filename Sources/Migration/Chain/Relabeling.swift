@@ -68,6 +68,17 @@ struct Relabeling {
     /// the NSNumber method that converts it as the attribute reads it back
     /// (``Computation/readBack``).
     private(set) var conversions: [String: [String: String]] = [:]
+    /// The ordered to-manys (B entity, relationship) whose members the step links before
+    /// their owners, so that each owner's members come out in key order
+    /// (``putsInKeyOrder(_:of:_:)``): the step after reads them in the order it reads
+    /// where that order is the key order, which the pass checks (``holdsInKeyOrder``).
+    private(set) var inKeyOrder: Set<Member> = []
+
+    /// A property of an entity of the version the step reads (B).
+    struct Member: Hashable {
+        let entity: String, property: String
+        init(_ entity: String, _ property: String) { (self.entity, self.property) = (entity, property) }
+    }
 
     /// The step as a relabeling; with `functions` (those its expressions call), one that
     /// may also compute attributes (``computed``).
@@ -191,13 +202,14 @@ struct Relabeling {
                     relationship.destination == entities[old.destination],
                     relationship.inverse == properties[old.destination]?[inverse],
                     Self.same(old, relationship),
-                    !old.isOrdered || keepsItsOrder(old, of: from, middle),
+                    !old.isOrdered || keepsItsOrder(old, of: from, middle) || putsInKeyOrder(old, of: from, middle),
                     // (Set through its inverse: that inverse an ordered to-many the step fills.)
                     throughInverse[name]?.contains(old.name) != true
                         || (middle.allRelationships(of: targets).first { $0.name == inverse }.map {
                             $0.isToMany && $0.isOrdered && throughInverse[targets.name]?.contains(inverse) != true
                         } ?? false)
                 else { return nil }
+                if old.isOrdered, !keepsItsOrder(old, of: from, middle) { inKeyOrder.insert(Member(name, old.name)) }
             }
         }
     }
@@ -279,6 +291,23 @@ struct Relabeling {
             let inverse = model.allRelationships(of: entity).first(where: { $0.name == name })
         else { return false }
         return relationship.isToMany || inverse.isToMany
+    }
+
+    /// Whether the step puts the members of the ordered to-many `relationship` of
+    /// `entity` in key order: a one-to-many between two entities whose members' mapping
+    /// comes before their owners' and sets their to-one (as an Xcode mapping model whose
+    /// members' entity sorts first has it), each member joining its owner's end in key
+    /// order, whatever order the store gave; the owners' to-many, set after, adds nothing.
+    private func putsInKeyOrder(
+        _ relationship: RelationshipDescription, of entity: EntityDescription, _ model: ObjectModel
+    ) -> Bool {
+        guard relationship.destination != entity.name, let name = relationship.inverse,
+            let members = model.entity(named: relationship.destination),
+            model.allRelationships(of: members).first(where: { $0.name == name })?.isToMany == false,
+            linkOrder[members.name]?.contains(name) == true, let owners = places[entity.name],
+            let others = places[members.name]
+        else { return false }
+        return others < owners
     }
 
     /// Whether the ordered to-many `relationship` of `entity` comes out of the step in the
@@ -394,7 +423,9 @@ struct Relabeling {
         -> (mapping: MappingModel, checks: [ComputedValue])?
     {
         let (middle, new) = (step.source, step.destination)
-        guard mapping.destinationModel == middle.version, !copiesAHierarchy else { return nil }
+        // (What the step before writes of an ordered to-many the step puts in key order
+        // is not known before the pass.)
+        guard mapping.destinationModel == middle.version, !copiesAHierarchy, inKeyOrder.isEmpty else { return nil }
         var checks: [ComputedValue] = []
         var layout: StoreLayout?
         let compiler = MappingCompiler(mapping, source: source, destination: middle, policies: policies)
@@ -655,6 +686,36 @@ struct Relabeling {
             }
         }
         return report
+    }
+
+    /// Whether the members of each ordered to-many the step puts in key order
+    /// (``inKeyOrder``) are in key order already, in `database` (laid out as `layout`,
+    /// `locate` finding the step's names there, as for ``report(in:layout:written:locate:)``):
+    /// then the step after reads them in the order it would read them after the step.
+    /// Each owner's members as a context reads them (by position, then key) are numbered
+    /// beside the same members by key alone; one scan of the members' table.
+    func holdsInKeyOrder(
+        in database: Database, layout: StoreLayout,
+        locate: (_ entity: String, _ property: String?) -> (entity: String, property: String?)
+    ) throws(SQLiteError) -> Bool {
+        for member in inKeyOrder.sorted(by: { ($0.entity, $0.property) < ($1.entity, $1.property) }) {
+            guard
+                let relationship = step.source.entity(named: member.entity).flatMap({ entity in
+                    step.source.allRelationships(of: entity).first { $0.name == member.property }
+                }), let inverse = relationship.inverse
+            else { return false }
+            let (entity, property) = locate(relationship.destination, inverse)
+            guard let rows = layout.entities[entity], let column = property.flatMap({ rows.toOneColumns[$0] }),
+                let order = column.order
+            else { return false }
+            let members = rows.numbers.map(String.init).joined(separator: ", ")
+            let statement = try database.prepare(
+                "SELECT 1 FROM (SELECT row_number() OVER (PARTITION BY \(column.key) ORDER BY \(order), Z_PK) AS a, "
+                    + "row_number() OVER (PARTITION BY \(column.key) ORDER BY Z_PK) AS b FROM \(rows.table) "
+                    + "WHERE \(column.key) IS NOT NULL AND Z_ENT IN (\(members))) WHERE a <> b LIMIT 1")
+            if try statement.step() { return false }
+        }
+        return true
     }
 
     /// Where the step's source names are before the relabelings `earlier` (the ones

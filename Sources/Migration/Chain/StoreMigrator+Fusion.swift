@@ -183,6 +183,13 @@ extension StoreMigrator {
                     if try !Relabeling.computesExactly(run.computed, in: store, functions: policies.functions) {
                         throw Refused()
                     }
+                    for i in run.leading.indices where !run.leading[i].inKeyOrder.isEmpty {
+                        let locate = run.leading[i].locateBefore(run.leading[..<i])
+                        if try !run.leading[i].holdsInKeyOrder(in: store.database, layout: store.layout, locate: locate)
+                        {
+                            throw Refused()
+                        }
+                    }
                     return try run.leading.indices.map { i in
                         // (The first renaming's source is this store; a later one's rows
                         // are its, under its names.)
