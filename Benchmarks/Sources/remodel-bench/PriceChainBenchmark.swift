@@ -37,20 +37,47 @@ let priceChainFiles: [String: String] = [
     """
 ]
 
+/// With `--widening`: Products1 → Products2 inferred (quantity an Integer 32 made a
+/// Double, as lightweight migration allows), → Products3 by a mapping file that keeps the
+/// products priced 100 or more and computes gross = price * 1.2 (its fetch makes it the
+/// step whose mapping runs; the inferred step before reads quantity through
+/// `doubleValue`: docs/engine.md, "Steps that compute").
+let priceChainWideningFiles: [String: String] = [
+    "Products2.model.json": """
+    {"version": "Products2", "entities": {"Product": {"attributes": {
+      "name": {"type": "string", "optional": false}, "sku": "string", "price": {"type": "double", "default": 0},
+      "quantity": {"type": "double", "default": 0}, "weight": "float", "added": "date",
+      "active": {"type": "boolean", "default": true}, "notes": "string"}}}}
+    """,
+    "Products3.model.json": """
+    {"version": "Products3", "entities": {"Product": {"attributes": {
+      "name": {"type": "string", "optional": false}, "sku": "string", "gross": {"type": "double", "default": 0},
+      "quantity": {"type": "double", "default": 0}, "weight": "float", "added": "date",
+      "active": {"type": "boolean", "default": true}, "notes": "string"}}}}
+    """,
+    "Products2_to_Products3.mapping.json": """
+    {"sourceModel": "Products2", "destinationModel": "Products3", "entityMappings": [{"name": "ProductToProduct",
+      "type": "transform", "sourceEntity": "Product", "destinationEntity": "Product",
+      "sourceExpression": "FETCH(FUNCTION($manager, \\"fetchRequestForSourceEntityNamed:predicateString:\\", \\"Product\\", \\"price >= 100\\"), $manager.sourceContext, NO)",
+      "attributeMappings": {"gross": "$source.price * 1.2"}}]}
+    """
+]
+
 /// The fetch of the products the first step keeps, with `--filtered`.
 let priceChainFilter =
     #"FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"Product\", \"quantity >= 100\"), $manager.sourceContext, NO)"#
 
 /// The chain's folder in `directory`: Products1 from `mappings`, the rest
-/// (``priceChainFiles``), the first step with ``priceChainFilter`` where `filtered`.
-func writePriceChain(in directory: String, mappings: URL, filtered: Bool) -> String {
+/// (``priceChainFiles``, or ``priceChainWideningFiles`` where `widening`), the first step
+/// with ``priceChainFilter`` where `filtered`.
+func writePriceChain(in directory: String, mappings: URL, filtered: Bool, widening: Bool = false) -> String {
     let folder = directory + "/price-chain"
     do {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try FileManager.default.copyItem(
             at: mappings.appendingPathComponent(productsModelPath),
             to: URL(fileURLWithPath: folder + "/Products1.model.json"))
-        for (name, text) in priceChainFiles {
+        for (name, text) in widening ? priceChainWideningFiles : priceChainFiles {
             let written =
                 filtered && name.hasPrefix("Products1_to")
                 ? text.replacingOccurrences(
@@ -93,8 +120,8 @@ func migratePriceChainWithStoreMigrator(_ options: Options, fusesSteps: Bool) ->
 /// What a careful engineer writes for the chain: Products1 to Products3 in one
 /// `INSERT … SELECT`, gross computed as the two steps compute it, one after the other
 /// (``sqlStep(from:to:model:countRows:indexesAfter:maxima:_:)``: the new file synced);
-/// with `--filtered`, the products kept numbered 1, 2, … in key order, as the engine
-/// numbers them (a NULL `Z_PK`, the next rowid of the empty table).
+/// with `--filtered` (or `--widening`), the products kept numbered 1, 2, … in key order,
+/// as the engine numbers them (a NULL `Z_PK`, the next rowid of the empty table).
 func migratePriceChainSQL(_ options: Options) -> VariantResult {
     var rows = 0
     var stepSeconds = 0.0
@@ -104,12 +131,19 @@ func migratePriceChainSQL(_ options: Options) -> VariantResult {
             from: options.source!, to: options.destination!, model: model, countRows: false,
             maxima: [("Product", "ZPRODUCT")]
         ) { entity in
-            """
-            INSERT INTO ZPRODUCT (Z_PK, Z_ENT, Z_OPT, ZNAME, ZSKU, ZGROSS, ZQUANTITY, ZWEIGHT, ZADDED, ZACTIVE, ZNOTES)
-                SELECT \(options.filtered ? "NULL" : "Z_PK"), \(entity("Product")), 1,
-                    ZNAME, ZSKU, ZPRICE * 1.03 * 1.2, ZQUANTITY, ZWEIGHT, ZADDED, ZACTIVE, ZNOTES
-                FROM src.ZPRODUCT \(options.filtered ? "WHERE ZQUANTITY >= 100 " : "")ORDER BY Z_PK;
-            """
+            options.widening
+                ? """
+                INSERT INTO ZPRODUCT (Z_PK, Z_ENT, Z_OPT, ZNAME, ZSKU, ZGROSS, ZQUANTITY, ZWEIGHT, ZADDED, ZACTIVE, ZNOTES)
+                    SELECT NULL, \(entity("Product")), 1,
+                        ZNAME, ZSKU, ZPRICE * 1.2, CAST(ZQUANTITY AS REAL), ZWEIGHT, ZADDED, ZACTIVE, ZNOTES
+                    FROM src.ZPRODUCT WHERE ZPRICE >= 100 ORDER BY Z_PK;
+                """
+                : """
+                INSERT INTO ZPRODUCT (Z_PK, Z_ENT, Z_OPT, ZNAME, ZSKU, ZGROSS, ZQUANTITY, ZWEIGHT, ZADDED, ZACTIVE, ZNOTES)
+                    SELECT \(options.filtered ? "NULL" : "Z_PK"), \(entity("Product")), 1,
+                        ZNAME, ZSKU, ZPRICE * 1.03 * 1.2, ZQUANTITY, ZWEIGHT, ZADDED, ZACTIVE, ZNOTES
+                    FROM src.ZPRODUCT \(options.filtered ? "WHERE ZQUANTITY >= 100 " : "")ORDER BY Z_PK;
+                """
         }
     }
     let db = RawSQLite.open(options.destination!, readOnly: true)
@@ -139,25 +173,30 @@ func runPriceChainBenchmark(_ options: Options) {
     let started = Date()
     let quiet = options.markdown
 
-    let chain = writePriceChain(in: directory, mappings: mappings, filtered: options.filtered)
+    if options.filtered && options.widening { die("--filtered and --widening are two chains: give one") }
+    let chain = writePriceChain(in: directory, mappings: mappings, filtered: options.filtered, widening: options.widening)
     let source = directory + "/Products1.sqlite"
     if !quiet { progressLine("generating \(rows) products in \(source) …") }
     generateProductsStore(source, rows: rows, model: loadModel(mappings, productsModelPath))
     let v3 = loadModel(URL(fileURLWithPath: chain), "Products3.model.json")
     // The rows through both steps, computed here: gross is (price * 1.03) * 1.2; with
-    // --filtered, only the quantities of 100 or more, numbered again.
+    // --filtered, only the quantities of 100 or more, numbered again; with --widening,
+    // gross is price * 1.2 of the prices of 100 or more, and quantity a double.
     let generator = ProductGenerator()
     var expected = Checksum()
     var kept = 0
     for i in 0..<rows {
         var row = generator.row(i)
         if options.filtered, row.quantity < 100 { continue }
+        if options.widening, row.price < 100 { continue }
         kept += 1
-        row.price = row.price * 1.03 * 1.2
+        row.price = options.widening ? row.price * 1.2 : row.price * 1.03 * 1.2
         expected.add(integer: Int64(kept))
-        expected.add(row)
+        expected.add(row, quantityAsReal: options.widening)
     }
-    let common = ["--mappings", chain] + (options.filtered ? ["--filtered"] : [])
+    let columns = products3Columns.map { options.widening && $0.0 == "ZQUANTITY" ? ($0.0, ColumnKind.real) : $0 }
+    let common =
+        ["--mappings", chain] + (options.filtered ? ["--filtered"] : []) + (options.widening ? ["--widening"] : [])
     var destinationBytes: [String: Int] = [:]
     let runs = measureVariants(
         "chain", priceChainVariants.filter { options.only?.contains($0.id) ?? true }, rounds: options.roundCount,
@@ -175,7 +214,7 @@ func runPriceChainBenchmark(_ options: Options) {
         check: { variant, _, measurement in
             let path = "\(directory)/\(variant.id).sqlite"
             defer { removeStore(path) }
-            let (count, checksum) = tableChecksum(path, table: "ZPRODUCT", columns: products3Columns)
+            let (count, checksum) = tableChecksum(path, table: "ZPRODUCT", columns: columns)
             guard count == kept, checksum == expected, measurement.result.rows == kept else {
                 die(
                     "\(variant.label) wrote \(count) rows with checksum \(checksum.hex) (read \(measurement.result.rows)); "
@@ -189,7 +228,9 @@ func runPriceChainBenchmark(_ options: Options) {
     let run = { (id: String) in runs.first { $0.variant.id == id } }
     var report = BenchmarkReport(
         title:
-            "price-chain: \(rows) rows, Products1 → Products2 (\(options.filtered ? "quantity >= 100, " : "")price * 1.03, weight to a double) → Products3 (gross = price * 1.2)",
+            options.widening
+            ? "price-chain --widening: \(rows) rows, Products1 → Products2 (inferred: quantity to a double) → Products3 (price >= 100, gross = price * 1.2)"
+            : "price-chain: \(rows) rows, Products1 → Products2 (\(options.filtered ? "quantity >= 100, " : "")price * 1.03, weight to a double) → Products3 (gross = price * 1.2)",
         header: machineHeader(
             loadBefore: loadBefore, loadAfter: Machine.loadAverage, seconds: Date().timeIntervalSince(started))
             + ["rounds: \(options.roundCount) per variant, interleaved (median); each variant in its own process"],

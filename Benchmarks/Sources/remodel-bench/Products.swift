@@ -84,12 +84,13 @@ final class ProductGenerator {
 }
 
 extension Checksum {
-    /// The eight values of a row, in the order of ``productColumns``.
-    mutating func add(_ row: ProductRow) {
+    /// The eight values of a row, in the order of ``productColumns``; the quantity as a
+    /// double where a step made it one.
+    mutating func add(_ row: ProductRow, quantityAsReal: Bool = false) {
         add(string: row.name)
         if let sku = row.sku { add(string: sku) } else { addNull() }
         add(real: row.price)
-        add(integer: row.quantity)
+        if quantityAsReal { add(real: Double(row.quantity)) } else { add(integer: row.quantity) }
         if let weight = row.weight { add(real: weight) } else { addNull() }
         if let added = row.added { add(real: added) } else { addNull() }
         add(integer: row.active ? 1 : 0)

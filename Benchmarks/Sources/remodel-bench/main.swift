@@ -21,7 +21,7 @@ let usage = """
            remodel-bench item-images [--items N] [--size BYTES] [--external] [--rounds N] [--dir DIR] [--markdown]
            remodel-bench chain [--notes N] [--rounds N] [--dir DIR] [--markdown]
            remodel-bench note-folders [--notes N] [--rounds N] [--dir DIR] [--markdown]
-           remodel-bench price-chain [--rows N] [--filtered] [--rounds N] [--dir DIR] [--markdown]
+           remodel-bench price-chain [--rows N] [--filtered | --widening] [--rounds N] [--dir DIR] [--markdown]
            remodel-bench list
 
     expressions       measure parse, compile and evaluate of each expression and predicate, and
@@ -62,6 +62,8 @@ let usage = """
     --filtered    price-chain: the first step keeps only the products with a quantity of 100
                   or more (a filter), so the second computes after the step whose mapping
                   runs
+    --widening    price-chain: the first step is inferred and makes quantity a double; the
+                  second keeps only the products priced 100 or more and computes gross
     --dir DIR     where the temporary stores go (default $TMPDIR, else /tmp); a directory of
                   their own is made there and removed at the end. Not inside the repository.
     --mappings D  the repository's mappings/ folder (default: found from the source path)
@@ -84,6 +86,7 @@ struct Options {
     var size: Int? = nil
     var external = false
     var filtered = false
+    var widening = false
     var dir: String? = nil
     var mappings: String? = nil
     // Hidden: what a variant's child process is told.
@@ -136,6 +139,7 @@ func parseOptions(_ arguments: [String]) -> Options {
         case "--items": options.items = positive(argument)
         case "--external": options.external = true
         case "--filtered": options.filtered = true
+        case "--widening": options.widening = true
         case "--notes": options.notes = positive(argument)
         case "--size":
             guard let n = parseSize(value(for: argument)), n > 0 else {
