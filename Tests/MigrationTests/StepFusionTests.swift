@@ -619,6 +619,10 @@ import TestSupport
             let (oneByOne, fused) = try Self.bothWays(models, mappings, source: source, at: path, owner)
             if case .failure = oneByOne.outcome { Issue.record("step by step failed: \(oneByOne.outcome)") }
             let fuses = !bothSides || ownersFirst
+            var migrator = StoreMigrator(models: models, mappings: mappings)
+            migrator.fusesSteps = true
+            let passes = migrator.passes(of: try migrator.plan(from: "X0", to: "X3"))
+            #expect(passes.first?.inKeyOrder == (fuses ? [] : [0]), "\(passes)")
             #expect(
                 fused.fused == [fuses || keyOrder, false, fuses],
                 "\(owner), both sides set: \(bothSides), in key order: \(keyOrder)")

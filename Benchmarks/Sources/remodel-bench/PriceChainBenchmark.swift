@@ -174,7 +174,8 @@ func runPriceChainBenchmark(_ options: Options) {
     let quiet = options.markdown
 
     if options.filtered && options.widening { die("--filtered and --widening are two chains: give one") }
-    let chain = writePriceChain(in: directory, mappings: mappings, filtered: options.filtered, widening: options.widening)
+    let chain = writePriceChain(
+        in: directory, mappings: mappings, filtered: options.filtered, widening: options.widening)
     let source = directory + "/Products1.sqlite"
     if !quiet { progressLine("generating \(rows) products in \(source) …") }
     generateProductsStore(source, rows: rows, model: loadModel(mappings, productsModelPath))

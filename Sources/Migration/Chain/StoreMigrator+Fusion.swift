@@ -40,10 +40,11 @@ extension StoreMigrator {
             let renamings = (run?.leading ?? []) + [nil] + (run?.trailing ?? [])
             let dropping = renamings.indices.filter { renamings[$0]?.dropped.isEmpty == false }.map { index + $0 }
             let computing = renamings.indices.filter { renamings[$0]?.computed.isEmpty == false }.map { index + $0 }
+            let ordering = renamings.indices.filter { renamings[$0]?.inKeyOrder.isEmpty == false }.map { index + $0 }
             passes.append(
                 Pass(
                     steps: index..<(index + count), base: index + (run?.leading.count ?? 0), dropping: dropping,
-                    computing: computing))
+                    computing: computing, inKeyOrder: ordering))
             index += count
         }
         return passes
@@ -61,6 +62,9 @@ extension StoreMigrator {
         /// The steps that compute values the steps after them read as their expressions
         /// (docs/engine.md, "Steps that compute"), before ``base``.
         public var computing: [Int] = []
+        /// The renaming steps that put an ordered to-many's members in key order, which
+        /// the run checks the store holds already (docs/engine.md, "Steps run as one").
+        public var inKeyOrder: [Int] = []
     }
 
     /// The pass that runs `steps[first]` and the steps after it it can take; nil when it

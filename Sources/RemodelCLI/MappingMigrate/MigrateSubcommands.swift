@@ -156,7 +156,11 @@ struct PlanCommand: ParsableCommand {
                         "compute values from what the steps before them write"),
                     part(
                         renaming, "only renames" + (drops ? " or drops properties" : ""),
-                        "only rename" + (drops ? " or drop properties" : ""))
+                        "only rename" + (drops ? " or drop properties" : "")),
+                    part(
+                        pass.inKeyOrder,
+                        "puts ordered relationships in key order: in the pass where the store holds them so already",
+                        "put ordered relationships in key order: in the pass where the store holds them so already")
                 ].compactMap { $0 }
                 print(
                     "one pass: \(steps[pass.steps.lowerBound].source.version) → \(steps[pass.steps.upperBound - 1].destination.version) "
