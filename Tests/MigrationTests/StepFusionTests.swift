@@ -472,6 +472,43 @@ import TestSupport
         #expect(fused.fused == [true, false])
     }
 
+    /// Uniqueness constraints are carried, not enforced: a renaming whose versions add,
+    /// drop, or change them, or put a computed attribute in one, writes the same rows,
+    /// duplicates kept. It runs in one pass with the step after it, with the same stores
+    /// as step by step.
+    @Test(arguments: [
+        (#"[["code"]]"#, #"[["code", "name"]]"#), ("[]", #"[["code"]]"#), (#"[["name"]]"#, "[]"),
+        (#"[["code"]]"#, #"[["rank"]]"#)
+    ])
+    func aRenamingThatChangesUniquenessConstraintsJoinsThePass(_ constraints: (a: String, b: String)) throws {
+        func version(_ name: String, _ constraints: String, _ extra: String = "") throws -> ObjectModel {
+            try model(
+                #"{"version": "\#(name)", "entities": {"Item": {"uniquenessConstraints": \#(constraints), "attributes": {"name": "string", "code": "int32"\#(extra)}}}}"#
+            )
+        }
+        let a = try version("A", constraints.a), b = try version("B", constraints.b, #", "rank": "int64""#)
+        let c = try version("C", "[]", #", "rank": "int64", "label": "string""#)
+        #expect(a.entity(named: "Item")?.uniquenessConstraints != b.entity(named: "Item")?.uniquenessConstraints)
+        // A → B renames and computes rank, which one of B's constraints holds; B → C filters.
+        let first = try mapping(
+            #"{"sourceModel": "A", "destinationModel": "B", "entityMappings": [{"name": "ItemToItem", "type": "transform", "sourceEntity": "Item", "destinationEntity": "Item", "attributeMappings": {"name": "$source.name", "code": "$source.code", "rank": "$source.code * 2"}}]}"#
+        )
+        let second = try mapping(
+            #"{"sourceModel": "B", "destinationModel": "C", "entityMappings": [{"name": "ItemToItem", "type": "transform", "sourceEntity": "Item", "destinationEntity": "Item", "sourceExpression": "FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"Item\", \"code > 1\"), $manager.sourceContext, NO)", "attributeMappings": {"name": "$source.name", "code": "$source.code", "rank": "$source.rank", "label": "FUNCTION($source.name, 'lowercaseString')"}}]}"#
+        )
+        let directory = try TemporaryDirectory()
+        let source = directory.path("A.sqlite")
+        try seededStore(
+            at: source, model: a,
+            seed:
+                #"{"Item": [{"name": "a", "code": 2}, {"name": "a", "code": 2}, {"name": "b", "code": 3}, {"name": "c", "code": 1}]}"#
+        )
+        let (oneByOne, fused) = try Self.bothWays(
+            [a, b, c], [first, second], source: source, at: directory.path("Items.sqlite"), "\(constraints)")
+        if case .failure = oneByOne.outcome { Issue.record("step by step failed: \(oneByOne.outcome)") }
+        #expect(fused.fused == [true, false], "\(constraints)")
+    }
+
     /// A renaming of entities that share a table, before a step that reads them together
     /// (a fetch that includes sub-entities): the rows come in another order after the
     /// renaming, which numbers them entity by entity, so the renaming runs on its own.

@@ -170,14 +170,9 @@ struct Relabeling {
                     r.isTransient || filled.contains(r.name) || Self.passesItsRulesEmpty(r)
                 })
             else { return nil }
-            // (An ancestor's constraints are its sub-entities' too.)
-            let constraints = (new.ancestors(of: to) + [to]).flatMap(\.uniquenessConstraints)
-            guard filled.count == names.count + computes.count,
-                constraints.allSatisfy({ $0.allSatisfy { computes[$0] == nil } }),
-                (middle.ancestors(of: from) + [from]).flatMap(\.uniquenessConstraints).allSatisfy({ constraint in
-                    constraints.contains(constraint.map { names[$0] ?? $0 })
-                })
-            else { return nil }
+            // (Uniqueness constraints, carried but not enforced, change no row: a version
+            // may add, drop or change them. docs/model-format.md)
+            guard filled.count == names.count + computes.count else { return nil }
             properties[from.name] = names
         }
         guard removed.isDisjoint(with: entities.keys), Self.sameHierarchies(entities, middle, new) else { return nil }
