@@ -409,6 +409,23 @@ import TestSupport
         #expect(fusedCheckedAhead > count / 40, "\(fusedCheckedAhead) chains fused with chunks checked ahead")
     }
 
+    /// Items of `a` (name; two seeded) through `b` (an inferred step) to C (name, label),
+    /// by a mapping file that computes the label: both ways (``bothWays``).
+    static func itemsThroughARenaming(_ a: ObjectModel, _ b: ObjectModel, _ what: String) throws -> (
+        oneByOne: Chain, fused: Chain
+    ) {
+        let c = try model(
+            #"{"version": "C", "entities": {"Item": {"attributes": {"name": "string", "label": "string"}}}}"#)
+        let second = try mapping(
+            #"{"sourceModel": "B", "destinationModel": "C", "entityMappings": [{"name": "ItemToItem", "type": "transform", "sourceEntity": "Item", "destinationEntity": "Item", "attributeMappings": {"name": "$source.name", "label": "FUNCTION($source.name, 'uppercaseString')"}}]}"#
+        )
+        let directory = try TemporaryDirectory()
+        let source = directory.path("A.sqlite")
+        try seededStore(at: source, model: a, seed: #"{"Item": [{"name": "a"}, {"name": "b"}]}"#)
+        let path = directory.path("Items.sqlite")
+        return try Self.bothWays([a, b, c], [second], source: source, at: path, what)
+    }
+
     /// A renaming step that adds what its defaults cannot satisfy (a bound its default
     /// breaks, a required to-one, a to-many of at least one): step by step, its validation
     /// fails; the pass, which never writes that version, must not take it.
@@ -428,16 +445,7 @@ import TestSupport
             relationship
                 ? #"{"version": "B", "entities": {"Item": {"attributes": {"name": "string"}, "relationships": {\#(added)}}\#(owner)}}"#
                 : #"{"version": "B", "entities": {"Item": {"attributes": {"name": "string", \#(added)}}}}"#)
-        let c = try model(
-            #"{"version": "C", "entities": {"Item": {"attributes": {"name": "string", "label": "string"}}}}"#)
-        let second = try mapping(
-            #"{"sourceModel": "B", "destinationModel": "C", "entityMappings": [{"name": "ItemToItem", "type": "transform", "sourceEntity": "Item", "destinationEntity": "Item", "attributeMappings": {"name": "$source.name", "label": "FUNCTION($source.name, 'uppercaseString')"}}]}"#
-        )
-        let directory = try TemporaryDirectory()
-        let source = directory.path("A.sqlite")
-        try seededStore(at: source, model: a, seed: #"{"Item": [{"name": "a"}, {"name": "b"}]}"#)
-        let path = directory.path("Items.sqlite")
-        let (oneByOne, _) = try Self.bothWays([a, b, c], [second], source: source, at: path, added)
+        let (oneByOne, _) = try Self.itemsThroughARenaming(a, b, added)
         if case .store = oneByOne.outcome { Issue.record("step by step did not fail: \(oneByOne.outcome)") }
     }
 
@@ -458,16 +466,7 @@ import TestSupport
         #expect(
             b.entity(named: "Item").flatMap { b.allRelationships(of: $0).first }.map(\.isOptional)
                 == (inverse == "owner"))
-        let c = try model(
-            #"{"version": "C", "entities": {"Item": {"attributes": {"name": "string", "label": "string"}}}}"#)
-        let second = try mapping(
-            #"{"sourceModel": "B", "destinationModel": "C", "entityMappings": [{"name": "ItemToItem", "type": "transform", "sourceEntity": "Item", "destinationEntity": "Item", "attributeMappings": {"name": "$source.name", "label": "FUNCTION($source.name, 'uppercaseString')"}}]}"#
-        )
-        let directory = try TemporaryDirectory()
-        let source = directory.path("A.sqlite")
-        try seededStore(at: source, model: a, seed: #"{"Item": [{"name": "a"}, {"name": "b"}]}"#)
-        let path = directory.path("Items.sqlite")
-        let (oneByOne, fused) = try Self.bothWays([a, b, c], [second], source: source, at: path, added)
+        let (oneByOne, fused) = try Self.itemsThroughARenaming(a, b, added)
         if case .failure = oneByOne.outcome { Issue.record("step by step failed: \(oneByOne.outcome)") }
         #expect(fused.fused == [true, false])
     }
