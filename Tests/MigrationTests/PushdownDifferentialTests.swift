@@ -139,6 +139,7 @@ import TestSupport
         ("outFloat", "FUNCTION($source.i64, 'floatValue')", .sql),
         ("outFlag", "FUNCTION($source.i16, 'boolValue')", .sql),
         ("outFlag", "FUNCTION($source.flag, 'boolValue')", .sql),
+        ("outDouble", "FUNCTION($source.flag, 'doubleValue')", .sql),
         ("outText", "TERNARY(FUNCTION($source.flag, 'boolValue') == YES, 'y', 'n')", .evaluated),  // in a condition
         ("out64", "TERNARY($source.flag == nil, -1, FUNCTION($source.flag, 'longLongValue') * 5)", .sql),
         ("out64", "FUNCTION($source.i32, 'integerValue')", .sql),
