@@ -84,13 +84,22 @@ extension Relabeling {
         else { return nil }
         let (entityNames, propertyNames) = namesBefore
         // What the step computes, each of its rows holds as its expression's value (as
-        // writing converts it).
+        // writing converts it); a fetch's predicate reads it as the older attribute where
+        // that is the value itself, or the same number.
         var values: [String: [String: FormatExpression]] = [:]
+        var asTheyAre: [String: [String: SourceRenamer.Read]] = [:]
         for (from, attributes) in computed {
+            let described = old.allAttributes(of: old.entity(named: from)!)
             for (attribute, text) in attributes {
                 guard let expression = try? FormatExpression(parsing: text) else { return nil }
-                values[entities[from]!, default: [:]][attribute] = Self.converted(
-                    expression, by: conversions[from]?[attribute])
+                let method = conversions[from]?[attribute]
+                values[entities[from]!, default: [:]][attribute] = Self.converted(expression, by: method)
+                if let name = EntityMappingRunner.copiedAttribute(expression),
+                    let type = described.first(where: { $0.name == name })?.type,
+                    let read = SourceRenamer.Read(name, type, convertedBy: method)
+                {
+                    asTheyAre[entities[from]!, default: [:]][attribute] = read
+                }
             }
         }
         // What the step adds, each of its rows holds as its default.
@@ -104,7 +113,8 @@ extension Relabeling {
             }
         }
         return SourceRenamer(
-            model: middle, entities: entityNames, properties: propertyNames, defaults: defaults, computed: values)
+            model: middle, entities: entityNames, properties: propertyNames, defaults: defaults, computed: values,
+            readInPredicates: asTheyAre)
     }
 
     /// Whether `attribute`'s default is read back as it is written, a constant of the
@@ -271,6 +281,28 @@ struct SourceRenamer {
     /// Per B entity: the attributes the renaming step computes, each with its expression
     /// over an A object, which `$source.<attribute>` reads instead.
     var computed: [String: [String: FormatExpression]] = [:]
+    /// Per B entity: the computed attributes a predicate evaluated on a row reads as an A
+    /// attribute (``Read``).
+    var readInPredicates: [String: [String: Read]] = [:]
+
+    /// A computed attribute whose value is an A attribute's: the same value (an integer
+    /// widened to a wider integer), or the same number as another kind (an Integer 16 or
+    /// 32 made a double, an Integer 16 a float: every such integer is exactly a double and
+    /// a float, and the language compares numbers by value across kinds).
+    struct Read {
+        let attribute: String
+        /// Whether only a number's comparisons with numbers read it so.
+        let asANumber: Bool
+
+        init?(_ attribute: String, _ type: AttributeType, convertedBy method: String?) {
+            switch (method, type) {
+            case (nil, _): asANumber = false
+            case ("doubleValue", .int16), ("doubleValue", .int32), ("floatValue", .int16): asANumber = true
+            default: return nil
+            }
+            self.attribute = attribute
+        }
+    }
 
     /// What stands for an entity's object in an expression.
     struct Scope {
@@ -314,6 +346,7 @@ struct SourceRenamer {
         switch predicate.kind {
         case .constant: return predicate
         case .comparison(var comparison):
+            if let read = numberRead(comparison, scope) { return FormatPredicate(.comparison(read)) }
             guard let lhs = rename(comparison.lhs, scope), let rhs = rename(comparison.rhs, scope) else { return nil }
             comparison.lhs = lhs
             comparison.rhs = rhs
@@ -327,6 +360,42 @@ struct SourceRenamer {
         case .not(let inner):
             return rename(inner, scope).map { FormatPredicate(.not($0)) }
         }
+    }
+
+    /// `comparison`, on a row (`scope.evaluated`), of a computed attribute that is an A
+    /// attribute's number (``Read/asANumber``) with numeric constants: the same
+    /// comparison of the A attribute, which gives the same answer on every row (nil
+    /// compares as nil, and numbers by value). Nil for any other comparison.
+    private func numberRead(_ comparison: Comparison, _ scope: Scope) -> Comparison? {
+        func read(_ e: FormatExpression) -> Read? {
+            guard case .keyPath(nil, let path) = e.kind, path.count == 1, let entity = scope.evaluated,
+                let read = readInPredicates[entity]?[path[0]], read.asANumber
+            else { return nil }
+            return read
+        }
+        func numeric(_ e: FormatExpression) -> Bool {
+            switch e.kind {
+            case .constant(.integer), .constant(.double): true
+            case .aggregate(let elements): elements.allSatisfy(numeric)
+            default: false
+            }
+        }
+        let numberOperators: Set<ComparisonOperator> = [
+            .lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo, .equalTo, .notEqualTo, .in, .between
+        ]
+        guard comparison.modifier == .direct, comparison.options.isEmpty, numberOperators.contains(comparison.op)
+        else { return nil }
+        var result = comparison
+        if let read = read(comparison.lhs), numeric(comparison.rhs) {
+            result.lhs = FormatExpression(.keyPath(operand: nil, path: [read.attribute]))
+        } else if let read = read(comparison.rhs), numeric(comparison.lhs), comparison.op != .in,
+            comparison.op != .between
+        {
+            result.rhs = FormatExpression(.keyPath(operand: nil, path: [read.attribute]))
+        } else {
+            return nil
+        }
+        return result
     }
 
     func rename(_ expression: FormatExpression, _ scope: Scope) -> FormatExpression? {
@@ -357,6 +426,9 @@ struct SourceRenamer {
             if path.count == 1, let value = defaults[entity]?[path[0]] { return FormatExpression(.constant(value)) }
             if path.count == 1, case .variable("source")? = operand?.kind, let value = computed[entity]?[path[0]] {
                 return value
+            }
+            if path.count == 1, operand == nil, let read = readInPredicates[entity]?[path[0]], !read.asANumber {
+                return FormatExpression(.keyPath(operand: nil, path: [read.attribute]))
             }
             guard let renamed = renamePath(path, from: entity) else { return nil }
             return FormatExpression(.keyPath(operand: renamedOperand, path: renamed.path))
