@@ -63,7 +63,8 @@ let usage = """
                   or more (a filter), so the second computes after the step whose mapping
                   runs
     --widening    price-chain: the first step is inferred and makes quantity a double; the
-                  second keeps only the products priced 100 or more and computes gross
+                  second keeps only the products with a quantity of 100 or more and
+                  computes gross
     --dir DIR     where the temporary stores go (default $TMPDIR, else /tmp); a directory of
                   their own is made there and removed at the end. Not inside the repository.
     --mappings D  the repository's mappings/ folder (default: found from the source path)
