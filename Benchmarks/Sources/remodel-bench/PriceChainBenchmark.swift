@@ -10,21 +10,22 @@ import Remodel
 // first step keeps the products with a quantity of 100 or more: the second then computes
 // after the step whose mapping runs. See docs/performance.md.
 
+/// A version of mappings/product-price's `Product` after Products1: `price` (or `gross`,
+/// where `gross`), `quantity` of `quantityType`, `weight` of `weightType`.
+func productsVersion(_ version: String, gross: Bool, quantityType: String, weightType: String) -> String {
+    """
+    {"version": "\(version)", "entities": {"Product": {"attributes": {
+      "name": {"type": "string", "optional": false}, "sku": "string", "\(gross ? "gross" : "price")": {"type": "double", "default": 0},
+      "quantity": {"type": "\(quantityType)", "default": 0}, "weight": "\(weightType)", "added": "date",
+      "active": {"type": "boolean", "default": true}, "notes": "string"}}}}
+    """
+}
+
 /// The chain's versions after Products1 (mappings/product-price's), and its two mapping
 /// files, by file name.
 let priceChainFiles: [String: String] = [
-    "Products2.model.json": """
-    {"version": "Products2", "entities": {"Product": {"attributes": {
-      "name": {"type": "string", "optional": false}, "sku": "string", "price": {"type": "double", "default": 0},
-      "quantity": {"type": "int32", "default": 0}, "weight": "double", "added": "date",
-      "active": {"type": "boolean", "default": true}, "notes": "string"}}}}
-    """,
-    "Products3.model.json": """
-    {"version": "Products3", "entities": {"Product": {"attributes": {
-      "name": {"type": "string", "optional": false}, "sku": "string", "gross": {"type": "double", "default": 0},
-      "quantity": {"type": "int32", "default": 0}, "weight": "double", "added": "date",
-      "active": {"type": "boolean", "default": true}, "notes": "string"}}}}
-    """,
+    "Products2.model.json": productsVersion("Products2", gross: false, quantityType: "int32", weightType: "double"),
+    "Products3.model.json": productsVersion("Products3", gross: true, quantityType: "int32", weightType: "double"),
     "Products1_to_Products2.mapping.json": """
     {"sourceModel": "Products1", "destinationModel": "Products2", "entityMappings": [{"name": "ProductToProduct",
       "type": "transform", "sourceEntity": "Product", "destinationEntity": "Product",
@@ -44,18 +45,8 @@ let priceChainFiles: [String: String] = [
 /// wrote it: through `doubleValue`, and in the fetch as the Integer 32 itself, the same
 /// number: docs/engine.md, "Steps that compute").
 let priceChainWideningFiles: [String: String] = [
-    "Products2.model.json": """
-    {"version": "Products2", "entities": {"Product": {"attributes": {
-      "name": {"type": "string", "optional": false}, "sku": "string", "price": {"type": "double", "default": 0},
-      "quantity": {"type": "double", "default": 0}, "weight": "float", "added": "date",
-      "active": {"type": "boolean", "default": true}, "notes": "string"}}}}
-    """,
-    "Products3.model.json": """
-    {"version": "Products3", "entities": {"Product": {"attributes": {
-      "name": {"type": "string", "optional": false}, "sku": "string", "gross": {"type": "double", "default": 0},
-      "quantity": {"type": "double", "default": 0}, "weight": "float", "added": "date",
-      "active": {"type": "boolean", "default": true}, "notes": "string"}}}}
-    """,
+    "Products2.model.json": productsVersion("Products2", gross: false, quantityType: "double", weightType: "float"),
+    "Products3.model.json": productsVersion("Products3", gross: true, quantityType: "double", weightType: "float"),
     "Products2_to_Products3.mapping.json": """
     {"sourceModel": "Products2", "destinationModel": "Products3", "entityMappings": [{"name": "ProductToProduct",
       "type": "transform", "sourceEntity": "Product", "destinationEntity": "Product",
