@@ -362,6 +362,11 @@ struct SourceRenamer {
         }
     }
 
+    /// The comparisons that order or match numbers by value.
+    private static let numberOperators: Set<ComparisonOperator> = [
+        .lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo, .equalTo, .notEqualTo, .in, .between
+    ]
+
     /// `comparison`, on a row (`scope.evaluated`), of a computed attribute that is an A
     /// attribute's number (``Read/asANumber``) with numeric constants: the same
     /// comparison of the A attribute, which gives the same answer on every row (nil
@@ -380,10 +385,7 @@ struct SourceRenamer {
             default: false
             }
         }
-        let numberOperators: Set<ComparisonOperator> = [
-            .lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo, .equalTo, .notEqualTo, .in, .between
-        ]
-        guard comparison.modifier == .direct, comparison.options.isEmpty, numberOperators.contains(comparison.op)
+        guard comparison.modifier == .direct, comparison.options.isEmpty, Self.numberOperators.contains(comparison.op)
         else { return nil }
         var result = comparison
         if let read = read(comparison.lhs), numeric(comparison.rhs) {

@@ -29,11 +29,6 @@ extension Relabeling {
         /// expression's value, where writing converts it (an integer written to a double
         /// reads back as `FUNCTION(value, 'doubleValue')`); nil where it reads back as it is.
         let readBack: String?
-
-        /// `expression` read back from the attribute: itself, or the conversion called on it.
-        func readingBack(_ expression: FormatExpression) -> FormatExpression {
-            Relabeling.converted(expression, by: readBack)
-        }
     }
 
     /// `expression`, or `FUNCTION(expression, '<method>')` where a method is given.
@@ -76,9 +71,7 @@ extension Relabeling {
         if written == term.sql, Self.readsBack(term.kind, as: attribute.type) {
             readBack = nil
         } else if let method = Self.conversion(of: term.kind, to: attribute.type),
-            [Value.integer(0), .double(0), .bool(false), .null].allSatisfy({
-                translator.functions.isStandard(method, on: $0)
-            })
+            translator.isStandardNumberMethod(method)
         {
             readBack = method
         } else {
@@ -104,14 +97,15 @@ extension Relabeling {
     }
 
     /// `expression`, the step's value for `attribute` over an object of `entity` (laid out
-    /// as `layout`), as the attribute reads it back (``Computation/readingBack(_:)``); nil
-    /// where that cannot be told (``computes(_:_:with:)``).
+    /// as `layout`), as the attribute reads it back (``converted(_:by:)``); nil where that
+    /// cannot be told (``computes(_:_:with:)``).
     static func readBack(
         _ expression: FormatExpression, _ attribute: AttributeDescription, over entity: EntityDescription,
         in layout: StoreLayout, functions: FunctionRegistry
     ) -> FormatExpression? {
         var translator = translator(of: entity, in: layout, functions: functions)
-        return computes(expression.description, attribute, with: &translator)?.readingBack(expression)
+        guard let computation = computes(expression.description, attribute, with: &translator) else { return nil }
+        return converted(expression, by: computation.readBack)
     }
 
     /// The standard NSNumber method that converts a value of `kind` as writing it to an

@@ -190,21 +190,23 @@ struct Relabeling {
                     if let inverse = old.inverse, properties[old.destination]?[inverse] != nil { return nil }
                     continue
                 }
-                // (Its targets of one entity each, in the order of their keys the step keeps.)
+                // (Its targets of one entity each, in the order of their keys the step keeps,
+                // or puts them in.)
+                let reordered = old.isOrdered && !keepsItsOrder(old, of: from, middle)
                 guard let relationship = toRelationships.first(where: { $0.name == names[old.name] }),
                     let inverse = old.inverse, old.destination != name || Self.linksOneByOne(old, in: from, middle),
                     let targets = middle.entity(named: old.destination), middle.subentities(of: targets).isEmpty,
                     relationship.destination == entities[old.destination],
                     relationship.inverse == properties[old.destination]?[inverse],
                     Self.same(old, relationship),
-                    !old.isOrdered || keepsItsOrder(old, of: from, middle) || putsInKeyOrder(old, of: from, middle),
+                    !reordered || putsInKeyOrder(old, of: from, middle),
                     // (Set through its inverse: that inverse an ordered to-many the step fills.)
                     throughInverse[name]?.contains(old.name) != true
                         || (middle.allRelationships(of: targets).first { $0.name == inverse }.map {
                             $0.isToMany && $0.isOrdered && throughInverse[targets.name]?.contains(inverse) != true
                         } ?? false)
                 else { return nil }
-                if old.isOrdered, !keepsItsOrder(old, of: from, middle) { inKeyOrder.insert(Member(name, old.name)) }
+                if reordered { inKeyOrder.insert(Member(name, old.name)) }
             }
         }
     }
@@ -456,13 +458,14 @@ struct Relabeling {
             // What the step computes, computed from what the step before writes.
             var computedMappings: [PropertyMapping] = []
             if let values = computed[name] {
+                var parsed: [String: FormatExpression] = [:]
+                for (attribute, text) in values {
+                    guard let expression = try? FormatExpression(parsing: text) else { return nil }
+                    parsed[attribute] = expression
+                }
                 // (What this step reads of an attribute the step before converts as it
                 // writes it, it reads converted.)
-                var reads: Set<String> = []
-                for text in values.values {
-                    guard let parsed = try? FormatExpression(parsing: text) else { return nil }
-                    reads.formUnion(Self.keysRead(by: parsed))
-                }
+                let reads = parsed.values.reduce(into: Set<String>()) { $0.formUnion(Self.keysRead(by: $1)) }
                 var expressions: [String: FormatExpression] = [:], defaults: [String: Value] = [:]
                 for attribute in attributes where !attribute.isTransient {
                     if let text = written.propertyMapping(named: attribute.name)?.valueExpression {
@@ -486,10 +489,8 @@ struct Relabeling {
                     model: middle, entities: [name: sourceEntity?.name ?? name], properties: [:],
                     defaults: [name: defaults], computed: [name: expressions])
                 for (attribute, text) in values.sorted(by: { $0.key < $1.key }) {
-                    guard let parsed = try? FormatExpression(parsing: text),
-                        let value = substitution.expression(text, source: name)
-                    else { return nil }
-                    for read in Self.keysRead(by: parsed).sorted() {
+                    guard let value = substitution.expression(text, source: name) else { return nil }
+                    for read in Self.keysRead(by: parsed[attribute]!).sorted() {
                         guard let expression = written.propertyMapping(named: read)?.valueExpression,
                             expressions[read] != nil
                         else { continue }

@@ -133,11 +133,10 @@ extension EntityMappingRunner {
             let inOrder = offset == nil
             guard let asItIs = plan.asItIs?.plan else {
                 // (Every row of each chunk, in key order.)
-                let appending = try offset.map { ($0, try insertStatement(plan, key: "NULL", prelinks: prelinks)) }
-                return (
-                    ChunkStatement(plan, try insertStatement(plan, key: key, prelinks: prelinks), appending: appending),
-                    nil, nil
-                )
+                let insert = try ChunkStatement(plan, key: key, appendingBy: offset) {
+                    try insertStatement(plan, key: $0, prelinks: prelinks)
+                }
+                return (insert, nil, nil)
             }
             var checked = asItIs.rowChecks.map { (column: $0.column, expectation: $0.expectation) }
             // With keys by an offset, every key of the range is a row, and a row of another
@@ -162,15 +161,12 @@ extension EntityMappingRunner {
             try database.register(check, as: "remodel_row_\(index)")
             // (The key first, where the check stops at the first row that fails.)
             let columns = (inOrder ? ["t0.Z_PK"] : []) + checked.map(\.column)
-            func checkingStatement(key: String) throws -> Statement {
+            // (Every row of the chunk, in key order, where every row meets the check.)
+            let insert = try ChunkStatement(asItIs, key: key, appendingBy: offset, keyOffset: offset) {
                 try insertStatement(
-                    asItIs, key: key, prelinks: prelinks, rows: .meetingCheck(columns, keysByOffset: !inOrder),
+                    asItIs, key: $0, prelinks: prelinks, rows: .meetingCheck(columns, keysByOffset: !inOrder),
                     guardOffset: plan.guards.count)
             }
-            // (Every row of the chunk, in key order, where every row meets the check.)
-            let insert = try ChunkStatement(
-                asItIs, checkingStatement(key: key), keyOffset: offset,
-                appending: try offset.map { ($0, try checkingStatement(key: "NULL")) })
             let others = try ChunkStatement(
                 plan, insertStatement(plan, key: key, prelinks: prelinks, rows: inOrder ? .all : .failingCheck(columns))
             )
@@ -179,15 +175,12 @@ extension EntityMappingRunner {
             // caller stops it.
             var ahead: Ahead?
             if !high.isAmong(chunkRows, from: low), checksAhead {
-                func aheadStatement(key: String) throws -> Statement {
+                // (Every row of each chunk, in key order.)
+                let statement = try ChunkStatement(asItIs, key: key, appendingBy: offset, keyOffset: offset) {
                     try insertStatement(
-                        asItIs, key: key, prelinks: prelinks, rows: .checkedAhead(keysByOffset: !inOrder),
+                        asItIs, key: $0, prelinks: prelinks, rows: .checkedAhead(keysByOffset: !inOrder),
                         guardOffset: plan.guards.count)
                 }
-                // (Every row of each chunk, in key order.)
-                let statement = try ChunkStatement(
-                    asItIs, aheadStatement(key: key), keyOffset: offset,
-                    appending: try offset.map { ($0, try aheadStatement(key: "NULL")) })
                 if let check = try checkAhead(
                     plan, checked, entity: inOrder ? plan.sourceEntityNumber : nil,
                     keys: (low + Int64(chunkRows))...high)
@@ -321,6 +314,16 @@ extension EntityMappingRunner {
             firstKey = Int32(plan.parameters.count + 1)
             self.keyOffset = keyOffset
             self.appending = appending
+        }
+
+        /// The statement `make` makes with `key` for the destination key, and, for one
+        /// that writes every row of a chunk in key order with keys by the offset
+        /// `appendingBy`, its twin with SQLite's keys (`make` with a NULL key: ``appending``).
+        init(
+            _ plan: SQLMappingPlan, key: String, appendingBy offset: Int64?, keyOffset: Int64? = nil,
+            _ make: (String) throws -> Statement
+        ) throws {
+            self.init(plan, try make(key), keyOffset: keyOffset, appending: try offset.map { ($0, try make("NULL")) })
         }
 
         /// The statement that writes the chunk from the source key `from` where the next

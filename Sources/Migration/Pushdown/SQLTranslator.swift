@@ -538,8 +538,7 @@ struct SQLTranslator {
     /// standard implementation, and on anything but a number.
     private mutating func numberMethod(_ name: String, on target: FormatExpression) throws(Refusal) -> SQLTerm {
         let refusal = Refusal("FUNCTION(…, '\(name)') on \(Self.describe(target)) is evaluated by the interpreter")
-        let samples: [Value] = [.integer(0), .double(0), .bool(false), .null]
-        guard samples.allSatisfy({ functions.isStandard(name, on: $0) }) else {
+        guard isStandardNumberMethod(name) else {
             throw Refusal("'\(name)' is not the standard implementation (one was registered over it)")
         }
         let x = try term(target)
@@ -565,6 +564,12 @@ struct SQLTranslator {
         default:
             throw refusal
         }
+    }
+
+    /// Whether `FUNCTION(x, '<name>')` runs the registry's standard implementation on
+    /// any number, and on nil (a message to nil).
+    func isStandardNumberMethod(_ name: String) -> Bool {
+        [Value.integer(0), .double(0), .bool(false), .null].allSatisfy { functions.isStandard(name, on: $0) }
     }
 
     /// A Foundation method called through FUNCTION on a string, with constant arguments.
