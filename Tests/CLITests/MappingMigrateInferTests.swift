@@ -345,6 +345,36 @@ import TestSupport
             try Self.dump(store, models: models).contains { $0.contains(#"label="A""#) && $0.contains(#"name="a""#) })
     }
 
+    /// Two steps that each filter run one pass each, and the plan says why the second
+    /// cannot join the first's pass, either way.
+    @Test func thePlanSaysWhyAStepStartsANewPass() throws {
+        let folder = try Folder()
+        func file(_ from: String, _ to: String) -> String {
+            #"{"sourceModel": "\#(from)", "destinationModel": "\#(to)", "entityMappings": [{"name": "ItemToItem", "type": "transform", "sourceEntity": "Item", "destinationEntity": "Item", "sourceExpression": "FETCH(FUNCTION($manager, 'fetchRequestForSourceEntityNamed:predicateString:', 'Item', 'name != nil'), $manager.sourceContext, NO)"}]}"#
+        }
+        let version = { (name: String) in
+            #"{"version": "\#(name)", "entities": {"Item": {"attributes": {"name": "string"}}}}"#
+        }
+        let models = try folder.folder(
+            "models",
+            [
+                "A.model.json": version("A"), "B.model.json": version("B"), "C.model.json": version("C"),
+                "A_to_B.mapping.json": file("A", "B"), "B_to_C.mapping.json": file("B", "C")
+            ])
+        let plan = try cli.run("plan", folder.path("Items.sqlite"), "--models", models, "--from", "A")
+        #expect(plan.status == 0, "\(plan.stderr)")
+        let filters =
+            "entity mapping ItemToItem does not fetch every Item (its source expression filters or reads more)"
+        #expect(
+            plan.stdout.hasSuffix(
+                """
+                B → C starts a new pass:
+                  it cannot run after A → B, in the pass before: \(filters)
+                  A → B cannot run before it, in its pass: \(filters)
+
+                """), "\(plan.stdout)")
+    }
+
     /// Items A (name, price) → B (name, net) → C (name, gross) by `first` and `second`,
     /// from three seeded items: the plan ends with `pass`, and `run` takes the store to C
     /// in one pass, reporting `step` as run in the pass of `other` (the step whose mapping

@@ -12,58 +12,77 @@ extension Relabeling {
     /// mappings written out, and every destination property it does not fill listed
     /// without an expression (A's same-named properties are not B's); what it reads of an
     /// attribute the step computes, `$source.<attribute>`, read as the expression that
-    /// computes it (``computed``). Nil when it cannot be: a custom policy, an expression
+    /// computes it (``computed``). Throws why it cannot be: a custom policy, an expression
     /// that reads the source by a name it cannot tell (``SourceRenamer``; a computed
     /// attribute read any other way among them), a source attribute whose value writing
     /// could change (a decimal, a UUID).
     func composeBefore(_ mapping: MappingModel, destination: ObjectModel, policies: PolicyRegistry)
-        -> MappingModel?
+        throws(Refusal) -> MappingModel
     {
         let (old, middle) = (step.source, step.destination)
-        guard mapping.sourceModel == middle.version, let renamer = renamerBefore() else { return nil }
+        guard mapping.sourceModel == middle.version else {
+            throw Refusal("the step after reads \(mapping.sourceModel), not \(middle.version)")
+        }
+        let renamer = try renamerBefore()
         let entityNames = namesBefore.entities
         let compiler = MappingCompiler(mapping, source: middle, destination: destination, policies: policies)
         var composed = mapping
         composed.sourceModel = old.version
         for (index, original) in mapping.entityMappings.enumerated() {
-            guard original.policy == nil else { return nil }
+            let after = "entity mapping \(original.name) of the step after"
+            if let policy = original.policy { throw Refusal("\(after) has a custom policy (\(policy))") }
             switch original.type {
-            case .custom: return nil
+            case .custom: throw Refusal("\(after) is a custom mapping")
             case .add:
-                guard original.sourceEntity == nil, original.sourceExpression == nil else { return nil }
+                guard original.sourceEntity == nil, original.sourceExpression == nil else {
+                    throw Refusal("\(after) adds objects but reads a source")
+                }
                 continue
             case .remove:
-                guard let name = original.sourceEntity.flatMap({ entityNames[$0] }) else { return nil }
+                guard let name = original.sourceEntity.flatMap({ entityNames[$0] }) else {
+                    throw Refusal("\(after) removes an entity the step does not carry")
+                }
                 composed.entityMappings[index].sourceEntity = name
                 continue
             case .copy, .transform: break
             }
             guard let name = original.sourceEntity, let renamed = entityNames[name],
                 let to = original.destinationEntity.flatMap(destination.entity(named:))
-            else { return nil }
+            else { throw Refusal("\(after) reads an entity the step does not carry") }
             // (The rows of several entities of a table, read in key order, are not in the
             // same order before the renaming and after it.)
             if copiesAHierarchy,
                 original.sourceExpression?.contains(MappingCompiler.fetchWithSubentitiesSelector) == true
             {
-                return nil
+                throw Refusal("\(after) fetches sub-entities' rows, whose order the step changes")
             }
             var written = Self.listingEveryProperty(
                 of: to, in: destination, compiler.withImplicitMappings(original, middle.entity(named: name), to))
             written.sourceEntity = renamed
             if let expression = written.sourceExpression {
-                guard let source = renamer.sourceExpression(expression, entity: name) else { return nil }
+                guard let source = renamer.sourceExpression(expression, entity: name) else {
+                    throw Refusal(
+                        "\(after) fetches its source as \(expression), which cannot be read through the step (a predicate reading what the step computes or adds, or more than the standard fetch)"
+                    )
+                }
                 written.sourceExpression = source
             }
+            var unread: PropertyMapping?
             guard
                 let readingBack = written.withEachPropertyMapping({ property in
                     var property = property
                     guard let expression = property.valueExpression else { return property }
-                    guard let text = renamer.expression(expression, source: name) else { return nil }
+                    guard let text = renamer.expression(expression, source: name) else {
+                        unread = property
+                        return nil
+                    }
                     property.valueExpression = text
                     return property
                 })
-            else { return nil }
+            else {
+                let why = unread.map { renamer.whyNot($0.valueExpression ?? "", source: name) }
+                throw Refusal("\(after) fills \(unread?.name ?? "a property"): \(why ?? "")")
+            }
             composed.entityMappings[index] = readingBack
         }
         return composed
@@ -71,17 +90,19 @@ extension Relabeling {
 
     /// What reads the names after the step (B) as the names before it (A), for the step
     /// after it: its renamings back, the defaults of what it adds, the expressions of what
-    /// it computes. Nil where a value the step carries could change as it is written (a
+    /// it computes. Throws where a value the step carries could change as it is written (a
     /// decimal, a UUID): the step after would read another value.
-    func renamerBefore() -> SourceRenamer? {
+    func renamerBefore() throws(Refusal) -> SourceRenamer {
         let (old, middle) = (step.source, step.destination)
-        guard
-            entities.keys.allSatisfy({ name in
-                old.allAttributes(of: old.entity(named: name)!).allSatisfy {
-                    properties[name]?[$0.name] == nil || Self.readsAsWritten($0)
-                }
-            })
-        else { return nil }
+        for name in entities.keys.sorted() {
+            if let attribute = old.allAttributes(of: old.entity(named: name)!).first(where: {
+                properties[name]?[$0.name] != nil && !Self.readsAsWritten($0)
+            }) {
+                throw Refusal(
+                    "it carries \(name).\(attribute.name), a \(attribute.type.xcodeName) whose value writing may change"
+                )
+            }
+        }
         let (entityNames, propertyNames) = namesBefore
         // What the step computes, each of its rows holds as its expression's value (as
         // writing converts it); a fetch's predicate reads it as the older attribute where
@@ -91,7 +112,9 @@ extension Relabeling {
         for (from, attributes) in computed {
             let described = old.allAttributes(of: old.entity(named: from)!)
             for (attribute, text) in attributes {
-                guard let expression = try? FormatExpression(parsing: text) else { return nil }
+                guard let expression = try? FormatExpression(parsing: text) else {
+                    throw Refusal("\(from).\(attribute)'s expression does not parse")
+                }
                 let method = conversions[from]?[attribute]
                 values[entities[from]!, default: [:]][attribute] = Self.converted(expression, by: method)
                 if let name = EntityMappingRunner.copiedAttribute(expression),
@@ -312,6 +335,34 @@ struct SourceRenamer {
         var evaluated: String?
         /// `SUBQUERY` variables and their entities.
         var variables: [String: String] = [:]
+    }
+
+    /// Why ``expression(_:source:)`` cannot rename `text` (for `plan`): a key of
+    /// `$source` the renaming step does not carry, a computed attribute read through, the
+    /// source handed over whole; or, failing those, the expression as it is.
+    func whyNot(_ text: String, source: String) -> String {
+        guard let parsed = try? FormatParser(text).parseExpression() else { return "\(text) does not parse" }
+        for key in Relabeling.keysRead(by: parsed).sorted()
+        where properties[source]?[key] == nil && defaults[source]?[key] == nil && computed[source]?[key] == nil {
+            return "it reads \(source).\(key), which the step before does not carry from its source"
+        }
+        var whole = false, throughComputed: String?
+        parsed.forEachSubexpression { e in
+            switch e.kind {
+            case .keyPath(let operand?, let path) where path.count > 1:
+                if case .variable("source") = operand.kind, computed[source]?[path[0]] != nil {
+                    throughComputed = throughComputed ?? path[0]
+                }
+            case .functionCall(_, _, let arguments):
+                whole = whole || arguments.contains { if case .variable("source") = $0.kind { true } else { false } }
+            default: break
+            }
+        }
+        if let key = throughComputed {
+            return "it reads through \(source).\(key), which the step before computes"
+        }
+        if whole { return "it hands $source whole to a function, which would read the older version's names" }
+        return "\(text) cannot be read through the step before"
     }
 
     /// A property mapping's expression, `$source` an instance of `source` (a B entity).

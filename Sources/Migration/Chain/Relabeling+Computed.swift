@@ -187,7 +187,7 @@ extension Relabeling {
     /// (``SourceRenamer``).
     static func readBack(_ values: [ComputedValue], through earlier: ArraySlice<Relabeling>) -> [ComputedValue]? {
         guard !earlier.isEmpty else { return values }
-        let renamers = earlier.map { $0.renamerBefore() }
+        let renamers = earlier.map { try? $0.renamerBefore() }
         var result: [ComputedValue] = []
         for value in values {
             guard var expression = try? FormatExpression(parsing: value.expression) else { return nil }

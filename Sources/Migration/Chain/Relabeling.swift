@@ -80,9 +80,16 @@ struct Relabeling {
         init(_ entity: String, _ property: String) { (self.entity, self.property) = (entity, property) }
     }
 
+    /// Why a step is no relabeling, or cannot run in one pass with the step beside it:
+    /// what `mapping-migrate plan` says of a step that runs apart from the one before it.
+    struct Refusal: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+
     /// The step as a relabeling; with `functions` (those its expressions call), one that
-    /// may also compute attributes (``computed``).
-    init?(_ step: StoreMigrator.Step, computingWith functions: FunctionRegistry? = nil) {
+    /// may also compute attributes (``computed``). Throws why it is none.
+    init(_ step: StoreMigrator.Step, computingWith functions: FunctionRegistry? = nil) throws(Refusal) {
         self.step = step
         let (middle, new) = (step.source, step.destination)
         let mappings =
@@ -91,21 +98,30 @@ struct Relabeling {
         // (The older version's layout, for the computed attributes' translations.)
         var layout: StoreLayout?
         for mapping in mappings.entityMappings {
-            guard mapping.policy == nil else { return nil }
+            let named = "entity mapping \(mapping.name)"
+            if let policy = mapping.policy { throw Refusal("\(named) has a custom policy (\(policy))") }
             switch mapping.type {
             case .add: continue
             case .remove:
                 if let entity = mapping.sourceEntity { removed.insert(entity) }
                 continue
             case .copy, .transform: break
-            case .custom: return nil
+            case .custom: throw Refusal("\(named) is a custom mapping")
             }
             guard let from = mapping.sourceEntity.flatMap(middle.entity(named:)),
-                let to = mapping.destinationEntity.flatMap(new.entity(named:)), !from.isAbstract, !to.isAbstract,
-                mapping.sourceExpression == MappingInference.standardFetch(of: from.name),
-                entities.updateValue(to.name, forKey: from.name) == nil,
-                new.allAttributes(of: to).allSatisfy({ !$0.allowsExternalBinaryDataStorage })
-            else { return nil }
+                let to = mapping.destinationEntity.flatMap(new.entity(named:))
+            else { throw Refusal("\(named) names no entity of both versions") }
+            guard !from.isAbstract, !to.isAbstract else { throw Refusal("\(named) maps an abstract entity") }
+            guard mapping.sourceExpression == MappingInference.standardFetch(of: from.name) else {
+                throw Refusal(
+                    "\(named) does not fetch every \(from.name) (its source expression filters or reads more)")
+            }
+            guard entities.updateValue(to.name, forKey: from.name) == nil else {
+                throw Refusal("\(from.name) has more than one entity mapping: the step makes several objects of one")
+            }
+            guard new.allAttributes(of: to).allSatisfy({ !$0.allowsExternalBinaryDataStorage }) else {
+                throw Refusal("\(to.name) stores binary data outside the store")
+            }
             if !Self.standsAlone(from, in: middle) || !Self.standsAlone(to, in: new) { copiesAHierarchy = true }
             let (fromAttributes, toAttributes) = (middle.allAttributes(of: from), new.allAttributes(of: to))
             let (fromRelationships, toRelationships) = (middle.allRelationships(of: from), new.allRelationships(of: to))
@@ -113,17 +129,23 @@ struct Relabeling {
             var computes: [String: String] = [:]
             for property in mapping.attributeMappings {
                 guard let expression = property.valueExpression else { continue }
-                guard let attribute = toAttributes.first(where: { $0.name == property.name }) else { return nil }
+                guard let attribute = toAttributes.first(where: { $0.name == property.name }) else {
+                    throw Refusal("\(named) maps \(property.name), which \(to.name) has no attribute of")
+                }
                 if let old = fromAttributes.first(where: { expression == MappingInference.attributeRead($0.name) }),
                     Self.same(old, attribute), names[old.name] == nil
                 {
                     names[old.name] = attribute.name
                     continue
                 }
-                guard let functions else { return nil }
+                guard let functions else { throw Refusal("\(named) computes \(attribute.name)") }
                 if layout == nil { layout = StoreLayout(model: middle) }
                 var translator = Self.translator(of: from, in: layout!, functions: functions)
-                guard let computation = Self.computes(expression, attribute, with: &translator) else { return nil }
+                guard let computation = Self.computes(expression, attribute, with: &translator) else {
+                    throw Refusal(
+                        "\(named) computes \(attribute.name) as \(expression), which SQL cannot say exactly, or whose value the version in between keeps otherwise"
+                    )
+                }
                 computes[attribute.name] = expression
                 if let method = computation.readBack { conversions[from.name, default: [:]][attribute.name] = method }
             }
@@ -135,7 +157,11 @@ struct Relabeling {
                     }),
                     toRelationships.contains(where: { $0.name == property.name }),
                     names.updateValue(property.name, forKey: old.name) == nil
-                else { return nil }
+                else {
+                    throw Refusal(
+                        "\(named) links \(property.name) by \(property.valueExpression ?? ""), not to what one relationship's targets become"
+                    )
+                }
                 linkOrder[from.name, default: []].append(old.name)
             }
             // A to-one with no expression whose inverse is an ordered to-many is carried
@@ -151,7 +177,9 @@ struct Relabeling {
                         middle.allRelationships(of: targets).first { $0.name == inverse }
                     })?.isOrdered == true
                 else { continue }
-                guard names.updateValue(property.name, forKey: old.name) == nil else { return nil }
+                guard names.updateValue(property.name, forKey: old.name) == nil else {
+                    throw Refusal("\(named) fills \(old.name)'s value in two properties")
+                }
                 throughInverse[from.name, default: []].insert(old.name)
             }
             let stored =
@@ -162,50 +190,75 @@ struct Relabeling {
             // What the C entity adds keeps its default, which must pass C's rules: a pass
             // that reads the newer version without writing it checks none of them.
             let filled = Set(names.values).union(computes.keys)
-            guard
-                toAttributes.allSatisfy({ a in
-                    a.isTransient || filled.contains(a.name) || Self.defaultPassesItsRules(a)
-                }),
-                toRelationships.allSatisfy({ r in
-                    r.isTransient || filled.contains(r.name) || Self.passesItsRulesEmpty(r)
-                })
-            else { return nil }
+            if let added = toAttributes.first(where: { a in
+                !a.isTransient && !filled.contains(a.name) && !Self.defaultPassesItsRules(a)
+            }) {
+                throw Refusal("\(to.name).\(added.name), which it does not fill, might break a rule with its default")
+            }
+            if let added = toRelationships.first(where: { r in
+                !r.isTransient && !filled.contains(r.name) && !Self.passesItsRulesEmpty(r)
+            }) {
+                throw Refusal("\(to.name).\(added.name), which it does not fill, is required")
+            }
             // (Uniqueness constraints, carried but not enforced, change no row: a version
             // may add, drop or change them. docs/model-format.md)
-            guard filled.count == names.count + computes.count else { return nil }
+            guard filled.count == names.count + computes.count else {
+                throw Refusal("\(named) fills one attribute of \(to.name) twice")
+            }
             properties[from.name] = names
         }
-        guard removed.isDisjoint(with: entities.keys), Self.sameHierarchies(entities, middle, new) else { return nil }
+        guard removed.isDisjoint(with: entities.keys) else {
+            throw Refusal("it both removes and copies \(removed.intersection(entities.keys).sorted()[0])")
+        }
+        guard Self.sameHierarchies(entities, middle, new) else {
+            throw Refusal("its entities' hierarchies are not of one shape in both versions")
+        }
         places = Dictionary(
             mappings.entityMappings.enumerated().compactMap { index, mapping in
                 mapping.type == .copy || mapping.type == .transform ? mapping.sourceEntity.map { ($0, index) } : nil
             }, uniquingKeysWith: { first, _ in first })
         // Each relationship between the renamed entities, shaped as it was.
-        for (name, names) in properties {
+        for (name, names) in properties.sorted(by: { $0.key < $1.key }) {
             let from = middle.entity(named: name)!, to = new.entity(named: entities[name]!)!
             let toRelationships = new.allRelationships(of: to)
             for old in middle.allRelationships(of: from) where !old.isTransient {
+                let described = "\(name).\(old.name)"
                 guard names[old.name] != nil else {
                     // Dropped with its inverse (or its inverse's entity), or not at all.
-                    if let inverse = old.inverse, properties[old.destination]?[inverse] != nil { return nil }
+                    if let inverse = old.inverse, properties[old.destination]?[inverse] != nil {
+                        throw Refusal("it drops \(described) but keeps its inverse")
+                    }
                     continue
                 }
                 // (Its targets of one entity each, in the order of their keys the step keeps,
                 // or puts them in.)
                 let reordered = old.isOrdered && !keepsItsOrder(old, of: from, middle)
-                guard let relationship = toRelationships.first(where: { $0.name == names[old.name] }),
-                    let inverse = old.inverse, old.destination != name || Self.linksOneByOne(old, in: from, middle),
-                    let targets = middle.entity(named: old.destination), middle.subentities(of: targets).isEmpty,
-                    relationship.destination == entities[old.destination],
-                    relationship.inverse == properties[old.destination]?[inverse],
-                    Self.same(old, relationship),
-                    !reordered || putsInKeyOrder(old, of: from, middle),
-                    // (Set through its inverse: that inverse an ordered to-many the step fills.)
+                guard let relationship = toRelationships.first(where: { $0.name == names[old.name] }) else {
+                    throw Refusal("it carries \(described) to no relationship")
+                }
+                guard let inverse = old.inverse else { throw Refusal("\(described) has no inverse") }
+                guard old.destination != name || Self.linksOneByOne(old, in: from, middle) else {
+                    throw Refusal("\(described) is a one-to-one (or its own inverse) within its entity")
+                }
+                guard let targets = middle.entity(named: old.destination), middle.subentities(of: targets).isEmpty
+                else {
+                    throw Refusal("\(described) targets an entity with sub-entities")
+                }
+                guard relationship.destination == entities[old.destination],
+                    relationship.inverse == properties[old.destination]?[inverse], Self.same(old, relationship)
+                else { throw Refusal("it changes \(described) otherwise than by its names") }
+                guard !reordered || putsInKeyOrder(old, of: from, middle) else {
+                    throw Refusal("\(described) is ordered, and the step may change its order")
+                }
+                // (Set through its inverse: that inverse an ordered to-many the step fills.)
+                guard
                     throughInverse[name]?.contains(old.name) != true
                         || (middle.allRelationships(of: targets).first { $0.name == inverse }.map {
                             $0.isToMany && $0.isOrdered && throughInverse[targets.name]?.contains(inverse) != true
                         } ?? false)
-                else { return nil }
+                else {
+                    throw Refusal("it sets \(described) only through its inverse, which is no ordered to-many it fills")
+                }
                 if reordered { inKeyOrder.insert(Member(name, old.name)) }
             }
         }
@@ -412,32 +465,42 @@ struct Relabeling {
     /// which is the same). With it, what the pass must check of its source (in `source`'s
     /// names): that each attribute the step before writes and this one reads to compute,
     /// or drops, is written as it is read back and without fail
-    /// (``computes(_:_:with:)``). Nil when it cannot be composed: a custom policy, an
+    /// (``computes(_:_:with:)``). Throws why it cannot be composed: a custom policy, an
     /// entity the step does not carry, an expression that reads the destination side
     /// (`$destination`, `$entityPolicy`, a destination name) where names change, a computed
     /// value that reads more than attributes.
-    func compose(_ mapping: MappingModel, source: ObjectModel, policies: PolicyRegistry)
-        -> (mapping: MappingModel, checks: [ComputedValue])?
+    func compose(_ mapping: MappingModel, source: ObjectModel, policies: PolicyRegistry) throws(Refusal)
+        -> (mapping: MappingModel, checks: [ComputedValue])
     {
         let (middle, new) = (step.source, step.destination)
+        guard mapping.destinationModel == middle.version else {
+            throw Refusal("the step before writes \(mapping.destinationModel), not \(middle.version)")
+        }
+        guard !copiesAHierarchy else {
+            throw Refusal("it copies entities of a hierarchy, which after a step it cannot")
+        }
         // (What the step before writes of an ordered to-many the step puts in key order
         // is not known before the pass.)
-        guard mapping.destinationModel == middle.version, !copiesAHierarchy, inKeyOrder.isEmpty else { return nil }
+        if let member = inKeyOrder.sorted(by: { ($0.entity, $0.property) < ($1.entity, $1.property) }).first {
+            throw Refusal(
+                "it puts \(member.entity).\(member.property)'s members in key order, which after a step it cannot")
+        }
         var checks: [ComputedValue] = []
         var layout: StoreLayout?
         let compiler = MappingCompiler(mapping, source: source, destination: middle, policies: policies)
         var composed = mapping
         composed.destinationModel = new.version
         for (index, original) in mapping.entityMappings.enumerated() {
-            guard original.policy == nil else { return nil }
+            let before = "entity mapping \(original.name) of the step before"
+            if let policy = original.policy { throw Refusal("\(before) has a custom policy (\(policy))") }
             switch original.type {
             case .remove: continue
-            case .custom: return nil
+            case .custom: throw Refusal("\(before) is a custom mapping")
             case .add, .copy, .transform: break
             }
             guard let name = original.destinationEntity, let entity = entities[name],
                 let to = new.entity(named: entity), let names = properties[name]
-            else { return nil }
+            else { throw Refusal("it does not carry what \(before) makes") }
             let sourceEntity = original.sourceEntity.flatMap(source.entity(named:))
             var written = compiler.withImplicitMappings(original, sourceEntity, middle.entity(named: name))
             let attributes = middle.entity(named: name).map(middle.allAttributes(of:)) ?? []
@@ -460,7 +523,9 @@ struct Relabeling {
             if let values = computed[name] {
                 var parsed: [String: FormatExpression] = [:]
                 for (attribute, text) in values {
-                    guard let expression = try? FormatExpression(parsing: text) else { return nil }
+                    guard let expression = try? FormatExpression(parsing: text) else {
+                        throw Refusal("\(name).\(attribute)'s expression does not parse")
+                    }
                     parsed[attribute] = expression
                 }
                 // (What this step reads of an attribute the step before converts as it
@@ -469,7 +534,9 @@ struct Relabeling {
                 var expressions: [String: FormatExpression] = [:], defaults: [String: Value] = [:]
                 for attribute in attributes where !attribute.isTransient {
                     if let text = written.propertyMapping(named: attribute.name)?.valueExpression {
-                        guard let expression = try? FormatExpression(parsing: text) else { return nil }
+                        guard let expression = try? FormatExpression(parsing: text) else {
+                            throw Refusal("\(before)'s expression for \(attribute.name) does not parse")
+                        }
                         guard reads.contains(attribute.name) else {
                             expressions[attribute.name] = expression
                             continue
@@ -478,7 +545,11 @@ struct Relabeling {
                         guard let sourceEntity,
                             let readBack = Self.readBack(
                                 expression, attribute, over: sourceEntity, in: layout!, functions: policies.functions)
-                        else { return nil }
+                        else {
+                            throw Refusal(
+                                "it computes from \(name).\(attribute.name), which \(before) writes as \(text): SQL cannot say that value as it is read back"
+                            )
+                        }
                         expressions[attribute.name] = readBack
                     } else if Self.readsAsItsDefault(attribute) {
                         defaults[attribute.name] = attribute.defaultValue ?? .null
@@ -489,14 +560,18 @@ struct Relabeling {
                     model: middle, entities: [name: sourceEntity?.name ?? name], properties: [:],
                     defaults: [name: defaults], computed: [name: expressions])
                 for (attribute, text) in values.sorted(by: { $0.key < $1.key }) {
-                    guard let value = substitution.expression(text, source: name) else { return nil }
+                    guard let value = substitution.expression(text, source: name) else {
+                        throw Refusal(
+                            "it computes \(entity).\(attribute) as \(text), which reads more of \(name) than its attributes"
+                        )
+                    }
                     for read in Self.keysRead(by: parsed[attribute]!).sorted() {
                         guard let expression = written.propertyMapping(named: read)?.valueExpression,
                             expressions[read] != nil
                         else { continue }
                         guard let described = attributes.first(where: { $0.name == read }),
                             check(described, expression)
-                        else { return nil }
+                        else { throw Refusal("it computes from \(name).\(read), which \(before) makes from no source") }
                     }
                     computedMappings.append(PropertyMapping(name: attribute, valueExpression: value))
                 }
@@ -505,11 +580,15 @@ struct Relabeling {
                 // What the step drops, the step before writes, converting and checking
                 // it: left unwritten only where that can neither fail nor break a rule,
                 // or where the pass's check finds it would not.
-                for drop in drops {
-                    guard let attribute = attributes.first(where: { $0.name == drop }) else { return nil }
+                for drop in drops.sorted() {
+                    guard let attribute = attributes.first(where: { $0.name == drop }) else {
+                        throw Refusal("it drops \(name).\(drop), a relationship \(before) links")
+                    }
                     let expression = written.propertyMapping(named: drop)?.valueExpression
                     if Self.writesWithoutFail(attribute, expression, from: sourceEntity, in: source) { continue }
-                    guard let expression, check(attribute, expression) else { return nil }
+                    guard let expression, check(attribute, expression) else {
+                        throw Refusal("it drops \(name).\(drop), which \(before) could fail to write")
+                    }
                 }
                 written.attributeMappings.removeAll { drops.contains($0.name) }
             }
@@ -519,7 +598,7 @@ struct Relabeling {
             if entity != name || names.contains(where: { $0.key != $0.value }),
                 expressions.contains(where: { $0.map(Self.readsTheDestinationSide) ?? false })
             {
-                return nil
+                throw Refusal("\(before) reads the destination side by names the step changes")
             }
             guard
                 var renamed = written.withEachPropertyMapping({ property in
@@ -528,14 +607,14 @@ struct Relabeling {
                     property.name = name
                     return property
                 })
-            else { return nil }
+            else { throw Refusal("\(before) fills a property of \(name) the step does not carry") }
             renamed.destinationEntity = entity
             renamed.attributeMappings += computedMappings
             composed.entityMappings[index] = Self.listingEveryProperty(of: to, in: new, renamed)
         }
         // (A check SQL cannot say would keep every pass from running.)
         guard Self.translates(checks, in: layout ?? StoreLayout(model: source), functions: policies.functions) else {
-            return nil
+            throw Refusal("what it reads of the step before cannot be checked in SQL")
         }
         return (composed, checks)
     }

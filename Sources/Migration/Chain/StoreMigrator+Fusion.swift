@@ -23,6 +23,9 @@ extension StoreMigrator {
         /// What the steps before the one whose mapping runs compute, as the pass reads it
         /// from its source: checked before the pass (``Relabeling/computesExactly(_:in:functions:)``).
         let computed: [Relabeling.ComputedValue]
+        /// Why the step after the last one could not join the pass; nil after the chain's
+        /// last step.
+        let stop: Relabeling.Refusal?
 
         /// The step whose mapping runs.
         var base: Step { steps[leading.count] }
@@ -34,20 +37,49 @@ extension StoreMigrator {
     public func passes(of steps: [Step]) -> [Pass] {
         var passes: [Pass] = []
         var index = 0
+        let fusing = fusesSteps && options.pushdown
         while index < steps.count {
-            let run = fusesSteps && options.pushdown ? fusedRun(from: index, of: steps, leading: true) : nil
+            let run = fusing ? fusedRun(from: index, of: steps, leading: true) : nil
             let count = run?.steps.count ?? 1
             let renamings = (run?.leading ?? []) + [nil] + (run?.trailing ?? [])
             let dropping = renamings.indices.filter { renamings[$0]?.dropped.isEmpty == false }.map { index + $0 }
             let computing = renamings.indices.filter { renamings[$0]?.computed.isEmpty == false }.map { index + $0 }
             let ordering = renamings.indices.filter { renamings[$0]?.inKeyOrder.isEmpty == false }.map { index + $0 }
-            passes.append(
-                Pass(
-                    steps: index..<(index + count), base: index + (run?.leading.count ?? 0), dropping: dropping,
-                    computing: computing, inKeyOrder: ordering))
+            var pass = Pass(
+                steps: index..<(index + count), base: index + (run?.leading.count ?? 0), dropping: dropping,
+                computing: computing, inKeyOrder: ordering)
+            if fusing, let previous = passes.last { pass.apart = apart(previous, of: steps) }
+            passes.append(pass)
             index += count
         }
         return passes
+    }
+
+    /// Why the step after `previous` could not run in its pass (``Pass/apart``).
+    private func apart(_ previous: Pass, of steps: [Step]) -> Pass.Apart {
+        let last = previous.steps.upperBound - 1
+        // After it: the pass found again, which says where it stopped.
+        var after: String
+        do {
+            let leading = try steps[previous.steps.lowerBound..<previous.base].map {
+                step throws(Relabeling.Refusal) in try Relabeling(step, computingWith: policies.functions)
+            }
+            after = try fusedRun(from: previous.steps.lowerBound, after: leading, of: steps).stop?.description ?? ""
+        } catch {
+            after = error.description
+        }
+        // Before it: the last step read through by the pass that starts after it.
+        var before: String?
+        if last == previous.base {
+            do {
+                let relabeling = try Relabeling(steps[last], computingWith: policies.functions)
+                _ = try fusedRun(from: last, after: [relabeling], of: steps)
+                before = "the pass before it takes as many steps as it can with this one in it"
+            } catch {
+                before = error.description
+            }
+        }
+        return Pass.Apart(after: after, before: before)
     }
 
     /// Steps run in one pass (``passes(of:)``).
@@ -65,6 +97,18 @@ extension StoreMigrator {
         /// The renaming steps that put an ordered to-many's members in key order, which
         /// the run checks the store holds already (docs/engine.md, "Steps run as one").
         public var inKeyOrder: [Int] = []
+        /// Why its first step does not run in the pass before (nil for the first pass, or
+        /// where steps are not run as one).
+        public var apart: Apart?
+
+        /// Why a pass's first step does not run in the pass before.
+        public struct Apart: Sendable, Hashable {
+            /// Why it cannot be written by the pass before, after its last step.
+            public let after: String
+            /// Why that last step cannot be read through by this pass, before its first
+            /// step; nil where the last step only follows the step whose mapping runs.
+            public let before: String?
+        }
     }
 
     /// The pass that runs `steps[first]` and the steps after it it can take; nil when it
@@ -79,22 +123,26 @@ extension StoreMigrator {
         // as their expressions; docs/engine.md, "Steps that compute").
         var relabelings: [Relabeling] = []
         while leading, first + relabelings.count + 1 < steps.count,
-            let relabeling = Relabeling(steps[first + relabelings.count], computingWith: policies.functions)
+            let relabeling = try? Relabeling(steps[first + relabelings.count], computingWith: policies.functions)
         {
             relabelings.append(relabeling)
         }
         var best: FusedRun?
         for count in stride(from: relabelings.count, through: 0, by: -1) {
-            guard let run = fusedRun(from: first, after: Array(relabelings.prefix(count)), of: steps) else { continue }
+            guard let run = try? fusedRun(from: first, after: Array(relabelings.prefix(count)), of: steps) else {
+                continue
+            }
             if run.steps.count > best?.steps.count ?? 1 { best = run }
         }
         return best
     }
 
     /// The pass that runs the step after the renaming steps `relabelings` (from `first`
-    /// on), with them before it, and the steps after it it can take; nil where it cannot
+    /// on), with them before it, and the steps after it it can take; throws why it cannot
     /// be run so, or would run one step.
-    private func fusedRun(from first: Int, after relabelings: [Relabeling], of steps: [Step]) -> FusedRun? {
+    private func fusedRun(from first: Int, after relabelings: [Relabeling], of steps: [Step])
+        throws(Relabeling.Refusal) -> FusedRun
+    {
         let base = first + relabelings.count
         var mapping = steps[base].mapping
         var trailing: [Relabeling] = []
@@ -102,44 +150,51 @@ extension StoreMigrator {
         // What the steps after compute from what the base step writes must be written as
         // it is read back (checked over the base step's source).
         var checks: [Relabeling.ComputedValue] = []
-        while end < steps.count, let relabeling = Relabeling(steps[end], computingWith: policies.functions),
-            let composed = relabeling.compose(mapping, source: steps[base].source, policies: policies)
-        {
-            mapping = composed.mapping
-            checks += composed.checks
-            trailing.append(relabeling)
-            end += 1
+        var stop: Relabeling.Refusal?
+        while end < steps.count {
+            do {
+                let relabeling = try Relabeling(steps[end], computingWith: policies.functions)
+                let composed = try relabeling.compose(mapping, source: steps[base].source, policies: policies)
+                mapping = composed.mapping
+                checks += composed.checks
+                trailing.append(relabeling)
+                end += 1
+            } catch {
+                stop = error
+                break
+            }
         }
         for relabeling in relabelings.reversed() {
-            guard
-                let composed = relabeling.composeBefore(
-                    mapping, destination: steps[end - 1].destination, policies: policies)
-            else { return nil }
-            mapping = composed
+            mapping = try relabeling.composeBefore(mapping, destination: steps[end - 1].destination, policies: policies)
         }
         let before = relabelings
         // What each step before computes, read from the pass's source, must translate
         // there (else the pass would never pass its check).
         var computed: [Relabeling.ComputedValue] = []
+        let unread = Relabeling.Refusal("what the steps compute cannot be read through the renamings before them")
         for i in before.indices {
-            guard let values = before[i].computedValues(after: before[..<i]) else { return nil }
+            guard let values = before[i].computedValues(after: before[..<i]) else { throw unread }
             computed += values
         }
-        guard let after = Relabeling.readBack(checks, through: before[...]) else { return nil }
+        guard let after = Relabeling.readBack(checks, through: before[...]) else { throw unread }
         computed += after
         guard
             Relabeling.translates(computed, in: StoreLayout(model: steps[first].source), functions: policies.functions)
-        else { return nil }
-        guard end - first > 1,
-            let manager = try? MigrationManager(
+        else { throw Relabeling.Refusal("what the steps compute cannot be checked in SQL over the pass's source") }
+        guard end - first > 1 else { throw stop ?? Relabeling.Refusal("it is the chain's last step") }
+        let manager: MigrationManager
+        do {
+            manager = try MigrationManager(
                 mapping: mapping, source: steps[first].source, destination: steps[end - 1].destination,
                 policies: policies, options: options)
-        else { return nil }
+        } catch {
+            throw Relabeling.Refusal("the steps' mappings, composed, do not make one mapping that runs: \(error)")
+        }
         let wellTyped = Self.readsAStoreTheRunWrote(steps, at: first)
         manager.sourceIsWellTyped = wellTyped
         return FusedRun(
             steps: Array(steps[first..<end]), leading: before, trailing: trailing, mapping: mapping,
-            manager: manager, checksSource: !before.isEmpty && !wellTyped, computed: computed)
+            manager: manager, checksSource: !before.isEmpty && !wellTyped, computed: computed, stop: stop)
     }
 
     /// Runs `run`, the `pass`th, into a new file that then takes the store's place: one report per step,

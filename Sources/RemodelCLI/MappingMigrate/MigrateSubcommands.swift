@@ -137,8 +137,21 @@ struct PlanCommand: ParsableCommand {
                     }
                 }
             }
-            // Steps run as one (docs/engine.md, "Steps run as one").
-            for pass in migrator.passes(of: steps) where pass.steps.count > 1 {
+            // Steps run as one (docs/engine.md, "Steps run as one"), and why a step
+            // starts a pass of its own.
+            for pass in migrator.passes(of: steps) {
+                let first = steps[pass.steps.lowerBound]
+                if let apart = pass.apart {
+                    let previous = steps[pass.steps.lowerBound - 1]
+                    let (name, before) = (
+                        "\(first.source.version) → \(first.destination.version)",
+                        "\(previous.source.version) → \(previous.destination.version)"
+                    )
+                    print("\(name) starts a new pass:")
+                    print("  it cannot run after \(before), in the pass before: \(apart.after)")
+                    if let reason = apart.before { print("  \(before) cannot run before it, in its pass: \(reason)") }
+                }
+                guard pass.steps.count > 1 else { continue }
                 /// The steps at `indexes`, with what they do (`one`, or `several`).
                 func part(_ indexes: [Int], _ one: String, _ several: String) -> String? {
                     guard !indexes.isEmpty else { return nil }
