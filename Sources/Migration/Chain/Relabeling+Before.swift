@@ -28,6 +28,8 @@ extension Relabeling {
         let compiler = MappingCompiler(mapping, source: middle, destination: destination, policies: policies)
         var composed = mapping
         composed.sourceModel = old.version
+        // The step after's mappings of entities this step adds, which make nothing.
+        var emptied: [String] = []
         for (index, original) in mapping.entityMappings.enumerated() {
             let after = "entity mapping \(original.name) of the step after"
             if let policy = original.policy { throw Refusal("\(after) has a custom policy (\(policy))") }
@@ -46,6 +48,11 @@ extension Relabeling {
                 continue
             case .copy, .transform: break
             }
+            if let name = original.sourceEntity, entityNames[name] == nil, let added = makesNothing(original) {
+                composed.entityMappings[index] = added
+                emptied.append(original.name)
+                continue
+            }
             guard let name = original.sourceEntity, let renamed = entityNames[name],
                 let to = original.destinationEntity.flatMap(destination.entity(named:))
             else { throw Refusal("\(after) reads an entity the step does not carry") }
@@ -56,8 +63,10 @@ extension Relabeling {
             {
                 throw Refusal("\(after) fetches sub-entities' rows, whose order the step changes")
             }
-            var written = Self.listingEveryProperty(
-                of: to, in: destination, compiler.withImplicitMappings(original, middle.entity(named: name), to))
+            var written = withoutLookupsOfWhatItAdds(
+                Self.listingEveryProperty(
+                    of: to, in: destination, compiler.withImplicitMappings(original, middle.entity(named: name), to)),
+                of: name, to: to, in: destination, among: mapping)
             written.sourceEntity = renamed
             if let expression = written.sourceExpression {
                 guard let source = renamer.sourceExpression(expression, entity: name) else {
@@ -85,7 +94,76 @@ extension Relabeling {
             }
             composed.entityMappings[index] = readingBack
         }
+        // (Nothing may look up what those make: the lookup would name a mapping that
+        // reads no source.)
+        for name in emptied {
+            let quoted = "\"\(name)\""
+            for other in composed.entityMappings {
+                let expressions =
+                    [other.sourceExpression]
+                    + (other.attributeMappings + other.relationshipMappings).map(\.valueExpression)
+                if expressions.contains(where: { $0?.contains(quoted) == true }) {
+                    throw Refusal(
+                        "entity mapping \(other.name) of the step after looks up what \(name) makes, from an entity the step adds"
+                    )
+                }
+            }
+        }
         return composed
+    }
+
+    /// `mapping`, an entity mapping of the step after from a B entity this step does not
+    /// make (it adds it: no row of it is written), as an `add` mapping that makes nothing:
+    /// as the mapping does, fetching no row. Nil where its source fetch could read rows of
+    /// another entity (one in a hierarchy) or is not the standard one.
+    private func makesNothing(_ mapping: EntityMapping) -> EntityMapping? {
+        let middle = step.destination
+        guard let name = mapping.sourceEntity, let entity = middle.entity(named: name), entity.parent == nil,
+            middle.subentities(of: entity).isEmpty, Self.fetchesEveryInstance(mapping.sourceExpression, of: name)
+        else { return nil }
+        var added = mapping
+        added.type = .add
+        added.sourceEntity = nil
+        added.sourceExpression = nil
+        added.attributeMappings = []
+        added.relationshipMappings = []
+        return added
+    }
+
+    /// `mapping`, an entity mapping of the step after (`among` its mappings) from the B
+    /// entity `entity` to `to` (of `destination`), with each to-many it fills with the
+    /// targets of a relationship this step adds, looked up (by an entity mapping of the
+    /// step after, or as that relationship's), left without an expression. The step leaves
+    /// that relationship empty in every row (its inverse is one it adds too: one it
+    /// carried would carry this one), so the lookup gives no object, and a to-many given
+    /// none is left as it is and counted as no link (`EntityMappingRunner`'s
+    /// `setRelationship`, which SQL's links match): as it is with no expression.
+    private func withoutLookupsOfWhatItAdds(
+        _ mapping: EntityMapping, of entity: String, to: EntityDescription, in destination: ObjectModel,
+        among mappings: MappingModel
+    ) -> EntityMapping {
+        let middle = step.destination
+        guard let from = middle.entity(named: entity) else { return mapping }
+        let relationships = middle.allRelationships(of: from)
+        let carried = namesBefore.properties[entity] ?? [:]
+        var result = mapping
+        for i in result.relationshipMappings.indices {
+            guard let text = result.relationshipMappings[i].valueExpression,
+                let parsed = try? FormatExpression(parsing: text), let lookup = SQLLink.lookup(parsed),
+                let read = lookup.relationship, carried[read] == nil,
+                relationships.contains(where: { $0.name == read && !$0.isTransient }),
+                destination.allRelationships(of: to).first(where: {
+                    $0.name == result.relationshipMappings[i].name
+                })?.isToMany == true
+            else { continue }
+            // (Found, as the lookup finds it, so that it would not fail either.)
+            let found =
+                lookup.lookup == SQLLink.mappingLookup
+                ? mappings.entityMappings.contains { $0.name == lookup.argument }
+                : relationships.contains { $0.name == lookup.argument }
+            if found { result.relationshipMappings[i].valueExpression = nil }
+        }
+        return result
     }
 
     /// What reads the names after the step (B) as the names before it (A), for the step
