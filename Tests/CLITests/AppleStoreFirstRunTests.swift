@@ -49,6 +49,9 @@ import TestSupport
                   File: interpreted: the mapping has no source entity
                   AuthorToAuthor: SQL
                     relationships interpreted: 'books': no single entity mapping makes its targets
+                Model2 → Model3 starts a new pass:
+                  it cannot run after Model1 → Model2, in the pass before: entity mapping UserToUser has a custom policy (MHWUserToUserPolicy)
+                  Model1 → Model2 cannot run before it, in its pass: entity mapping UserToUser links books by FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "BookToBook", $source.books), not to what one relationship's targets become
 
                 """)
         // The article's policies are Objective-C: without Swift stand-ins the run stops
@@ -94,6 +97,9 @@ import TestSupport
                   IEM_Transform_Book: SQL
                   IEM_Add_File: interpreted: the mapping has no source entity
                   IEM_Transform_User: SQL
+                Model2 → Model3 starts a new pass:
+                  it cannot run after Model1 → Model2, in the pass before: it drops the relationship Book.users, which entity mapping IEM_Transform_Book of the step before links
+                  Model1 → Model2 cannot run before it, in its pass: it drops Book.user but keeps its inverse
 
                 """)
         let before = try Data(contentsOf: URL(fileURLWithPath: scratch.store))

@@ -582,7 +582,7 @@ struct Relabeling {
                 // or where the pass's check finds it would not.
                 for drop in drops.sorted() {
                     guard let attribute = attributes.first(where: { $0.name == drop }) else {
-                        throw Refusal("it drops \(name).\(drop), a relationship \(before) links")
+                        throw Refusal("it drops the relationship \(name).\(drop), which \(before) links")
                     }
                     let expression = written.propertyMapping(named: drop)?.valueExpression
                     if Self.writesWithoutFail(attribute, expression, from: sourceEntity, in: source) { continue }
