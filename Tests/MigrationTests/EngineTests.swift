@@ -511,3 +511,35 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: destination))
     }
 }
+
+extension EngineTests {
+    /// A step that carries a Decimal attribute writes each value back as the double its
+    /// column held (a store Core Data wrote holds the double nearest 19.99), interpreted
+    /// and as SQL: a migration does not move a price by an ulp.
+    @Test(arguments: [false, true])
+    func aDecimalAttributeIsCarriedBitForBit(pushdown: Bool) throws {
+        let a = try model(#"{"version": "A", "entities": {"Item": {"attributes": {"price": "decimal"}}}}"#)
+        let b = try model(
+            #"{"version": "B", "entities": {"Item": {"attributes": {"price": "decimal", "note": "string"}}}}"#)
+        let prices = [19.99, 0.1, 1e-5, 860162.112142062, -2.5e-7, 1e20, 3]
+        let directory = try TemporaryDirectory()
+        let path = directory.path("Items.sqlite")
+        let seed = prices.map { _ in #"{"price": 0}"# }.joined(separator: ", ")
+        try seededStore(at: path, model: a, seed: #"{"Item": [\#(seed)]}"#)
+        do {
+            let database = try Database(path: path)
+            for (index, price) in prices.enumerated() {
+                try database.execute(
+                    "UPDATE ZITEM SET ZPRICE = \(String(format: "%.17g", price)) WHERE Z_PK = \(index + 1)")
+            }
+        }
+        var migrator = StoreMigrator(models: [a, b], mappings: [], options: MigrationOptions(pushdown: pushdown))
+        migrator.keepsBackup = false
+        _ = try migrator.migrate(storeAt: path)
+        let database = try Database(path: path)
+        let statement = try database.prepare("SELECT ZPRICE FROM ZITEM ORDER BY Z_PK")
+        var read: [UInt64] = []
+        while try statement.step() { read.append(statement.double(at: 0).bitPattern) }
+        #expect(read == prices.map(\.bitPattern))
+    }
+}

@@ -69,8 +69,7 @@ enum Arithmetic {
             guard !b.isZero else { throw ExpressionError(.divisionByZero, "decimal division by zero") }
             return .decimal(a / b)
         case .power:
-            return .double(
-                Foundation.pow(NSDecimalNumber(decimal: a).doubleValue, NSDecimalNumber(decimal: b).doubleValue))
+            return .double(Foundation.pow(Value.double(a), Value.double(b)))
         }
     }
 

@@ -155,7 +155,7 @@ extension BuiltinFunction {
         let number: Double
         switch value {
         case .double(let d): number = d
-        case .decimal(let d): number = NSDecimalNumber(decimal: d).doubleValue
+        case .decimal(let d): number = Value.double(d)
         default:
             throw ExpressionError(
                 .type, "\(name) needs numbers (bit operators work on integers), not \(Arithmetic.describe(value))")

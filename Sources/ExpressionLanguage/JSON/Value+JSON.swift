@@ -63,7 +63,7 @@ extension Value {
         case .decimal(let value):
             let text = value.description
             if let integer = Int64(text) { return .integer(integer) }
-            return Self.json(for: Double(text) ?? NSDecimalNumber(decimal: value).doubleValue)
+            return Self.json(for: Self.double(value))
         case .string(let value): return .string(value)
         case .date(let date):
             if let text = ISO8601Text.format(date) { return ["$date": .string(text)] }

@@ -142,9 +142,18 @@ extension Value {
         case .bool(let b): b ? 1 : 0
         case .integer(let i): Double(i)
         case .double(let d): d
-        case .decimal(let d): NSDecimalNumber(decimal: d).doubleValue
+        case .decimal(let d): Self.double(d)
         default: nil
         }
+    }
+
+    /// The double nearest `decimal`: its exact text parsed as Double parses it, correctly
+    /// rounded. (`NSDecimalNumber.doubleValue` is an ulp off for most values on Linux:
+    /// 19.99 read from a store as the double nearest it came back as 19.990000000000002,
+    /// so copying a Decimal attribute changed it.) A decimal's text is exact, so a double
+    /// read as the decimal its shortest text says is written back as itself.
+    public static func double(_ decimal: Decimal) -> Double {
+        Double(decimal.description) ?? NSDecimalNumber(decimal: decimal).doubleValue
     }
 
     /// The number as an integer when it is integral (bool, integer); nil otherwise.

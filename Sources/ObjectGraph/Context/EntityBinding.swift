@@ -166,7 +166,7 @@ final class EntityBinding {
             switch statement.value(at: index) {
             case .integer(let i): return .decimal(Decimal(i))
             case .text(let s): return .decimal(Decimal(string: s, locale: Locale(identifier: "en_US_POSIX")) ?? 0)
-            default: return .decimal(Decimal(string: Value.double(statement.double(at: index)).formatDescription) ?? 0)
+            default: return .decimal(AttributeCoercion.decimal(statement.double(at: index)) ?? 0)
             }
         case .uuid:
             if case .text(let s) = statement.value(at: index) { return .string(s.uppercased()) }
@@ -259,7 +259,7 @@ final class EntityBinding {
         case .bool(let b): .integer(b ? 1 : 0)
         case .integer(let i): type == .double || type == .float ? .real(Double(i)) : .integer(i)
         case .double(let d): .real(d)
-        case .decimal(let d): .real(NSDecimalNumber(decimal: d).doubleValue)
+        case .decimal(let d): .real(Value.double(d))
         case .string(let s):
             if type == .uuid, let uuid = UUID(uuidString: s) {
                 .blob(withUnsafeBytes(of: uuid.uuid) { Data($0) })
