@@ -137,6 +137,17 @@ final class TemporaryStore {
         }
         #expect(Value.double(Decimal(string: "19.99")!) == 19.99)
         for kept in [Double.nan, .infinity, -0.0, 1e300] { #expect(!AttributeCoercion.keepsDecimal(kept), "\(kept)") }
+        // An infinity given to a Decimal attribute is NaN, as NSDecimalNumber makes it
+        // (Foundation's Decimal(Double) stopped the program on it).
+        for infinity in [Double.infinity, -.infinity] {
+            guard
+                case .decimal(let d) = try AttributeCoercion.coerce(.double(infinity), to: .decimal, name: "price")
+            else {
+                Issue.record("not a decimal")
+                continue
+            }
+            #expect(d.isNaN)
+        }
     }
 
     @Test func coercesAndRejectsValues() throws {

@@ -135,7 +135,7 @@ enum Arithmetic {
         case .decimal(let d): d
         case .integer(let i): Decimal(i)
         case .bool(let b): b ? 1 : 0
-        case .double(let d): Decimal(d)
+        case .double(let d): Value.decimal(exactly: d)
         default: 0
         }
     }

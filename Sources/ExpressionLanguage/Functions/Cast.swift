@@ -52,7 +52,7 @@ enum Cast {
         case .decimal: return value
         case .integer(let i): return .decimal(Decimal(i))
         case .bool(let b): return .decimal(b ? 1 : 0)
-        case .double(let d): return .decimal(Decimal(string: Value.numberDescription(d)) ?? Decimal(d))
+        case .double(let d): return .decimal(Value.decimal(d))
         case .string(let s):
             guard
                 let d = Decimal(

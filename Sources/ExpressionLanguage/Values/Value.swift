@@ -156,6 +156,21 @@ extension Value {
         Double(decimal.description) ?? NSDecimalNumber(decimal: decimal).doubleValue
     }
 
+    /// The decimal a double says, as NSNumber describes it (0.1 for the double nearest
+    /// 0.1). NaN for NaN and the infinities, which a Decimal does not hold (Foundation's
+    /// `Decimal(Double)` stops the program on an infinity), and for magnitudes beyond its
+    /// exponents.
+    public static func decimal(_ double: Double) -> Decimal {
+        guard double.isFinite else { return .nan }
+        return Decimal(string: numberDescription(double)) ?? Decimal(double)
+    }
+
+    /// The decimal a double is, digit for digit as Foundation converts it; NaN for NaN
+    /// and the infinities (``decimal(_:)``).
+    public static func decimal(exactly double: Double) -> Decimal {
+        double.isFinite ? Decimal(double) : .nan
+    }
+
     /// The number as an integer when it is integral (bool, integer); nil otherwise.
     public var integerValue: Int64? {
         switch self {

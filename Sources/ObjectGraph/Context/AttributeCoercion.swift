@@ -45,7 +45,7 @@ enum AttributeCoercion {
         case (.decimal, .decimal): return value
         case (.decimal, .integer(let i)): return .decimal(Decimal(i))
         case (.decimal, .double(let d)):
-            return .decimal(decimal(d) ?? Decimal(d))
+            return .decimal(Value.decimal(d))
         case (.string, .string), (.uri, .string): return value
         case (.date, .date): return value
         case (.binary, .data), (.transformable, .data): return value

@@ -330,7 +330,7 @@ private struct MomReader {
         switch type {
         case .int16, .int32, .int64, .string, .binary, .uri: return .integer(Int64(exactly: number.rounded()) ?? 0)
         case .date: return .date(Date(timeIntervalSinceReferenceDate: number))
-        case .decimal: return .decimal(Decimal(number))
+        case .decimal: return .decimal(Value.decimal(exactly: number))
         default: return .double(number)
         }
     }
@@ -351,7 +351,7 @@ private struct MomReader {
             if let i = Int64(exactly: d) { return .integer(i) }
         case (.double, .integer(let i)), (.float, .integer(let i)): return .double(Double(i))
         case (.decimal, .integer(let i)): return .decimal(Decimal(i))
-        case (.decimal, .double(let d)): return .decimal(Decimal(d))
+        case (.decimal, .double(let d)): return .decimal(Value.decimal(exactly: d))
         case (.boolean, .bool): return value
         case (.boolean, .integer(let i)): return .bool(i != 0)
         default: break

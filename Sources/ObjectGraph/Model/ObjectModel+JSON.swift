@@ -378,7 +378,7 @@ private struct ModelJSONReader {
             d.rounded() == d ? Int64(exactly: d).map(Value.integer) ?? value : value
         case (.int16, .bool(let b)), (.int32, .bool(let b)), (.int64, .bool(let b)): .integer(b ? 1 : 0)
         case (.boolean, .double(let d)) where d == 0 || d == 1: .bool(d == 1)
-        case (.decimal, .double(let d)): .decimal(Decimal(string: "\(d)") ?? Decimal(d))
+        case (.decimal, .double(let d)): .decimal(Value.decimal(d))
         default: value
         }
     }
