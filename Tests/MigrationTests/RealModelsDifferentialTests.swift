@@ -432,12 +432,18 @@ extension RealModelsDifferentialTests {
     /// entities `Pledge`, `PledgeReward` and `PledgeTier` and an account's `pledges`,
     /// which AltStore 15 → AltStore 16's mapping model maps: read through the renaming,
     /// those mappings make nothing and that to-many is left unlinked, as step by step,
-    /// where they read no row.
+    /// where they read no row. AltStore 15 → AltStore 16, which carries a decimal (a
+    /// pledge's `amount`) and computes a tier's `name` (no tier has a row before it),
+    /// runs before AltStore 16 → AltStore 17 with it: the three steps in one pass (from a
+    /// store out of key order, AltStore 14 → AltStore 15 runs on its own, and writes the
+    /// store the other two then run from in one pass).
     @Test(arguments: [
         ("AltStore 6", "AltStore 8", false, [false, true]), ("AltStore 8", "AltStore 10", false, [false, true]),
         ("AltStore 6", "AltStore 10", false, [false, true, false, true]),
         ("AltStore 6", "AltStore 10", true, [true, true, true, false]),
-        ("AltStore 14", "AltStore 16", true, [true, false]), ("AltStore 14", "AltStore 16", false, [false, false])
+        ("AltStore 14", "AltStore 16", true, [true, false]), ("AltStore 14", "AltStore 16", false, [false, false]),
+        ("AltStore 14", "AltStore 17", true, [true, true, false]),
+        ("AltStore 14", "AltStore 17", false, [false, true, false])
     ])
     func altStoresRenamingStepsWithOrderedRelationshipsRunInOnePass(
         _ window: (from: String, to: String, inKeyOrder: Bool, fused: [Bool])

@@ -15,7 +15,8 @@ extension Relabeling {
     /// computes it (``computed``). Throws why it cannot be: a custom policy, an expression
     /// that reads the source by a name it cannot tell (``SourceRenamer``; a computed
     /// attribute read any other way among them), a source attribute whose value writing
-    /// could change (a decimal, a UUID).
+    /// could change (a UUID; a decimal is read as it is where the pass's scan finds every
+    /// value of it kept, ``carriesDecimals``).
     func composeBefore(_ mapping: MappingModel, destination: ObjectModel, policies: PolicyRegistry)
         throws(Refusal) -> MappingModel
     {
@@ -169,12 +170,13 @@ extension Relabeling {
     /// What reads the names after the step (B) as the names before it (A), for the step
     /// after it: its renamings back, the defaults of what it adds, the expressions of what
     /// it computes. Throws where a value the step carries could change as it is written (a
-    /// decimal, a UUID): the step after would read another value.
+    /// UUID): the step after would read another value. (A decimal is kept where the pass
+    /// finds each of its values written back as it is, ``carriesDecimals``.)
     func renamerBefore() throws(Refusal) -> SourceRenamer {
         let (old, middle) = (step.source, step.destination)
         for name in entities.keys.sorted() {
             if let attribute = old.allAttributes(of: old.entity(named: name)!).first(where: {
-                properties[name]?[$0.name] != nil && !Self.readsAsWritten($0)
+                properties[name]?[$0.name] != nil && !Self.readsAsWritten($0) && $0.type != .decimal
             }) {
                 throw Refusal(
                     "it carries \(name).\(attribute.name), a \(attribute.type.xcodeName) whose value writing may change"
@@ -216,6 +218,19 @@ extension Relabeling {
         return SourceRenamer(
             model: middle, entities: entityNames, properties: propertyNames, defaults: defaults, computed: values,
             readInPredicates: asTheyAre)
+    }
+
+    /// Whether the step carries a Decimal attribute, which it reads as a decimal and writes
+    /// back as a double: the same double only where the value is one a Decimal holds
+    /// (``AttributeCoercion``'s `keepsDecimal`). A pass that reads the step's source in its
+    /// place checks that of every value (``copiesExactly(_:)``), even in a store the run
+    /// wrote.
+    var carriesDecimals: Bool {
+        entities.keys.contains { name in
+            step.source.allAttributes(of: step.source.entity(named: name)!).contains {
+                $0.type == .decimal && properties[name]?[$0.name] != nil
+            }
+        }
     }
 
     /// Whether `attribute`'s default is read back as it is written, a constant of the
@@ -287,6 +302,8 @@ extension Relabeling {
                 // (Ill-formed text is copied as it is, but fails a bound on its length.)
                 case .string, .uri: storage = attribute.minValue != nil || attribute.maxValue != nil ? .text : .anyText
                 case .binary, .transformable: storage = .blob
+                // (Read as a decimal and written back: the same double, where it is one.)
+                case .decimal: storage = .decimal
                 default: return false
                 }
                 checked.append((column, ColumnExpectation(storage, allowsNull: true)))

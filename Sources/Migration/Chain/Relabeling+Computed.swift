@@ -184,12 +184,18 @@ extension Relabeling {
     /// `values`, over objects of the source of the relabelings `earlier` (in order), as a
     /// pass that starts before them reads them: each expression renamed back through them,
     /// what they compute read as its own expression; nil where one cannot be
-    /// (``SourceRenamer``).
+    /// (``SourceRenamer``). A value of an entity one of them adds, which has no row, is
+    /// left out: nothing computes it.
     static func readBack(_ values: [ComputedValue], through earlier: ArraySlice<Relabeling>) -> [ComputedValue]? {
         guard !earlier.isEmpty else { return values }
         let renamers = earlier.map { try? $0.renamerBefore() }
         var result: [ComputedValue] = []
-        for value in values {
+        values: for value in values {
+            var carried = value.entity
+            for relabeling in earlier.reversed() {
+                guard let older = relabeling.namesBefore.entities[carried] else { continue values }
+                carried = older
+            }
             guard var expression = try? FormatExpression(parsing: value.expression) else { return nil }
             var filter = value.filter.flatMap { try? FormatPredicate(parsing: $0) }
             var entity = value.entity

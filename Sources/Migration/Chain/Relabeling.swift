@@ -600,6 +600,19 @@ struct Relabeling {
             {
                 throw Refusal("\(before) reads the destination side by names the step changes")
             }
+            // (A decimal the step before writes is read back as the decimal its double's
+            // shortest text says: written again, the same double where a Decimal holds
+            // that text. The double nearest a decimal or an integer is such a double; one
+            // computed otherwise may be none, unchecked.)
+            if let decimal = attributes.first(where: { attribute in
+                guard attribute.type == .decimal, names[attribute.name] != nil,
+                    let text = written.propertyMapping(named: attribute.name)?.valueExpression
+                else { return false }
+                return !Self.readsADecimalOrAnInteger(text, of: sourceEntity, in: source)
+            }) {
+                throw Refusal(
+                    "it carries \(name).\(decimal.name), a Decimal \(before) writes, which writing again may change")
+            }
             guard
                 var renamed = written.withEachPropertyMapping({ property in
                     var property = property
@@ -617,6 +630,19 @@ struct Relabeling {
             throw Refusal("what it reads of the step before cannot be checked in SQL")
         }
         return (composed, checks)
+    }
+
+    /// Whether `expression` reads an attribute of `entity` (in `model`) that holds a
+    /// decimal or an integer, as it is: what it writes to a Decimal attribute is then a
+    /// Decimal, whose nearest double that attribute reads back as the same decimal.
+    private static func readsADecimalOrAnInteger(
+        _ expression: String, of entity: EntityDescription?, in model: ObjectModel
+    ) -> Bool {
+        guard let entity, let parsed = try? FormatExpression(parsing: expression),
+            let name = EntityMappingRunner.copiedAttribute(parsed),
+            let read = model.allAttributes(of: entity).first(where: { $0.name == name && !$0.isTransient })
+        else { return false }
+        return [.decimal, .int16, .int32, .int64].contains(read.type)
     }
 
     /// Whether writing `expression` (nil, or `nil`: nothing, the default) to `attribute` can neither

@@ -17,8 +17,9 @@ extension StoreMigrator {
         /// version to the last step's destination.
         let mapping: MappingModel
         let manager: MigrationManager
-        /// Whether the first renaming step reads a store from elsewhere, checked before
-        /// the pass (``Relabeling/copiesExactly(_:)``).
+        /// Whether the first renaming step's source is checked before the pass
+        /// (``Relabeling/copiesExactly(_:)``): a store from elsewhere, or one whose decimals
+        /// a renaming carries (``Relabeling/carriesDecimals``).
         let checksSource: Bool
         /// What the steps before the one whose mapping runs compute, as the pass reads it
         /// from its source: checked before the pass (``Relabeling/computesExactly(_:in:functions:)``).
@@ -194,7 +195,9 @@ extension StoreMigrator {
         manager.sourceIsWellTyped = wellTyped
         return FusedRun(
             steps: Array(steps[first..<end]), leading: before, trailing: trailing, mapping: mapping,
-            manager: manager, checksSource: !before.isEmpty && !wellTyped, computed: computed, stop: stop)
+            manager: manager,
+            checksSource: !before.isEmpty && (!wellTyped || before.contains(where: \.carriesDecimals)),
+            computed: computed, stop: stop)
     }
 
     /// Runs `run`, the `pass`th, into a new file that then takes the store's place: one report per step,

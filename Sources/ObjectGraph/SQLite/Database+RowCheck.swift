@@ -16,6 +16,9 @@ public struct ColumnExpectation: Hashable, Sendable {
         case real
         /// A double that a 32-bit float holds exactly, as a Float attribute writes it.
         case float
+        /// A double that a Decimal attribute, reading it, writes back as itself
+        /// (``AttributeCoercion/keepsDecimal(_:)``).
+        case decimal
         /// Text of well-formed UTF-8.
         case text
         /// What a step that copies a column reads back as it is (``RowCheck`` then tells
@@ -67,7 +70,7 @@ public final class RowCheck: @unchecked Sendable {
         let detail: Detail
         var low: Int64 = .min, high: Int64 = .max
 
-        enum Detail { case none, inRange, float, text, integral, floatNumber }
+        enum Detail { case none, inRange, float, text, integral, floatNumber, decimal }
 
         init(_ expectation: ColumnExpectation) {
             var classes: Int32 = expectation.allowsNull ? 1 << SQLITE_NULL : 0
@@ -82,6 +85,9 @@ public final class RowCheck: @unchecked Sendable {
             case .float:
                 classes |= 1 << SQLITE_FLOAT
                 detail = .float
+            case .decimal:
+                classes |= 1 << SQLITE_FLOAT
+                detail = .decimal
             case .text:
                 classes |= 1 << SQLITE_TEXT
                 detail = .text
@@ -123,6 +129,8 @@ public final class RowCheck: @unchecked Sendable {
             case .float:
                 let d = sqlite3_value_double(value)
                 return Double(Float(d)) == d
+            case .decimal:
+                return AttributeCoercion.keepsDecimal(sqlite3_value_double(value))
             case .floatNumber:
                 // (Compared as SQL compares the rounded double with the column's value:
                 // exactly, an integer with a double too.)
