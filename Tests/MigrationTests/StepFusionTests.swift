@@ -474,49 +474,55 @@ import TestSupport
     /// A renaming step that adds an entity (`Tag`) and relationships (an owner's `items`
     /// and `tags`, an item's `owner`), before a mapping file that maps them as Xcode
     /// writes it, each side looked up (the owners filtered, so that it is no renaming
-    /// itself): the rows of the new entity and the new
-    /// relationships are empty in the version in between. Read through the renaming, the
-    /// tags' mapping makes nothing and the owners' to-manys are left unlinked, as step by
-    /// step, where they find nothing: one pass, the same store and counts. A to-one looked
-    /// up through what the renaming adds would be set (to nil) and counted, object by
-    /// object: the renaming runs apart, and `passes` says why.
-    @Test(arguments: [false, true])
-    func aMappingOfWhatARenamingAddsJoinsThePassWhereItsToManysFindNothing(_ toOne: Bool) throws {
+    /// itself; their mapping first): the rows of the new entity and the new relationships are empty in the
+    /// version in between. Read through the renaming, the tags' mapping makes nothing and
+    /// the relationships are left unlinked, as step by step, where they find nothing: one
+    /// pass, the same store and counts (an item's `owner`, set to nil, is counted for each
+    /// item). Where an owner's `items` are linked from a relationship the renaming
+    /// carries (`held`), setting an item's `owner` to nil after unlinks it: the renaming
+    /// runs apart, and `passes` says why.
+    @Test(arguments: ["to-many", "to-one", "to-one, its inverse linked"])
+    func aMappingOfWhatARenamingAddsJoinsThePassWhereItsLinksFindNothing(_ what: String) throws {
+        let toOne = what.hasPrefix("to-one"), inverseLinked = what.hasSuffix("linked")
         let a = try model(
-            #"{"version": "A", "entities": {"Item": {"attributes": {"name": "string"}}, "Owner": {"attributes": {"label": "string"}}}}"#
+            #"{"version": "A", "entities": {"Item": {"attributes": {"name": "string"}, "relationships": {"holder": {"destination": "Owner", "inverse": "held"}}}, "Owner": {"attributes": {"label": "string"}, "relationships": {"held": {"destination": "Item", "inverse": "holder", "toMany": true}}}}}"#
         )
         func linked(_ version: String) throws -> ObjectModel {
             try model(
-                #"{"version": "\#(version)", "entities": {"Item": {"attributes": {"name": "string"}, "relationships": {"owner": {"destination": "Owner", "inverse": "items"}}}, "Owner": {"attributes": {"label": "string"}, "relationships": {"items": {"destination": "Item", "inverse": "owner", "toMany": true}, "tags": {"destination": "Tag", "inverse": "owner", "toMany": true}}}, "Tag": {"attributes": {"word": "string"}, "relationships": {"owner": {"destination": "Owner", "inverse": "tags"}}}}}"#
+                #"{"version": "\#(version)", "entities": {"Item": {"attributes": {"name": "string"}, "relationships": {"owner": {"destination": "Owner", "inverse": "items"}, "holder": {"destination": "Owner", "inverse": "held"}}}, "Owner": {"attributes": {"label": "string"}, "relationships": {"items": {"destination": "Item", "inverse": "owner", "toMany": true}, "held": {"destination": "Item", "inverse": "holder", "toMany": true}, "tags": {"destination": "Tag", "inverse": "owner", "toMany": true}}}, "Tag": {"attributes": {"word": "string"}, "relationships": {"owner": {"destination": "Owner", "inverse": "tags"}}}}}"#
             )
         }
         let (b, c) = (try linked("B"), try linked("C"))
+        func lookup(_ mapping: String, _ relationship: String) -> String {
+            "FUNCTION($manager, 'destinationInstancesForEntityMappingNamed:sourceInstances:', '\(mapping)', $source.\(relationship))"
+        }
         // (Without an expression, the owner would be looked up as Xcode's compiler fills
         // it in.)
-        let owner =
-            toOne
-            ? #"{"owner": "FUNCTION($manager, 'destinationInstancesForEntityMappingNamed:sourceInstances:', 'OwnerToOwner', $source.owner)"}"#
-            : #"{"owner": null}"#
+        let owner = toOne ? #""\#(lookup("OwnerToOwner", "owner"))""# : "null"
+        let items = lookup("ItemToItem", inverseLinked ? "held" : "items")
         let second = try mapping(
-            #"{"sourceModel": "B", "destinationModel": "C", "entityMappings": [{"name": "ItemToItem", "type": "transform", "sourceEntity": "Item", "destinationEntity": "Item", "attributeMappings": {"name": "$source.name"}, "relationshipMappings": \#(owner)}, {"name": "OwnerToOwner", "type": "transform", "sourceEntity": "Owner", "destinationEntity": "Owner", "sourceExpression": "FETCH(FUNCTION($manager, 'fetchRequestForSourceEntityNamed:predicateString:', 'Owner', 'label != nil'), $manager.sourceContext, NO)", "attributeMappings": {"label": "$source.label"}, "relationshipMappings": {"items": "FUNCTION($manager, 'destinationInstancesForEntityMappingNamed:sourceInstances:', 'ItemToItem', $source.items)", "tags": "FUNCTION($manager, 'destinationInstancesForEntityMappingNamed:sourceInstances:', 'TagToTag', $source.tags)"}}, {"name": "TagToTag", "type": "transform", "sourceEntity": "Tag", "destinationEntity": "Tag", "attributeMappings": {"word": "$source.word"}, "relationshipMappings": {"owner": "FUNCTION($manager, 'destinationInstancesForEntityMappingNamed:sourceInstances:', 'OwnerToOwner', $source.owner)"}}]}"#
+            #"{"sourceModel": "B", "destinationModel": "C", "entityMappings": [{"name": "OwnerToOwner", "type": "transform", "sourceEntity": "Owner", "destinationEntity": "Owner", "sourceExpression": "FETCH(FUNCTION($manager, 'fetchRequestForSourceEntityNamed:predicateString:', 'Owner', 'label != nil'), $manager.sourceContext, NO)", "attributeMappings": {"label": "$source.label"}, "relationshipMappings": {"items": "\#(items)", "held": "\#(lookup("ItemToItem", "held"))", "tags": "\#(lookup("TagToTag", "tags"))"}}, {"name": "ItemToItem", "type": "transform", "sourceEntity": "Item", "destinationEntity": "Item", "attributeMappings": {"name": "$source.name"}, "relationshipMappings": {"owner": \#(owner), "holder": "\#(lookup("OwnerToOwner", "holder"))"}}, {"name": "TagToTag", "type": "transform", "sourceEntity": "Tag", "destinationEntity": "Tag", "attributeMappings": {"word": "$source.word"}, "relationshipMappings": {"owner": "\#(lookup("OwnerToOwner", "owner"))"}}]}"#
         )
         let directory = try TemporaryDirectory()
         let source = directory.path("A.sqlite")
-        try seededStore(
+        let store = try seededStore(
             at: source, model: a, seed: #"{"Item": [{"name": "a"}, {"name": "b"}], "Owner": [{"label": "x"}]}"#)
+        try store.database.execute("UPDATE ZITEM SET ZHOLDER = (SELECT Z_PK FROM ZOWNER)")
         let (oneByOne, fused) = try Self.bothWays(
-            [a, b, c], [second], source: source, at: directory.path("Items.sqlite"), "to-one: \(toOne)")
+            [a, b, c], [second], source: source, at: directory.path("Items.sqlite"), what)
         guard case .store(_, let counts) = oneByOne.outcome else {
             Issue.record("step by step failed: \(oneByOne.outcome)")
             return
         }
-        // (The tags' mapping read no row and set nothing; the items' set every owner.)
-        #expect(counts.suffix(3) == [[2, 2, toOne ? 2 : 0], [1, 1, 0], [0, 0, 0]])
-        #expect(fused.fused == (toOne ? [false, false] : [true, false]))
+        // (The owner gains its `held`, and its `items` when they are read from `held`;
+        // the items' mapping sets every holder, and every owner where it has an
+        // expression; the tags' mapping reads no row and sets nothing.)
+        #expect(counts.suffix(3) == [[1, 1, inverseLinked ? 2 : 1], [2, 2, toOne ? 4 : 2], [0, 0, 0]], "\(what)")
+        #expect(fused.fused == (inverseLinked ? [false, false] : [true, false]), "\(what)")
         var migrator = StoreMigrator(models: [a, b, c], mappings: [second])
         migrator.fusesSteps = true
         let passes = migrator.passes(of: try migrator.plan(from: "A", to: "C"))
-        if toOne {
+        if inverseLinked {
             #expect(passes.map(\.steps) == [0..<1, 1..<2])
             #expect(
                 passes[1].apart?.before
@@ -525,6 +531,43 @@ import TestSupport
         } else {
             #expect(passes.map(\.steps) == [0..<2])
         }
+    }
+
+    /// Two renamings before a step that cannot read through both: the first computes `n2`
+    /// (a mapping file, `$source.n * 2`), the second renames it `twice`, and the step
+    /// after filters on `twice`, which a fetch can read through the renaming but not as
+    /// the first's expression. The first pass takes the first renaming before the second,
+    /// which runs its own mapping, rather than each step on its own; the chain ends as
+    /// step by step.
+    @Test func aPassTakesAsManyRenamingsBeforeItsStepAsTheStepCanRead() throws {
+        let a = try model(
+            #"{"version": "A", "entities": {"Item": {"attributes": {"name": "string", "n": "int64"}}}}"#)
+        let b = try model(
+            #"{"version": "B", "entities": {"Item": {"attributes": {"name": "string", "n": "int64", "n2": "int64"}}}}"#)
+        let c = try model(
+            #"{"version": "C", "entities": {"Item": {"attributes": {"name": "string", "n": "int64", "twice": {"type": "int64", "renamingIdentifier": "n2"}}}}}"#
+        )
+        let d = try model(
+            #"{"version": "D", "entities": {"Item": {"attributes": {"name": "string", "twice": "int64", "label": "string"}}}}"#
+        )
+        let first = try mapping(
+            #"{"sourceModel": "A", "destinationModel": "B", "entityMappings": [{"name": "ItemToItem", "type": "transform", "sourceEntity": "Item", "destinationEntity": "Item", "attributeMappings": {"name": "$source.name", "n": "$source.n", "n2": "$source.n * 2"}}]}"#
+        )
+        let last = try mapping(
+            #"{"sourceModel": "C", "destinationModel": "D", "entityMappings": [{"name": "ItemToItem", "type": "transform", "sourceEntity": "Item", "destinationEntity": "Item", "sourceExpression": "FETCH(FUNCTION($manager, 'fetchRequestForSourceEntityNamed:predicateString:', 'Item', 'twice > 2'), $manager.sourceContext, NO)", "attributeMappings": {"name": "$source.name", "twice": "$source.twice", "label": "FUNCTION($source.name, 'uppercaseString')"}}]}"#
+        )
+        var migrator = StoreMigrator(models: [a, b, c, d], mappings: [first, last])
+        migrator.fusesSteps = true
+        let passes = migrator.passes(of: try migrator.plan(from: "A", to: "D"))
+        #expect(passes.map(\.steps) == [0..<2, 2..<3])
+        #expect(passes.first?.base == 1)
+        let directory = try TemporaryDirectory()
+        let source = directory.path("A.sqlite")
+        try seededStore(at: source, model: a, seed: #"{"Item": [{"name": "a", "n": 1}, {"name": "b", "n": 2}]}"#)
+        let (oneByOne, fused) = try Self.bothWays(
+            [a, b, c, d], [first, last], source: source, at: directory.path("Items.sqlite"))
+        if case .failure = oneByOne.outcome { Issue.record("step by step failed: \(oneByOne.outcome)") }
+        #expect(fused.fused == [true, false, false])
     }
 
     /// A renaming that carries a Decimal attribute reads each value as a decimal and

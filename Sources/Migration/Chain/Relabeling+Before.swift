@@ -18,7 +18,7 @@ extension Relabeling {
     /// could change (a UUID; a decimal is read as it is where the pass's scan finds every
     /// value of it kept, ``carriesDecimals``).
     func composeBefore(_ mapping: MappingModel, destination: ObjectModel, policies: PolicyRegistry)
-        throws(Refusal) -> MappingModel
+        throws(Refusal) -> (mapping: MappingModel, unsetToOnes: [String: Int])
     {
         let (old, middle) = (step.source, step.destination)
         guard mapping.sourceModel == middle.version else {
@@ -31,6 +31,10 @@ extension Relabeling {
         composed.sourceModel = old.version
         // The step after's mappings of entities this step adds, which make nothing.
         var emptied: [String] = []
+        // Per entity mapping of the step after: the to-ones it sets to nil, object by
+        // object, from a relationship this step adds (``withoutLookupsOfWhatItAdds``).
+        var unsetToOnes: [String: Int] = [:]
+        let linked = linkedRelationships(of: mapping, destination: destination, compiler: compiler)
         for (index, original) in mapping.entityMappings.enumerated() {
             let after = "entity mapping \(original.name) of the step after"
             if let policy = original.policy { throw Refusal("\(after) has a custom policy (\(policy))") }
@@ -64,10 +68,11 @@ extension Relabeling {
             {
                 throw Refusal("\(after) fetches sub-entities' rows, whose order the step changes")
             }
-            var written = withoutLookupsOfWhatItAdds(
+            var (written, unset) = withoutLookupsOfWhatItAdds(
                 Self.listingEveryProperty(
                     of: to, in: destination, compiler.withImplicitMappings(original, middle.entity(named: name), to)),
-                of: name, to: to, in: destination, among: mapping)
+                of: name, to: to, in: destination, among: mapping, linked: linked)
+            if unset > 0 { unsetToOnes[original.name] = unset }
             written.sourceEntity = renamed
             if let expression = written.sourceExpression {
                 guard let source = renamer.sourceExpression(expression, entity: name) else {
@@ -110,7 +115,7 @@ extension Relabeling {
                 }
             }
         }
-        return composed
+        return (composed, unsetToOnes)
     }
 
     /// `mapping`, an entity mapping of the step after from a B entity this step does not
@@ -132,39 +137,84 @@ extension Relabeling {
     }
 
     /// `mapping`, an entity mapping of the step after (`among` its mappings) from the B
-    /// entity `entity` to `to` (of `destination`), with each to-many it fills with the
-    /// targets of a relationship this step adds, looked up (by an entity mapping of the
-    /// step after, or as that relationship's), left without an expression. The step leaves
-    /// that relationship empty in every row (its inverse is one it adds too: one it
-    /// carried would carry this one), so the lookup gives no object, and a to-many given
-    /// none is left as it is and counted as no link (`EntityMappingRunner`'s
-    /// `setRelationship`, which SQL's links match): as it is with no expression.
+    /// entity `entity` to `to` (of `destination`), with each relationship it fills with
+    /// the targets of a relationship this step adds, looked up (by an entity mapping of the
+    /// step after, or as that relationship's: ``looksUpWhatItAdds(_:of:among:)``), left
+    /// without an expression; and how many of those are to-ones. The step leaves that
+    /// relationship empty in every row (its inverse is one it adds too: one it carried
+    /// would carry this one), so the lookup gives no object. A to-many given none is left
+    /// as it is and counted as no link (`EntityMappingRunner`'s `setRelationship`, which
+    /// SQL's links match): as with no expression. A to-one is set to nil and counted,
+    /// object by object: as with no expression where nothing links its inverse (`linked`),
+    /// but for the count, which the pass adds (``StoreMigrator/FusedRun/unsetToOnes``).
     private func withoutLookupsOfWhatItAdds(
         _ mapping: EntityMapping, of entity: String, to: EntityDescription, in destination: ObjectModel,
-        among mappings: MappingModel
-    ) -> EntityMapping {
-        let middle = step.destination
-        guard let from = middle.entity(named: entity) else { return mapping }
-        let relationships = middle.allRelationships(of: from)
-        let carried = namesBefore.properties[entity] ?? [:]
+        among mappings: MappingModel, linked: Set<RelationshipKey>
+    ) -> (mapping: EntityMapping, unsetToOnes: Int) {
         var result = mapping
+        var unset = 0
         for i in result.relationshipMappings.indices {
-            guard let text = result.relationshipMappings[i].valueExpression,
-                let parsed = try? FormatExpression(parsing: text), let lookup = SQLLink.lookup(parsed),
-                let read = lookup.relationship, carried[read] == nil,
-                relationships.contains(where: { $0.name == read && !$0.isTransient }),
-                destination.allRelationships(of: to).first(where: {
+            guard looksUpWhatItAdds(result.relationshipMappings[i].valueExpression, of: entity, among: mappings),
+                let relationship = destination.allRelationships(of: to).first(where: {
                     $0.name == result.relationshipMappings[i].name
-                })?.isToMany == true
+                })
             else { continue }
-            // (Found, as the lookup finds it, so that it would not fail either.)
-            let found =
-                lookup.lookup == SQLLink.mappingLookup
-                ? mappings.entityMappings.contains { $0.name == lookup.argument }
-                : relationships.contains { $0.name == lookup.argument }
-            if found { result.relationshipMappings[i].valueExpression = nil }
+            if !relationship.isToMany {
+                guard let inverse = destination.inverse(of: relationship),
+                    !linked.contains(RelationshipKey(entity: relationship.destination, name: inverse.name))
+                else { continue }
+                unset += 1
+            }
+            result.relationshipMappings[i].valueExpression = nil
         }
-        return result
+        return (result, unset)
+    }
+
+    /// A relationship of an entity of the step after's destination, by the entity that
+    /// declares it or inherits it.
+    struct RelationshipKey: Hashable {
+        let entity: String, name: String
+    }
+
+    /// The relationships of `destination` that the step after (`mapping`) links from
+    /// anything but a relationship this step adds (``looksUpWhatItAdds(_:of:among:)``):
+    /// each under its entity and the entities above it.
+    private func linkedRelationships(of mapping: MappingModel, destination: ObjectModel, compiler: MappingCompiler)
+        -> Set<RelationshipKey>
+    {
+        let middle = step.destination
+        var linked: Set<RelationshipKey> = []
+        for original in mapping.entityMappings where original.type == .copy || original.type == .transform {
+            guard let to = original.destinationEntity.flatMap(destination.entity(named:)) else { continue }
+            let from = original.sourceEntity.flatMap(middle.entity(named:))
+            // (What makes nothing links nothing.)
+            if let from, namesBefore.entities[from.name] == nil, makesNothing(original) != nil { continue }
+            let written = compiler.withImplicitMappings(original, from, to)
+            for property in written.relationshipMappings where property.valueExpression != nil {
+                if let from, looksUpWhatItAdds(property.valueExpression, of: from.name, among: mapping) { continue }
+                for entity in [to] + destination.ancestors(of: to) {
+                    linked.insert(RelationshipKey(entity: entity.name, name: property.name))
+                }
+            }
+        }
+        return linked
+    }
+
+    /// Whether `expression`, of a mapping of the step after from the B entity `entity`,
+    /// looks up the targets of a relationship this step adds (which it leaves empty): by
+    /// an entity mapping of the step after (`among` its mappings) or as that
+    /// relationship's, the mapping or relationship found as the lookup finds it, so that
+    /// it would not fail either.
+    private func looksUpWhatItAdds(_ expression: String?, of entity: String, among mappings: MappingModel) -> Bool {
+        guard let expression, let from = step.destination.entity(named: entity),
+            let parsed = try? FormatExpression(parsing: expression), let lookup = SQLLink.lookup(parsed),
+            let read = lookup.relationship, namesBefore.properties[entity]?[read] == nil
+        else { return false }
+        let relationships = step.destination.allRelationships(of: from)
+        guard relationships.contains(where: { $0.name == read && !$0.isTransient }) else { return false }
+        return lookup.lookup == SQLLink.mappingLookup
+            ? mappings.entityMappings.contains { $0.name == lookup.argument }
+            : relationships.contains { $0.name == lookup.argument }
     }
 
     /// What reads the names after the step (B) as the names before it (A), for the step

@@ -27,6 +27,11 @@ extension StoreMigrator {
         /// Why the step after the last one could not join the pass; nil after the chain's
         /// last step.
         let stop: Relabeling.Refusal?
+        /// Per entity mapping of the step whose mapping runs: the to-ones it would set to
+        /// nil object by object, from a relationship a renaming before it adds, which the
+        /// pass leaves unset (as they would end) and counts as the step would: once for
+        /// each object it makes (``Relabeling/composeBefore(_:destination:policies:)``).
+        let unsetToOnes: [String: Int]
 
         /// The step whose mapping runs.
         var base: Step { steps[leading.count] }
@@ -165,8 +170,12 @@ extension StoreMigrator {
                 break
             }
         }
+        var unsetToOnes: [String: Int] = [:]
         for relabeling in relabelings.reversed() {
-            mapping = try relabeling.composeBefore(mapping, destination: steps[end - 1].destination, policies: policies)
+            let composed = try relabeling.composeBefore(
+                mapping, destination: steps[end - 1].destination, policies: policies)
+            mapping = composed.mapping
+            unsetToOnes.merge(composed.unsetToOnes, uniquingKeysWith: +)
         }
         let before = relabelings
         // What each step before computes, read from the pass's source, must translate
@@ -197,7 +206,7 @@ extension StoreMigrator {
             steps: Array(steps[first..<end]), leading: before, trailing: trailing, mapping: mapping,
             manager: manager,
             checksSource: !before.isEmpty && (!wellTyped || before.contains(where: \.carriesDecimals)),
-            computed: computed, stop: stop)
+            computed: computed, stop: stop, unsetToOnes: unsetToOnes)
     }
 
     /// Runs `run`, the `pass`th, into a new file that then takes the store's place: one report per step,
@@ -227,7 +236,7 @@ extension StoreMigrator {
         // the store's place.
         let check = run.leading.isEmpty && run.computed.isEmpty ? nil : SourceCheck()
         defer { check?.finish() }
-        let report: MigrationReport
+        var report: MigrationReport
         do {
             report = try self.run(step, run.manager, storeAt: path) {
                 progress?(run.base, $1)
@@ -289,6 +298,11 @@ extension StoreMigrator {
             return nil
         }
         done(run.steps[(run.leading.count + 1)...])
+        for i in report.entityMappings.indices {
+            if let unset = run.unsetToOnes[report.entityMappings[i].name] {
+                report.entityMappings[i].relationshipsSet += unset * report.entityMappings[i].destinationInstances
+            }
+        }
         let reports = before + [report] + after
         return zip(run.steps, reports).enumerated().map { index, pair in
             StepReport(
