@@ -533,6 +533,30 @@ import TestSupport
         }
     }
 
+    /// A mapping of what a renaming adds makes nothing read through it; an expression that
+    /// looks up what that mapping makes from anything else keeps the renaming apart (the
+    /// lookup would name a mapping that reads no source).
+    @Test func aLookupThroughAMappingOfWhatARenamingAddsKeepsItApart() throws {
+        let a = try model(#"{"version": "A", "entities": {"Owner": {"attributes": {"label": "string"}}}}"#)
+        func tagged(_ version: String) throws -> ObjectModel {
+            try model(
+                #"{"version": "\#(version)", "entities": {"Owner": {"attributes": {"label": "string"}, "relationships": {"tags": {"destination": "Tag", "inverse": "owner", "toMany": true}}}, "Tag": {"attributes": {"word": "string"}, "relationships": {"owner": {"destination": "Owner", "inverse": "tags"}}}}}"#
+            )
+        }
+        let (b, c) = (try tagged("B"), try tagged("C"))
+        let second = try mapping(
+            #"{"sourceModel": "B", "destinationModel": "C", "entityMappings": [{"name": "OwnerToOwner", "type": "transform", "sourceEntity": "Owner", "destinationEntity": "Owner", "sourceExpression": "FETCH(FUNCTION($manager, 'fetchRequestForSourceEntityNamed:predicateString:', 'Owner', 'label != nil'), $manager.sourceContext, NO)", "attributeMappings": {"label": "$source.label"}, "relationshipMappings": {"tags": "FUNCTION($manager, 'destinationInstancesForEntityMappingNamed:sourceInstances:', 'TagToTag', $source)"}}, {"name": "TagToTag", "type": "transform", "sourceEntity": "Tag", "destinationEntity": "Tag", "attributeMappings": {"word": "$source.word"}, "relationshipMappings": {"owner": null}}]}"#
+        )
+        var migrator = StoreMigrator(models: [a, b, c], mappings: [second])
+        migrator.fusesSteps = true
+        let passes = migrator.passes(of: try migrator.plan(from: "A", to: "C"))
+        #expect(passes.map(\.steps) == [0..<1, 1..<2])
+        #expect(
+            passes.last?.apart?.before
+                == "entity mapping OwnerToOwner of the step after looks up what TagToTag makes, from an entity the step adds"
+        )
+    }
+
     /// Two renamings before a step that cannot read through both: the first computes `n2`
     /// (a mapping file, `$source.n * 2`), the second renames it `twice`, and the step
     /// after filters on `twice`, which a fetch can read through the renaming but not as

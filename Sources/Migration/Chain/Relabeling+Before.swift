@@ -103,12 +103,12 @@ extension Relabeling {
         // (Nothing may look up what those make: the lookup would name a mapping that
         // reads no source.)
         for name in emptied {
-            let quoted = "\"\(name)\""
+            let quoted = ["\"\(name)\"", "'\(name)'"]
             for other in composed.entityMappings {
                 let expressions =
                     [other.sourceExpression]
                     + (other.attributeMappings + other.relationshipMappings).map(\.valueExpression)
-                if expressions.contains(where: { $0?.contains(quoted) == true }) {
+                if expressions.contains(where: { text in quoted.contains { text?.contains($0) == true } }) {
                     throw Refusal(
                         "entity mapping \(other.name) of the step after looks up what \(name) makes, from an entity the step adds"
                     )
