@@ -70,13 +70,15 @@ import Testing
             (.floatNumber, "x >= '' OR remodel_float(x) <> x"),
             (.anyText, "x < '' OR x >= X''"),
             (.text, "x < '' OR x >= X'' OR NOT remodel_wellformed(x)"),
-            (.blob, "x < X''")
+            (.blob, "x < X''"),
+            (.uuid, "x < X'' OR length(x) <> 16")
         ]
         let values = [
             "NULL", "0", "-0.0", "1", "1.0", "5", "5.0", "5.5", "-1", "32767", "32768", "32768.0", "-32768",
             "-32769.0", "2147483648", "16777216", "16777217", "16777217.0", "0.1", "0.25", "1e20", "-1e20",
             "9223372036854775807", "-9223372036854775808", "9.223372036854775807e18", "-9.223372036854775808e18",
-            "1e300", "'5'", "'abc'", "''", "CAST(X'66C328' AS TEXT)", "X''", "X'01'"
+            "1e300", "'5'", "'abc'", "''", "CAST(X'66C328' AS TEXT)", "X''", "X'01'",
+            "X'6F9619FF8B86D011B42D00C04FC964FF'", "'6F9619FF-8B86-D011-B42D-00C04FC964FF'"
         ]
         let database = try Database(path: ":memory:", mode: .create)
         try database.registerValueFunctions()
@@ -105,6 +107,26 @@ import Testing
             }
         }
         #expect(compared == expectations.count * affinities.count * values.count)
+    }
+
+    /// The decimal expectation accepts a double a Decimal attribute reads and writes
+    /// back as itself, and nothing else: not the infinities, -0, magnitudes beyond a
+    /// Decimal, integers (written back as doubles) or text.
+    @Test func theDecimalExpectationAcceptsTheDoublesADecimalKeeps() throws {
+        let database = try Database(path: ":memory:", mode: .create)
+        try database.execute("CREATE TABLE r (x DECIMAL)")
+        let check = RowCheck([ColumnExpectation(.decimal, allowsNull: true)])
+        try database.register(check, as: "check_row")
+        for (value, kept) in [
+            ("19.99", true), ("0.1", true), ("-2.5e-7", true), ("1e20", true), ("NULL", true), ("9e999", false),
+            ("-0.0", false), ("1e300", false), ("3", false), ("'19.99x'", false), ("X'01'", false)
+        ] {
+            try database.execute("DELETE FROM r")
+            try database.execute("INSERT INTO r VALUES (\(value))")
+            let statement = try database.prepare("SELECT check_row(x) FROM r")
+            _ = try statement.step()
+            #expect((statement.int64(at: 0) == 1) == kept, "\(value)")
+        }
     }
 
     /// A check that stops at the first failure: the rows before it pass, every row from

@@ -14,9 +14,9 @@ extension Relabeling {
     /// attribute the step computes, `$source.<attribute>`, read as the expression that
     /// computes it (``computed``). Throws why it cannot be: a custom policy, an expression
     /// that reads the source by a name it cannot tell (``SourceRenamer``; a computed
-    /// attribute read any other way among them), a source attribute whose value writing
-    /// could change (a UUID; a decimal is read as it is where the pass's scan finds every
-    /// value of it kept, ``carriesDecimals``).
+    /// attribute read any other way among them). (A decimal or a UUID is read as it is
+    /// where the pass's scan finds every value of it written back as it is,
+    /// ``carriesParsedValues``.)
     func composeBefore(_ mapping: MappingModel, destination: ObjectModel, policies: PolicyRegistry)
         throws(Refusal) -> (mapping: MappingModel, unsetToOnes: [String: Int])
     {
@@ -219,14 +219,14 @@ extension Relabeling {
 
     /// What reads the names after the step (B) as the names before it (A), for the step
     /// after it: its renamings back, the defaults of what it adds, the expressions of what
-    /// it computes. Throws where a value the step carries could change as it is written (a
-    /// UUID): the step after would read another value. (A decimal is kept where the pass
-    /// finds each of its values written back as it is, ``carriesDecimals``.)
+    /// it computes. Throws where a value the step carries could change as it is written:
+    /// the step after would read another value. (A decimal or a UUID is kept where the
+    /// pass finds each of its values written back as it is, ``carriesParsedValues``.)
     func renamerBefore() throws(Refusal) -> SourceRenamer {
         let (old, middle) = (step.source, step.destination)
         for name in entities.keys.sorted() {
             if let attribute = old.allAttributes(of: old.entity(named: name)!).first(where: {
-                properties[name]?[$0.name] != nil && !Self.readsAsWritten($0) && $0.type != .decimal
+                properties[name]?[$0.name] != nil && !Self.readsAsWritten($0) && !Self.isParsedWhenRead($0)
             }) {
                 throw Refusal(
                     "it carries \(name).\(attribute.name), a \(attribute.type.xcodeName) whose value writing may change"
@@ -270,17 +270,24 @@ extension Relabeling {
             readInPredicates: asTheyAre)
     }
 
-    /// Whether the step carries a Decimal attribute, which it reads as a decimal and writes
-    /// back as a double: the same double only where the value is one a Decimal holds
-    /// (``AttributeCoercion``'s `keepsDecimal`). A pass that reads the step's source in its
-    /// place checks that of every value (``copiesExactly(_:)``), even in a store the run
-    /// wrote.
-    var carriesDecimals: Bool {
+    /// Whether the step carries an attribute whose values reading parses
+    /// (``isParsedWhenRead(_:)``): a decimal, written back as the same double only where
+    /// the value is one a Decimal holds (``AttributeCoercion``'s `keepsDecimal`); a UUID,
+    /// written back as the same 16 bytes only where it is 16 bytes (text is read as upper
+    /// case, and may be no UUID at all). A pass that reads the step's source in its place
+    /// checks that of every value (``copiesExactly(_:)``), even in a store the run wrote.
+    var carriesParsedValues: Bool {
         entities.keys.contains { name in
             step.source.allAttributes(of: step.source.entity(named: name)!).contains {
-                $0.type == .decimal && properties[name]?[$0.name] != nil
+                Self.isParsedWhenRead($0) && properties[name]?[$0.name] != nil
             }
         }
+    }
+
+    /// Whether reading `attribute`'s column parses its value: a decimal (from a double's
+    /// text), a UUID (from 16 bytes, or text).
+    static func isParsedWhenRead(_ attribute: AttributeDescription) -> Bool {
+        attribute.type == .decimal || attribute.type == .uuid
     }
 
     /// Whether `attribute`'s default is read back as it is written, a constant of the
@@ -354,6 +361,8 @@ extension Relabeling {
                 case .binary, .transformable: storage = .blob
                 // (Read as a decimal and written back: the same double, where it is one.)
                 case .decimal: storage = .decimal
+                // (Read as a UUID's text and written back: the same 16 bytes.)
+                case .uuid: storage = .uuid
                 default: return false
                 }
                 checked.append((column, ColumnExpectation(storage, allowsNull: true)))

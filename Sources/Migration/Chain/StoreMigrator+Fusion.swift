@@ -19,7 +19,7 @@ extension StoreMigrator {
         let manager: MigrationManager
         /// Whether the first renaming step's source is checked before the pass
         /// (``Relabeling/copiesExactly(_:)``): a store from elsewhere, or one whose decimals
-        /// a renaming carries (``Relabeling/carriesDecimals``).
+        /// or UUIDs a renaming carries (``Relabeling/carriesParsedValues``).
         let checksSource: Bool
         /// What the steps before the one whose mapping runs compute, as the pass reads it
         /// from its source: checked before the pass (``Relabeling/computesExactly(_:in:functions:)``).
@@ -205,7 +205,7 @@ extension StoreMigrator {
         return FusedRun(
             steps: Array(steps[first..<end]), leading: before, trailing: trailing, mapping: mapping,
             manager: manager,
-            checksSource: !before.isEmpty && (!wellTyped || before.contains(where: \.carriesDecimals)),
+            checksSource: !before.isEmpty && (!wellTyped || before.contains(where: \.carriesParsedValues)),
             computed: computed, stop: stop, unsetToOnes: unsetToOnes)
     }
 

@@ -19,6 +19,8 @@ public struct ColumnExpectation: Hashable, Sendable {
         /// A double that a Decimal attribute, reading it, writes back as itself
         /// (``AttributeCoercion/keepsDecimal(_:)``).
         case decimal
+        /// A blob of 16 bytes, as a UUID attribute writes one.
+        case uuid
         /// Text of well-formed UTF-8.
         case text
         /// What a step that copies a column reads back as it is (``RowCheck`` then tells
@@ -70,7 +72,7 @@ public final class RowCheck: @unchecked Sendable {
         let detail: Detail
         var low: Int64 = .min, high: Int64 = .max
 
-        enum Detail { case none, inRange, float, text, integral, floatNumber, decimal }
+        enum Detail { case none, inRange, float, text, integral, floatNumber, decimal, sixteenBytes }
 
         init(_ expectation: ColumnExpectation) {
             var classes: Int32 = expectation.allowsNull ? 1 << SQLITE_NULL : 0
@@ -88,6 +90,9 @@ public final class RowCheck: @unchecked Sendable {
             case .decimal:
                 classes |= 1 << SQLITE_FLOAT
                 detail = .decimal
+            case .uuid:
+                classes |= 1 << SQLITE_BLOB
+                detail = .sixteenBytes
             case .text:
                 classes |= 1 << SQLITE_TEXT
                 detail = .text
@@ -131,6 +136,8 @@ public final class RowCheck: @unchecked Sendable {
                 return Double(Float(d)) == d
             case .decimal:
                 return AttributeCoercion.keepsDecimal(sqlite3_value_double(value))
+            case .sixteenBytes:
+                return sqlite3_value_bytes(value) == 16
             case .floatNumber:
                 // (Compared as SQL compares the rounded double with the column's value:
                 // exactly, an integer with a double too.)
