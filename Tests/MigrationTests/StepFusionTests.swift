@@ -594,6 +594,32 @@ import TestSupport
         #expect(fused.fused == [true, false, false])
     }
 
+    /// Items (name, `value` of `type`) through an inferred renaming (B adds a note) to C,
+    /// whose mapping keeps the named items and shows `shown` (an expression of
+    /// `$source.value`) as text, dropping the value; the first item's value stored as the
+    /// SQL `stored`: both ways (``bothWays``).
+    static func throughARenamingThatCarries(_ type: String, stored: String, shown: String) throws -> (
+        oneByOne: Chain, fused: Chain
+    ) {
+        func version(_ name: String, _ extra: String = "") throws -> ObjectModel {
+            try model(
+                #"{"version": "\#(name)", "entities": {"Item": {"attributes": {"name": "string", "value": "\#(type)"\#(extra)}}}}"#
+            )
+        }
+        let (a, b) = (try version("A"), try version("B", #", "note": "string""#))
+        let c = try model(
+            #"{"version": "C", "entities": {"Item": {"attributes": {"name": "string", "shown": "string"}}}}"#)
+        let second = try mapping(
+            #"{"sourceModel": "B", "destinationModel": "C", "entityMappings": [{"name": "ItemToItem", "type": "transform", "sourceEntity": "Item", "destinationEntity": "Item", "sourceExpression": "FETCH(FUNCTION($manager, 'fetchRequestForSourceEntityNamed:predicateString:', 'Item', 'name != nil'), $manager.sourceContext, NO)", "attributeMappings": {"name": "$source.name", "shown": "\#(shown)"}}]}"#
+        )
+        let directory = try TemporaryDirectory()
+        let source = directory.path("A.sqlite")
+        try seededStore(at: source, model: a, seed: #"{"Item": [{"name": "a"}, {"name": "b"}]}"#)
+        try Database(path: source).execute("UPDATE ZITEM SET ZVALUE = \(stored) WHERE Z_PK = 1")
+        return try Self.bothWays(
+            [a, b, c], [second], source: source, at: directory.path("Items.sqlite"), "\(type) \(stored)")
+    }
+
     /// A renaming that carries a Decimal attribute reads each value as a decimal and
     /// writes it back as a double: the same double, and so the same decimal, where the
     /// column holds a double a Decimal holds. It joins the pass before the step after it
@@ -606,22 +632,8 @@ import TestSupport
         ("1e300", false)
     ])
     func aRenamingThatCarriesADecimalJoinsThePassWhereItsValuesAreKept(_ price: (sql: String, kept: Bool)) throws {
-        func version(_ name: String, _ extra: String = "") throws -> ObjectModel {
-            try model(
-                #"{"version": "\#(name)", "entities": {"Item": {"attributes": {"name": "string", "price": "decimal"\#(extra)}}}}"#
-            )
-        }
-        let (a, b) = (try version("A"), try version("B", #", "note": "string""#))
-        let c = try version("C", #", "shown": "string""#)
-        let second = try mapping(
-            #"{"sourceModel": "B", "destinationModel": "C", "entityMappings": [{"name": "ItemToItem", "type": "transform", "sourceEntity": "Item", "destinationEntity": "Item", "sourceExpression": "FETCH(FUNCTION($manager, 'fetchRequestForSourceEntityNamed:predicateString:', 'Item', 'name != nil'), $manager.sourceContext, NO)", "attributeMappings": {"name": "$source.name", "price": "$source.price", "shown": "CAST($source.price, 'NSString')"}}]}"#
-        )
-        let directory = try TemporaryDirectory()
-        let source = directory.path("A.sqlite")
-        try seededStore(at: source, model: a, seed: #"{"Item": [{"name": "a", "price": 1}, {"name": "b"}]}"#)
-        try Database(path: source).execute("UPDATE ZITEM SET ZPRICE = \(price.sql) WHERE Z_PK = 1")
-        let (oneByOne, fused) = try Self.bothWays(
-            [a, b, c], [second], source: source, at: directory.path("Items.sqlite"), "price \(price.sql)")
+        let (oneByOne, fused) = try Self.throughARenamingThatCarries(
+            "decimal", stored: price.sql, shown: "CAST($source.value, 'NSString')")
         if case .failure = oneByOne.outcome { Issue.record("step by step failed: \(oneByOne.outcome)") }
         #expect(fused.fused == (price.kept ? [true, false] : [false, false]), "price \(price.sql)")
     }
@@ -638,23 +650,7 @@ import TestSupport
         ("'not a uuid'", false)
     ])
     func aRenamingThatCarriesAUUIDJoinsThePassWhereItsValuesAreKept(_ code: (sql: String, kept: Bool)) throws {
-        func version(_ name: String, _ extra: String = "") throws -> ObjectModel {
-            try model(
-                #"{"version": "\#(name)", "entities": {"Item": {"attributes": {"name": "string", "code": "uuid"\#(extra)}}}}"#
-            )
-        }
-        let (a, b) = (try version("A"), try version("B", #", "note": "string""#))
-        let c = try model(
-            #"{"version": "C", "entities": {"Item": {"attributes": {"name": "string", "shown": "string"}}}}"#)
-        let second = try mapping(
-            #"{"sourceModel": "B", "destinationModel": "C", "entityMappings": [{"name": "ItemToItem", "type": "transform", "sourceEntity": "Item", "destinationEntity": "Item", "sourceExpression": "FETCH(FUNCTION($manager, 'fetchRequestForSourceEntityNamed:predicateString:', 'Item', 'name != nil'), $manager.sourceContext, NO)", "attributeMappings": {"name": "$source.name", "shown": "$source.code"}}]}"#
-        )
-        let directory = try TemporaryDirectory()
-        let source = directory.path("A.sqlite")
-        try seededStore(at: source, model: a, seed: #"{"Item": [{"name": "a"}, {"name": "b"}]}"#)
-        try Database(path: source).execute("UPDATE ZITEM SET ZCODE = \(code.sql) WHERE Z_PK = 1")
-        let (oneByOne, fused) = try Self.bothWays(
-            [a, b, c], [second], source: source, at: directory.path("Items.sqlite"), "code \(code.sql)")
+        let (oneByOne, fused) = try Self.throughARenamingThatCarries("uuid", stored: code.sql, shown: "$source.value")
         if code.kept, case .failure = oneByOne.outcome { Issue.record("step by step failed: \(oneByOne.outcome)") }
         if case .store = oneByOne.outcome {
             #expect(fused.fused == (code.kept ? [true, false] : [false, false]), "code \(code.sql)")
