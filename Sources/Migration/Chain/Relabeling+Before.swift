@@ -24,6 +24,11 @@ extension Relabeling {
         guard mapping.sourceModel == middle.version else {
             throw Refusal("the step after reads \(mapping.sourceModel), not \(middle.version)")
         }
+        if let member = unorders.sorted(by: { ($0.entity, $0.property) < ($1.entity, $1.property) }).first {
+            throw Refusal(
+                "it makes \(member.entity).\(member.property) unordered: read through, the step after would read it in order"
+            )
+        }
         let renamer = try renamerBefore()
         let entityNames = namesBefore.entities
         let compiler = MappingCompiler(mapping, source: middle, destination: destination, policies: policies)

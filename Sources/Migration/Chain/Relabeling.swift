@@ -73,6 +73,11 @@ struct Relabeling {
     /// (``putsInKeyOrder(_:of:_:)``): the step after reads them in the order it reads
     /// where that order is the key order, which the pass checks (``holdsInKeyOrder``).
     private(set) var inKeyOrder: Set<Member> = []
+    /// The ordered one-to-manys (B entity, relationship) the step makes unordered: the
+    /// same members, in no order. After a step, the pass writes them unordered as the
+    /// step would; before one, the step after would read them in the older version's
+    /// order, so the step is not read through (``composeBefore(_:destination:policies:)``).
+    private(set) var unorders: Set<Member> = []
 
     /// A property of an entity of the version the step reads (B).
     struct Member: Hashable {
@@ -230,12 +235,13 @@ struct Relabeling {
                     }
                     continue
                 }
-                // (Its targets of one entity each, in the order of their keys the step keeps,
-                // or puts them in.)
-                let reordered = old.isOrdered && !keepsItsOrder(old, of: from, middle)
                 guard let relationship = toRelationships.first(where: { $0.name == names[old.name] }) else {
                     throw Refusal("it carries \(described) to no relationship")
                 }
+                // (Its targets of one entity each, in the order of their keys the step keeps,
+                // or puts them in; or in no order, made unordered.)
+                let unordered = old.isOrdered && !relationship.isOrdered
+                let reordered = old.isOrdered && !unordered && !keepsItsOrder(old, of: from, middle)
                 guard let inverse = old.inverse else { throw Refusal("\(described) has no inverse") }
                 guard old.destination != name || Self.linksOneByOne(old, in: from, middle) else {
                     throw Refusal("\(described) is a one-to-one (or its own inverse) within its entity")
@@ -244,9 +250,19 @@ struct Relabeling {
                 else {
                     throw Refusal("\(described) targets an entity with sub-entities")
                 }
+                var kept = relationship
+                if unordered { kept.isOrdered = true }
                 guard relationship.destination == entities[old.destination],
-                    relationship.inverse == properties[old.destination]?[inverse], Self.same(old, relationship)
+                    relationship.inverse == properties[old.destination]?[inverse], Self.same(old, kept)
                 else { throw Refusal("it changes \(described) otherwise than by its names") }
+                if unordered {
+                    guard old.destination != name,
+                        middle.allRelationships(of: targets).first(where: { $0.name == inverse })?.isToMany == false
+                    else {
+                        throw Refusal("it makes \(described) unordered, which is no one-to-many between two entities")
+                    }
+                    unorders.insert(Member(name, old.name))
+                }
                 guard !reordered || putsInKeyOrder(old, of: from, middle) else {
                     throw Refusal("\(described) is ordered, and the step may change its order")
                 }
