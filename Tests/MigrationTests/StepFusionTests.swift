@@ -426,6 +426,33 @@ import TestSupport
         return try Self.bothWays([a, b, c], [second], source: source, at: path, what)
     }
 
+    /// Writes into `store` `owners.count` rows of the entity `owners.entity`, its text
+    /// attribute `owners.attribute` `'<prefix> i'`, and `members.count` rows of
+    /// `members.entity`, each row `i`'s text attribute, key and position of its ordered
+    /// to-one `members.relationship` the SQL expressions of `i` given; the keys' counters
+    /// moved past them.
+    static func writeOwnersAndMembers(
+        in store: Store, owners: (entity: String, attribute: String, prefix: String, count: Int),
+        members: (
+            entity: String, attribute: String, relationship: String, count: Int, text: String, owner: String,
+            position: String
+        )
+    ) throws {
+        let (o, m) = (store.layout.entities[owners.entity]!, store.layout.entities[members.entity]!)
+        let key = m.toOneColumns[members.relationship]!
+        try store.database.execute(
+            """
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(owners.count))
+            INSERT INTO \(o.table) (Z_PK, Z_ENT, Z_OPT, \(o.attributeColumns[owners.attribute]!))
+            SELECT i, \(o.number), 1, '\(owners.prefix) ' || i FROM n;
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(members.count))
+            INSERT INTO \(m.table) (Z_PK, Z_ENT, Z_OPT, \(m.attributeColumns[members.attribute]!), \(key.key), \(key.order!))
+            SELECT i, \(m.number), 1, \(members.text), \(members.owner), \(members.position) FROM n;
+            UPDATE Z_PRIMARYKEY SET Z_MAX = \(owners.count) WHERE Z_ENT = \(o.number);
+            UPDATE Z_PRIMARYKEY SET Z_MAX = \(members.count) WHERE Z_ENT = \(m.number);
+            """)
+    }
+
     /// A renaming step that adds what its defaults cannot satisfy (a bound its default
     /// breaks, a required to-one, a to-many of at least one): step by step, its validation
     /// fails; the pass, which never writes that version, must not take it.
@@ -582,20 +609,12 @@ import TestSupport
         let directory = try TemporaryDirectory()
         let source = directory.path("A.sqlite")
         let store = try Store.create(at: source, model: models[0])
-        let (shelves, books) = (store.layout.entities["Shelf"]!, store.layout.entities["Book"]!)
-        let key = books.toOneColumns["shelf"]!
-        try store.database.execute(
-            """
-            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 4)
-            INSERT INTO \(shelves.table) (Z_PK, Z_ENT, Z_OPT, \(shelves.attributeColumns["label"]!))
-            SELECT i, \(shelves.number), 1, 'shelf ' || i FROM n;
-            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 30)
-            INSERT INTO \(books.table) (Z_PK, Z_ENT, Z_OPT, \(books.attributeColumns["title"]!), \(key.key), \(key.order!))
-            SELECT i, \(books.number), 1, CASE WHEN i % 7 = 0 THEN NULL ELSE 'book ' || i END, (i * 3) % 4 + 1,
-                (i * 37) % 17 FROM n;
-            UPDATE Z_PRIMARYKEY SET Z_MAX = 4 WHERE Z_ENT = \(shelves.number);
-            UPDATE Z_PRIMARYKEY SET Z_MAX = 30 WHERE Z_ENT = \(books.number);
-            """)
+        try Self.writeOwnersAndMembers(
+            in: store, owners: ("Shelf", "label", "shelf", 4),
+            members: (
+                "Book", "title", "shelf", 30, text: "CASE WHEN i % 7 = 0 THEN NULL ELSE 'book ' || i END",
+                owner: "(i * 3) % 4 + 1", position: "(i * 37) % 17"
+            ))
         let (oneByOne, fused) = try Self.bothWays(
             models, [filtering], source: source, at: directory.path("Books.sqlite"), "before: \(before)")
         if case .failure = oneByOne.outcome { Issue.record("step by step failed: \(oneByOne.outcome)") }
@@ -888,20 +907,15 @@ import TestSupport
         let directory = try TemporaryDirectory()
         let source = directory.path("X0.sqlite")
         let store = try Store.create(at: source, model: models[0])
-        let owners = store.layout.entities[owner + "0"]!, members = store.layout.entities[member + "0"]!
+        let members = store.layout.entities[member + "0"]!
         let key = members.toOneColumns["owner"]!
-        try store.database.execute(
-            """
-            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5)
-            INSERT INTO \(owners.table) (Z_PK, Z_ENT, Z_OPT, \(owners.attributeColumns["name"]!))
-            SELECT i, \(owners.number), 1, 'owner ' || i FROM n;
-            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 60)
-            INSERT INTO \(members.table) (Z_PK, Z_ENT, Z_OPT, \(members.attributeColumns["title"]!), \(key.key), \(key.order!))
-            SELECT i, \(members.number), 1, 'item ' || i, CASE WHEN i % 11 = 0 THEN NULL ELSE (i * 7) % 5 + 1 END,
-                CASE WHEN i % 13 = 0 THEN NULL ELSE (i * 37) % 17 END FROM n;
-            UPDATE Z_PRIMARYKEY SET Z_MAX = 5 WHERE Z_ENT = \(owners.number);
-            UPDATE Z_PRIMARYKEY SET Z_MAX = 60 WHERE Z_ENT = \(members.number);
-            """)
+        try Self.writeOwnersAndMembers(
+            in: store, owners: (owner + "0", "name", "owner", 5),
+            members: (
+                member + "0", "title", "owner", 60, text: "'item ' || i",
+                owner: "CASE WHEN i % 11 = 0 THEN NULL ELSE (i * 7) % 5 + 1 END",
+                position: "CASE WHEN i % 13 = 0 THEN NULL ELSE (i * 37) % 17 END"
+            ))
         if keyOrder { try store.database.execute("UPDATE \(members.table) SET \(key.order!) = Z_PK / 7") }
         let path = directory.path("X.sqlite")
         // The renaming steps as inference maps them (the members' to-one set through the

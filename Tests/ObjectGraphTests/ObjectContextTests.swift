@@ -130,7 +130,7 @@ final class TemporaryStore {
             [19.99, 0.1, 1e-5, 860162.112142062, -2.5e-7, 1e20, 123456789.123456789]
             + (0..<2000).map { _ in Double.random(in: -1e9...1e9, using: &random) }
         for d in doubles {
-            let decimal = try #require(AttributeCoercion.decimal(d))
+            let decimal = try #require(Value.decimal(describing: d))
             #expect(Value.double(decimal).bitPattern == d.bitPattern, "\(d)")
             #expect(AttributeCoercion.keepsDecimal(d), "\(d)")
             #expect(EntityBinding.sqliteValue(.decimal(decimal), as: .decimal) == .real(d), "\(d)")

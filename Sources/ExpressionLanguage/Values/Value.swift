@@ -162,7 +162,14 @@ extension Value {
     /// exponents.
     public static func decimal(_ double: Double) -> Decimal {
         guard double.isFinite else { return .nan }
-        return Decimal(string: numberDescription(double)) ?? Decimal(double)
+        return decimal(describing: double) ?? Decimal(double)
+    }
+
+    /// The decimal a double's text says, as NSNumber describes it (0.1 for the double
+    /// nearest 0.1): what a Decimal attribute reads from its column; nil where a Decimal
+    /// cannot hold that text.
+    public static func decimal(describing double: Double) -> Decimal? {
+        Decimal(string: numberDescription(double))
     }
 
     /// The decimal a double is, digit for digit as Foundation converts it; NaN for NaN

@@ -654,11 +654,19 @@ struct Relabeling {
     private static func readsADecimalOrAnInteger(
         _ expression: String, of entity: EntityDescription?, in model: ObjectModel
     ) -> Bool {
-        guard let entity, let parsed = try? FormatExpression(parsing: expression),
-            let name = EntityMappingRunner.copiedAttribute(parsed),
-            let read = model.allAttributes(of: entity).first(where: { $0.name == name && !$0.isTransient })
+        guard let parsed = try? FormatExpression(parsing: expression),
+            let read = storedAttribute(copiedBy: parsed, of: entity, in: model)
         else { return false }
         return [.decimal, .int16, .int32, .int64].contains(read.type)
+    }
+
+    /// The stored attribute of `entity` (in `model`) that `expression` reads as it is
+    /// (``EntityMappingRunner/copiedAttribute(_:)``), if any.
+    private static func storedAttribute(
+        copiedBy expression: FormatExpression, of entity: EntityDescription?, in model: ObjectModel
+    ) -> AttributeDescription? {
+        guard let entity, let name = EntityMappingRunner.copiedAttribute(expression) else { return nil }
+        return model.allAttributes(of: entity).first { $0.name == name && !$0.isTransient }
     }
 
     /// Whether writing `expression` (nil, or `nil`: nothing, the default) to `attribute` can neither
@@ -676,8 +684,7 @@ struct Relabeling {
         guard let parsed = expression.flatMap({ try? FormatExpression(parsing: $0) }) else { return expression == nil }
         if case .constant(.null) = parsed.kind { return true }
         let types: Set<AttributeType> = [.string, .int64, .double, .date, .binary]
-        guard types.contains(attribute.type), let entity, let name = EntityMappingRunner.copiedAttribute(parsed),
-            let read = model.allAttributes(of: entity).first(where: { $0.name == name && !$0.isTransient })
+        guard types.contains(attribute.type), let read = storedAttribute(copiedBy: parsed, of: entity, in: model)
         else { return false }
         return read.type == attribute.type && !read.allowsExternalBinaryDataStorage
     }

@@ -57,16 +57,12 @@ enum AttributeCoercion {
         }
     }
 
-    /// The decimal a double stands for, as a Decimal attribute reads it from its column:
-    /// the number its shortest text says; nil where a Decimal cannot hold it.
-    static func decimal(_ d: Double) -> Decimal? { Decimal(string: Value.double(d).formatDescription) }
-
     /// Whether a double in a Decimal attribute's column is written back as itself once
-    /// read (``decimal(_:)``, then ``Value/double(_:)``): the same bits. Not so for what a
+    /// read (`Value.decimal(describing:)`, then `Value.double(_:)`): the same bits. Not so for what a
     /// Decimal does not hold (NaN, the infinities, magnitudes beyond its exponents), nor for
     /// -0, read as 0.
     static func keepsDecimal(_ d: Double) -> Bool {
-        guard let decimal = decimal(d) else { return false }
+        guard let decimal = Value.decimal(describing: d) else { return false }
         return Value.double(decimal).bitPattern == d.bitPattern
     }
 }

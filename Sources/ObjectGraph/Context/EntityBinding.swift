@@ -166,7 +166,7 @@ final class EntityBinding {
             switch statement.value(at: index) {
             case .integer(let i): return .decimal(Decimal(i))
             case .text(let s): return .decimal(Decimal(string: s, locale: Locale(identifier: "en_US_POSIX")) ?? 0)
-            default: return .decimal(AttributeCoercion.decimal(statement.double(at: index)) ?? 0)
+            default: return .decimal(Value.decimal(describing: statement.double(at: index)) ?? 0)
             }
         case .uuid:
             if case .text(let s) = statement.value(at: index) { return .string(s.uppercased()) }
