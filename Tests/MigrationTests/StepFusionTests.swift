@@ -875,7 +875,8 @@ import TestSupport
     /// order goes through unchanged, and the steps run in one pass; where it sets the
     /// members' to-one first, each member joins its owner's end in key order: the first
     /// step joins the pass only where the store holds them in key order already, which
-    /// the pass checks, and the last, whose rows the mapping step writes, runs on its own.
+    /// the pass checks, and the last, whose rows the mapping step writes, joins it too: the
+    /// pass gives each owner's members their positions in key order, as the step would.
     /// The same stores and counts either way.
     @Test(arguments: [("Album", "Track", true), ("Shelf", "Book", false)], [false, true])
     func anOrderedToManyInARenamingStepKeepsItsOrderWhereItsMembersFollowIt(
@@ -917,6 +918,20 @@ import TestSupport
                 position: "CASE WHEN i % 13 = 0 THEN NULL ELSE (i * 37) % 17 END"
             ))
         if keyOrder { try store.database.execute("UPDATE \(members.table) SET \(key.order!) = Z_PK / 7") }
+        // The same rows at X1, to start after the first step.
+        let middle = directory.path("X1.sqlite")
+        let atX1 = try Store.create(at: middle, model: models[1])
+        try Self.writeOwnersAndMembers(
+            in: atX1, owners: (owner, "name", "owner", 5),
+            members: (
+                member, "title", "owner", 60, text: "'item ' || i",
+                owner: "CASE WHEN i % 11 = 0 THEN NULL ELSE (i * 7) % 5 + 1 END",
+                position: "CASE WHEN i % 13 = 0 THEN NULL ELSE (i * 37) % 17 END"
+            ))
+        if keyOrder {
+            let rows = atX1.layout.entities[member]!
+            try atX1.database.execute("UPDATE \(rows.table) SET \(rows.toOneColumns["owner"]!.order!) = Z_PK / 7")
+        }
         let path = directory.path("X.sqlite")
         // The renaming steps as inference maps them (the members' to-one set through the
         // owners' to-many), then as mapping files that set both sides.
@@ -945,12 +960,18 @@ import TestSupport
             let passes = migrator.passes(of: try migrator.plan(from: "X0", to: "X3"))
             #expect(passes.first?.inKeyOrder == (fuses ? [] : [0]), "\(passes)")
             #expect(
-                fused.fused == [fuses || keyOrder, false, fuses],
+                fused.fused == [fuses || keyOrder, false, true],
                 "\(owner), both sides set: \(bothSides), in key order: \(keyOrder)")
             // (Without the last step, which would put the members in key order again.)
             let (_, first) = try Self.bothWays(
                 Array(models.prefix(3)), Array(mappings.prefix(2)), source: source, at: path, "\(owner) to X2")
             #expect(first.fused == [fuses || keyOrder, false], "\(owner) to X2, in key order: \(keyOrder)")
+            // From X1: the mapping step keeps the order the store holds, which the last
+            // step, in the pass, keeps or puts in key order.
+            let (_, last) = try Self.bothWays(
+                Array(models[1...]), mappings.filter { $0.sourceModel != "X0" }, source: middle, at: path,
+                "\(owner) from X1")
+            #expect(last.fused == [false, true], "\(owner) from X1, in key order: \(keyOrder)")
         }
     }
 

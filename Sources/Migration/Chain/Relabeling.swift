@@ -495,12 +495,8 @@ struct Relabeling {
         guard !copiesAHierarchy else {
             throw Refusal("it copies entities of a hierarchy, which after a step it cannot")
         }
-        // (What the step before writes of an ordered to-many the step puts in key order
-        // is not known before the pass.)
-        if let member = inKeyOrder.sorted(by: { ($0.entity, $0.property) < ($1.entity, $1.property) }).first {
-            throw Refusal(
-                "it puts \(member.entity).\(member.property)'s members in key order, which after a step it cannot")
-        }
+        // (An ordered to-many the step puts in key order is written in the step before's
+        // order, then put in key order: ``putInKeyOrder(in:layout:locate:)``.)
         var checks: [ComputedValue] = []
         var layout: StoreLayout?
         let compiler = MappingCompiler(mapping, source: source, destination: middle, policies: policies)
@@ -822,24 +818,57 @@ struct Relabeling {
         in database: Database, layout: StoreLayout,
         locate: (_ entity: String, _ property: String?) -> (entity: String, property: String?)
     ) throws(SQLiteError) -> Bool {
-        for member in inKeyOrder.sorted(by: { ($0.entity, $0.property) < ($1.entity, $1.property) }) {
+        for members in membersInKeyOrder(layout: layout, locate: locate) {
+            guard let members else { return false }
+            let statement = try database.prepare(
+                "SELECT 1 FROM (SELECT row_number() OVER (PARTITION BY \(members.key) ORDER BY \(members.order), Z_PK) AS a, "
+                    + "row_number() OVER (PARTITION BY \(members.key) ORDER BY Z_PK) AS b FROM \(members.table) "
+                    + "WHERE \(members.key) IS NOT NULL AND Z_ENT IN (\(members.entities))) WHERE a <> b LIMIT 1")
+            if try statement.step() { return false }
+        }
+        return true
+    }
+
+    /// Gives the members of each ordered to-many the step puts in key order
+    /// (``inKeyOrder``) the positions the step gives them, in `database`, a store written
+    /// as the step would have read it and renamed (laid out as `layout`, `locate` finding
+    /// the step's names there, as ``locateAfter(_:)`` does): each member joins its owner's
+    /// end in key order, so each owner's members are at 1, 2, 3… by key, whatever order
+    /// the step before wrote. This is what the step's own run writes: its keys are the
+    /// ones it reads (it copies no hierarchy after a step, ``compose(_:source:policies:)``).
+    /// A relationship a later step makes unordered has no positions left to give.
+    func putInKeyOrder(
+        in database: Database, layout: StoreLayout,
+        locate: (_ entity: String, _ property: String?) -> (entity: String, property: String?)
+    ) throws(SQLiteError) {
+        for case let members? in membersInKeyOrder(layout: layout, locate: locate) {
+            try database.execute(
+                "UPDATE \(members.table) SET \(members.order) = o.n FROM (SELECT Z_PK AS k, "
+                    + "row_number() OVER (PARTITION BY \(members.key) ORDER BY Z_PK) AS n FROM \(members.table) "
+                    + "WHERE \(members.key) IS NOT NULL AND Z_ENT IN (\(members.entities))) AS o "
+                    + "WHERE \(members.table).Z_PK = o.k AND \(members.table).\(members.order) IS NOT o.n")
+        }
+    }
+
+    /// Where the members of each ordered to-many of ``inKeyOrder`` are, in a store laid
+    /// out as `layout` (`locate` finding the step's names there): their table, their
+    /// to-one's key and position columns, their entities' numbers; nil for one that has no
+    /// such columns there.
+    private func membersInKeyOrder(
+        layout: StoreLayout, locate: (_ entity: String, _ property: String?) -> (entity: String, property: String?)
+    ) -> [(table: String, key: String, order: String, entities: String)?] {
+        inKeyOrder.sorted(by: { ($0.entity, $0.property) < ($1.entity, $1.property) }).map { member in
             guard
                 let relationship = step.source.entity(named: member.entity).flatMap({ entity in
                     step.source.allRelationships(of: entity).first { $0.name == member.property }
                 }), let inverse = relationship.inverse
-            else { return false }
+            else { return nil }
             let (entity, property) = locate(relationship.destination, inverse)
             guard let rows = layout.entities[entity], let column = property.flatMap({ rows.toOneColumns[$0] }),
                 let order = column.order
-            else { return false }
-            let members = rows.numbers.map(String.init).joined(separator: ", ")
-            let statement = try database.prepare(
-                "SELECT 1 FROM (SELECT row_number() OVER (PARTITION BY \(column.key) ORDER BY \(order), Z_PK) AS a, "
-                    + "row_number() OVER (PARTITION BY \(column.key) ORDER BY Z_PK) AS b FROM \(rows.table) "
-                    + "WHERE \(column.key) IS NOT NULL AND Z_ENT IN (\(members))) WHERE a <> b LIMIT 1")
-            if try statement.step() { return false }
+            else { return nil }
+            return (rows.table, column.key, order, rows.numbers.map(String.init).joined(separator: ", "))
         }
-        return true
     }
 
     /// Where the step's source names are before the relabelings `earlier` (the ones

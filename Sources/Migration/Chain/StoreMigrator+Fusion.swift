@@ -50,7 +50,10 @@ extension StoreMigrator {
             let renamings = (run?.leading ?? []) + [nil] + (run?.trailing ?? [])
             let dropping = renamings.indices.filter { renamings[$0]?.dropped.isEmpty == false }.map { index + $0 }
             let computing = renamings.indices.filter { renamings[$0]?.computed.isEmpty == false }.map { index + $0 }
-            let ordering = renamings.indices.filter { renamings[$0]?.inKeyOrder.isEmpty == false }.map { index + $0 }
+            // (Those after it are put in key order as the pass writes them.)
+            let ordering = (run?.leading ?? []).indices.filter { run?.leading[$0].inKeyOrder.isEmpty == false }.map {
+                index + $0
+            }
             var pass = Pass(
                 steps: index..<(index + count), base: index + (run?.leading.count ?? 0), dropping: dropping,
                 computing: computing, inKeyOrder: ordering)
@@ -281,7 +284,16 @@ extension StoreMigrator {
                     done(run.steps[..<run.leading.count])
                 }
                 do {
-                    let store = try Store.open(at: temporary, model: last.destination, mode: .readOnly)
+                    // (Opened to write only where a step after puts an ordered to-many's
+                    // members in key order, as it would have.)
+                    let ordering = run.trailing.filter { !$0.inKeyOrder.isEmpty }
+                    let store = try Store.open(
+                        at: temporary, model: last.destination, mode: ordering.isEmpty ? .readOnly : .readWrite)
+                    for i in run.trailing.indices where !run.trailing[i].inKeyOrder.isEmpty {
+                        try run.trailing[i].putInKeyOrder(
+                            in: store.database, layout: store.layout,
+                            locate: run.trailing[i].locateAfter(run.trailing[(i + 1)...]))
+                    }
                     after = try run.trailing.indices.map { i throws(SQLiteError) in
                         try run.trailing[i].report(
                             in: store.database, layout: store.layout, written: true,
