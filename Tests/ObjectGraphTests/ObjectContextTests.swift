@@ -1,5 +1,6 @@
 import ExpressionLanguage
 import Foundation
+import Synchronization
 import Testing
 import TestSupport
 @testable import ObjectGraph
@@ -147,6 +148,59 @@ final class TemporaryStore {
                 continue
             }
             #expect(d.isNaN)
+        }
+    }
+
+    /// ``AttributeCoercion/keepsDecimal(_:)`` tells without converting what its
+    /// definition (the two conversions) tells, over doubles of every magnitude: random
+    /// bit patterns, random doubles of each decimal exponent, and those at the ends of the
+    /// range it takes on trust.
+    @Test func whatADecimalKeepsIsToldAsItsDefinitionTellsIt() {
+        var random = SeededGenerator(seed: 11)
+        var doubles: [Double] = [0, -0.0, 1e-100, -1e-100, 1e100, -1e100, 1e-100.nextDown, 1e100.nextUp, 5e-324]
+        for _ in 0..<20_000 {
+            let d = Double(bitPattern: UInt64.random(in: 0...UInt64.max, using: &random))
+            if d.isFinite { doubles.append(d) }
+        }
+        for exponent in -130...130 {
+            for _ in 0..<40 {
+                doubles.append(Double.random(in: 1..<10, using: &random) * pow(10, Double(exponent)))
+            }
+        }
+        for d in doubles {
+            #expect(AttributeCoercion.keepsDecimal(d) == AttributeCoercion.writesBackAsDecimal(d), "\(d)")
+        }
+    }
+
+    /// What a Decimal or UUID attribute's column holds in each storage class, read as a
+    /// context reads it, the same from a row and from a SQL function's argument (as a
+    /// migration's SQL hands a row to the interpreter): a decimal from an integer as
+    /// itself, from numeric text as its number and other text as 0, from a double as its
+    /// shortest text says (0 where no Decimal holds it); a UUID from 16 bytes or text, in
+    /// capitals, and from other bytes as data.
+    @Test func decimalsAndUUIDsAreReadFromEveryStorageClass() throws {
+        let database = try Database(path: ":memory:")
+        let cases: [(sql: String, type: AttributeType, expected: Value)] = [
+            ("NULL", .decimal, .null), ("12", .decimal, .decimal(12)),
+            ("9007199254740993", .decimal, .decimal(Decimal(string: "9007199254740993")!)),
+            ("19.99", .decimal, .decimal(Decimal(string: "19.99")!)), ("'12.50'", .decimal, .decimal(12.5)),
+            ("'twelve'", .decimal, .decimal(0)), ("1e300", .decimal, .decimal(0)), ("x'3132'", .decimal, .decimal(12)),
+            ("NULL", .uuid, .null),
+            ("'c9f4a6e2-0b1d-4c3e-9f7a-12ab34cd56ef'", .uuid, "C9F4A6E2-0B1D-4C3E-9F7A-12AB34CD56EF"),
+            ("x'000102030405060708090a0b0c0d0e0f'", .uuid, "00010203-0405-0607-0809-0A0B0C0D0E0F"),
+            ("x'0102'", .uuid, .data(Data([1, 2]))), ("12", .uuid, .data(Data("12".utf8))),
+            ("x''", .uuid, .data(Data()))
+        ]
+        let argument = Mutex<Value?>(nil)
+        for (sql, type, expected) in cases {
+            try database.registerFunction("read_it", arity: 1) { arguments in
+                argument.withLock { $0 = arguments.value(at: 0, as: type) }
+                return .null
+            }
+            let statement = try database.prepare("SELECT \(sql), read_it(\(sql))")
+            #expect(try statement.step())
+            #expect(EntityBinding.read(statement, 0, as: type) == expected, "\(sql) as a \(type)")
+            #expect(argument.withLock { $0 } == expected, "\(sql) as a \(type), an argument")
         }
     }
 

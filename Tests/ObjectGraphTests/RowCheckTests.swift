@@ -110,22 +110,41 @@ import Testing
     }
 
     /// The decimal expectation accepts a double a Decimal attribute reads and writes
-    /// back as itself, and nothing else: not the infinities, -0, magnitudes beyond a
-    /// Decimal, integers (written back as doubles) or text.
-    @Test func theDecimalExpectationAcceptsTheDoublesADecimalKeeps() throws {
+    /// back as itself, and an integer it writes back as itself (within ±2^53, where the
+    /// double it writes is that integer), and nothing else: not the infinities, -0 (in a
+    /// column without affinity; a DECIMAL column makes it the integer 0), magnitudes
+    /// beyond a Decimal, larger integers or text. Each value the expectation accepts is
+    /// written back as itself, in a DECIMAL column and in a DOUBLE one: read as a context
+    /// reads it, and bound as a context writes it.
+    @Test func theDecimalExpectationAcceptsTheValuesADecimalKeeps() throws {
         let database = try Database(path: ":memory:", mode: .create)
-        try database.execute("CREATE TABLE r (x DECIMAL)")
+        try database.execute("CREATE TABLE r (x DECIMAL, y, d DECIMAL, f DOUBLE)")
         let check = RowCheck([ColumnExpectation(.decimal, allowsNull: true)])
         try database.register(check, as: "check_row")
         for (value, kept) in [
             ("19.99", true), ("0.1", true), ("-2.5e-7", true), ("1e20", true), ("NULL", true), ("9e999", false),
-            ("-0.0", false), ("1e300", false), ("3", false), ("'19.99x'", false), ("X'01'", false)
+            ("1e300", false), ("3", true), ("-0.0", true), ("9007199254740992", true), ("-9007199254740992", true),
+            ("9007199254740993", false), ("-9007199254740993", false), ("'19.99x'", false), ("X'01'", false)
         ] {
             try database.execute("DELETE FROM r")
-            try database.execute("INSERT INTO r VALUES (\(value))")
-            let statement = try database.prepare("SELECT check_row(x) FROM r")
+            try database.execute("INSERT INTO r (x, y) VALUES (\(value), \(value))")
+            let statement = try database.prepare("SELECT check_row(x), check_row(y), x FROM r")
             _ = try statement.step()
             #expect((statement.int64(at: 0) == 1) == kept, "\(value)")
+            #expect((statement.int64(at: 1) == 1) == (kept && value != "-0.0"), "\(value), no affinity")
+            guard kept else { continue }
+            // Written back as a context writes what it read, beside the value as it is.
+            let read = EntityBinding.read(statement, 2, as: .decimal)
+            let written = EntityBinding.sqliteValue(read, as: .decimal)
+            let insert = try database.prepare("UPDATE r SET d = ?, f = ?")
+            try insert.bind(written, at: 1)
+            try insert.bind(written, at: 2)
+            _ = try insert.step()
+            let compared = try database.prepare(
+                "SELECT d IS x AND typeof(d) = typeof(x), f IS CAST(x AS REAL) AND typeof(f) = 'real' OR x IS NULL FROM r"
+            )
+            _ = try compared.step()
+            #expect(compared.int64(at: 0) == 1 && compared.int64(at: 1) == 1, "\(value) written back")
         }
     }
 

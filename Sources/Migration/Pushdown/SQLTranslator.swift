@@ -8,6 +8,11 @@ struct SQLTerm {
     /// attribute must convert from.
     enum Kind: Equatable {
         case integer, double, bool, text, date, data, null
+        /// A Decimal attribute's value, as the double writing it gives
+        /// (``SQLTranslator/read(_:_:name:checkable:)``): written to a Decimal or Double
+        /// attribute as it is; nothing else is translated on it, since the interpreter
+        /// computes with decimals.
+        case decimal
     }
 
     var sql: String
@@ -362,6 +367,19 @@ struct SQLTranslator {
     private mutating func read(_ attribute: AttributeDescription, _ c: String, name: String, checkable: Bool = false)
         throws(Refusal) -> SQLTerm
     {
+        if attribute.type == .decimal {
+            // (A store the run wrote may hold what no Decimal holds, which reads as 0: only
+            // the rows checked are read as they are.)
+            guard checksRows, checkable else {
+                return SQLTerm(sql: "remodel_decimal(\(c))", kind: .decimal, isNullable: true, nullness: c)
+            }
+            if !rowChecks.contains(where: { $0.column == c }) {
+                rowChecks.append((c, attribute.name, ColumnExpectation(.decimal, allowsNull: attribute.isOptional)))
+            }
+            var term = SQLTerm(sql: c, kind: .decimal, isNullable: attribute.isOptional, nullness: c)
+            term.checkedColumn = c
+            return term
+        }
         if sourceIsWellTyped, let term = Self.wellTyped(attribute, c) { return term }
         if checksRows, checkable, var term = Self.wellTyped(attribute, c),
             let storage = Self.storage(of: attribute)
@@ -395,7 +413,7 @@ struct SQLTranslator {
                     "\(name) allows external storage: its column holds Core Data's encoding, which reading decodes")
             }
             return SQLTerm(sql: "CAST(\(c) AS BLOB)", kind: .data, isNullable: true, nullness: c)
-        case .decimal, .uuid, .undefined, .objectID, .composite:
+        case .uuid, .undefined, .objectID, .composite, .decimal:
             throw Refusal("\(name) is a \(attribute.type.rawValue) attribute, which reading converts")
         }
     }
@@ -448,6 +466,10 @@ struct SQLTranslator {
         case .double(let d): return SQLTerm(sql: parameter(.real(d)), kind: .double, isNullable: false)
         case .bool(let b): return SQLTerm(sql: parameter(.integer(b ? 1 : 0)), kind: .bool, isNullable: false)
         case .string(let s): return SQLTerm(sql: parameter(.text(s)), kind: .text, isNullable: false)
+        // (Written as a Decimal attribute writes it; a NaN, bound as NULL, as its column holds it.)
+        case .decimal(let d):
+            let double = Value.double(d)
+            return SQLTerm(sql: parameter(.real(double)), kind: .decimal, isNullable: double.isNaN)
         default: throw Refusal("a constant \(value.kind.rawValue) is evaluated by the interpreter")
         }
     }
@@ -785,6 +807,10 @@ struct SQLTranslator {
             return x
         case (.bool, .boolean), (.bool, .int16), (.bool, .int32), (.bool, .int64), (.double, .double),
             (.text, .string), (.text, .uri), (.date, .date), (.data, .binary), (.data, .transformable):
+            return x
+        // (A Double attribute holds the double a decimal converts to, Value.double's, which
+        // is what writing a Decimal gives.)
+        case (.decimal, .decimal), (.decimal, .double):
             return x
         default:
             throw Refusal(

@@ -61,10 +61,31 @@ enum AttributeCoercion {
     /// read (`Value.decimal(describing:)`, then `Value.double(_:)`): the same bits. Not so for what a
     /// Decimal does not hold (NaN, the infinities, magnitudes beyond its exponents), nor for
     /// -0, read as 0.
+    ///
+    /// Told without the conversions where the answer is known: a double of magnitude
+    /// 1e-100 to 1e100 has a shortest text of at most 17 digits and an exponent a Decimal
+    /// holds, so the decimal is that text's number exactly, and its own text parses back
+    /// to the double (a store's rows are checked with it, row by row).
     static func keepsDecimal(_ d: Double) -> Bool {
+        let magnitude = d.magnitude
+        if magnitude >= 1e-100 && magnitude <= 1e100 { return true }
+        if d == 0 { return d.sign == .plus }
+        return writesBackAsDecimal(d)
+    }
+
+    /// ``keepsDecimal(_:)`` by its definition: the two conversions.
+    static func writesBackAsDecimal(_ d: Double) -> Bool {
         guard let decimal = Value.decimal(describing: d) else { return false }
         return Value.double(decimal).bitPattern == d.bitPattern
     }
+
+    /// The integers a Decimal attribute's column holds that it, reading them, writes back
+    /// as themselves wherever SQLite keeps them: read as the decimal it is, one of them is
+    /// written as the double it is, exactly (within ±2^53), which a column of NUMERIC
+    /// affinity (a Decimal's) keeps as that integer (SQLite makes an integral double of
+    /// the Int64 range an integer there: `sqlite3VdbeIntegerAffinity`), and one of REAL
+    /// affinity (a Double's) as the double it is. Beyond, the double is another integer.
+    static let decimalIntegers: ClosedRange<Int64> = -(1 << 53)...(1 << 53)
 }
 
 extension AttributeDescription {

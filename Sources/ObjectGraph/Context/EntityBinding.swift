@@ -161,28 +161,7 @@ final class EntityBinding {
     static func read(_ statement: Statement, _ index: Int32, as type: AttributeType) -> Value {
         if let value = read(sqlite3_column_value(statement.handle, index), as: type) { return value }
         if statement.isNull(index) { return .null }
-        switch type {
-        case .decimal:
-            switch statement.value(at: index) {
-            case .integer(let i): return .decimal(Decimal(i))
-            case .text(let s): return .decimal(Decimal(string: s, locale: Locale(identifier: "en_US_POSIX")) ?? 0)
-            default: return .decimal(Value.decimal(describing: statement.double(at: index)) ?? 0)
-            }
-        case .uuid:
-            if case .text(let s) = statement.value(at: index) { return .string(s.uppercased()) }
-            let data = statement.data(at: index) ?? Data()
-            guard data.count == 16 else { return .data(data) }
-            let u = [UInt8](data)
-            return .string(
-                UUID(
-                    uuid: (
-                        u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
-                        u[15]
-                    )
-                ).uuidString)
-        default:
-            return .data(statement.data(at: index) ?? Data())  // binary, transformable
-        }
+        return .data(statement.data(at: index) ?? Data())
     }
 
     /// The value the column of the attribute in `slot` holds for `value`: for an
@@ -214,15 +193,22 @@ final class EntityBinding {
     /// Whether ``read(_:as:)`` reads `type` from a value.
     static func readsFromValue(_ type: AttributeType) -> Bool {
         switch type {
-        case .string, .uri, .int16, .int32, .int64, .boolean, .double, .float, .date, .binary, .transformable: true
-        case .decimal, .uuid, .undefined, .objectID, .composite: false
+        case .string, .uri, .int16, .int32, .int64, .boolean, .double, .float, .date, .binary, .transformable,
+            .decimal, .uuid:
+            true
+        case .undefined, .objectID, .composite: false
         }
     }
 
     /// Reads an attribute's value from an SQLite value (a column of a row, an argument of a
-    /// SQL function), as its type stores it; nil for the types whose reading needs the
-    /// column (decimal, UUID and the rest). Numbers, dates and booleans read their value
-    /// and storage class with one lookup; text by its pointer, which is nil only for NULL.
+    /// SQL function), as its type stores it; nil for the types no model stores (undefined,
+    /// object IDs, composites). Numbers, dates and booleans read their value and storage
+    /// class with one lookup; text by its pointer, which is nil only for NULL. A decimal
+    /// is read from the storage class it has: an integer as itself, text as the number it
+    /// spells (0 if none), a double (or a blob, as SQLite converts it) as the decimal its
+    /// shortest text says (``Value/decimal(describing:)``: written back, the same double),
+    /// 0 where no Decimal holds it. A UUID is read from 16 bytes, or from text, in capitals;
+    /// other bytes are read as data.
     @inline(__always)
     static func read(_ value: OpaquePointer?, as type: AttributeType) -> Value? {
         switch type {
@@ -244,9 +230,42 @@ final class EntityBinding {
             if sqlite3_value_type(value) == SQLITE_NULL { return .null }
             guard let bytes = sqlite3_value_blob(value) else { return .data(Data()) }
             return .data(Data(bytes: bytes, count: Int(sqlite3_value_bytes(value))))
-        case .decimal, .uuid, .undefined, .objectID, .composite:
+        case .decimal:
+            switch sqlite3_value_type(value) {
+            case SQLITE_NULL: return .null
+            case SQLITE_INTEGER: return .decimal(Decimal(sqlite3_value_int64(value)))
+            case SQLITE_TEXT:
+                return .decimal(Decimal(string: text(of: value), locale: Locale(identifier: "en_US_POSIX")) ?? 0)
+            default: return .decimal(Value.decimal(describing: sqlite3_value_double(value)) ?? 0)
+            }
+        case .uuid:
+            switch sqlite3_value_type(value) {
+            case SQLITE_NULL: return .null
+            case SQLITE_TEXT: return .string(text(of: value).uppercased())
+            default:
+                // (The pointer first, then the count: a number is converted to its text.)
+                guard let blob = sqlite3_value_blob(value) else { return .data(Data()) }
+                let count = Int(sqlite3_value_bytes(value))
+                guard count == 16 else { return .data(Data(bytes: blob, count: count)) }
+                let u = UnsafeBufferPointer(start: blob.assumingMemoryBound(to: UInt8.self), count: 16)
+                return .string(
+                    UUID(
+                        uuid: (
+                            u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+                            u[14], u[15]
+                        )
+                    ).uuidString)
+            }
+        case .undefined, .objectID, .composite:
             return nil
         }
+    }
+
+    /// The text of a value SQLite holds as text, decoded as the `.string` case decodes it.
+    private static func text(of value: OpaquePointer?) -> String {
+        guard let text = sqlite3_value_text(value) else { return "" }
+        return String(
+            decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(value))), as: UTF8.self)
     }
 
     /// What the column of an attribute of `type` holds for `value` (already coerced and

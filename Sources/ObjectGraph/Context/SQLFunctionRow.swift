@@ -15,8 +15,8 @@ public final class SQLFunctionRow: KeyValueCoding {
     /// The row's primary key, once loaded.
     public private(set) var primaryKey: Int64 = 0
 
-    /// Nil when an attribute is not stored or not readable from a value (decimal, UUID,
-    /// external storage).
+    /// Nil when an attribute is not stored, or holds Core Data's encoding of external
+    /// storage (which reading decodes from files).
     public init?(entity: EntityDescription, model: ObjectModel, attributes names: [String]) {
         let all = model.allAttributes(of: entity).filter { !$0.isTransient }
         var attributes: [(String, AttributeType)] = []

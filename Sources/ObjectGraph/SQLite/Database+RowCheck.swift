@@ -17,7 +17,8 @@ public struct ColumnExpectation: Hashable, Sendable {
         /// A double that a 32-bit float holds exactly, as a Float attribute writes it.
         case float
         /// A double that a Decimal attribute, reading it, writes back as itself
-        /// (``AttributeCoercion/keepsDecimal(_:)``).
+        /// (``AttributeCoercion/keepsDecimal(_:)``), or an integer SQLite keeps as
+        /// itself where that double is written (``AttributeCoercion/decimalIntegers``).
         case decimal
         /// A blob of 16 bytes, as a UUID attribute writes one.
         case uuid
@@ -88,7 +89,10 @@ public final class RowCheck: @unchecked Sendable {
                 classes |= 1 << SQLITE_FLOAT
                 detail = .float
             case .decimal:
-                classes |= 1 << SQLITE_FLOAT
+                classes |= 1 << SQLITE_FLOAT | 1 << SQLITE_INTEGER
+                (low, high) = (
+                    AttributeCoercion.decimalIntegers.lowerBound, AttributeCoercion.decimalIntegers.upperBound
+                )
                 detail = .decimal
             case .uuid:
                 classes |= 1 << SQLITE_BLOB
@@ -135,6 +139,10 @@ public final class RowCheck: @unchecked Sendable {
                 let d = sqlite3_value_double(value)
                 return Double(Float(d)) == d
             case .decimal:
+                if type == SQLITE_INTEGER {
+                    let v = sqlite3_value_int64(value)
+                    return v >= low && v <= high
+                }
                 return AttributeCoercion.keepsDecimal(sqlite3_value_double(value))
             case .sixteenBytes:
                 return sqlite3_value_bytes(value) == 16

@@ -29,6 +29,9 @@ extension Database {
     ///   `String(decoding:as:)` does.
     /// - `remodel_float(x)`: a number rounded to a 32-bit float and widened again, as a
     ///   Float attribute stores it; NULL stays NULL.
+    /// - `remodel_decimal(x)`: a Decimal attribute's column `x` read as a context reads it
+    ///   (``EntityBinding/read(_:as:)``) and written back: the double a Decimal or Double
+    ///   attribute then holds; NULL stays NULL.
     /// - `remodel_wellformed(x)`: 1 when `x` is NULL or text of well-formed UTF-8, which
     ///   `remodel_text` returns as it is: `CASE WHEN remodel_wellformed(x) THEN x ELSE
     ///   remodel_text(x) END` gives the same values without copying the common ones.
@@ -118,6 +121,28 @@ extension Database {
                 }
             }, nil, nil, nil)
         guard rc == SQLITE_OK else { throw error(rc) }
+        rc = sqlite3_create_function_v2(
+            handle, "remodel_decimal", 1, flags, nil,
+            { context, _, arguments in
+                guard let context, let value = arguments?[0] else { return }
+                // (What is written back as it is, told without reading it: a double a
+                // Decimal keeps, an integer the double it is.)
+                switch sqlite3_value_type(value) {
+                case SQLITE_FLOAT where AttributeCoercion.keepsDecimal(sqlite3_value_double(value)):
+                    sqlite3_result_double(context, sqlite3_value_double(value))
+                    return
+                case SQLITE_INTEGER where AttributeCoercion.decimalIntegers.contains(sqlite3_value_int64(value)):
+                    sqlite3_result_double(context, Double(sqlite3_value_int64(value)))
+                    return
+                default: break
+                }
+                if case .decimal(let decimal)? = EntityBinding.read(value, as: .decimal) {
+                    sqlite3_result_double(context, Value.double(decimal))
+                } else {
+                    sqlite3_result_null(context)
+                }
+            }, nil, nil, nil)
+        guard rc == SQLITE_OK else { throw error(rc) }
     }
 
     /// The number of components `components(separatedBy:)` splits `text` into at
@@ -202,7 +227,7 @@ public struct SQLFunctionArguments {
     public func int64(at index: Int) -> Int64 { sqlite3_value_int64(values?[index]) }
 
     /// The argument as an attribute of `type` reads it from a column; nil for the types
-    /// whose reading needs the column itself (decimal, UUID).
+    /// no model stores (undefined, object IDs, composites).
     public func value(at index: Int, as type: AttributeType) -> Value? {
         EntityBinding.read(values?[index], as: type)
     }
