@@ -11,6 +11,7 @@ import Foundation
 //     swift run -c release --package-path Benchmarks remodel-bench chain
 //     swift run -c release --package-path Benchmarks remodel-bench note-folders
 //     swift run -c release --package-path Benchmarks remodel-bench price-chain
+//     swift run -c release --package-path Benchmarks remodel-bench decimal-copy
 //
 // See docs/performance.md.
 
@@ -22,6 +23,7 @@ let usage = """
            remodel-bench chain [--notes N] [--rounds N] [--dir DIR] [--markdown]
            remodel-bench note-folders [--notes N] [--rounds N] [--dir DIR] [--markdown]
            remodel-bench price-chain [--rows N] [--filtered | --widening] [--rounds N] [--dir DIR] [--markdown]
+           remodel-bench decimal-copy [--rows N] [--rounds N] [--dir DIR] [--markdown]
            remodel-bench list
 
     expressions       measure parse, compile and evaluate of each expression and predicate, and
@@ -42,6 +44,9 @@ let usage = """
     price-chain       take a generated Products1 store of N rows through two mapping files
                       that both compute values (price * 1.03, then gross = price * 1.2) with
                       StoreMigrator, in one pass and step by step, against one INSERT … SELECT
+    decimal-copy      migrate a generated store of N products whose price is a Decimal by an
+                      inferred step (a Decimal discount added) with MigrationManager, against
+                      the INSERT … SELECT that copies the column
     list              the expressions and predicates, by ID
 
     --markdown    print the results as Markdown (for docs/performance.md)
@@ -51,7 +56,7 @@ let usage = """
     --only IDs    expressions: only these (comma-separated IDs from `list`)
     --phases P    expressions: only these phases (comma-separated: parse, compile, evaluate,
                   closure, …); for profiling one loop under valgrind
-    --rows N      store, migrate-products, price-chain: rows (default 1,000,000)
+    --rows N      store, migrate-products, price-chain, decimal-copy: rows (default 1,000,000)
     --notes N     chain, note-folders: notes (default 1,000,000), and one folder per 50 notes
     --chunk N     store: objects per save or commit when inserting (default 10,000)
     --items N     item-images: items (default 2,000)
@@ -353,12 +358,21 @@ let childVariants: [String: (Options) -> VariantResult] = [
     "price-chain-remodel": { migratePriceChainWithStoreMigrator($0, fusesSteps: true) },
     "price-chain-remodel-step-by-step": { migratePriceChainWithStoreMigrator($0, fusesSteps: false) },
     "price-chain-sql": migratePriceChainSQL,
+    "decimal-copy-remodel": { migrateDecimalCopyWithManager($0, pushdown: true) },
+    "decimal-copy-interpreted": { migrateDecimalCopyWithManager($0, pushdown: false) },
+    "decimal-copy-sql": migrateDecimalCopySQL,
     // Sources for profiling one variant by hand (docs/performance.md, "Profiling").
     "generate-products": { options in
         let (_, seconds) = timed {
             generateProductsStore(
                 options.destination!, rows: options.rowCount,
                 model: loadModel(options.mappingsFolder, productsModelPath))
+        }
+        return VariantResult(seconds: seconds, rows: options.rowCount)
+    },
+    "generate-decimal-products": { options in
+        let (_, seconds) = timed {
+            generateProductsStore(options.destination!, rows: options.rowCount, model: decimalCopyModels().0)
         }
         return VariantResult(seconds: seconds, rows: options.rowCount)
     },
@@ -405,6 +419,8 @@ case "note-folders":
     runNoteFoldersBenchmark(options)
 case "price-chain":
     runPriceChainBenchmark(options)
+case "decimal-copy":
+    runDecimalCopyBenchmark(options)
 case "list":
     for c in expressionCases { print("\(padded(c.id, 12)) \(c.text)") }
 case "":
