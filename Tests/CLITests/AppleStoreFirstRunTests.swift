@@ -33,7 +33,7 @@ import TestSupport
                 \(scratch.store) is at Model1
                 Model1 → Model2: \(folder)/Model1_to_Model2.xcmappingmodel (3 entity mappings)
                   UserToUser: SQL
-                    relationships interpreted: 'books': no single entity mapping makes its targets
+                    relationships interpreted: 'books': BookToBook, which makes its targets, does not check
                     read as they are on well-typed rows: userId
                     checks: userId in range
                   Author: interpreted: the mapping has no source entity
@@ -48,7 +48,7 @@ import TestSupport
                   BookToBook: does not check: no policy named 'MHWBookToBookPolicy' is registered; register a Swift stand-in for it: `policies.register("MHWBookToBookPolicy") { MyPolicy() }` (docs/engine.md, "Custom policies")
                   File: interpreted: the mapping has no source entity
                   AuthorToAuthor: SQL
-                    relationships interpreted: 'books': no single entity mapping makes its targets
+                    relationships interpreted: 'books': BookToBook, which makes its targets, does not check
                 Model2 → Model3 starts a new pass:
                   it cannot run after Model1 → Model2, in the pass before: entity mapping UserToUser has a custom policy (MHWUserToUserPolicy)
                   Model1 → Model2 cannot run before it, in its pass: entity mapping UserToUser links books by FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "BookToBook", $source.books), not to what one relationship's targets become

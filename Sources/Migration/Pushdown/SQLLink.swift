@@ -331,7 +331,14 @@ struct SQLLink {
                     )
                 continue
             }
-            guard candidates.count == 1 else { throw Refusal("'\(name)': no single entity mapping makes its targets") }
+            guard candidates.count == 1 else {
+                // (A mapping that does not check is not prepared: `plan` lists it, and a
+                // run refuses the step.)
+                if candidates.isEmpty, lookup == Self.mappingLookup {
+                    throw Refusal("'\(name)': \(argument), which makes its targets, does not check")
+                }
+                throw Refusal("'\(name)': no single entity mapping makes its targets")
+            }
             // A target mapping that runs interpreted gets its keys table from the
             // interpreter's associations, when they pair one source with one destination
             // (``MigrationManager`` writes it after its stage 1).
