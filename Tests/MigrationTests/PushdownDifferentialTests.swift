@@ -2310,7 +2310,12 @@ extension PushdownDifferentialTests {
                 #""amount": "FUNCTION($entityPolicy, \"_nonNilValueOrDefaultValueForAttribute:source:destination:\", \"amount\", $source, $destination)""#,
                 nil, false
             ),
-            (#""amount": "decimal", "id": "uuid""#, #""amount": "$source.amount", "id": "$source.id""#, nil, true),
+            (#""amount": "decimal", "id": "uuid""#, #""amount": "$source.amount", "id": "$source.id""#, nil, false),
+            (
+                #""id": "uuid""#,
+                #""id": "FUNCTION($entityPolicy, \"_nonNilValueOrDefaultValueForAttribute:source:destination:\", \"id\", $source, $destination)""#,
+                nil, false
+            ),
             (#""amount": "double", "id": "string""#, #""amount": "$source.amount", "id": "$source.id""#, nil, true),
             (
                 #""amount": "decimal", "id": "uuid""#,
@@ -2368,6 +2373,7 @@ extension PushdownDifferentialTests {
             return
         }
         let execution = try #require(report?.entityMappings.first?.execution)
+
         #expect(execution.instancesAsSQL && (execution.evaluations > 0) == evaluated, "\(execution)")
     }
 }

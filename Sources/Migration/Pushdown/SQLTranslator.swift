@@ -13,6 +13,10 @@ struct SQLTerm {
         /// attribute as it is; nothing else is translated on it, since the interpreter
         /// computes with decimals.
         case decimal
+        /// A UUID attribute's value, as the 16 bytes writing it to a UUID attribute gives:
+        /// written to one as it is; nothing else is translated on it (the interpreter reads
+        /// it as text).
+        case uuid
     }
 
     var sql: String
@@ -377,6 +381,21 @@ struct SQLTranslator {
                 rowChecks.append((c, attribute.name, ColumnExpectation(.decimal, allowsNull: attribute.isOptional)))
             }
             var term = SQLTerm(sql: c, kind: .decimal, isNullable: attribute.isOptional, nullness: c)
+            term.checkedColumn = c
+            return term
+        }
+        if attribute.type == .uuid {
+            guard checksRows, checkable else {
+                // (What no UUID attribute takes is the interpreter's error to report.)
+                guarding(
+                    "\(c) IS NOT NULL AND remodel_uuid(\(c)) IS NULL", check: "\(name) is a UUID",
+                    "a value of \(name) no UUID attribute holds (an error)")
+                return SQLTerm(sql: "remodel_uuid(\(c))", kind: .uuid, isNullable: true, nullness: c)
+            }
+            if !rowChecks.contains(where: { $0.column == c }) {
+                rowChecks.append((c, attribute.name, ColumnExpectation(.uuid, allowsNull: attribute.isOptional)))
+            }
+            var term = SQLTerm(sql: c, kind: .uuid, isNullable: attribute.isOptional, nullness: c)
             term.checkedColumn = c
             return term
         }
@@ -810,7 +829,7 @@ struct SQLTranslator {
             return x
         // (A Double attribute holds the double a decimal converts to, Value.double's, which
         // is what writing a Decimal gives.)
-        case (.decimal, .decimal), (.decimal, .double):
+        case (.decimal, .decimal), (.decimal, .double), (.uuid, .uuid):
             return x
         default:
             throw Refusal(

@@ -32,6 +32,9 @@ extension Database {
     /// - `remodel_decimal(x)`: a Decimal attribute's column `x` read as a context reads it
     ///   (``EntityBinding/read(_:as:)``) and written back: the double a Decimal or Double
     ///   attribute then holds; NULL stays NULL.
+    /// - `remodel_uuid(x)`: a UUID attribute's column `x` read as a context reads it and
+    ///   written back to a UUID attribute: its 16 bytes; NULL for NULL, and for what no UUID
+    ///   attribute takes (text that is no UUID, other bytes, numbers: a type error there).
     /// - `remodel_wellformed(x)`: 1 when `x` is NULL or text of well-formed UTF-8, which
     ///   `remodel_text` returns as it is: `CASE WHEN remodel_wellformed(x) THEN x ELSE
     ///   remodel_text(x) END` gives the same values without copying the common ones.
@@ -140,6 +143,27 @@ extension Database {
                     sqlite3_result_double(context, Value.double(decimal))
                 } else {
                     sqlite3_result_null(context)
+                }
+            }, nil, nil, nil)
+        guard rc == SQLITE_OK else { throw error(rc) }
+        rc = sqlite3_create_function_v2(
+            handle, "remodel_uuid", 1, flags, nil,
+            { context, _, arguments in
+                guard let context, let value = arguments?[0] else { return }
+                // (16 bytes are written back as they are, told without reading them.)
+                if sqlite3_value_type(value) == SQLITE_BLOB, sqlite3_value_bytes(value) == 16 {
+                    sqlite3_result_value(context, value)
+                    return
+                }
+                guard let read = EntityBinding.read(value, as: .uuid),
+                    let stored = try? AttributeCoercion.coerce(read, to: .uuid, name: ""),
+                    case .blob(let bytes) = EntityBinding.sqliteValue(stored, as: .uuid)
+                else {
+                    sqlite3_result_null(context)
+                    return
+                }
+                bytes.withUnsafeBytes { buffer in
+                    sqlite3_result_blob(context, buffer.baseAddress, Int32(buffer.count), Statement.transient)
                 }
             }, nil, nil, nil)
         guard rc == SQLITE_OK else { throw error(rc) }
