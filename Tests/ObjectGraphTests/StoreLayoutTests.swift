@@ -149,6 +149,34 @@ import TestSupport
 
 /// ``StoreValidator/damage(limit:)``: what a store should not hold, found with SQL.
 @Suite struct StoreDamageTests {
+    /// A double in a Decimal attribute's column that no Decimal holds (an infinity, a
+    /// magnitude beyond a Decimal's exponents) reads as 0: the store is damaged there, and
+    /// says so, where a double a Decimal holds, an integer or NULL is not.
+    @Test func findsDecimalsNoDecimalHolds() throws {
+        let model = try ObjectModel(
+            json: JSON.parse(#"{"version": "V", "entities": {"Item": {"attributes": {"price": "decimal"}}}}"#))
+        let store = try Store.create(at: ":memory:", model: model)
+        let item = try #require(store.layout.entities["Item"])
+        try store.database.execute(
+            """
+            INSERT INTO \(item.table) (Z_PK, Z_ENT, Z_OPT, ZPRICE) VALUES (1, \(item.number), 1, 19.99),
+                (2, \(item.number), 1, 1e300), (3, \(item.number), 1, 12), (4, \(item.number), 1, -9e999),
+                (5, \(item.number), 1, NULL), (6, \(item.number), 1, 1e-130), (7, \(item.number), 1, 1e-100)
+            """)
+        let damage = try StoreValidator(store: store).damage().map(\.description)
+        #expect(
+            damage == [
+                "Item/2: 'price' holds 1e+300, which no Decimal holds; it reads as 0",
+                "Item/4: 'price' holds -inf, which no Decimal holds; it reads as 0",
+                "Item/6: 'price' holds 1e-130, which no Decimal holds; it reads as 0"
+            ])
+        for (key, read) in [(2, Decimal(0)), (4, 0), (6, 0), (7, Decimal(string: "1e-100")!)] {
+            let statement = try store.database.prepare("SELECT ZPRICE FROM \(item.table) WHERE Z_PK = \(key)")
+            _ = try statement.step()
+            #expect(EntityBinding.read(statement, 0, as: .decimal) == .decimal(read), "\(key)")
+        }
+    }
+
     @Test func findsRowsOfNoEntityValuesOfTheWrongClassAndDanglingKeys() throws {
         let model = try ObjectModel(
             json: JSON.parse(

@@ -162,6 +162,16 @@ public struct StoreValidator {
                         return
                             "'\(attribute.name)' holds \(kind == "text" ? "text" : "a \(kind)") where \(attribute.type.rawValue) values are stored; it reads converted, as SQLite converts it"
                     })
+                if attribute.type == .decimal {
+                    try registerDecimalCheck()
+                    rowChecks.append(
+                        RowCheck(
+                            condition: "typeof(\(column)) = 'real' AND remodel_decimal_unheld(\(column))",
+                            measure: column
+                        ) { found in
+                            "'\(attribute.name)' holds \(found.map(describe) ?? "?"), which no Decimal holds; it reads as 0"
+                        })
+                }
                 if !attribute.isOptional {
                     rowChecks.append(
                         RowCheck(condition: "\(column) IS NULL", measure: nil) { _ in
@@ -354,6 +364,21 @@ public struct StoreValidator {
         else { return nil }
         return
             "(SELECT count(*) FROM \(destination.table) d WHERE d.\(columns.key) = o.Z_PK AND d.Z_ENT IN (\(destination.numbers.map(String.init).joined(separator: ","))))"
+    }
+
+    /// Registers `remodel_decimal_unheld(x)` on the store's connection: 1 for a double no
+    /// Decimal holds (an infinity, a magnitude beyond a Decimal's exponents), which a
+    /// Decimal attribute reads as 0 (``EntityBinding/read(_:as:)``).
+    private func registerDecimalCheck() throws(ContextError) {
+        do {
+            try store.database.registerFunction("remodel_decimal_unheld", arity: 1) { arguments in
+                guard case .double(let d)? = arguments.value(at: 0, as: .double) else { return .integer(0) }
+                // (Foundation reads "-inf" as 0, and "inf" as nothing: both read as 0.)
+                return .integer(!d.isFinite || Value.decimal(describing: d) == nil ? 1 : 0)
+            }
+        } catch {
+            throw ContextError(error)
+        }
     }
 
     private func describe(_ value: SQLiteValue) -> String {
