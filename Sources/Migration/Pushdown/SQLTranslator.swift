@@ -371,31 +371,23 @@ struct SQLTranslator {
     private mutating func read(_ attribute: AttributeDescription, _ c: String, name: String, checkable: Bool = false)
         throws(Refusal) -> SQLTerm
     {
-        if attribute.type == .decimal {
-            // (A store the run wrote may hold what no Decimal holds, which reads as 0: only
-            // the rows checked are read as they are.)
+        // A decimal or a UUID: the column as it is on the rows checked to hold what writing
+        // gives back, else as the function reads and writes it. (A store the run wrote may
+        // hold a double no Decimal holds, which reads as 0: it is not taken on trust.)
+        if let (function, kind, storage) = Self.converted(attribute.type) {
             guard checksRows, checkable else {
-                return SQLTerm(sql: "remodel_decimal(\(c))", kind: .decimal, isNullable: true, nullness: c)
+                if kind == .uuid {
+                    // (What no UUID attribute takes is the interpreter's error to report.)
+                    guarding(
+                        "\(c) IS NOT NULL AND \(function)(\(c)) IS NULL", check: "\(name) is a UUID",
+                        "a value of \(name) no UUID attribute holds (an error)")
+                }
+                return SQLTerm(sql: "\(function)(\(c))", kind: kind, isNullable: true, nullness: c)
             }
             if !rowChecks.contains(where: { $0.column == c }) {
-                rowChecks.append((c, attribute.name, ColumnExpectation(.decimal, allowsNull: attribute.isOptional)))
+                rowChecks.append((c, attribute.name, ColumnExpectation(storage, allowsNull: attribute.isOptional)))
             }
-            var term = SQLTerm(sql: c, kind: .decimal, isNullable: attribute.isOptional, nullness: c)
-            term.checkedColumn = c
-            return term
-        }
-        if attribute.type == .uuid {
-            guard checksRows, checkable else {
-                // (What no UUID attribute takes is the interpreter's error to report.)
-                guarding(
-                    "\(c) IS NOT NULL AND remodel_uuid(\(c)) IS NULL", check: "\(name) is a UUID",
-                    "a value of \(name) no UUID attribute holds (an error)")
-                return SQLTerm(sql: "remodel_uuid(\(c))", kind: .uuid, isNullable: true, nullness: c)
-            }
-            if !rowChecks.contains(where: { $0.column == c }) {
-                rowChecks.append((c, attribute.name, ColumnExpectation(.uuid, allowsNull: attribute.isOptional)))
-            }
-            var term = SQLTerm(sql: c, kind: .uuid, isNullable: attribute.isOptional, nullness: c)
+            var term = SQLTerm(sql: c, kind: kind, isNullable: attribute.isOptional, nullness: c)
             term.checkedColumn = c
             return term
         }
@@ -432,8 +424,22 @@ struct SQLTranslator {
                     "\(name) allows external storage: its column holds Core Data's encoding, which reading decodes")
             }
             return SQLTerm(sql: "CAST(\(c) AS BLOB)", kind: .data, isNullable: true, nullness: c)
-        case .uuid, .undefined, .objectID, .composite, .decimal:
+        case .decimal, .uuid, .undefined, .objectID, .composite:
             throw Refusal("\(name) is a \(attribute.type.rawValue) attribute, which reading converts")
+        }
+    }
+
+    /// For the types whose reading converts a column and whose value SQL writes only as
+    /// it is (``SQLTerm/Kind/decimal``, ``SQLTerm/Kind/uuid``): the function that reads
+    /// and writes a column as a context does, the term's kind, and what a column written
+    /// back as it is holds.
+    private static func converted(_ type: AttributeType) -> (
+        function: String, kind: SQLTerm.Kind, storage: ColumnExpectation.Storage
+    )? {
+        switch type {
+        case .decimal: ("remodel_decimal", .decimal, .decimal)
+        case .uuid: ("remodel_uuid", .uuid, .uuid)
+        default: nil
         }
     }
 

@@ -145,6 +145,7 @@ public struct StoreValidator {
             }
         }
         var contiguousKeys: [String: ClosedRange<Int64>?] = [:]
+        var decimalCheckRegistered = false
         for entity in model.entities where !entity.isAbstract {
             guard damage.count < limit, let entityLayout = layout.entities[entity.name] else { continue }
             var rowChecks: [RowCheck] = []
@@ -163,7 +164,10 @@ public struct StoreValidator {
                             "'\(attribute.name)' holds \(kind == "text" ? "text" : "a \(kind)") where \(attribute.type.rawValue) values are stored; it reads converted, as SQLite converts it"
                     })
                 if attribute.type == .decimal {
-                    try registerDecimalCheck()
+                    if !decimalCheckRegistered {
+                        try registerDecimalCheck()
+                        decimalCheckRegistered = true
+                    }
                     rowChecks.append(
                         RowCheck(
                             condition: "typeof(\(column)) = 'real' AND remodel_decimal_unheld(\(column))",
