@@ -59,33 +59,18 @@ func migrateDecimalCopyWithManager(_ options: Options, pushdown: Bool) -> Varian
 /// the engine's destination pragmas.
 func migrateDecimalCopySQL(_ options: Options) -> VariantResult {
     let (_, v2, _) = decimalCopyModels()
-    let (source, destination) = (options.source!, options.destination!)
     var rows = 0
     let (_, seconds) = timed {
-        // The table without its index, built after the rows.
-        do { _ = try Store.create(at: destination, model: v2, deferringIndexes: true) } catch {
-            die("\(destination): \(error)")
-        }
-        let db = RawSQLite.open(destination, uri: true)
-        applyMigrationPragmas(db)
-        RawSQLite.exec(db, "ATTACH DATABASE '\(fileURI(source, readOnly: true))' AS src")
-        let product = RawSQLite.entityNumber(db, "Product")
-        RawSQLite.exec(db, "BEGIN IMMEDIATE")
-        RawSQLite.exec(
-            db,
+        rows = handWrittenStep(
+            from: options.source!, to: options.destination!, model: v2, count: "SELECT count(*) FROM ZPRODUCT"
+        ) { entity in
             """
             INSERT INTO ZPRODUCT (Z_PK, Z_ENT, Z_OPT, ZNAME, ZSKU, ZPRICE, ZQUANTITY, ZWEIGHT, ZADDED, ZACTIVE, ZNOTES, ZDISCOUNT)
-                SELECT Z_PK, \(product), 1, ZNAME, ZSKU, ZPRICE, ZQUANTITY, ZWEIGHT, ZADDED, ZACTIVE, ZNOTES, 0
+                SELECT Z_PK, \(entity("Product")), 1, ZNAME, ZSKU, ZPRICE, ZQUANTITY, ZWEIGHT, ZADDED, ZACTIVE, ZNOTES, 0
                 FROM src.ZPRODUCT ORDER BY Z_PK;
             UPDATE Z_PRIMARYKEY SET Z_MAX = (SELECT ifnull(max(Z_PK), 0) FROM ZPRODUCT) WHERE Z_NAME = 'Product';
-            """)
-        RawSQLite.exec(db, "PRAGMA cache_size = -2048")
-        for statement in StoreLayout(model: v2).indexStatements { RawSQLite.exec(db, statement) }
-        RawSQLite.exec(db, "PRAGMA cache_size = -16384")
-        RawSQLite.exec(db, "COMMIT; DETACH DATABASE src")
-        rows = Int(RawSQLite.integer(db, "SELECT count(*) FROM ZPRODUCT"))
-        restorePragmas(db)
-        RawSQLite.close(db)
+            """
+        }
     }
     return VariantResult(seconds: seconds, rows: rows)
 }

@@ -70,37 +70,50 @@ func migrateNoteFoldersWithManager(_ options: Options, pushdown: Bool, reading: 
 /// it), with the engine's destination pragmas.
 func migrateNoteFoldersSQL(_ options: Options) -> VariantResult {
     let (_, v2, _) = noteFoldersModels(options)
-    let (source, destination) = (options.source!, options.destination!)
     var rows = 0
     let (_, seconds) = timed {
-        // The tables without their index, built after the rows.
-        do { _ = try Store.create(at: destination, model: v2, deferringIndexes: true) } catch {
-            die("\(destination): \(error)")
-        }
-        let db = RawSQLite.open(destination, uri: true)
-        applyMigrationPragmas(db)
-        RawSQLite.exec(db, "ATTACH DATABASE '\(fileURI(source, readOnly: true))' AS src")
-        let folder = RawSQLite.entityNumber(db, "Folder"), note = RawSQLite.entityNumber(db, "Note")
-        RawSQLite.exec(db, "BEGIN IMMEDIATE")
-        RawSQLite.exec(
-            db,
+        rows = handWrittenStep(
+            from: options.source!, to: options.destination!, model: v2,
+            count: "SELECT (SELECT count(*) FROM ZNOTE) + (SELECT count(*) FROM ZFOLDER)"
+        ) { entity in
             """
-            INSERT INTO ZFOLDER (Z_PK, Z_ENT, Z_OPT, ZNAME) SELECT Z_PK, \(folder), 1, ZNAME FROM src.ZFOLDER ORDER BY Z_PK;
+            INSERT INTO ZFOLDER (Z_PK, Z_ENT, Z_OPT, ZNAME) SELECT Z_PK, \(entity("Folder")), 1, ZNAME FROM src.ZFOLDER ORDER BY Z_PK;
             INSERT INTO ZNOTE (Z_PK, Z_ENT, Z_OPT, ZFOLDER, ZTITLE, ZBODY, ZFOLDERNAME, ZCREATED, ZPRIORITY, ZTRASHED)
-                SELECT n.Z_PK, \(note), 1, n.ZFOLDER, n.ZTITLE, n.ZBODY, f.ZNAME, n.ZCREATED, n.ZPRIORITY, n.ZTRASHED
+                SELECT n.Z_PK, \(entity("Note")), 1, n.ZFOLDER, n.ZTITLE, n.ZBODY, f.ZNAME, n.ZCREATED, n.ZPRIORITY, n.ZTRASHED
                 FROM src.ZNOTE AS n LEFT JOIN src.ZFOLDER AS f ON f.Z_PK = n.ZFOLDER ORDER BY n.Z_PK;
             UPDATE Z_PRIMARYKEY SET Z_MAX = (SELECT ifnull(max(Z_PK), 0) FROM ZFOLDER) WHERE Z_NAME = 'Folder';
             UPDATE Z_PRIMARYKEY SET Z_MAX = (SELECT ifnull(max(Z_PK), 0) FROM ZNOTE) WHERE Z_NAME = 'Note';
-            """)
-        RawSQLite.exec(db, "PRAGMA cache_size = -2048")
-        for statement in StoreLayout(model: v2).indexStatements { RawSQLite.exec(db, statement) }
-        RawSQLite.exec(db, "PRAGMA cache_size = -16384")
-        RawSQLite.exec(db, "COMMIT; DETACH DATABASE src")
-        rows = Int(RawSQLite.integer(db, "SELECT (SELECT count(*) FROM ZNOTE) + (SELECT count(*) FROM ZFOLDER)"))
-        restorePragmas(db)
-        RawSQLite.close(db)
+            """
+        }
     }
     return VariantResult(seconds: seconds, rows: rows)
+}
+
+/// A step written by hand into a new store of `model` at `destination`: its tables
+/// without their indexes, `sql` (given each entity's number) run with `source` attached
+/// as `src`, in one transaction with the index built after the rows, as the engine builds
+/// it, and the engine's destination pragmas; the file is not synced (MigrationManager's
+/// is not either). The rows `count` counts in the new store.
+func handWrittenStep(
+    from source: String, to destination: String, model: ObjectModel, count: String,
+    _ sql: (_ entity: (String) -> Int64) -> String
+) -> Int {
+    do { _ = try Store.create(at: destination, model: model, deferringIndexes: true) } catch {
+        die("\(destination): \(error)")
+    }
+    let db = RawSQLite.open(destination, uri: true)
+    applyMigrationPragmas(db)
+    RawSQLite.exec(db, "ATTACH DATABASE '\(fileURI(source, readOnly: true))' AS src")
+    RawSQLite.exec(db, "BEGIN IMMEDIATE")
+    RawSQLite.exec(db, sql({ RawSQLite.entityNumber(db, $0) }))
+    RawSQLite.exec(db, "PRAGMA cache_size = -2048")
+    for statement in StoreLayout(model: model).indexStatements { RawSQLite.exec(db, statement) }
+    RawSQLite.exec(db, "PRAGMA cache_size = -16384")
+    RawSQLite.exec(db, "COMMIT; DETACH DATABASE src")
+    let rows = Int(RawSQLite.integer(db, count))
+    restorePragmas(db)
+    RawSQLite.close(db)
+    return rows
 }
 
 let noteFoldersVariants = [
