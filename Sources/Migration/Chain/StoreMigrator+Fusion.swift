@@ -51,8 +51,8 @@ extension StoreMigrator {
             let dropping = renamings.indices.filter { renamings[$0]?.dropped.isEmpty == false }.map { index + $0 }
             let computing = renamings.indices.filter { renamings[$0]?.computed.isEmpty == false }.map { index + $0 }
             // (Those after it are put in key order as the pass writes them.)
-            let ordering = (run?.leading ?? []).indices.filter { run?.leading[$0].inKeyOrder.isEmpty == false }.map {
-                index + $0
+            let ordering = (run?.leading ?? []).enumerated().filter { !$0.element.inKeyOrder.isEmpty }.map {
+                index + $0.offset
             }
             var pass = Pass(
                 steps: index..<(index + count), base: index + (run?.leading.count ?? 0), dropping: dropping,
@@ -286,9 +286,9 @@ extension StoreMigrator {
                 do {
                     // (Opened to write only where a step after puts an ordered to-many's
                     // members in key order, as it would have.)
-                    let ordering = run.trailing.filter { !$0.inKeyOrder.isEmpty }
+                    let ordering = run.trailing.contains { !$0.inKeyOrder.isEmpty }
                     let store = try Store.open(
-                        at: temporary, model: last.destination, mode: ordering.isEmpty ? .readOnly : .readWrite)
+                        at: temporary, model: last.destination, mode: ordering ? .readWrite : .readOnly)
                     for i in run.trailing.indices where !run.trailing[i].inKeyOrder.isEmpty {
                         try run.trailing[i].putInKeyOrder(
                             in: store.database, layout: store.layout,

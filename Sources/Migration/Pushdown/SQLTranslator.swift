@@ -384,24 +384,16 @@ struct SQLTranslator {
                 }
                 return SQLTerm(sql: "\(function)(\(c))", kind: kind, isNullable: true, nullness: c)
             }
-            if !rowChecks.contains(where: { $0.column == c }) {
-                rowChecks.append((c, attribute.name, ColumnExpectation(storage, allowsNull: attribute.isOptional)))
-            }
-            var term = SQLTerm(sql: c, kind: kind, isNullable: attribute.isOptional, nullness: c)
-            term.checkedColumn = c
-            return term
+            return checked(
+                SQLTerm(sql: c, kind: kind, isNullable: attribute.isOptional, nullness: c), c, attribute, storage)
         }
         if sourceIsWellTyped, let term = Self.wellTyped(attribute, c) { return term }
         if checksRows, checkable, var term = Self.wellTyped(attribute, c),
             let storage = Self.storage(of: attribute)
         {
-            if !rowChecks.contains(where: { $0.column == c }) {
-                rowChecks.append((c, attribute.name, ColumnExpectation(storage, allowsNull: attribute.isOptional)))
-            }
             // (A boolean is 0 or 1: its check makes sure.)
             if attribute.type == .boolean { term.sql = c }
-            term.checkedColumn = c
-            return term
+            return checked(term, c, attribute, storage)
         }
         switch attribute.type {
         // CAST converts as the sqlite3_value_* functions a reader reads with do, whatever
@@ -427,6 +419,19 @@ struct SQLTranslator {
         case .decimal, .uuid, .undefined, .objectID, .composite:
             throw Refusal("\(name) is a \(attribute.type.rawValue) attribute, which reading converts")
         }
+    }
+
+    /// `term`, the source row's column `c` of `attribute` read as it is: on the rows whose
+    /// check finds it holds `storage` (the column's check added once).
+    private mutating func checked(
+        _ term: SQLTerm, _ c: String, _ attribute: AttributeDescription, _ storage: ColumnExpectation.Storage
+    ) -> SQLTerm {
+        if !rowChecks.contains(where: { $0.column == c }) {
+            rowChecks.append((c, attribute.name, ColumnExpectation(storage, allowsNull: attribute.isOptional)))
+        }
+        var term = term
+        term.checkedColumn = c
+        return term
     }
 
     /// For the types whose reading converts a column and whose value SQL writes only as

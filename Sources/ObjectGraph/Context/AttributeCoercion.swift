@@ -73,6 +73,14 @@ enum AttributeCoercion {
         return writesBackAsDecimal(d)
     }
 
+    /// Whether a double in a Decimal attribute's column reads as the decimal its text
+    /// says; not so for one no Decimal holds (an infinity, a magnitude beyond a Decimal's
+    /// exponents), which reads as 0 (``EntityBinding/read(_:as:)``: Foundation reads "inf"
+    /// as nothing, and "-inf" as 0).
+    static func decimalHolds(_ d: Double) -> Bool {
+        d.isFinite && Value.decimal(describing: d) != nil
+    }
+
     /// ``keepsDecimal(_:)`` by its definition: the two conversions.
     static func writesBackAsDecimal(_ d: Double) -> Bool {
         guard let decimal = Value.decimal(describing: d) else { return false }

@@ -32,6 +32,8 @@ extension Database {
     /// - `remodel_decimal(x)`: a Decimal attribute's column `x` read as a context reads it
     ///   (``EntityBinding/read(_:as:)``) and written back: the double a Decimal or Double
     ///   attribute then holds; NULL stays NULL.
+    /// - `remodel_decimal_unheld(x)`: 1 for a double no Decimal holds, which a Decimal
+    ///   attribute reads as 0 (``AttributeCoercion/decimalHolds(_:)``); 0 for anything else.
     /// - `remodel_uuid(x)`: a UUID attribute's column `x` read as a context reads it and
     ///   written back to a UUID attribute: its 16 bytes; NULL for NULL, and for what no UUID
     ///   attribute takes (text that is no UUID, other bytes, numbers: a type error there).
@@ -144,6 +146,16 @@ extension Database {
                 } else {
                     sqlite3_result_null(context)
                 }
+            }, nil, nil, nil)
+        guard rc == SQLITE_OK else { throw error(rc) }
+        rc = sqlite3_create_function_v2(
+            handle, "remodel_decimal_unheld", 1, flags, nil,
+            { context, _, arguments in
+                guard let context, let value = arguments?[0] else { return }
+                let unheld =
+                    sqlite3_value_type(value) == SQLITE_FLOAT
+                    && !AttributeCoercion.decimalHolds(sqlite3_value_double(value))
+                sqlite3_result_int64(context, unheld ? 1 : 0)
             }, nil, nil, nil)
         guard rc == SQLITE_OK else { throw error(rc) }
         rc = sqlite3_create_function_v2(

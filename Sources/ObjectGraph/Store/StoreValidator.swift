@@ -145,7 +145,8 @@ public struct StoreValidator {
             }
         }
         var contiguousKeys: [String: ClosedRange<Int64>?] = [:]
-        var decimalCheckRegistered = false
+        // (remodel_decimal_unheld, for the Decimal attributes' check.)
+        do { try store.database.registerValueFunctions() } catch { throw ContextError(error) }
         for entity in model.entities where !entity.isAbstract {
             guard damage.count < limit, let entityLayout = layout.entities[entity.name] else { continue }
             var rowChecks: [RowCheck] = []
@@ -164,10 +165,6 @@ public struct StoreValidator {
                             "'\(attribute.name)' holds \(kind == "text" ? "text" : "a \(kind)") where \(attribute.type.rawValue) values are stored; it reads converted, as SQLite converts it"
                     })
                 if attribute.type == .decimal {
-                    if !decimalCheckRegistered {
-                        try registerDecimalCheck()
-                        decimalCheckRegistered = true
-                    }
                     rowChecks.append(
                         RowCheck(
                             condition: "typeof(\(column)) = 'real' AND remodel_decimal_unheld(\(column))",
@@ -368,21 +365,6 @@ public struct StoreValidator {
         else { return nil }
         return
             "(SELECT count(*) FROM \(destination.table) d WHERE d.\(columns.key) = o.Z_PK AND d.Z_ENT IN (\(destination.numbers.map(String.init).joined(separator: ","))))"
-    }
-
-    /// Registers `remodel_decimal_unheld(x)` on the store's connection: 1 for a double no
-    /// Decimal holds (an infinity, a magnitude beyond a Decimal's exponents), which a
-    /// Decimal attribute reads as 0 (``EntityBinding/read(_:as:)``).
-    private func registerDecimalCheck() throws(ContextError) {
-        do {
-            try store.database.registerFunction("remodel_decimal_unheld", arity: 1) { arguments in
-                guard case .double(let d)? = arguments.value(at: 0, as: .double) else { return .integer(0) }
-                // (Foundation reads "-inf" as 0, and "inf" as nothing: both read as 0.)
-                return .integer(!d.isFinite || Value.decimal(describing: d) == nil ? 1 : 0)
-            }
-        } catch {
-            throw ContextError(error)
-        }
     }
 
     private func describe(_ value: SQLiteValue) -> String {
