@@ -11,8 +11,9 @@ import ObjectGraph
 /// - each of its entity mappings is a copy or transform of a B entity to a C entity (an
 ///   `add` mapping, which makes nothing, and a `remove` mapping of an entity no row of
 ///   which is written are allowed too), with the standard fetch and no policy, of a
-///   concrete entity; entities in hierarchies of one shape in both versions keep their
-///   table, but not their keys (``copiesAHierarchy``);
+///   concrete entity; entities in hierarchies keep their table where both versions have
+///   ancestors of one shape, but not their keys, which the step numbers anew in order
+///   within each entity (``copiesAHierarchy``, ``copiesIntoAHierarchy``);
 /// - it carries every stored property of the B entity (inherited ones too) to a C property described the same
 ///   way but for its name (type, optionality, bounds, default, validation predicates; a
 ///   relationship's cardinality, counts and inverse, between the renamed entities): the
@@ -60,6 +61,12 @@ struct Relabeling {
     /// the rows of a table entity by entity, in the order of its mappings, so it keeps
     /// their keys only in order within each entity (``compose(_:source:policies:)``).
     private(set) var copiesAHierarchy = false
+    /// Whether an entity it copies to is in a hierarchy (``copiesAHierarchy``): the step
+    /// numbers the rows of each table entity by entity, in the order of its mappings.
+    /// Where none is, each entity's rows are numbered 1, 2, 3… in its own table, in the
+    /// order of their keys, which is the order the step before wrote them in: after a step,
+    /// the pass writes them so (``compose(_:source:policies:)``).
+    private(set) var copiesIntoAHierarchy = false
     /// Per B entity: the C attributes the step computes (``computes(_:_:with:)``),
     /// each with its expression, `$source` a B object. Only a step made with the
     /// functions its expressions call computes any (docs/engine.md, "Steps that compute").
@@ -128,6 +135,7 @@ struct Relabeling {
                 throw Refusal("\(to.name) stores binary data outside the store")
             }
             if !Self.standsAlone(from, in: middle) || !Self.standsAlone(to, in: new) { copiesAHierarchy = true }
+            if !Self.standsAlone(to, in: new) { copiesIntoAHierarchy = true }
             let (fromAttributes, toAttributes) = (middle.allAttributes(of: from), new.allAttributes(of: to))
             let (fromRelationships, toRelationships) = (middle.allRelationships(of: from), new.allRelationships(of: to))
             var names: [String: String] = [:]
@@ -215,9 +223,9 @@ struct Relabeling {
         guard removed.isDisjoint(with: entities.keys) else {
             throw Refusal("it both removes and copies \(removed.intersection(entities.keys).sorted()[0])")
         }
-        guard Self.sameHierarchies(entities, middle, new) else {
-            throw Refusal("its entities' hierarchies are not of one shape in both versions")
-        }
+        // (Rows that change table are numbered anew, entity by entity, in the order of
+        // their keys: the step after reads them in that order either way.)
+        if !Self.sameHierarchies(entities, middle, new) { copiesAHierarchy = true }
         places = Dictionary(
             mappings.entityMappings.enumerated().compactMap { index, mapping in
                 mapping.type == .copy || mapping.type == .transform ? mapping.sourceEntity.map { ($0, index) } : nil
@@ -492,8 +500,8 @@ struct Relabeling {
         guard mapping.destinationModel == middle.version else {
             throw Refusal("the step before writes \(mapping.destinationModel), not \(middle.version)")
         }
-        guard !copiesAHierarchy else {
-            throw Refusal("it copies entities of a hierarchy, which after a step it cannot")
+        guard !copiesIntoAHierarchy else {
+            throw Refusal("it copies entities into a hierarchy, which after a step it cannot")
         }
         // (An ordered to-many the step puts in key order is written in the step before's
         // order, then put in key order: ``putInKeyOrder(in:layout:locate:)``.)
@@ -835,7 +843,8 @@ struct Relabeling {
     /// the step's names there, as ``locateAfter(_:)`` does): each member joins its owner's
     /// end in key order, so each owner's members are at 1, 2, 3… by key, whatever order
     /// the step before wrote. This is what the step's own run writes: its keys are the
-    /// ones it reads (it copies no hierarchy after a step, ``compose(_:source:policies:)``).
+    /// ones it reads, or numbered anew in their order (it copies into no hierarchy after a
+    /// step, ``compose(_:source:policies:)``).
     /// A relationship a later step makes unordered has no positions left to give.
     func putInKeyOrder(
         in database: Database, layout: StoreLayout,
