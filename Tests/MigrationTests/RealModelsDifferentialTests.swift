@@ -534,7 +534,8 @@ extension RealModelsDifferentialTests {
         ("Moody 3", "Moody 5", true, true, [true, false]), ("Moody 3", "Moody 5", true, false, [false, false]),
         ("Moody", "Moody 6", false, true, [true, true, true, true, false]),
         ("Moody 2", "Moody 4", true, true, [false, true]), ("Moody 2", "Moody 4", true, false, [false, true]),
-        ("Moody", "Moody 5", true, true, [true, false, true, false])
+        ("Moody", "Moody 5", true, true, [true, true, true, false]),
+        ("Moody 2", "Moody 5", true, true, [true, true, false])
     ])
     func theMoodyChainReadsThroughTheStepThatDropsAHierarchy(
         _ window: (from: String, to: String, mapped: Bool, wellTyped: Bool, fused: [Bool])

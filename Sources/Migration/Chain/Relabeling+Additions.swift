@@ -97,7 +97,8 @@ extension Relabeling {
     func looksUpWhatItAdds(_ expression: String?, of entity: String, among mappings: MappingModel) -> Bool {
         guard let expression, let from = step.destination.entity(named: entity),
             let parsed = try? FormatExpression(parsing: expression), let lookup = SQLLink.lookup(parsed),
-            let read = lookup.relationship, namesBefore.properties[entity]?[read] == nil
+            let read = lookup.relationship, namesBefore.properties[entity]?[read] == nil,
+            !computedLinks.contains(where: { entities[$0.entity] == entity && $0.relationship == read })
         else { return false }
         let relationships = step.destination.allRelationships(of: from)
         guard relationships.contains(where: { $0.name == read && !$0.isTransient }) else { return false }

@@ -1,3 +1,4 @@
+import CSQLite
 import ExpressionLanguage
 import Foundation
 import ObjectGraph
@@ -56,7 +57,7 @@ struct Relabeling {
     private var throughInverse: [String: Set<String>] = [:]
     /// Per B entity: where its copy or transform comes among the step's entity mappings,
     /// the order the step links their relationships in.
-    private var places: [String: Int] = [:]
+    private(set) var places: [String: Int] = [:]
     /// Whether an entity the step copies has a parent or sub-entities: the step numbers
     /// the rows of a table entity by entity, in the order of its mappings, so it keeps
     /// their keys only in order within each entity (``compose(_:source:policies:)``).
@@ -80,6 +81,10 @@ struct Relabeling {
     /// (``putsInKeyOrder(_:of:_:)``): the step after reads them in the order it reads
     /// where that order is the key order, which the pass checks (``holdsInKeyOrder``).
     private(set) var inKeyOrder: Set<Member> = []
+    /// The C relationships the step links through a chain of B relationships
+    /// (``ComputedLink``): read through before a step that reads nothing of them, which
+    /// the pass checks, counted as the step counts them; never written through.
+    private(set) var computedLinks: Set<ComputedLink> = []
     /// The ordered one-to-manys (B entity, relationship) the step makes unordered: the
     /// same members, in no order. After a step, the pass writes them unordered as the
     /// step would; before one, the step after would read them in the older version's
@@ -107,6 +112,8 @@ struct Relabeling {
         let mappings =
             step.isInferred ? step.mapping : Self.inInferredTerms(step.mapping, from: middle, to: new)
         var removed: Set<String> = []
+        // The links through chains, with the entity mapping each looks up in and its own.
+        var linksToCheck: [(link: ComputedLink, mapping: String, name: String)] = []
         // (The older version's layout, for the computed attributes' translations.)
         var layout: StoreLayout?
         for mapping in mappings.entityMappings {
@@ -163,6 +170,7 @@ struct Relabeling {
                 if let method = computation.readBack { conversions[from.name, default: [:]][attribute.name] = method }
             }
             if !computes.isEmpty { computed[from.name] = computes }
+            var links: Set<String> = []
             for property in mapping.relationshipMappings where property.valueExpression != nil {
                 guard
                     let old = fromRelationships.first(where: {
@@ -171,6 +179,14 @@ struct Relabeling {
                     toRelationships.contains(where: { $0.name == property.name }),
                     names.updateValue(property.name, forKey: old.name) == nil
                 else {
+                    // (Made to compute, it may link one through a chain: Relabeling+Links.)
+                    if functions != nil, let (link, target) = Self.computedLink(property, from: from, to: to, in: new),
+                        links.insert(link.relationship).inserted
+                    {
+                        computedLinks.insert(link)
+                        linksToCheck.append((link, target, mapping.name))
+                        continue
+                    }
                     throw Refusal(
                         "\(named) links \(property.name) by \(property.valueExpression ?? ""), not to what one relationship's targets become"
                     )
@@ -202,7 +218,7 @@ struct Relabeling {
             if !unmapped.isEmpty { dropped[from.name] = Set(unmapped) }
             // What the C entity adds keeps its default, which must pass C's rules: a pass
             // that reads the newer version without writing it checks none of them.
-            let filled = Set(names.values).union(computes.keys)
+            let filled = Set(names.values).union(computes.keys).union(links)
             if let added = toAttributes.first(where: { a in
                 !a.isTransient && !filled.contains(a.name) && !Self.defaultPassesItsRules(a)
             }) {
@@ -215,7 +231,7 @@ struct Relabeling {
             }
             // (Uniqueness constraints, carried but not enforced, change no row: a version
             // may add, drop or change them. docs/model-format.md)
-            guard filled.count == names.count + computes.count else {
+            guard filled.count == names.count + computes.count + links.count else {
                 throw Refusal("\(named) fills one attribute of \(to.name) twice")
             }
             properties[from.name] = names
@@ -230,6 +246,7 @@ struct Relabeling {
             mappings.entityMappings.enumerated().compactMap { index, mapping in
                 mapping.type == .copy || mapping.type == .transform ? mapping.sourceEntity.map { ($0, index) } : nil
             }, uniquingKeysWith: { first, _ in first })
+        try checkComputedLinks(linksToCheck)
         // Each relationship between the renamed entities, shaped as it was.
         for (name, names) in properties.sorted(by: { $0.key < $1.key }) {
             let from = middle.entity(named: name)!, to = new.entity(named: entities[name]!)!
@@ -503,6 +520,11 @@ struct Relabeling {
         guard !copiesIntoAHierarchy else {
             throw Refusal("it copies entities into a hierarchy, which after a step it cannot")
         }
+        if let link = computedLinks.sorted(by: { ($0.entity, $0.relationship) < ($1.entity, $1.relationship) }).first {
+            throw Refusal(
+                "it links \(entities[link.entity]!).\(link.relationship) through $source.\(link.path.joined(separator: ".")), which after a step it cannot"
+            )
+        }
         // (An ordered to-many the step puts in key order is written in the step before's
         // order, then put in key order: ``putInKeyOrder(in:layout:locate:)``.)
         var checks: [ComputedValue] = []
@@ -743,10 +765,14 @@ struct Relabeling {
     /// comes after its own, and nothing otherwise (the inverse's links, run first, gave
     /// every owner its members already), as the interpreter counts them. In a store the
     /// run wrote (`written`), the table of an entity that shares it with none holds only
-    /// its rows: SQLite counts them from the table's pages, without reading a row.
+    /// its rows: SQLite counts them from the table's pages, without reading a row. A
+    /// to-one that a renaming before linked through a chain (``chainBefore(_:)``, `chain`)
+    /// is read through that chain. Throws where a relationship it must count is nowhere
+    /// in the store.
     func report(
         in database: Database, layout: StoreLayout, written: Bool = false,
-        locate: (_ entity: String, _ property: String?) -> (entity: String, property: String?)
+        locate: (_ entity: String, _ property: String?) -> (entity: String, property: String?),
+        chain: (_ entity: String, _ property: String) -> [(entity: String, property: String)]? = { _, _ in nil }
     ) throws(SQLiteError) -> MigrationReport {
         let mappings = step.mapping.entityMappings
         func count(_ sql: String) throws(SQLiteError) -> Int {
@@ -765,6 +791,9 @@ struct Relabeling {
                 "SELECT count(*) FROM \(rows.table)" + (alone ? "" : " WHERE Z_ENT = \(rows.number)"))
             entry.sourceInstances = instances
             entry.destinationInstances = instances
+            // (A to-one linked through a chain counts every instance; a to-many, linked
+            // after its inverse through the same pairs, none: ``checkComputedLinks(_:)``.)
+            entry.relationshipsSet += instances * computedLinks.filter { $0.entity == from && !$0.isToMany }.count
             for old in step.source.allRelationships(of: step.source.entity(named: from)!)
             where !old.isTransient && properties[from]?[old.name] != nil {
                 guard old.isToMany else {
@@ -807,8 +836,16 @@ struct Relabeling {
                         + "(SELECT 1 FROM \(layout.table) AS m WHERE m.\(column.key) = o.Z_PK AND m.Z_ENT = \(layout.number))"
                 } else if let side = locate(from, old.name).property.flatMap({ rows.joinTables[$0] }) {
                     sql = "SELECT count(DISTINCT \(side.sourceColumn)) FROM \(side.table)"
-                } else {
+                } else if let hops = chain(old.destination, inverse), hops.isEmpty {
                     continue
+                } else if let hops = chain(old.destination, inverse), let through = Self.chained(hops, in: layout) {
+                    // (Each owner that some member's chain leads to.)
+                    sql =
+                        "SELECT count(*) FROM \(rows.table) AS o WHERE o.Z_ENT = \(rows.number) AND EXISTS "
+                        + "(SELECT 1 FROM \(through) = o.Z_PK)"
+                } else {
+                    throw SQLiteError(
+                        code: SQLITE_ERROR, message: "\(from).\(old.name)'s inverse is nowhere in the store to count")
                 }
                 entry.relationshipsSet += try count(sql)
             }
@@ -892,6 +929,67 @@ struct Relabeling {
             }
             return (entity, property)
         }
+    }
+
+    /// Where a to-one the step carries (by its source names) was linked through a chain
+    /// by one of the relabelings `earlier` (the ones before it, in order), which the
+    /// store does not hold (``ComputedLink``): the chain's relationships, each with the
+    /// entity that holds it, in the store's names. None for one a relabeling adds (it
+    /// links no row), nil where it cannot tell.
+    func chainBefore(_ earlier: ArraySlice<Relabeling>) -> (String, String) -> [(entity: String, property: String)]? {
+        let list = Array(earlier)
+        return { entity, property in
+            var (entity, property) = (entity, property)
+            for j in list.indices.reversed() {
+                let names = list[j].namesBefore
+                if let older = names.properties[entity]?[property] {
+                    (entity, property) = (names.entities[entity] ?? entity, older)
+                    continue
+                }
+                // (One the relabeling adds, or of an entity it adds: it links no row.)
+                guard let source = names.entities[entity] else { return [] }
+                guard
+                    let link = list[j].computedLinks.first(where: { $0.entity == source && $0.relationship == property }
+                    )
+                else { return [] }
+                let locate = list[j].locateBefore(list[..<j])
+                let model = list[j].step.source
+                var hops: [(entity: String, property: String)] = []
+                var holder = source
+                for name in link.path {
+                    let located = locate(holder, name)
+                    guard let stored = located.property,
+                        let relationship = model.allRelationships(of: model.entity(named: holder)!).first(where: {
+                            $0.name == name
+                        })
+                    else { return nil }
+                    hops.append((located.entity, stored))
+                    holder = relationship.destination
+                }
+                return hops
+            }
+            return nil
+        }
+    }
+
+    /// `members AS m JOIN … WHERE …` ending in the key of the last hop's target, for a
+    /// chain of to-ones (``chainBefore(_:)``) in a store laid out as `layout`: each row on
+    /// the way of its entity; nil where a hop has no column there.
+    static func chained(_ hops: [(entity: String, property: String)], in layout: StoreLayout) -> String? {
+        var from: [String] = []
+        var conditions: [String] = []
+        var last = ""
+        for (index, hop) in hops.enumerated() {
+            guard let rows = layout.entities[hop.entity], let column = rows.toOneColumns[hop.property] else {
+                return nil
+            }
+            let alias = index == 0 ? "m" : "h\(index)"
+            from.append(index == 0 ? "\(rows.table) AS m" : "JOIN \(rows.table) AS \(alias) ON \(alias).Z_PK = \(last)")
+            conditions.append("\(alias).Z_ENT = \(rows.number)")
+            last = "\(alias).\(column.key)"
+        }
+        guard !hops.isEmpty else { return nil }
+        return from.joined(separator: " ") + " WHERE " + conditions.joined(separator: " AND ") + " AND \(last)"
     }
 
     /// Where the step's source names are after it and the relabelings `later`: for

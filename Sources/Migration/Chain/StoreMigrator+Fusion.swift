@@ -54,9 +54,12 @@ extension StoreMigrator {
             let ordering = (run?.leading ?? []).enumerated().filter { !$0.element.inKeyOrder.isEmpty }.map {
                 index + $0.offset
             }
+            let linking = (run?.leading ?? []).enumerated().filter { !$0.element.computedLinks.isEmpty }.map {
+                index + $0.offset
+            }
             var pass = Pass(
                 steps: index..<(index + count), base: index + (run?.leading.count ?? 0), dropping: dropping,
-                computing: computing, inKeyOrder: ordering)
+                computing: computing, inKeyOrder: ordering, linking: linking)
             if fusing, let previous = passes.last { pass.apart = apart(previous, of: steps) }
             passes.append(pass)
             index += count
@@ -106,6 +109,10 @@ extension StoreMigrator {
         /// The renaming steps that put an ordered to-many's members in key order, which
         /// the run checks the store holds already (docs/engine.md, "Steps run as one").
         public var inKeyOrder: [Int] = []
+        /// The renaming steps that link relationships through chains no step after them
+        /// reads, which the run checks every key of names a row (docs/engine.md, "Steps
+        /// run as one").
+        public var linking: [Int] = []
         /// Why its first step does not run in the pass before (nil for the first pass, or
         /// where steps are not run as one).
         public var apart: Apart?
@@ -264,12 +271,19 @@ extension StoreMigrator {
                             throw Refused()
                         }
                     }
+                    for i in run.leading.indices where !run.leading[i].computedLinks.isEmpty {
+                        let locate = run.leading[i].locateBefore(run.leading[..<i])
+                        if try !run.leading[i].linksResolve(in: store.database, layout: store.layout, locate: locate) {
+                            throw Refused()
+                        }
+                    }
                     return try run.leading.indices.map { i in
                         // (The first renaming's source is this store; a later one's rows
                         // are its, under its names.)
                         try run.leading[i].report(
                             in: store.database, layout: store.layout,
-                            locate: run.leading[i].locateBefore(run.leading[..<i]))
+                            locate: run.leading[i].locateBefore(run.leading[..<i]),
+                            chain: run.leading[i].chainBefore(run.leading[..<i]))
                     }
                 }
             } written: { temporary throws(MigrationError) in

@@ -158,7 +158,9 @@ struct PlanCommand: ParsableCommand {
                     let names = indexes.map { "\(steps[$0].source.version) → \(steps[$0].destination.version)" }
                     return names.joined(separator: " and ") + " " + (indexes.count == 1 ? one : several)
                 }
-                let renaming = pass.steps.filter { $0 != pass.base && !pass.computing.contains($0) }
+                let renaming = pass.steps.filter {
+                    $0 != pass.base && !pass.computing.contains($0) && !pass.linking.contains($0)
+                }
                 let drops = pass.dropping.contains(where: renaming.contains)
                 let parts = [
                     part(
@@ -170,6 +172,11 @@ struct PlanCommand: ParsableCommand {
                     part(
                         renaming, "only renames" + (drops ? " or drops properties" : ""),
                         "only rename" + (drops ? " or drop properties" : "")),
+                    part(
+                        pass.linking,
+                        "links relationships through chains, which no step after it reads: in the pass where every key they follow names a row",
+                        "link relationships through chains, which no step after them reads: in the pass where every key they follow names a row"
+                    ),
                     part(
                         pass.inKeyOrder,
                         "puts ordered relationships in key order: in the pass where the store holds them so already",
