@@ -12,6 +12,7 @@ import Foundation
 //     swift run -c release --package-path Benchmarks remodel-bench note-folders
 //     swift run -c release --package-path Benchmarks remodel-bench price-chain
 //     swift run -c release --package-path Benchmarks remodel-bench decimal-copy
+//     swift run -c release --package-path Benchmarks remodel-bench moody-chain
 //
 // See docs/performance.md.
 
@@ -24,6 +25,7 @@ let usage = """
            remodel-bench note-folders [--notes N] [--rounds N] [--dir DIR] [--markdown]
            remodel-bench price-chain [--rows N] [--filtered | --widening] [--rounds N] [--dir DIR] [--markdown]
            remodel-bench decimal-copy [--rows N] [--rounds N] [--dir DIR] [--markdown]
+           remodel-bench moody-chain [--rows N] [--fixtures DIR] [--rounds N] [--dir DIR] [--markdown]
            remodel-bench list
 
     expressions       measure parse, compile and evaluate of each expression and predicate, and
@@ -47,6 +49,9 @@ let usage = """
     decimal-copy      migrate a generated store of N products whose price is a Decimal by an
                       inferred step (a Decimal discount added) with MigrationManager, against
                       the INSERT … SELECT that copies the column
+    moody-chain       take a generated Moody store of N moods through objc.io's Moody chain to
+                      Moody 5 (its Xcode mapping models, from ../shared/fixtures) with
+                      StoreMigrator, in one pass and step by step, against one pass by hand
     list              the expressions and predicates, by ID
 
     --markdown    print the results as Markdown (for docs/performance.md)
@@ -56,7 +61,10 @@ let usage = """
     --only IDs    expressions: only these (comma-separated IDs from `list`)
     --phases P    expressions: only these phases (comma-separated: parse, compile, evaluate,
                   closure, …); for profiling one loop under valgrind
-    --rows N      store, migrate-products, price-chain, decimal-copy: rows (default 1,000,000)
+    --rows N      store, migrate-products, price-chain, decimal-copy: rows; moody-chain:
+                  moods (default 1,000,000)
+    --fixtures D  moody-chain: the shared fixtures folder (default: ../shared/fixtures beside
+                  the repository)
     --notes N     chain, note-folders: notes (default 1,000,000), and one folder per 50 notes
     --chunk N     store: objects per save or commit when inserting (default 10,000)
     --items N     item-images: items (default 2,000)
@@ -95,6 +103,7 @@ struct Options {
     var widening = false
     var dir: String? = nil
     var mappings: String? = nil
+    var fixtures: String? = nil
     // Hidden: what a variant's child process is told.
     var variant: String? = nil
     var result: String? = nil
@@ -154,6 +163,7 @@ func parseOptions(_ arguments: [String]) -> Options {
             options.size = n
         case "--dir": options.dir = value(for: argument)
         case "--mappings": options.mappings = value(for: argument)
+        case "--fixtures": options.fixtures = value(for: argument)
         case "--variant": options.variant = value(for: argument)
         case "--result": options.result = value(for: argument)
         case "--source": options.source = value(for: argument)
@@ -361,6 +371,9 @@ let childVariants: [String: (Options) -> VariantResult] = [
     "decimal-copy-remodel": { migrateDecimalCopyWithManager($0, pushdown: true) },
     "decimal-copy-interpreted": { migrateDecimalCopyWithManager($0, pushdown: false) },
     "decimal-copy-sql": migrateDecimalCopySQL,
+    "moody-chain-remodel": { migrateMoodyChainWithStoreMigrator($0, fusesSteps: true) },
+    "moody-chain-remodel-step-by-step": { migrateMoodyChainWithStoreMigrator($0, fusesSteps: false) },
+    "moody-chain-sql": migrateMoodyChainSQL,
     // Sources for profiling one variant by hand (docs/performance.md, "Profiling").
     "generate-products": { options in
         let (_, seconds) = timed {
@@ -373,6 +386,12 @@ let childVariants: [String: (Options) -> VariantResult] = [
     "generate-decimal-products": { options in
         let (_, seconds) = timed {
             generateProductsStore(options.destination!, rows: options.rowCount, model: decimalCopyModels().0)
+        }
+        return VariantResult(seconds: seconds, rows: options.rowCount)
+    },
+    "generate-moody": { options in
+        let (_, seconds) = timed {
+            generateMoodyStore(options.destination!, moods: options.rowCount, model: moodyVersions(options)[0])
         }
         return VariantResult(seconds: seconds, rows: options.rowCount)
     },
@@ -421,6 +440,8 @@ case "price-chain":
     runPriceChainBenchmark(options)
 case "decimal-copy":
     runDecimalCopyBenchmark(options)
+case "moody-chain":
+    runMoodyChainBenchmark(options)
 case "list":
     for c in expressionCases { print("\(padded(c.id, 12)) \(c.text)") }
 case "":

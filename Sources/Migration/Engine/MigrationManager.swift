@@ -67,8 +67,15 @@ public final class MigrationManager: KeyValueCoding {
         prelinked.contains(key) && !prelinksLinked.contains(key)
     }
     /// The order stage 1 runs the entity mappings in: the mapping model's, but for a
-    /// mapping that cannot fail there, run before the mappings holding keys to its objects.
+    /// mapping run before the mappings holding keys to its objects (``planSQL(source:destination:)``).
     var stage1Order: [Int] = []
+    /// Whether ``stage1Order`` runs a mapping ahead of one that could fail before it: should
+    /// the run fail, it runs again in the file's order (``migrateStore(from:to:externalData:progress:)``),
+    /// and reports the error that order gives.
+    var reorderedOnTrial = false
+    /// Whether stage 1 keeps the file's order: the run again after a failure that a
+    /// mapping run ahead on trial may have put before the file's first.
+    var keepsFileOrder = false
     /// Whether stage 1 may set relationships (``planLinksWithInstances()``); off only to
     /// compare with the run that sets them in stage 2.
     var setsLinksWithInstances = true
@@ -217,7 +224,28 @@ public final class MigrationManager: KeyValueCoding {
             progressHandler = nil
             if !(succeeded && options.keepsResults) { releaseResults() }
             currentEntityMapping = nil
+            keepsFileOrder = false
         }
+        var report: MigrationReport
+        reorderedOnTrial = false
+        do {
+            report = try migrateStoreOnce(from: sourcePath, to: destinationPath, externalData: externalData)
+        } catch where reorderedOnTrial && error.kind != .cancelled {
+            // (A mapping ran ahead of one that could fail before it: the file's order
+            // tells which error comes first.)
+            keepsFileOrder = true
+            report = try migrateStoreOnce(from: sourcePath, to: destinationPath, externalData: externalData)
+        }
+        report.seconds = (ContinuousClock.now - started).seconds
+        succeeded = true
+        return report
+    }
+
+    /// One run of ``migrateStore(from:to:externalData:progress:)``: the destination
+    /// written, or removed with what it wrote.
+    private func migrateStoreOnce(
+        from sourcePath: String, to destinationPath: String, externalData: ExternalDataFiles?
+    ) throws(MigrationError) -> MigrationReport {
         let source: Store
         do {
             source = try Store.open(at: sourcePath, model: sourceModel, mode: .readOnly)
@@ -266,13 +294,11 @@ public final class MigrationManager: KeyValueCoding {
             if let error = error as? MigrationError { throw error }
             throw MigrationError(.destinationStore, "\(error)", underlying: error)
         }
-        let report = MigrationReport(
+        return MigrationReport(
             entityMappings: runners.map {
                 var r = $0.report; r.execution = $0.execution; return r
             },
-            seconds: (ContinuousClock.now - started).seconds)
-        succeeded = true
-        return report
+            seconds: 0)
     }
 
     /// Releases what a run kept for its lookups (``MigrationOptions/keepsResults``): the

@@ -25,6 +25,7 @@ extension MigrationManager {
             runner.execution.interpretedAs = runner.interpretedAs
         }
         stage1Order = Array(runners.indices)
+        reorderedOnTrial = false
         guard runners.contains(where: { $0.planOfLinks != nil }) else { return }
         // Keys written in stage 1 rather than linked in stage 2: when every mapping uses
         // the default policy (no hook could see a key before its link would set it) and
@@ -32,7 +33,9 @@ extension MigrationManager {
         // holding them. A mapping runs before the first mapping holding keys to its
         // objects when the mappings it passes do not write its table, and either its
         // stage 1 or theirs cannot fail (SQL, nothing evaluated, no guard): no error could
-        // then come first that the file's order would not give.
+        // then come first that the file's order would not give. Or, on trial, when they
+        // all run as SQL with nothing evaluated (nothing that could look up what another
+        // mapping made): should the run fail, it runs again in the file's order.
         prelinks = [:]
         let linksBySQL = runners.allSatisfy { runner in
             guard runner.policy.isDefault else { return false }
@@ -59,14 +62,16 @@ extension MigrationManager {
                     guard let from = stage1Order.firstIndex(of: key.keysOf),
                         let to = stage1Order.firstIndex(of: holder), from > to,
                         let plan = runners[key.keysOf].sqlPlan,
-                        Self.cannotFail(plan)
-                            || stage1Order[to..<from].allSatisfy({ passed in
-                                runners[passed].sqlPlan.map(Self.cannotFail) == true
-                            }),
                         !stage1Order[to..<from].contains(where: {
                             destinationTable(of: runners[$0], in: destination.layout) == plan.destinationTable
                         })
                     else { continue }
+                    let passed = stage1Order[to..<from].map { runners[$0].sqlPlan }
+                    let cannotFail = Self.cannotFail(plan) || passed.allSatisfy { $0.map(Self.cannotFail) == true }
+                    let onTrial =
+                        !keepsFileOrder && plan.evaluated.isEmpty && passed.allSatisfy { $0?.evaluated.isEmpty == true }
+                    guard cannotFail || onTrial else { continue }
+                    if !cannotFail { reorderedOnTrial = true }
                     stage1Order.insert(stage1Order.remove(at: from), at: to)
                 }
             }
