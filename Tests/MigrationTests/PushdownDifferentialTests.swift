@@ -1541,8 +1541,12 @@ import TestSupport
                 UPDATE Z_PRIMARYKEY SET Z_MAX = 20 WHERE Z_ENT = \(person.number);
                 UPDATE Z_PRIMARYKEY SET Z_MAX = 100 WHERE Z_ENT = \(letter.number);
                 """)
-            if personOverflows { try store.database.execute("UPDATE \(person.table) SET \(pn) = \(Int64.max) WHERE Z_PK = 12") }
-            if letterOverflows { try store.database.execute("UPDATE \(letter.table) SET \(ln) = \(Int64.max) WHERE Z_PK = 70") }
+            if personOverflows {
+                try store.database.execute("UPDATE \(person.table) SET \(pn) = \(Int64.max) WHERE Z_PK = 12")
+            }
+            if letterOverflows {
+                try store.database.execute("UPDATE \(letter.table) SET \(ln) = \(Int64.max) WHERE Z_PK = 70")
+            }
         }
         let mapping = try Self.mapping(
             from: "T1", to: "T2",

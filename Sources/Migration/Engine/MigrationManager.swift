@@ -230,7 +230,7 @@ public final class MigrationManager: KeyValueCoding {
         reorderedOnTrial = false
         do {
             report = try migrateStoreOnce(from: sourcePath, to: destinationPath, externalData: externalData)
-        } catch where reorderedOnTrial && error.kind != .cancelled {
+        } catch  where reorderedOnTrial && error.kind != .cancelled {
             // (A mapping ran ahead of one that could fail before it: the file's order
             // tells which error comes first.)
             keepsFileOrder = true
