@@ -332,8 +332,8 @@ import TestSupport
         try FileManager.default.copyItem(atPath: store, toPath: other)
         let plan = try cli.run("plan", store, "--models", models)
         #expect(
-            plan.stdout.hasSuffix(
-                "one pass: A → C (A → B only renames or drops properties; `run --step-by-step` runs each step on its own)\n"
+            plan.stdout.contains(
+                "one pass: A → C (A → B only renames or drops properties; `run --step-by-step` runs each step on its own)\n  as one mapping, A → C:\n    ItemToItem: SQL\n"
             ), "\(plan.stdout)")
         let run = try cli.run("run", store, "--models", models, "--no-backup", "--quiet")
         #expect(run.status == 0, "\(run.stderr)")
@@ -402,7 +402,8 @@ import TestSupport
         try FileManager.default.copyItem(atPath: store, toPath: copy)
         let plan = try cli.run("plan", store, "--models", models)
         #expect(
-            plan.stdout.hasSuffix("one pass: A → C (\(pass); `run --step-by-step` runs each step on its own)\n"),
+            plan.stdout.contains(
+                "one pass: A → C (\(pass); `run --step-by-step` runs each step on its own)\n  as one mapping, A → C:\n"),
             "\(plan.stdout)")
         let run = try cli.run("run", store, "--models", models, "--no-backup", "--quiet")
         #expect(run.status == 0, "\(run.stderr)")

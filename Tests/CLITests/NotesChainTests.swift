@@ -159,6 +159,12 @@ import Testing
                       IEM_Transform_Note: SQL
                       IEM_Copy_Notebook: SQL
                     one pass: Notes1 → Notes4 (Notes1 → Notes2 and Notes3 → Notes4 only rename; `run --step-by-step` runs each step on its own)
+                      as one mapping, Notes1 → Notes4:
+                        NotebookToNotebook: SQL
+                          read as they are on well-typed rows: name
+                        NoteToNote: SQL
+                          evaluated where SQL cannot decide: title, priority, the source predicate
+                          read as they are on well-typed rows: body, priority, title, trashed
 
                     """, "\(plan.stderr)")
         }
@@ -258,8 +264,8 @@ import Testing
         let plan = try cli.run("plan", scratch.store, "--models", models.path)
         #expect(plan.stdout.contains("Notes3 → Notes4: \(models.path)/Notes3_to_Notes4.mapping.json"), "\(plan.stdout)")
         #expect(
-            plan.stdout.hasSuffix(
-                "one pass: Notes1 → Notes4 (Notes1 → Notes2 and Notes3 → Notes4 only rename; `run --step-by-step` runs each step on its own)\n"
+            plan.stdout.contains(
+                "one pass: Notes1 → Notes4 (Notes1 → Notes2 and Notes3 → Notes4 only rename; `run --step-by-step` runs each step on its own)\n  as one mapping, Notes1 → Notes4:\n"
             ), "\(plan.stdout)")
         let run = try cli.run("run", scratch.store, "--models", models.path, "--no-backup", "--quiet")
         #expect(run.status == 0, "\(run.stderr)")

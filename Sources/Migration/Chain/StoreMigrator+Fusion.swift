@@ -67,6 +67,18 @@ extension StoreMigrator {
         return passes
     }
 
+    /// The one mapping a pass of several steps runs (`pass`, of ``passes(of:)`` over
+    /// `steps`): the step whose mapping runs, composed with the steps it reads through
+    /// and writes through, from the pass's first source version to its last destination.
+    /// Nil for a pass of one step.
+    public func mapping(of pass: Pass, in steps: [Step]) -> MappingModel? {
+        guard pass.steps.count > 1, fusesSteps, options.pushdown,
+            let run = fusedRun(from: pass.steps.lowerBound, of: steps, leading: true),
+            run.steps.count == pass.steps.count
+        else { return nil }
+        return run.mapping
+    }
+
     /// Why the step after `previous` could not run in its pass (``Pass/apart``).
     private func apart(_ previous: Pass, of steps: [Step]) -> Pass.Apart {
         let last = previous.steps.upperBound - 1

@@ -104,38 +104,9 @@ struct PlanCommand: ParsableCommand {
                         "  note: reads the store the step before writes, whose values fit \(step.source.version): SQL reads them as they are"
                     )
                 }
-                for (name, execution) in MigrationManager.plannedExecutions(
-                    step.mapping, source: step.source, destination: step.destination,
-                    policies: migrator.policies, options: migrator.options, sourceIsWellTyped: readsWhatTheRunWrote)
-                {
-                    guard execution.instancesAsSQL else {
-                        print("  \(name): \(execution)")
-                        continue
-                    }
-                    print("  \(name): SQL")
-                    if let reason = execution.relationshipsReason, !execution.relationshipsAsSQL {
-                        print("    relationships interpreted: \(reason)")
-                    }
-                    // (What is asked of the source object costs a read of it per row.)
-                    let marked = { (names: [String]) in
-                        names.map { execution.evaluatedOnObjects.contains($0) ? "\($0) (on the source object)" : $0 }
-                            .joined(separator: ", ")
-                    }
-                    if !execution.evaluated.isEmpty {
-                        print("    evaluated per row: \(marked(execution.evaluated))")
-                    }
-                    if !execution.evaluatedWhereUndecided.isEmpty {
-                        print("    evaluated where SQL cannot decide: \(marked(execution.evaluatedWhereUndecided))")
-                    }
-                    if !execution.readAsTheyAre.isEmpty {
-                        print(
-                            "    read as they are on well-typed rows: \(execution.readAsTheyAre.joined(separator: ", "))"
-                        )
-                    }
-                    if !execution.checks.isEmpty {
-                        print("    checks: \(execution.checks.joined(separator: ", "))")
-                    }
-                }
+                printExecutions(
+                    step.mapping, step.source, step.destination, migrator, wellTyped: readsWhatTheRunWrote, indent: "  "
+                )
             }
             // Steps run as one (docs/engine.md, "Steps run as one"), and why a step
             // starts a pass of its own.
@@ -182,10 +153,59 @@ struct PlanCommand: ParsableCommand {
                         "puts ordered relationships in key order: in the pass where the store holds them so already",
                         "put ordered relationships in key order: in the pass where the store holds them so already")
                 ].compactMap { $0 }
+                let last = steps[pass.steps.upperBound - 1]
                 print(
-                    "one pass: \(steps[pass.steps.lowerBound].source.version) → \(steps[pass.steps.upperBound - 1].destination.version) "
+                    "one pass: \(first.source.version) → \(last.destination.version) "
                         + "(\(parts.joined(separator: "; ")); `run --step-by-step` runs each step on its own)"
                 )
+                // (What the pass runs: one mapping, from its first version to its last.)
+                if let mapping = migrator.mapping(of: pass, in: steps) {
+                    print("  as one mapping, \(first.source.version) → \(last.destination.version):")
+                    printExecutions(
+                        mapping, first.source, last.destination, migrator,
+                        wellTyped: StoreMigrator.readsAStoreTheRunWrote(steps, at: pass.steps.lowerBound),
+                        indent: "    ")
+                }
+            }
+        }
+    }
+
+    /// How each entity mapping of `mapping` would run (as SQL or interpreted, and why),
+    /// a line each, under `indent`.
+    private func printExecutions(
+        _ mapping: MappingModel, _ source: ObjectModel, _ destination: ObjectModel, _ migrator: StoreMigrator,
+        wellTyped: Bool, indent: String
+    ) {
+        for (name, execution) in MigrationManager.plannedExecutions(
+            mapping, source: source, destination: destination, policies: migrator.policies,
+            options: migrator.options, sourceIsWellTyped: wellTyped)
+        {
+            guard execution.instancesAsSQL else {
+                print("\(indent)\(name): \(execution)")
+                continue
+            }
+            print("\(indent)\(name): SQL")
+            if let reason = execution.relationshipsReason, !execution.relationshipsAsSQL {
+                print("\(indent)  relationships interpreted: \(reason)")
+            }
+            // (What is asked of the source object costs a read of it per row.)
+            let marked = { (names: [String]) in
+                names.map { execution.evaluatedOnObjects.contains($0) ? "\($0) (on the source object)" : $0 }
+                    .joined(separator: ", ")
+            }
+            if !execution.evaluated.isEmpty {
+                print("\(indent)  evaluated per row: \(marked(execution.evaluated))")
+            }
+            if !execution.evaluatedWhereUndecided.isEmpty {
+                print("\(indent)  evaluated where SQL cannot decide: \(marked(execution.evaluatedWhereUndecided))")
+            }
+            if !execution.readAsTheyAre.isEmpty {
+                print(
+                    "\(indent)  read as they are on well-typed rows: \(execution.readAsTheyAre.joined(separator: ", "))"
+                )
+            }
+            if !execution.checks.isEmpty {
+                print("\(indent)  checks: \(execution.checks.joined(separator: ", "))")
             }
         }
     }
