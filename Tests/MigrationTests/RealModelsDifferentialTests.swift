@@ -455,13 +455,7 @@ extension RealModelsDifferentialTests {
         guard SharedFixtures.isAvailable else { try Test.cancel(SharedFixtures.missingMessage) }
         let model = XcodeMappingTests.realworld.appendingPathComponent("altstoreio+AltStore/AltStoreCore/Model")
         let versions = try ObjectModel.loadVersions(at: model.appendingPathComponent("AltStore.xcdatamodeld"))
-        guard let first = versions.firstIndex(where: { $0.version == window.from }),
-            let last = versions.firstIndex(where: { $0.version == window.to })
-        else {
-            Issue.record("no \(window.from) or \(window.to)")
-            return
-        }
-        let models = Array(versions[first...last])
+        let models = try Self.window(of: versions, from: window.from, to: window.to)
         let mappings = try MappingModel.loadAll(in: model.appendingPathComponent("Migrations"), models: versions)
             .filter { mapping in models.dropLast().contains { $0.version == mapping.sourceModel } }
         let policies = RealWorldMappingModelTests.registry(
@@ -522,6 +516,13 @@ extension RealModelsDifferentialTests {
 }
 
 extension RealModelsDifferentialTests {
+    /// The versions from `from` to `to`, both included.
+    static func window(of versions: [ObjectModel], from: String, to: String) throws -> [ObjectModel] {
+        let first = try #require(versions.firstIndex { $0.version == from }, "no \(from)")
+        let last = try #require(versions.firstIndex { $0.version == to }, "no \(to)")
+        return Array(versions[first...last])
+    }
+
     /// objc.io's Moody 3 → Moody 4 drops the abstract `GeographicRegion` above
     /// `Continent` and `Country`: their rows leave the shared table for one table each,
     /// numbered anew entity by entity in the order of their keys. The step after reads
@@ -543,13 +544,7 @@ extension RealModelsDifferentialTests {
         guard SharedFixtures.isAvailable else { try Test.cancel(SharedFixtures.missingMessage) }
         let folder = XcodeMappingTests.realworld.appendingPathComponent("objcio+core-data/Migrations/Migrations")
         let versions = try ObjectModel.loadVersions(at: folder.appendingPathComponent("Moody.xcdatamodeld"))
-        guard let first = versions.firstIndex(where: { $0.version == window.from }),
-            let last = versions.firstIndex(where: { $0.version == window.to })
-        else {
-            Issue.record("no \(window.from) or \(window.to)")
-            return
-        }
-        let models = Array(versions[first...last])
+        let models = try Self.window(of: versions, from: window.from, to: window.to)
         let mappings =
             window.mapped
             ? try MappingModel.loadAll(in: folder, models: versions).filter { mapping in

@@ -531,16 +531,7 @@ func runChainBenchmark(_ options: Options) {
         "chain", chainVariants.filter { options.only?.contains($0.id) ?? true }, rounds: options.roundCount,
         quiet: quiet,
         arguments: { variant, _ in
-            let path = "\(directory)/\(variant.id).sqlite"
-            removeStore(path)
-            if !variant.id.hasPrefix("chain-sql") {
-                // StoreMigrator migrates in place: a fresh copy of the source each round, not timed.
-                do { try FileManager.default.copyItem(atPath: source, toPath: path) } catch {
-                    die("cannot copy the source: \(error)")
-                }
-                return common + ["--source", path]
-            }
-            return common + ["--source", source, "--destination", path]
+            chainArguments(variant, common, source: source, in: directory, inPlace: !variant.id.hasPrefix("chain-sql"))
         },
         check: { variant, _, measurement in
             let path = "\(directory)/\(variant.id).sqlite"
@@ -607,6 +598,21 @@ func runChainBenchmark(_ options: Options) {
             + "process floor (runtime and a model loaded, nothing done): \(formatMB(idle.maxRSS)) peak RSS"
     ]
     if options.markdown { report.printMarkdown() } else { report.printText() }
+}
+
+/// A chain variant's arguments: StoreMigrator migrates in place (`inPlace`), so a fresh
+/// copy of `source` each round (not timed) at the variant's path in `directory`; the
+/// hand-written passes write a new store there from `source`.
+func chainArguments(_ variant: Variant, _ common: [String], source: String, in directory: String, inPlace: Bool)
+    -> [String]
+{
+    let path = "\(directory)/\(variant.id).sqlite"
+    removeStore(path)
+    guard inPlace else { return common + ["--source", source, "--destination", path] }
+    do { try FileManager.default.copyItem(atPath: source, toPath: path) } catch {
+        die("cannot copy the source: \(error)")
+    }
+    return common + ["--source", path]
 }
 
 /// Each variant's total against the one pass's (what a careful engineer writes for the

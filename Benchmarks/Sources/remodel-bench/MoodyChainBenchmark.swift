@@ -180,16 +180,7 @@ func runMoodyChainBenchmark(_ options: Options) {
     let runs = measureVariants(
         "moody-chain", moodyChainVariants, rounds: options.roundCount, quiet: quiet,
         arguments: { variant, _ in
-            let path = "\(directory)/\(variant.id).sqlite"
-            removeStore(path)
-            guard variant.role == .reference else {
-                // StoreMigrator migrates in place: a fresh copy of the source each round, not timed.
-                do { try FileManager.default.copyItem(atPath: source, toPath: path) } catch {
-                    die("cannot copy the source: \(error)")
-                }
-                return common + ["--source", path]
-            }
-            return common + ["--source", source, "--destination", path]
+            chainArguments(variant, common, source: source, in: directory, inPlace: variant.role != .reference)
         },
         check: { variant, _, measurement in
             let path = "\(directory)/\(variant.id).sqlite"

@@ -194,14 +194,7 @@ func runPriceChainBenchmark(_ options: Options) {
         "chain", priceChainVariants.filter { options.only?.contains($0.id) ?? true }, rounds: options.roundCount,
         quiet: quiet,
         arguments: { variant, _ in
-            let path = "\(directory)/\(variant.id).sqlite"
-            removeStore(path)
-            guard variant.id != "price-chain-sql" else { return common + ["--source", source, "--destination", path] }
-            // StoreMigrator migrates in place: a fresh copy of the source each round, not timed.
-            do { try FileManager.default.copyItem(atPath: source, toPath: path) } catch {
-                die("cannot copy the source: \(error)")
-            }
-            return common + ["--source", path]
+            chainArguments(variant, common, source: source, in: directory, inPlace: variant.id != "price-chain-sql")
         },
         check: { variant, _, measurement in
             let path = "\(directory)/\(variant.id).sqlite"
