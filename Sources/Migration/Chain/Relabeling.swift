@@ -948,10 +948,8 @@ struct Relabeling {
                 }
                 // (One the relabeling adds, or of an entity it adds: it links no row.)
                 guard let source = names.entities[entity] else { return [] }
-                guard
-                    let link = list[j].computedLinks.first(where: { $0.entity == source && $0.relationship == property }
-                    )
-                else { return [] }
+                let link = list[j].computedLinks.first { $0.entity == source && $0.relationship == property }
+                guard let link else { return [] }
                 let locate = list[j].locateBefore(list[..<j])
                 let model = list[j].step.source
                 var hops: [(entity: String, property: String)] = []
