@@ -95,6 +95,13 @@ public struct FunctionRegistry: Sendable {
         return implementation.isStandard
     }
 
+    /// Whether every implementation of `selector` is one of ``standard``'s (none an
+    /// embedder registered, which may keep state across calls); false for one unknown.
+    public func isStandard(_ selector: String) -> Bool {
+        let all = implementations(of: selector)
+        return !all.isEmpty && all.allSatisfy(\.isStandard)
+    }
+
     /// Marks every implementation registered so far as standard.
     mutating func markStandard() {
         for key in implementations.keys {

@@ -34,8 +34,9 @@ extension MigrationManager {
         // objects when the mappings it passes do not write its table, and either its
         // stage 1 or theirs cannot fail (SQL, nothing evaluated, no guard): no error could
         // then come first that the file's order would not give. Or, on trial, when they
-        // all run as SQL with nothing evaluated (nothing that could look up what another
-        // mapping made): should the run fail, it runs again in the file's order.
+        // all run as SQL and what the interpreter evaluates of them reads only their
+        // source (``evaluatesOnlyItsSource(_:_:)``): should the run fail, it runs again in
+        // the file's order.
         prelinks = [:]
         let linksBySQL = runners.allSatisfy { runner in
             guard runner.policy.isDefault else { return false }
@@ -66,10 +67,14 @@ extension MigrationManager {
                             destinationTable(of: runners[$0], in: destination.layout) == plan.destinationTable
                         })
                     else { continue }
-                    let passed = stage1Order[to..<from].map { runners[$0].sqlPlan }
-                    let cannotFail = Self.cannotFail(plan) || passed.allSatisfy { $0.map(Self.cannotFail) == true }
+                    let passed = stage1Order[to..<from].map { runners[$0] }
+                    let cannotFail =
+                        Self.cannotFail(plan) || passed.allSatisfy { $0.sqlPlan.map(Self.cannotFail) == true }
                     let onTrial =
-                        !keepsFileOrder && plan.evaluated.isEmpty && passed.allSatisfy { $0?.evaluated.isEmpty == true }
+                        !keepsFileOrder && evaluatesOnlyItsSource(runners[key.keysOf], plan)
+                        && passed.allSatisfy { runner in
+                            runner.sqlPlan.map { evaluatesOnlyItsSource(runner, $0) } == true
+                        }
                     guard cannotFail || onTrial else { continue }
                     if !cannotFail { reorderedOnTrial = true }
                     stage1Order.insert(stage1Order.remove(at: from), at: to)
@@ -88,6 +93,32 @@ extension MigrationManager {
         } catch {
             throw MigrationError(.sourceStore, "cannot attach the source store for SQL: \(error)", underlying: error)
         }
+    }
+
+    /// Whether what the interpreter evaluates of `runner`'s stage 1 run as `plan` (its
+    /// expressions SQL asks it for, its fetch's predicate) reads only the source: no
+    /// `$manager` (the lookups of what other mappings made, the contexts), no FETCH, no
+    /// variable but `$source`, `$destination`, `$entityMapping` and `$propertyMapping`,
+    /// and no function an embedder registered (one may keep state across calls, and give
+    /// other values in another order). The rows a guard hands the interpreter are
+    /// evaluated with the mapping's expressions that SQL says, which read only the source.
+    func evaluatesOnlyItsSource(_ runner: EntityMappingRunner, _ plan: SQLMappingPlan) -> Bool {
+        var only = true
+        func visit(_ e: FormatExpression) {
+            switch e.kind {
+            case .variable(let name):
+                if !["source", "destination", "entityMapping", "propertyMapping"].contains(name) { only = false }
+            case .fetch: only = false
+            case .functionCall(_, let selector, _):
+                if !(selector.constantString.map(policies.functions.isStandard) ?? false) { only = false }
+            default: break
+            }
+        }
+        for evaluated in plan.evaluated {
+            runner.prepared.attributes[evaluated.property].expression.expression.forEachSubexpression(visit)
+        }
+        if case .fetch(let request) = runner.prepared.source { request.predicate?.forEachSubexpression(visit) }
+        return only
     }
 
     /// Whether a stage 1 run as `plan` cannot fail: nothing evaluated by the interpreter,
