@@ -76,6 +76,10 @@ public final class MigrationManager: KeyValueCoding {
     /// Whether stage 1 keeps the file's order: the run again after a failure that a
     /// mapping run ahead on trial may have put before the file's first.
     var keepsFileOrder = false
+    /// Whether the run's stage 1 is done: a failure after it is the same in any order of
+    /// stage 1, which writes the same rows (each mapping run ahead writes a table of its
+    /// own), and needs no second run.
+    var stage1Done = false
     /// Whether stage 1 may set relationships (``planLinksWithInstances()``); off only to
     /// compare with the run that sets them in stage 2.
     var setsLinksWithInstances = true
@@ -227,10 +231,10 @@ public final class MigrationManager: KeyValueCoding {
             keepsFileOrder = false
         }
         var report: MigrationReport
-        reorderedOnTrial = false
+        (reorderedOnTrial, stage1Done) = (false, false)
         do {
             report = try migrateStoreOnce(from: sourcePath, to: destinationPath, externalData: externalData)
-        } catch  where reorderedOnTrial && error.kind != .cancelled {
+        } catch  where reorderedOnTrial && !stage1Done && error.kind != .cancelled {
             // (A mapping ran ahead of one that could fail before it: the file's order
             // tells which error comes first.)
             keepsFileOrder = true
@@ -330,6 +334,7 @@ public final class MigrationManager: KeyValueCoding {
     }
 
     func run(source: Store, destination: Store) throws(MigrationError) {
+        stage1Done = false
         let sourceContext = ObjectContext(store: source, functions: policies.functions)
         let destinationContext = ObjectContext(store: destination, functions: policies.functions)
         destinationContext.validatesOnSave = false
@@ -376,6 +381,7 @@ public final class MigrationManager: KeyValueCoding {
                 .createInstances, runner, migrationProgress, runner.report.sourceInstances,
                 runner.report.sourceInstances, 0, force: true)
         }
+        stage1Done = true
         // The indexes, built once from the rows (stage 1 only inserts: its fetches of the
         // destination, should a policy make any, are slower without them, not different),
         // before stage 2's links, counts and fetches read them.
