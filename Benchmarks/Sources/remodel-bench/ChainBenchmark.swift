@@ -573,9 +573,7 @@ func runChainBenchmark(_ options: Options) {
     var report = ChainReport(
         title:
             "chain: \(notes) notes and \(generator.folders) folders, Notes1 → Notes2 → Notes3 → Notes4 (mappings/notes-chain)",
-        header: machineHeader(
-            loadBefore: loadBefore, loadAfter: Machine.loadAverage, seconds: Date().timeIntervalSince(started))
-            + ["rounds: \(options.roundCount) per variant, interleaved (median); each variant in its own process"],
+        header: interleavedHeader(options, loadBefore: loadBefore, started: started),
         runs: runs,
         rowsIn: [notes + generator.folders, notes + generator.folders, expected.notes + generator.folders],
         rowsOut: [notes + generator.folders, expected.notes + generator.folders, expected.notes + generator.folders])

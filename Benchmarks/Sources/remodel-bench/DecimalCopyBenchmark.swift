@@ -132,21 +132,15 @@ func runDecimalCopyBenchmark(_ options: Options) {
     var report = BenchmarkReport(
         title:
             "decimal-copy: \(rows) rows, ProductsD1 → ProductsD2 (inferred; price a Decimal, a Decimal discount added)",
-        header: machineHeader(
-            loadBefore: loadBefore, loadAfter: Machine.loadAverage, seconds: Date().timeIntervalSince(started))
-            + ["rounds: \(options.roundCount) per variant, interleaved (median); each variant in its own process"],
+        header: interleavedHeader(options, loadBefore: loadBefore, started: started),
         groups: [runs])
-    let sql = runs[2].medianSeconds
     report.footnotes =
         [
             "checksums: every store agrees with the generated rows (\(rows) rows, \(expected.hex)), "
                 + "Z_PRIMARYKEY.Z_MAX is \(rows), and each opens as a ProductsD2 store",
             "MigrationManager runs the mapping as SQL, each price read as it is where the row's check finds a Decimal "
                 + "writes it back as itself; --no-pushdown runs it interpreted",
-            "against pure SQL's speed: "
-                + zip(["MigrationManager", "--no-pushdown"], runs).map {
-                    String(format: "\($0) %.0f%%", sql / $1.medianSeconds * 100)
-                }.joined(separator: ", ")
+            speedFootnote(["MigrationManager", "--no-pushdown"], runs, against: runs[2])
         ] + migrationFootnotes(source: source, destinationBytes: destinationBytes, idle: idle, engine: runs[0])
     if options.markdown { report.printMarkdown() } else { report.printText() }
 }

@@ -330,12 +330,9 @@ func runItemImagesBenchmark(_ options: Options) {
     var report = BenchmarkReport(
         title:
             "item-images\(external ? " --external" : ""): \(count) items, \(expected.images) images of \(size) random bytes (\(formatBytes(expected.bytes))\(external ? ", each in a file" : "")), Items1 → Items2",
-        header: machineHeader(
-            loadBefore: loadBefore, loadAfter: Machine.loadAverage, seconds: Date().timeIntervalSince(started))
-            + [
-                "rounds: \(options.roundCount) per variant, interleaved (median); each variant in its own process; rows/s counts source items, "
-                    + "MB/s image bytes; \(how)"
-            ],
+        header: interleavedHeader(
+            options, loadBefore: loadBefore, started: started,
+            more: "; rows/s counts source items, MB/s image bytes; \(how)"),
         groups: [groups], showsBytes: true)
     report.footnotes =
         [

@@ -204,9 +204,7 @@ func runMoodyChainBenchmark(_ options: Options) {
         title:
             "moody-chain: \(moods) moods, \(moodyCountries) countries, \(moodyContinents) continents, Moody → Moody 5 "
             + "(objc.io's models and Xcode mapping models)",
-        header: machineHeader(
-            loadBefore: loadBefore, loadAfter: Machine.loadAverage, seconds: Date().timeIntervalSince(started))
-            + ["rounds: \(options.roundCount) per variant, interleaved (median); each variant in its own process"],
+        header: interleavedHeader(options, loadBefore: loadBefore, started: started),
         groups: [runs])
     let sql = runs[2].medianSeconds
     report.footnotes =

@@ -179,11 +179,8 @@ func runNoteFoldersBenchmark(_ options: Options) {
     var report = BenchmarkReport(
         title:
             "note-folders: \(notes) notes and \(generator.folders) folders, Notes1 → NotesF (folderName = $source.folder.name)",
-        header: machineHeader(
-            loadBefore: loadBefore, loadAfter: Machine.loadAverage, seconds: Date().timeIntervalSince(started))
-            + ["rounds: \(options.roundCount) per variant, interleaved (median); each variant in its own process"],
+        header: interleavedHeader(options, loadBefore: loadBefore, started: started),
         groups: [runs])
-    let sql = runs[3].medianSeconds
     report.footnotes =
         [
             "the four stores' notes agree (key, folder, title, body, folderName, created, priority, trashed: "
@@ -191,10 +188,8 @@ func runNoteFoldersBenchmark(_ options: Options) {
             "MigrationManager reads \(noteFolderNames["plain"]!); \"the name asked of each object\" reads "
                 + "\(noteFolderNames["object"]!), which SQL does not translate: the statement has it evaluated on each note's source object",
             "pure SQL: the notes' INSERT … SELECT with a LEFT JOIN of their folder, the index built after the rows",
-            "against pure SQL's speed: "
-                + zip(["MigrationManager", "the name asked of each object", "--no-pushdown"], runs).map {
-                    String(format: "\($0) %.0f%%", sql / $1.medianSeconds * 100)
-                }.joined(separator: ", ")
+            speedFootnote(
+                ["MigrationManager", "the name asked of each object", "--no-pushdown"], runs, against: runs[3])
         ] + migrationFootnotes(source: source, destinationBytes: destinationBytes, idle: idle, engine: runs[0])
     if options.markdown { report.printMarkdown() } else { report.printText() }
 }

@@ -216,9 +216,7 @@ func runPriceChainBenchmark(_ options: Options) {
             options.widening
             ? "price-chain --widening: \(rows) rows, Products1 → Products2 (inferred: quantity to a double) → Products3 (quantity >= 100, gross = price * 1.2)"
             : "price-chain: \(rows) rows, Products1 → Products2 (\(options.filtered ? "quantity >= 100, " : "")price * 1.03, weight to a double) → Products3 (gross = price * 1.2)",
-        header: machineHeader(
-            loadBefore: loadBefore, loadAfter: Machine.loadAverage, seconds: Date().timeIntervalSince(started))
-            + ["rounds: \(options.roundCount) per variant, interleaved (median); each variant in its own process"],
+        header: interleavedHeader(options, loadBefore: loadBefore, started: started),
         groups: [runs])
     report.footnotes = [
         "checksums: every final store agrees with the generated rows put through both steps in Swift "

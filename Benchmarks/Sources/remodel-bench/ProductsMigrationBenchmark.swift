@@ -285,12 +285,10 @@ func runProductsMigrationBenchmark(_ options: Options) {
     guard let engine = run("products-migrate-remodel") else { die("--only must keep products-migrate-remodel") }
     var report = BenchmarkReport(
         title: "migrate-products: \(rows) rows, Products1 → Products2 (mappings/product-price: price * 1.03)",
-        header: machineHeader(
-            loadBefore: loadBefore, loadAfter: Machine.loadAverage, seconds: Date().timeIntervalSince(started))
-            + [
-                "rounds: \(options.roundCount) per variant, interleaved (median); each variant in its own process; "
-                    + "raw commits every \(migrationChunkSize) rows (MigrationOptions' default chunkSize), pure SQL in one transaction"
-            ],
+        header: interleavedHeader(
+            options, loadBefore: loadBefore, started: started,
+            more: "; raw commits every \(migrationChunkSize) rows (MigrationOptions' default chunkSize), "
+                + "pure SQL in one transaction"),
         groups: [runs])
     report.footnotes =
         [

@@ -152,6 +152,23 @@ func formatMB(_ bytes: Int) -> String { String(format: "%.1f MB", Double(bytes) 
 func verdict(_ met: Bool) -> String { met ? "met" : "NOT met" }
 
 /// The machine and load lines every report starts with.
+/// The header of a benchmark whose variants run interleaved, each in a process of its own:
+/// the machine, the load before and now, the time since `started`, and the rounds, with
+/// `more` said after them.
+func interleavedHeader(_ options: Options, loadBefore: String, started: Date, more: String = "") -> [String] {
+    machineHeader(loadBefore: loadBefore, loadAfter: Machine.loadAverage, seconds: Date().timeIntervalSince(started))
+        + ["rounds: \(options.roundCount) per variant, interleaved (median); each variant in its own process" + more]
+}
+
+/// "against pure SQL's speed: " and each of `labels` (the first runs of `runs`) as a
+/// percentage of the speed of `reference`.
+func speedFootnote(_ labels: [String], _ runs: [VariantRuns], against reference: VariantRuns) -> String {
+    "against pure SQL's speed: "
+        + zip(labels, runs).map {
+            String(format: "\($0) %.0f%%", reference.medianSeconds / $1.medianSeconds * 100)
+        }.joined(separator: ", ")
+}
+
 func machineHeader(loadBefore: String, loadAfter: String, seconds: Double) -> [String] {
     [
         "machine: \(Machine.processors) processors, \(Machine.cpuModel); build: \(Machine.buildConfiguration)",

@@ -411,11 +411,8 @@ func runStoreBenchmark(_ options: Options) {
     let peak = [inserts[0], inserts[2], inserts[3], reads[0], reads[3], reads[4]].map(\.peakRSS).max()!
     var report = BenchmarkReport(
         title: "store: \(rows) Product rows (mappings/product-price/Products1, 8 attributes)",
-        header: machineHeader(
-            loadBefore: loadBefore, loadAfter: Machine.loadAverage, seconds: Date().timeIntervalSince(started))
-            + [
-                "rounds: \(options.roundCount) per variant, interleaved (median); each variant in its own process; inserts save every \(options.chunk) objects"
-            ],
+        header: interleavedHeader(
+            options, loadBefore: loadBefore, started: started, more: "; inserts save every \(options.chunk) objects"),
         groups: [inserts, reads])
     report.footnotes = [
         "checksums: every insert round's store and every read agree with the generated rows (\(rows) rows, \(expected.hex))",
