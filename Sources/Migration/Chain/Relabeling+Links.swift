@@ -71,25 +71,20 @@ extension Relabeling {
             else { throw Refusal("\(described), not in the entity mapping that makes its targets") }
             // (One within an entity is counted object by object, from both sides.)
             guard made != link.entity else { throw Refusal("\(described), to its own entity") }
-            var entity = middle.entity(named: link.entity)!
-            for name in link.path {
-                guard let step = middle.allRelationships(of: entity).first(where: { $0.name == name }),
-                    !step.isTransient, step.isToMany == link.isToMany, let inverse = middle.inverse(of: step),
-                    inverse.isToMany != step.isToMany, !step.isOrdered, !inverse.isOrdered,
-                    let next = middle.entity(named: step.destination), middle.subentities(of: next).isEmpty
-                else { throw Refusal("\(described), a chain of other than one-to-manys") }
-                entity = next
+            guard let hops = hops(of: link),
+                hops.allSatisfy({ hop in
+                    let (step, inverse) = (hop.relationship, middle.inverse(of: hop.relationship))
+                    return !step.isTransient && step.isToMany == link.isToMany && inverse?.isToMany == !step.isToMany
+                        && !step.isOrdered && inverse?.isOrdered == false
+                        && middle.entity(named: step.destination).map { middle.subentities(of: $0).isEmpty } == true
+                })
+            else { throw Refusal("\(described), a chain of other than one-to-manys") }
+            guard hops.last?.relationship.destination == made else {
+                throw Refusal("\(described), to other than what \(mapping) copies")
             }
-            guard entity.name == made else { throw Refusal("\(described), to other than what \(mapping) copies") }
             guard link.isToMany else { continue }
             // (The inverse's chain, read backwards: each relationship's inverse.)
-            var back: [String] = []
-            var owner = middle.entity(named: link.entity)!
-            for name in link.path {
-                let step = middle.allRelationships(of: owner).first { $0.name == name }!
-                back.insert(step.inverse!, at: 0)
-                owner = middle.entity(named: step.destination)!
-            }
+            let back = hops.reversed().map { $0.relationship.inverse! }
             guard
                 computedLinks.contains(
                     ComputedLink(entity: made, relationship: relationship.inverse!, path: back, isToMany: false)),
@@ -110,25 +105,36 @@ extension Relabeling {
         in database: Database, layout: StoreLayout,
         locate: (_ entity: String, _ property: String?) -> (entity: String, property: String?)
     ) throws(SQLiteError) -> Bool {
-        let middle = step.source
         for link in computedLinks where !link.isToMany {
-            var entity = link.entity
-            for name in link.path {
-                let relationship = middle.allRelationships(of: middle.entity(named: entity)!).first {
-                    $0.name == name
-                }!
-                let (holder, key) = locate(entity, name)
+            guard let hops = hops(of: link) else { return false }
+            for hop in hops {
+                let (holder, key) = locate(hop.holder, hop.relationship.name)
                 guard let rows = layout.entities[holder], let column = key.flatMap({ rows.toOneColumns[$0] }),
-                    let targets = layout.entities[locate(relationship.destination, nil).entity]
+                    let targets = layout.entities[locate(hop.relationship.destination, nil).entity]
                 else { return false }
                 let statement = try database.prepare(
                     "SELECT 1 FROM \(rows.table) AS s WHERE s.Z_ENT = \(rows.number) AND s.\(column.key) IS NOT NULL "
                         + "AND NOT EXISTS (SELECT 1 FROM \(targets.table) AS t WHERE t.Z_PK = s.\(column.key) "
                         + "AND t.Z_ENT = \(targets.number)) LIMIT 1")
                 if try statement.step() { return false }
-                entity = relationship.destination
             }
         }
         return true
+    }
+
+    /// The relationships `link`'s chain follows in the step's source (B), each with the
+    /// entity that holds it; nil where a name is no relationship of the entity before it.
+    func hops(of link: ComputedLink) -> [(holder: String, relationship: RelationshipDescription)]? {
+        let middle = step.source
+        var hops: [(holder: String, relationship: RelationshipDescription)] = []
+        var holder = link.entity
+        for name in link.path {
+            guard let entity = middle.entity(named: holder),
+                let relationship = middle.allRelationships(of: entity).first(where: { $0.name == name })
+            else { return nil }
+            hops.append((holder, relationship))
+            holder = relationship.destination
+        }
+        return hops
     }
 }

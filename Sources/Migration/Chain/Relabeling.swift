@@ -951,18 +951,12 @@ struct Relabeling {
                 let link = list[j].computedLinks.first { $0.entity == source && $0.relationship == property }
                 guard let link else { return [] }
                 let locate = list[j].locateBefore(list[..<j])
-                let model = list[j].step.source
+                guard let chain = list[j].hops(of: link) else { return nil }
                 var hops: [(entity: String, property: String)] = []
-                var holder = source
-                for name in link.path {
-                    let located = locate(holder, name)
-                    guard let stored = located.property,
-                        let relationship = model.allRelationships(of: model.entity(named: holder)!).first(where: {
-                            $0.name == name
-                        })
-                    else { return nil }
+                for hop in chain {
+                    let located = locate(hop.holder, hop.relationship.name)
+                    guard let stored = located.property else { return nil }
                     hops.append((located.entity, stored))
-                    holder = relationship.destination
                 }
                 return hops
             }
