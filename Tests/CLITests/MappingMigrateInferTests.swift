@@ -345,15 +345,15 @@ import TestSupport
             try Self.dump(store, models: models).contains { $0.contains(#"label="A""#) && $0.contains(#"name="a""#) })
     }
 
-    /// Two steps that each filter run one pass each, and the plan says why the second
-    /// cannot join the first's pass, either way.
+    /// Two steps that each filter items with tags run one pass each, and the plan says
+    /// why the second cannot join the first's pass, either way.
     @Test func thePlanSaysWhyAStepStartsANewPass() throws {
         let folder = try Folder()
         func file(_ from: String, _ to: String) -> String {
-            #"{"sourceModel": "\#(from)", "destinationModel": "\#(to)", "entityMappings": [{"name": "ItemToItem", "type": "transform", "sourceEntity": "Item", "destinationEntity": "Item", "sourceExpression": "FETCH(FUNCTION($manager, 'fetchRequestForSourceEntityNamed:predicateString:', 'Item', 'name != nil'), $manager.sourceContext, NO)"}]}"#
+            #"{"sourceModel": "\#(from)", "destinationModel": "\#(to)", "entityMappings": [{"name": "ItemToItem", "type": "transform", "sourceEntity": "Item", "destinationEntity": "Item", "sourceExpression": "FETCH(FUNCTION($manager, 'fetchRequestForSourceEntityNamed:predicateString:', 'Item', 'name != nil'), $manager.sourceContext, NO)"}, {"name": "TagToTag", "type": "copy", "sourceEntity": "Tag", "destinationEntity": "Tag"}]}"#
         }
         let version = { (name: String) in
-            #"{"version": "\#(name)", "entities": {"Item": {"attributes": {"name": "string"}}}}"#
+            #"{"version": "\#(name)", "entities": {"Item": {"attributes": {"name": "string"}, "relationships": {"tags": {"destination": "Tag", "inverse": "item", "toMany": true}}}, "Tag": {"attributes": {"label": "string"}, "relationships": {"item": {"destination": "Item", "inverse": "tags"}}}}}"#
         }
         let models = try folder.folder(
             "models",
@@ -437,6 +437,21 @@ import TestSupport
             first: #""sourceExpression": "\#(fetch)", "attributeMappings": {"net": "$source.price / 1.2"}"#,
             second: #""attributeMappings": {"gross": "$source.net * 1.25"}"#,
             pass: "B → C computes values from what the step before it writes", step: "B → C", with: "A → B")
+    }
+
+    /// Two steps that filter, the second by what the first copies: one pass, which
+    /// fetches the items both filters select (the item without a price, and the one
+    /// whose net the second filter rejects, left out).
+    @Test func twoStepsThatFilterRunInOnePass() throws {
+        func fetch(_ predicate: String) -> String {
+            #""sourceExpression": "FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"Item\", \"\#(predicate)\"), $manager.sourceContext, NO)""#
+        }
+        try runsInOnePass(
+            first: #"\#(fetch("price != nil")), "attributeMappings": {"net": "$source.price"}"#,
+            second: #"\#(fetch("net > 1")), "attributeMappings": {"gross": "$source.net + 0.5"}"#,
+            pass:
+                "B → C computes values from what the step before it writes; B → C copies only the rows its filter selects: in the pass where SQL tells which rows the step before fetches",
+            step: "B → C", with: "A → B")
     }
 
     @Test func badVersionsExitWithTwo() throws {

@@ -29,6 +29,9 @@ extension Relabeling {
                 "it makes \(member.entity).\(member.property) unordered: read through, the step after would read it in order"
             )
         }
+        if let entity = filters.keys.sorted().first {
+            throw Refusal("it copies only the rows of \(entity) its filter selects, which before a step it cannot")
+        }
         let renamer = try renamerBefore()
         let entityNames = namesBefore.entities
         let compiler = MappingCompiler(mapping, source: middle, destination: destination, policies: policies)

@@ -90,6 +90,11 @@ struct Relabeling {
     /// step would; before one, the step after would read them in the older version's
     /// order, so the step is not read through (``composeBefore(_:destination:policies:)``).
     private(set) var unorders: Set<Member> = []
+    /// Per B entity: the predicate of the fetch that selects the rows the step copies,
+    /// where it copies only some (``filter(of:_:in:)``). After the step whose mapping runs,
+    /// and right after it, the pass fetches the rows that both steps' filters select
+    /// (``composedFilter(of:after:from:in:functions:)``); never before a step.
+    private(set) var filters: [String: String] = [:]
 
     /// A property of an entity of the version the step reads (B).
     struct Member: Hashable {
@@ -131,9 +136,14 @@ struct Relabeling {
                 let to = mapping.destinationEntity.flatMap(new.entity(named:))
             else { throw Refusal("\(named) names no entity of both versions") }
             guard !from.isAbstract, !to.isAbstract else { throw Refusal("\(named) maps an abstract entity") }
-            guard mapping.sourceExpression == MappingInference.standardFetch(of: from.name) else {
-                throw Refusal(
-                    "\(named) does not fetch every \(from.name) (its source expression filters or reads more)")
+            if mapping.sourceExpression != MappingInference.standardFetch(of: from.name) {
+                // (Made to compute, it may filter: Relabeling+Filters.)
+                guard functions != nil, let predicate = Self.filter(of: mapping.sourceExpression, from, in: middle)
+                else {
+                    throw Refusal(
+                        "\(named) does not fetch every \(from.name) (its source expression filters or reads more)")
+                }
+                filters[from.name] = predicate
             }
             guard entities.updateValue(to.name, forKey: from.name) == nil else {
                 throw Refusal("\(from.name) has more than one entity mapping: the step makes several objects of one")
@@ -361,7 +371,13 @@ struct Relabeling {
             let fetch = MappingCompiler.standardFetch(parsed), fetch.entity == entity, !fetch.includesSubentities,
             case .constant(true)? = (try? FormatPredicate(parsing: fetch.predicate))?.kind
         else { return false }
-        switch fetch.context.kind {
+        return isTheSourceContext(fetch.context)
+    }
+
+    /// Whether `context` is the migration's source context: `$manager.sourceContext`, or
+    /// `FUNCTION($manager, "sourceContext")`.
+    static func isTheSourceContext(_ context: FormatExpression) -> Bool {
+        switch context.kind {
         case .keyPath(let manager?, ["sourceContext"]):
             if case .variable("manager") = manager.kind { return true }
         case .functionCall(let manager, let selector, let arguments) where arguments.isEmpty:
@@ -461,7 +477,7 @@ struct Relabeling {
     }
 
     /// Not in a hierarchy: its rows alone in its table.
-    private static func standsAlone(_ entity: EntityDescription, in model: ObjectModel) -> Bool {
+    static func standsAlone(_ entity: EntityDescription, in model: ObjectModel) -> Bool {
         entity.parent == nil && !entity.isAbstract && model.subentities(of: entity).isEmpty
     }
 
@@ -511,7 +527,7 @@ struct Relabeling {
     /// (`$destination`, `$entityPolicy`, a destination name) where names change, a computed
     /// value that reads more than attributes.
     func compose(_ mapping: MappingModel, source: ObjectModel, policies: PolicyRegistry) throws(Refusal)
-        -> (mapping: MappingModel, checks: [ComputedValue])
+        -> (mapping: MappingModel, checks: [ComputedValue], counts: [MiddleCount])
     {
         let (middle, new) = (step.source, step.destination)
         guard mapping.destinationModel == middle.version else {
@@ -528,6 +544,8 @@ struct Relabeling {
         // (An ordered to-many the step puts in key order is written in the step before's
         // order, then put in key order: ``putInKeyOrder(in:layout:locate:)``.)
         var checks: [ComputedValue] = []
+        // (What the step's filters leave behind: the step before's objects, counted.)
+        var counts: [MiddleCount] = []
         var layout: StoreLayout?
         let compiler = MappingCompiler(mapping, source: source, destination: middle, policies: policies)
         var composed = mapping
@@ -559,6 +577,17 @@ struct Relabeling {
                             entity: sourceEntity.name, attribute: attribute, expression: expression, filter: filter))
                 }
                 return true
+            }
+            // What the step filters, fetched with what the step before fetches.
+            var fetch = written.sourceExpression
+            if filters[name] != nil {
+                let filtered = try composedFilter(
+                    of: name, after: written, from: sourceEntity, in: source, functions: policies.functions)
+                for (attribute, expression) in filtered.writes where !check(attribute, expression) {
+                    throw Refusal("it filters \(name), which \(before) makes from no source")
+                }
+                counts.append(filtered.count)
+                fetch = filtered.sourceExpression
             }
             // What the step computes, computed from what the step before writes.
             var computedMappings: [PropertyMapping] = []
@@ -664,14 +693,20 @@ struct Relabeling {
                 })
             else { throw Refusal("\(before) fills a property of \(name) the step does not carry") }
             renamed.destinationEntity = entity
+            renamed.sourceExpression = fetch
             renamed.attributeMappings += computedMappings
             composed.entityMappings[index] = Self.listingEveryProperty(of: to, in: new, renamed)
+        }
+        guard counts.isEmpty || Self.readsNothingMadeBy(Set(counts.map(\.mapping)), in: mapping) else {
+            throw Refusal(
+                "it filters what the step before makes, which that step looks up, or reads otherwise than from its source"
+            )
         }
         // (A check SQL cannot say would keep every pass from running.)
         guard Self.translates(checks, in: layout ?? StoreLayout(model: source), functions: policies.functions) else {
             throw Refusal("what it reads of the step before cannot be checked in SQL")
         }
-        return (composed, checks)
+        return (composed, checks, counts)
     }
 
     /// Whether `expression` reads an attribute of `entity` (in `model`) that holds a

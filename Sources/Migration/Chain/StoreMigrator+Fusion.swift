@@ -24,6 +24,10 @@ extension StoreMigrator {
         /// What the steps before the one whose mapping runs compute, as the pass reads it
         /// from its source: checked before the pass (``Relabeling/computesExactly(_:in:functions:)``).
         let computed: [Relabeling.ComputedValue]
+        /// What the step whose mapping runs makes of the entities the step after it filters,
+        /// which the pass makes only some of: counted over its source beside the pass
+        /// (``Relabeling/count(_:in:)``), in terms of that source.
+        let middleCounts: [Relabeling.MiddleCount]
         /// Why the step after the last one could not join the pass; nil after the chain's
         /// last step.
         let stop: Relabeling.Refusal?
@@ -57,9 +61,13 @@ extension StoreMigrator {
             let linking = (run?.leading ?? []).enumerated().filter { !$0.element.computedLinks.isEmpty }.map {
                 index + $0.offset
             }
+            let base = index + (run?.leading.count ?? 0)
+            let filtering = (run?.trailing ?? []).enumerated().filter { !$0.element.filters.isEmpty }.map {
+                base + 1 + $0.offset
+            }
             var pass = Pass(
-                steps: index..<(index + count), base: index + (run?.leading.count ?? 0), dropping: dropping,
-                computing: computing, inKeyOrder: ordering, linking: linking)
+                steps: index..<(index + count), base: base, dropping: dropping, computing: computing,
+                inKeyOrder: ordering, linking: linking, filtering: filtering)
             if fusing, let previous = passes.last { pass.apart = apart(previous, of: steps) }
             passes.append(pass)
             index += count
@@ -125,6 +133,11 @@ extension StoreMigrator {
         /// reads, which the run checks every key of names a row (docs/engine.md, "Steps
         /// run as one").
         public var linking: [Int] = []
+        /// The step right after ``base`` where it copies only some rows of an entity (its
+        /// fetch filters), which the pass fetches with ``base``'s, counting and checking
+        /// what that step makes of the rows the filter leaves behind (docs/engine.md,
+        /// "Steps that filter").
+        public var filtering: [Int] = []
         /// Why its first step does not run in the pass before (nil for the first pass, or
         /// where steps are not run as one).
         public var apart: Apart?
@@ -178,13 +191,21 @@ extension StoreMigrator {
         // What the steps after compute from what the base step writes must be written as
         // it is read back (checked over the base step's source).
         var checks: [Relabeling.ComputedValue] = []
+        var counts: [Relabeling.MiddleCount] = []
         var stop: Relabeling.Refusal?
         while end < steps.count {
-            do {
+            do throws(Relabeling.Refusal) {
                 let relabeling = try Relabeling(steps[end], computingWith: policies.functions)
+                // (The steps between would count the rows it leaves behind.)
+                if let entity = relabeling.filters.keys.sorted().first, !trailing.isEmpty {
+                    throw Relabeling.Refusal(
+                        "it copies only the rows of \(entity) its filter selects, which only the step right after the one whose mapping runs may"
+                    )
+                }
                 let composed = try relabeling.compose(mapping, source: steps[base].source, policies: policies)
                 mapping = composed.mapping
                 checks += composed.checks
+                counts += composed.counts
                 trailing.append(relabeling)
                 end += 1
             } catch {
@@ -210,6 +231,9 @@ extension StoreMigrator {
         }
         guard let after = Relabeling.readBack(checks, through: before[...]) else { throw unread }
         computed += after
+        guard let middleCounts = Relabeling.readBack(counts, through: before[...]) else {
+            throw Relabeling.Refusal("what the step after it filters cannot be counted through the renamings before it")
+        }
         guard
             Relabeling.translates(computed, in: StoreLayout(model: steps[first].source), functions: policies.functions)
         else { throw Relabeling.Refusal("what the steps compute cannot be checked in SQL over the pass's source") }
@@ -228,7 +252,7 @@ extension StoreMigrator {
             steps: Array(steps[first..<end]), leading: before, trailing: trailing, mapping: mapping,
             manager: manager,
             checksSource: !before.isEmpty && (!wellTyped || before.contains(where: \.carriesParsedValues)),
-            computed: computed, stop: stop, unsetToOnes: unsetToOnes)
+            computed: computed, middleCounts: middleCounts, stop: stop, unsetToOnes: unsetToOnes)
     }
 
     /// Runs `run`, the `pass`th, into a new file that then takes the store's place: one report per step,
@@ -253,10 +277,13 @@ extension StoreMigrator {
         }
         var before: [MigrationReport] = []
         var after: [MigrationReport] = []
+        // What the step whose mapping runs makes where the step after it filters, by
+        // entity mapping.
+        var made: [String: Int] = [:]
         // The renaming steps before: their source checked, and their reports counted, on a
         // thread of their own beside the pass, which waits for them before its file takes
         // the store's place.
-        let check = run.leading.isEmpty && run.computed.isEmpty ? nil : SourceCheck()
+        let check = run.leading.isEmpty && run.computed.isEmpty && run.middleCounts.isEmpty ? nil : SourceCheck()
         defer { check?.finish() }
         var report: MigrationReport
         do {
@@ -271,7 +298,7 @@ extension StoreMigrator {
                 } catch {
                     throw MigrationError(.sourceStore, "cannot read the store for the steps run as one: \(error)")
                 }
-                check.start { () throws -> [MigrationReport] in
+                check.start { () throws -> SourceCheck.Found in
                     if run.checksSource, try !run.leading[0].copiesExactly(store) { throw Refused() }
                     if try !Relabeling.computesExactly(run.computed, in: store, functions: policies.functions) {
                         throw Refused()
@@ -289,7 +316,8 @@ extension StoreMigrator {
                             throw Refused()
                         }
                     }
-                    return try run.leading.indices.map { i in
+                    guard let counts = try Relabeling.count(run.middleCounts, in: store) else { throw Refused() }
+                    let reports = try run.leading.indices.map { i in
                         // (The first renaming's source is this store; a later one's rows
                         // are its, under its names.)
                         try run.leading[i].report(
@@ -297,11 +325,14 @@ extension StoreMigrator {
                             locate: run.leading[i].locateBefore(run.leading[..<i]),
                             chain: run.leading[i].chainBefore(run.leading[..<i]))
                     }
+                    return SourceCheck.Found(reports: reports, counts: counts)
                 }
             } written: { temporary throws(MigrationError) in
                 if let check {
                     switch check.finish() {
-                    case .success(let reports)?: before = reports
+                    case .success(let found)?:
+                        before = found.reports
+                        made = found.counts
                     default:
                         throw MigrationError(
                             .sourceStore,
@@ -340,6 +371,11 @@ extension StoreMigrator {
             if let unset = run.unsetToOnes[report.entityMappings[i].name] {
                 report.entityMappings[i].relationshipsSet += unset * report.entityMappings[i].destinationInstances
             }
+            // (Each of them makes one object of each row it fetches, linked to nothing.)
+            if let count = made[report.entityMappings[i].name] {
+                report.entityMappings[i].sourceInstances = count
+                report.entityMappings[i].destinationInstances = count
+            }
         }
         let reports = before + [report] + after
         return zip(run.steps, reports).enumerated().map { index, pair in
@@ -354,13 +390,20 @@ extension StoreMigrator {
 
     /// Work on a thread of its own, and its outcome once it is done.
     final class SourceCheck: @unchecked Sendable {
-        private var outcome: Result<[MigrationReport], any Error>?
+        /// What the check found: the reports of the renaming steps before the step whose
+        /// mapping runs, and what that step makes where the step after it filters.
+        struct Found {
+            var reports: [MigrationReport]
+            var counts: [String: Int]
+        }
+
+        private var outcome: Result<Found, any Error>?
         /// Its own store and the steps it reads, touched by its thread alone until done.
-        private var work: (() throws -> [MigrationReport])?
+        private var work: (() throws -> Found)?
         private var thread: Thread?
         private let done = DispatchSemaphore(value: 0)
 
-        func start(_ work: @escaping () throws -> [MigrationReport]) {
+        func start(_ work: @escaping () throws -> Found) {
             self.work = work
             let thread = Thread { [self] in
                 outcome = Result { try self.work!() }
@@ -373,7 +416,7 @@ extension StoreMigrator {
 
         /// Waits for the work, if it was started: its outcome (again, once waited for).
         @discardableResult
-        func finish() -> Result<[MigrationReport], any Error>? {
+        func finish() -> Result<Found, any Error>? {
             if thread != nil {
                 done.wait()
                 thread = nil

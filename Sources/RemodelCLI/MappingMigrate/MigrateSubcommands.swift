@@ -131,6 +131,7 @@ struct PlanCommand: ParsableCommand {
                 }
                 let renaming = pass.steps.filter {
                     $0 != pass.base && !pass.computing.contains($0) && !pass.linking.contains($0)
+                        && !pass.filtering.contains($0)
                 }
                 let drops = pass.dropping.contains(where: renaming.contains)
                 let parts = [
@@ -140,6 +141,11 @@ struct PlanCommand: ParsableCommand {
                     part(
                         pass.computing.filter { $0 > pass.base }, "computes values from what the step before it writes",
                         "compute values from what the steps before them write"),
+                    part(
+                        pass.filtering,
+                        "copies only the rows its filter selects: in the pass where SQL tells which rows the step before fetches",
+                        "copy only the rows their filters select: in the pass where SQL tells which rows the steps before fetch"
+                    ),
                     part(
                         renaming, "only renames" + (drops ? " or drops properties" : ""),
                         "only rename" + (drops ? " or drop properties" : "")),
