@@ -36,7 +36,7 @@ import TestSupport
                     relationships interpreted: 'books': BookToBook, which makes its targets, does not check
                     read as they are on well-typed rows: userId
                     checks: userId in range
-                  Author: interpreted: the mapping has no source entity
+                  Author: interpreted: the mapping has no source entity, so it makes nothing
                   BookToBook: does not check: no policy named 'MHWBookToBookPolicy' is registered; register a Swift stand-in for it: `policies.register("MHWBookToBookPolicy") { MyPolicy() }` (docs/engine.md, "Custom policies")
                 Model2 → Model3: \(folder)/Model2_to_Model3_User.xcmappingmodel + \(folder)/Model2_to_Model3.xcmappingmodel (4 entity mappings)
                   note: File of \(folder)/Model2_to_Model3.xcmappingmodel replaces the entity mapping of that name before it
@@ -46,7 +46,7 @@ import TestSupport
                   note: reads the store the step before writes, whose values fit Model2: SQL reads them as they are
                   UserToUser: does not check: no policy named 'MHWUserToUserPolicy' is registered; register a Swift stand-in for it: `policies.register("MHWUserToUserPolicy") { MyPolicy() }` (docs/engine.md, "Custom policies")
                   BookToBook: does not check: no policy named 'MHWBookToBookPolicy' is registered; register a Swift stand-in for it: `policies.register("MHWBookToBookPolicy") { MyPolicy() }` (docs/engine.md, "Custom policies")
-                  File: interpreted: the mapping has no source entity
+                  File: interpreted: the mapping has no source entity, so it makes nothing
                   AuthorToAuthor: SQL
                     relationships interpreted: 'books': BookToBook, which makes its targets, does not check
                 Model2 → Model3 starts a new pass:
@@ -84,7 +84,7 @@ import TestSupport
                 \(scratch.store) is at Model1
                 Model1 → Model2: inferred (3 entity mappings)
                   note: does not carry over Book.authorName: nothing in Model2 has its name or renaming identifier; if the data must be kept, give what replaces it the old name as renaming identifier, or write a mapping file for the step
-                  IEM_Add_Author: interpreted: the mapping has no source entity
+                  IEM_Add_Author: interpreted: the mapping has no source entity, so it makes nothing
                   IEM_Transform_Book: SQL
                     read as they are on well-typed rows: title
                   IEM_Transform_User: SQL
@@ -95,7 +95,7 @@ import TestSupport
                   note: reads the store the step before writes, whose values fit Model2: SQL reads them as they are
                   IEM_Copy_Author: SQL
                   IEM_Transform_Book: SQL
-                  IEM_Add_File: interpreted: the mapping has no source entity
+                  IEM_Add_File: interpreted: the mapping has no source entity, so it makes nothing
                   IEM_Transform_User: SQL
                 Model2 → Model3 starts a new pass:
                   it cannot run after Model1 → Model2, in the pass before: it drops the relationship Book.users, which entity mapping IEM_Transform_Book of the step before links

@@ -103,7 +103,7 @@ import TestSupport
                 + "  IEM_Transform_Book: SQL\n"
                 + "    read as they are on well-typed rows: code, isbn, pages, rating, title\n"
                 + "    checks: rating 0 or 1\n"
-                + "  IEM_Add_Review: interpreted: the mapping has no source entity\n"
+                + "  IEM_Add_Review: interpreted: the mapping has no source entity, so it makes nothing\n"
                 + "  IEM_Remove_Shelf: interpreted: the mapping makes no destination instances\n"
                 + "  IEM_Copy_Tag: SQL\n"
                 + "    read as they are on well-typed rows: label\n")
@@ -266,7 +266,7 @@ import TestSupport
               IEM_Transform_Book: SQL
                 read as they are on well-typed rows: code, isbn, pages, rating, title
                 checks: rating 0 or 1
-              IEM_Add_Review: interpreted: the mapping has no source entity
+              IEM_Add_Review: interpreted: the mapping has no source entity, so it makes nothing
               IEM_Remove_Shelf: interpreted: the mapping makes no destination instances
               IEM_Copy_Tag: SQL
                 read as they are on well-typed rows: label

@@ -155,7 +155,7 @@ import Testing
                       NoteToNote: SQL
                     Notes3 → Notes4: inferred (3 entity mappings)
                       note: reads the store the step before writes, whose values fit Notes3: SQL reads them as they are
-                      IEM_Add_Attachment: interpreted: the mapping has no source entity
+                      IEM_Add_Attachment: interpreted: the mapping has no source entity, so it makes nothing
                       IEM_Transform_Note: SQL
                       IEM_Copy_Notebook: SQL
                     one pass: Notes1 → Notes4 (Notes1 → Notes2 and Notes3 → Notes4 only rename; `run --step-by-step` runs each step on its own)

@@ -212,7 +212,8 @@ struct SQLMappingPlan {
         guard case .fetch(let request) = prepared.source else {
             throw Refusal(
                 prepared.mapping.sourceExpression == nil
-                    ? "the mapping has no source entity" : "the source expression is evaluated by the interpreter")
+                    ? "the mapping has no source entity, so it makes nothing"
+                    : "the source expression is evaluated by the interpreter")
         }
         guard request.fetchLimit == nil else { throw Refusal("the source fetch has a limit") }
         guard let sourceEntity = source.model.entity(named: request.entityName),
