@@ -123,8 +123,10 @@ import TestSupport
             ("qty > 10", "NOT (name BEGINSWITH 'Zo')", "$source.big / 2", false, [false, true]),
             // (Only the second filters: the first, which only computes, read through.)
             (nil, "NOT (name CONTAINS 'item 1')", "$source.big / 2", false, [true, false]),
-            // (The second reads what the first computes, not copies: apart.)
-            ("qty > 10", "total > 100", "$source.big / 2", false, [false, false]),
+            // (The second reads what the first computes, as its expression on the row.)
+            ("qty > 10", "total > 100 OR twice < 1000", "$source.big / 2", false, [false, true]),
+            // (The second reads past an attribute: apart.)
+            ("qty > 10", "name.length > 6", "$source.big / 2", false, [false, false]),
             // (Rows the second leaves behind the first cannot write: apart, with its errors.)
             ("qty > 10", "big < 9000000000000000000", "$source.big * 2", false, []),
             ("qty > 10", "code != nil", "$source.big / 2", true, []),

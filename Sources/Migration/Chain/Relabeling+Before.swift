@@ -546,6 +546,10 @@ struct SourceRenamer {
             if path.count == 1, operand == nil, let read = readInPredicates[entity]?[path[0]], !read.asANumber {
                 return FormatExpression(.keyPath(operand: nil, path: [read.attribute]))
             }
+            if path.count == 1, operand == nil, let value = computed[entity]?[path[0]] {
+                // (A computed attribute read on a fetch's row: its expression, on the row.)
+                return Self.onTheEvaluatedObject(value)
+            }
             guard let renamed = renamePath(path, from: entity) else { return nil }
             return FormatExpression(.keyPath(operand: renamedOperand, path: renamed.path))
         case .aggregate(let list):
@@ -658,6 +662,80 @@ struct SourceRenamer {
             return entity(of: operand, scope).flatMap { renamePath(path, from: $0)?.entity }
         case .subquery(let collection, _, _)?: return entity(of: collection, scope)
         default: return nil
+        }
+    }
+
+    /// `expression`, over `$source`, as the same expression over the object a predicate
+    /// is evaluated on (a fetch's row): each key path from `$source` read from that object,
+    /// `$source` itself `SELF`. Nil where it could then read something else: `SELF` or a
+    /// key path read from it (in a mapping's expression, not the source), a variable other
+    /// than `$source` (`$manager` is bound in a mapping, not in a fetch), `$source` in a
+    /// `SUBQUERY`'s predicate (whose object is the element), a `FETCH`, an assignment.
+    static func onTheEvaluatedObject(_ expression: FormatExpression) -> FormatExpression? {
+        func all(_ list: [FormatExpression]) -> [FormatExpression]? {
+            let rewritten = list.compactMap(onTheEvaluatedObject)
+            return rewritten.count == list.count ? rewritten : nil
+        }
+        func predicate(_ p: FormatPredicate) -> FormatPredicate? {
+            switch p.kind {
+            case .constant: return p
+            case .comparison(var comparison):
+                guard let lhs = onTheEvaluatedObject(comparison.lhs), let rhs = onTheEvaluatedObject(comparison.rhs)
+                else { return nil }
+                (comparison.lhs, comparison.rhs) = (lhs, rhs)
+                return FormatPredicate(.comparison(comparison))
+            case .and(let list):
+                let rewritten = list.compactMap(predicate)
+                return rewritten.count == list.count ? FormatPredicate(.and(rewritten)) : nil
+            case .or(let list):
+                let rewritten = list.compactMap(predicate)
+                return rewritten.count == list.count ? FormatPredicate(.or(rewritten)) : nil
+            case .not(let inner):
+                return predicate(inner).map { FormatPredicate(.not($0)) }
+            }
+        }
+        switch expression.kind {
+        case .constant, .anyKey: return expression
+        case .evaluatedObject, .keyPath(nil, _), .fetch, .assignment: return nil
+        case .variable(let name): return name == "source" ? FormatExpression(.evaluatedObject) : nil
+        case .keyPath(let operand?, let path):
+            if case .variable("source") = operand.kind { return FormatExpression(.keyPath(operand: nil, path: path)) }
+            return onTheEvaluatedObject(operand).map { FormatExpression(.keyPath(operand: $0, path: path)) }
+        case .aggregate(let list): return all(list).map { FormatExpression(.aggregate($0)) }
+        case .arithmetic(let op, let a, let b):
+            guard let a = onTheEvaluatedObject(a), let b = onTheEvaluatedObject(b) else { return nil }
+            return FormatExpression(.arithmetic(op, a, b))
+        case .negate(let a): return onTheEvaluatedObject(a).map { FormatExpression(.negate($0)) }
+        case .function(let selector, let arguments):
+            return all(arguments).map { FormatExpression(.function(selector: selector, arguments: $0)) }
+        case .index(let a, let index):
+            guard let a = onTheEvaluatedObject(a) else { return nil }
+            guard case .expression(let i) = index else { return FormatExpression(.index(a, index)) }
+            return onTheEvaluatedObject(i).map { FormatExpression(.index(a, .expression($0))) }
+        case .functionCall(let target, let selector, let arguments):
+            guard let target = onTheEvaluatedObject(target), let arguments = all(arguments) else { return nil }
+            return FormatExpression(.functionCall(target: target, selector: selector, arguments: arguments))
+        case .cast(let a, let type):
+            guard let a = onTheEvaluatedObject(a), let type = onTheEvaluatedObject(type) else { return nil }
+            return FormatExpression(.cast(a, type: type))
+        case .ternary(let p, let a, let b):
+            guard let p = predicate(p), let a = onTheEvaluatedObject(a), let b = onTheEvaluatedObject(b) else {
+                return nil
+            }
+            return FormatExpression(.ternary(p, a, b))
+        case .subquery(let collection, let variable, let inner):
+            // (Its predicate as it is: reading its variable alone, not SELF.)
+            var readsSelf = false
+            inner.forEachSubexpression { e in
+                switch e.kind {
+                case .evaluatedObject, .keyPath(nil, _): readsSelf = true
+                default: break
+                }
+            }
+            guard let collection = onTheEvaluatedObject(collection), !readsSelf,
+                inner.variableNames.allSatisfy({ $0 == variable })
+            else { return nil }
+            return FormatExpression(.subquery(collection: collection, variable: variable, predicate: inner))
         }
     }
 

@@ -45,7 +45,9 @@ extension Relabeling {
     ///
     /// The filter reads the B attributes as the A attributes `written` copies into them
     /// (the same value, or the same number where the language compares numbers by value:
-    /// ``SourceRenamer/Read``), or as their default where it writes none. Each B
+    /// ``SourceRenamer/Read``), as the expressions that compute them evaluated on the row
+    /// (as writing converts them: ``SourceRenamer/onTheEvaluatedObject(_:)``), or as their
+    /// default where it writes none. Each B
     /// attribute it does not write must pass its rules with its default, and each it
     /// writes must be written as it is read back (``computes(_:_:with:)``), which the
     /// pass's check then finds on every row. Throws why the filter cannot be composed so.
@@ -72,6 +74,7 @@ extension Relabeling {
         let layout = StoreLayout(model: source)
         var writes: [(AttributeDescription, String)] = []
         var defaults: [String: Value] = [:], reads: [String: SourceRenamer.Read] = [:]
+        var computed: [String: FormatExpression] = [:]
         let read = Set(Self.keysRead(by: predicate))
         for attribute in middle.allAttributes(of: entity) where !attribute.isTransient {
             guard let expression = written.propertyMapping(named: attribute.name)?.valueExpression else {
@@ -98,25 +101,27 @@ extension Relabeling {
                 )
             }
             writes.append((attribute, expression))
-            guard read.contains(attribute.name) else { continue }
-            guard
-                let copied = (try? FormatExpression(parsing: expression)).flatMap(EntityMappingRunner.copiedAttribute),
+            guard read.contains(attribute.name), let parsed = try? FormatExpression(parsing: expression) else {
+                continue
+            }
+            if let copied = EntityMappingRunner.copiedAttribute(parsed),
                 let attributeRead = source.allAttributes(of: sourceEntity).first(where: {
                     $0.name == copied && !$0.isTransient
                 }),
                 let value = SourceRenamer.Read(copied, attributeRead.type, convertedBy: computation.readBack)
-            else {
-                throw Refusal(
-                    "its filter reads \(name).\(attribute.name), which \(before) writes as \(expression), not as the value of an attribute it reads"
-                )
+            {
+                reads[attribute.name] = value
+            } else {
+                // (Read on the row as its expression, as it is written.)
+                computed[attribute.name] = Self.converted(parsed, by: computation.readBack)
             }
-            reads[attribute.name] = value
         }
         let renamer = SourceRenamer(
             model: middle, entities: [name: sourceEntity.name], properties: [:], defaults: [name: defaults],
-            readInPredicates: [name: reads])
+            computed: [name: computed], readInPredicates: [name: reads])
         guard let renamed = renamer.rename(predicate, SourceRenamer.Scope(evaluated: name)) else {
-            throw Refusal("its filter of \(name), \(text), reads more than the attributes \(before) copies")
+            throw Refusal(
+                "its filter of \(name), \(text), reads more of the attributes \(before) writes than their values")
         }
         let fetchesAll: Bool
         if case .constant(true) = older.kind { fetchesAll = true } else { fetchesAll = false }
