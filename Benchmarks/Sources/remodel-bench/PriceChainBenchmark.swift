@@ -8,7 +8,8 @@ import Remodel
 // (the first step computes what the second reads: docs/engine.md, "Steps that compute"),
 // by StoreMigrator step by step, and by hand in one INSERT … SELECT. With --filtered, the
 // first step keeps the products with a quantity of 100 or more: the second then computes
-// after the step whose mapping runs. See docs/performance.md.
+// after the step whose mapping runs. With --filtered-twice, the second also keeps only the
+// active products (docs/engine.md, "Steps that filter"). See docs/performance.md.
 
 /// A version of mappings/product-price's `Product` after Products1: `price` (or `gross`,
 /// where `gross`), `quantity` of `quantityType`, `weight` of `weightType`.
@@ -59,10 +60,17 @@ let priceChainWideningFiles: [String: String] = [
 let priceChainFilter =
     #"FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"Product\", \"quantity >= 100\"), $manager.sourceContext, NO)"#
 
+/// The fetch of the products the second step keeps, with `--filtered-twice`.
+let priceChainSecondFilter =
+    #"FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"Product\", \"active == YES\"), $manager.sourceContext, NO)"#
+
 /// The chain's folder in `directory`: Products1 from `mappings`, the rest
 /// (``priceChainFiles``, or ``priceChainWideningFiles`` where `widening`), the first step
-/// with ``priceChainFilter`` where `filtered`.
-func writePriceChain(in directory: String, mappings: URL, filtered: Bool, widening: Bool = false) -> String {
+/// with ``priceChainFilter`` where `filtered`, the second with ``priceChainSecondFilter``
+/// where `filteredTwice`.
+func writePriceChain(
+    in directory: String, mappings: URL, filtered: Bool, filteredTwice: Bool = false, widening: Bool = false
+) -> String {
     let folder = directory + "/price-chain"
     do {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -70,12 +78,15 @@ func writePriceChain(in directory: String, mappings: URL, filtered: Bool, wideni
             at: mappings.appendingPathComponent(productsModelPath),
             to: URL(fileURLWithPath: folder + "/Products1.model.json"))
         for (name, text) in widening ? priceChainWideningFiles : priceChainFiles {
-            let written =
+            let filter =
                 filtered && name.hasPrefix("Products1_to")
-                ? text.replacingOccurrences(
-                    of: #""destinationEntity": "Product","#,
-                    with: #""destinationEntity": "Product", "sourceExpression": "\#(priceChainFilter)","#)
-                : text
+                ? priceChainFilter : filteredTwice && name.hasPrefix("Products2_to") ? priceChainSecondFilter : nil
+            let written =
+                filter.map {
+                    text.replacingOccurrences(
+                        of: #""destinationEntity": "Product","#,
+                        with: #""destinationEntity": "Product", "sourceExpression": "\#($0)","#)
+                } ?? text
             try written.write(toFile: folder + "/" + name, atomically: true, encoding: .utf8)
         }
     } catch {
@@ -134,7 +145,7 @@ func migratePriceChainSQL(_ options: Options) -> VariantResult {
                 INSERT INTO ZPRODUCT (Z_PK, Z_ENT, Z_OPT, ZNAME, ZSKU, ZGROSS, ZQUANTITY, ZWEIGHT, ZADDED, ZACTIVE, ZNOTES)
                     SELECT \(options.filtered ? "NULL" : "Z_PK"), \(entity("Product")), 1,
                         ZNAME, ZSKU, ZPRICE * 1.03 * 1.2, ZQUANTITY, ZWEIGHT, ZADDED, ZACTIVE, ZNOTES
-                    FROM src.ZPRODUCT \(options.filtered ? "WHERE ZQUANTITY >= 100 " : "")ORDER BY Z_PK;
+                    FROM src.ZPRODUCT \(options.filtered ? "WHERE ZQUANTITY >= 100 " : "")\(options.filteredTwice ? "AND ZACTIVE = 1 " : "")ORDER BY Z_PK;
                 """
         }
     }
@@ -167,13 +178,15 @@ func runPriceChainBenchmark(_ options: Options) {
 
     if options.filtered && options.widening { die("--filtered and --widening are two chains: give one") }
     let chain = writePriceChain(
-        in: directory, mappings: mappings, filtered: options.filtered, widening: options.widening)
+        in: directory, mappings: mappings, filtered: options.filtered, filteredTwice: options.filteredTwice,
+        widening: options.widening)
     let source = directory + "/Products1.sqlite"
     if !quiet { progressLine("generating \(rows) products in \(source) …") }
     generateProductsStore(source, rows: rows, model: loadModel(mappings, productsModelPath))
     let v3 = loadModel(URL(fileURLWithPath: chain), "Products3.model.json")
     // The rows through both steps, computed here: gross is (price * 1.03) * 1.2; with
-    // --filtered, only the quantities of 100 or more, numbered again; with --widening,
+    // --filtered, only the quantities of 100 or more, numbered again (with --filtered-twice,
+    // only the active ones of those); with --widening,
     // gross is price * 1.2 of the quantities of 100 or more, and quantity a double.
     let generator = ProductGenerator()
     var expected = Checksum()
@@ -181,6 +194,7 @@ func runPriceChainBenchmark(_ options: Options) {
     for i in 0..<rows {
         var row = generator.row(i)
         if options.filtered || options.widening, row.quantity < 100 { continue }
+        if options.filteredTwice, !row.active { continue }
         kept += 1
         row.price = options.widening ? row.price * 1.2 : row.price * 1.03 * 1.2
         expected.add(integer: Int64(kept))
@@ -188,7 +202,8 @@ func runPriceChainBenchmark(_ options: Options) {
     }
     let columns = products3Columns.map { options.widening && $0.0 == "ZQUANTITY" ? ($0.0, ColumnKind.real) : $0 }
     let common =
-        ["--mappings", chain] + (options.filtered ? ["--filtered"] : []) + (options.widening ? ["--widening"] : [])
+        ["--mappings", chain] + (options.filteredTwice ? ["--filtered-twice"] : options.filtered ? ["--filtered"] : [])
+        + (options.widening ? ["--widening"] : [])
     var destinationBytes: [String: Int] = [:]
     let runs = measureVariants(
         "chain", priceChainVariants.filter { options.only?.contains($0.id) ?? true }, rounds: options.roundCount,
@@ -215,7 +230,7 @@ func runPriceChainBenchmark(_ options: Options) {
         title:
             options.widening
             ? "price-chain --widening: \(rows) rows, Products1 → Products2 (inferred: quantity to a double) → Products3 (quantity >= 100, gross = price * 1.2)"
-            : "price-chain: \(rows) rows, Products1 → Products2 (\(options.filtered ? "quantity >= 100, " : "")price * 1.03, weight to a double) → Products3 (gross = price * 1.2)",
+            : "price-chain: \(rows) rows, Products1 → Products2 (\(options.filtered ? "quantity >= 100, " : "")price * 1.03, weight to a double) → Products3 (\(options.filteredTwice ? "active, " : "")gross = price * 1.2)",
         header: interleavedHeader(options, loadBefore: loadBefore, started: started),
         groups: [runs])
     report.footnotes = [

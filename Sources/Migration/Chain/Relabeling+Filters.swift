@@ -94,13 +94,16 @@ extension Relabeling {
                 }
                 continue
             }
+            // (What it writes without fail whatever the store holds needs no check.)
+            let withoutFail = Self.writesWithoutFail(attribute, expression, from: sourceEntity, in: source)
+            if withoutFail && !read.contains(attribute.name) { continue }
             var translator = Self.translator(of: sourceEntity, in: layout, functions: functions)
             guard let computation = Self.computes(expression, attribute, with: &translator) else {
                 throw Refusal(
                     "it filters \(name), whose \(attribute.name) \(before) writes as \(expression), which SQL cannot check on the rows the filter leaves behind"
                 )
             }
-            writes.append((attribute, expression))
+            if !withoutFail { writes.append((attribute, expression)) }
             guard read.contains(attribute.name), let parsed = try? FormatExpression(parsing: expression) else {
                 continue
             }
@@ -223,26 +226,28 @@ extension Relabeling {
         if !counts.isEmpty { try store.database.registerValueFunctions() }
         for count in counts {
             guard let rows = store.layout.entities[count.entity] else { return nil }
-            var sql = "SELECT 0, count(*) FROM \(rows.table) AS t0 WHERE t0.Z_ENT = \(rows.number)"
-            var parameters: [SQLiteValue] = []
-            if let text = count.filter {
-                guard let predicate = try? FormatPredicate(parsing: text),
-                    let conditions = store.layout.rowConditions(of: predicate, on: count.entity)
-                else { return nil }
-                let (accepts, rejects) = (
-                    "coalesce((\(conditions.whenTrue)), 0)", "coalesce((\(conditions.whenFalse)), 0)"
-                )
-                sql =
-                    "SELECT coalesce(sum(\(accepts) AND \(rejects)), 0), coalesce(sum(\(accepts) AND NOT \(rejects)), 0) "
-                    + "FROM \(rows.table) AS t0 WHERE t0.Z_ENT = \(rows.number)"
-                parameters = conditions.parameters
+            let table = "FROM \(rows.table) AS t0 WHERE t0.Z_ENT = \(rows.number)"
+            guard let text = count.filter else {
+                let statement = try store.database.prepare("SELECT count(*) \(table)")
+                result[count.mapping, default: 0] += try statement.step() ? Int(statement.int64(at: 0)) : 0
+                continue
             }
-            let statement = try store.database.prepare(sql)
-            for (i, value) in parameters.prefix(Int(statement.parameterCount)).enumerated() {
+            guard let predicate = try? FormatPredicate(parsing: text),
+                let conditions = store.layout.rowConditions(of: predicate, on: count.entity)
+            else { return nil }
+            // The rows whose accepting condition holds, and of those the ones whose
+            // rejecting condition holds too: rows SQL cannot tell. One scan, its WHERE
+            // cut short on the rows it rejects (a NULL holds as false there, and in CASE).
+            let statement = try store.database.prepare(
+                "SELECT count(*), coalesce(sum(CASE WHEN (\(conditions.whenFalse)) THEN 1 ELSE 0 END), 0) \(table) "
+                    + "AND (\(conditions.whenTrue))")
+            for (i, value) in conditions.parameters.prefix(Int(statement.parameterCount)).enumerated() {
                 try statement.bind(value, at: Int32(i + 1))
             }
-            guard try statement.step(), statement.int64(at: 0) == 0 else { return nil }
-            result[count.mapping, default: 0] += Int(statement.int64(at: 1))
+            guard try statement.step() else { return nil }
+            let (accepted, untold) = (Int(statement.int64(at: 0)), Int(statement.int64(at: 1)))
+            guard untold == 0 else { return nil }
+            result[count.mapping, default: 0] += accepted
         }
         return result
     }
