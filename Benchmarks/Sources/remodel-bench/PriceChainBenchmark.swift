@@ -9,7 +9,9 @@ import Remodel
 // by StoreMigrator step by step, and by hand in one INSERT … SELECT. With --filtered, the
 // first step keeps the products with a quantity of 100 or more: the second then computes
 // after the step whose mapping runs. With --filtered-twice, the second also keeps only the
-// active products (docs/engine.md, "Steps that filter"). See docs/performance.md.
+// active products (docs/engine.md, "Steps that filter"); with --filtered-on-price, only the
+// second filters, on the price the first computes (read as its expression on each row).
+// See docs/performance.md.
 
 /// A version of mappings/product-price's `Product` after Products1: `price` (or `gross`,
 /// where `gross`), `quantity` of `quantityType`, `weight` of `weightType`.
@@ -60,16 +62,31 @@ let priceChainWideningFiles: [String: String] = [
 let priceChainFilter =
     #"FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"Product\", \"quantity >= 100\"), $manager.sourceContext, NO)"#
 
-/// The fetch of the products the second step keeps, with `--filtered-twice`.
-let priceChainSecondFilter =
-    #"FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"Product\", \"active == YES\"), $manager.sourceContext, NO)"#
+/// What the second step keeps, where it filters: the active products
+/// (`--filtered-twice`), or those whose price, as the first step computes it, is over 50
+/// (`--filtered-on-price`).
+enum PriceChainSecondFilter {
+    case active, price
+
+    /// Its predicate, over Products2.
+    var predicate: String { self == .active ? "active == YES" : "price > 50" }
+    /// Its condition over a Products1 row, for the hand-written pass.
+    var sql: String { self == .active ? "ZACTIVE = 1" : "ZPRICE * 1.03 > 50" }
+    /// Its fetch.
+    var fetch: String {
+        #"FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"Product\", \"\#(predicate)\"), $manager.sourceContext, NO)"#
+    }
+
+    /// Whether it keeps `row`, a Products1 row.
+    func keeps(_ row: ProductRow) -> Bool { self == .active ? row.active : row.price * 1.03 > 50 }
+}
 
 /// The chain's folder in `directory`: Products1 from `mappings`, the rest
 /// (``priceChainFiles``, or ``priceChainWideningFiles`` where `widening`), the first step
-/// with ``priceChainFilter`` where `filtered`, the second with ``priceChainSecondFilter``
-/// where `filteredTwice`.
+/// with ``priceChainFilter`` where `filtered`, the second with `second`'s fetch.
 func writePriceChain(
-    in directory: String, mappings: URL, filtered: Bool, filteredTwice: Bool = false, widening: Bool = false
+    in directory: String, mappings: URL, filtered: Bool, second: PriceChainSecondFilter? = nil,
+    widening: Bool = false
 ) -> String {
     let folder = directory + "/price-chain"
     do {
@@ -80,7 +97,7 @@ func writePriceChain(
         for (name, text) in widening ? priceChainWideningFiles : priceChainFiles {
             let filter =
                 filtered && name.hasPrefix("Products1_to")
-                ? priceChainFilter : filteredTwice && name.hasPrefix("Products2_to") ? priceChainSecondFilter : nil
+                ? priceChainFilter : name.hasPrefix("Products2_to") ? second?.fetch : nil
             let written =
                 filter.map {
                     text.replacingOccurrences(
@@ -128,6 +145,8 @@ func migratePriceChainWithStoreMigrator(_ options: Options, fusesSteps: Bool) ->
 func migratePriceChainSQL(_ options: Options) -> VariantResult {
     var rows = 0
     var stepSeconds = 0.0
+    let conditions = (options.filtered ? ["ZQUANTITY >= 100"] : []) + (options.secondFilter.map { [$0.sql] } ?? [])
+    let selection = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ") + " "
     let (_, seconds) = timed {
         let model = loadModel(options.mappingsFolder, "Products3.model.json")
         (stepSeconds, _) = sqlStep(
@@ -143,9 +162,9 @@ func migratePriceChainSQL(_ options: Options) -> VariantResult {
                 """
                 : """
                 INSERT INTO ZPRODUCT (Z_PK, Z_ENT, Z_OPT, ZNAME, ZSKU, ZGROSS, ZQUANTITY, ZWEIGHT, ZADDED, ZACTIVE, ZNOTES)
-                    SELECT \(options.filtered ? "NULL" : "Z_PK"), \(entity("Product")), 1,
+                    SELECT \(options.filtered || options.secondFilter != nil ? "NULL" : "Z_PK"), \(entity("Product")), 1,
                         ZNAME, ZSKU, ZPRICE * 1.03 * 1.2, ZQUANTITY, ZWEIGHT, ZADDED, ZACTIVE, ZNOTES
-                    FROM src.ZPRODUCT \(options.filtered ? "WHERE ZQUANTITY >= 100 " : "")\(options.filteredTwice ? "AND ZACTIVE = 1 " : "")ORDER BY Z_PK;
+                    FROM src.ZPRODUCT \(selection)ORDER BY Z_PK;
                 """
         }
     }
@@ -176,17 +195,19 @@ func runPriceChainBenchmark(_ options: Options) {
     let started = Date()
     let quiet = options.markdown
 
-    if options.filtered && options.widening { die("--filtered and --widening are two chains: give one") }
+    if (options.filtered || options.secondFilter != nil) && options.widening {
+        die("--filtered, --filtered-twice, --filtered-on-price and --widening are chains of their own: give one")
+    }
     let chain = writePriceChain(
-        in: directory, mappings: mappings, filtered: options.filtered, filteredTwice: options.filteredTwice,
+        in: directory, mappings: mappings, filtered: options.filtered, second: options.secondFilter,
         widening: options.widening)
     let source = directory + "/Products1.sqlite"
     if !quiet { progressLine("generating \(rows) products in \(source) …") }
     generateProductsStore(source, rows: rows, model: loadModel(mappings, productsModelPath))
     let v3 = loadModel(URL(fileURLWithPath: chain), "Products3.model.json")
     // The rows through both steps, computed here: gross is (price * 1.03) * 1.2; with
-    // --filtered, only the quantities of 100 or more, numbered again (with --filtered-twice,
-    // only the active ones of those); with --widening,
+    // --filtered, only the quantities of 100 or more, numbered again (and with a second
+    // filter, only those it keeps); with --widening,
     // gross is price * 1.2 of the quantities of 100 or more, and quantity a double.
     let generator = ProductGenerator()
     var expected = Checksum()
@@ -194,7 +215,7 @@ func runPriceChainBenchmark(_ options: Options) {
     for i in 0..<rows {
         var row = generator.row(i)
         if options.filtered || options.widening, row.quantity < 100 { continue }
-        if options.filteredTwice, !row.active { continue }
+        if let second = options.secondFilter, !second.keeps(row) { continue }
         kept += 1
         row.price = options.widening ? row.price * 1.2 : row.price * 1.03 * 1.2
         expected.add(integer: Int64(kept))
@@ -202,7 +223,9 @@ func runPriceChainBenchmark(_ options: Options) {
     }
     let columns = products3Columns.map { options.widening && $0.0 == "ZQUANTITY" ? ($0.0, ColumnKind.real) : $0 }
     let common =
-        ["--mappings", chain] + (options.filteredTwice ? ["--filtered-twice"] : options.filtered ? ["--filtered"] : [])
+        ["--mappings", chain] + (options.filtered ? ["--filtered"] : [])
+        + (options.secondFilter == .active
+            ? ["--filtered-twice"] : options.secondFilter == .price ? ["--filtered-on-price"] : [])
         + (options.widening ? ["--widening"] : [])
     var destinationBytes: [String: Int] = [:]
     let runs = measureVariants(
@@ -230,7 +253,7 @@ func runPriceChainBenchmark(_ options: Options) {
         title:
             options.widening
             ? "price-chain --widening: \(rows) rows, Products1 → Products2 (inferred: quantity to a double) → Products3 (quantity >= 100, gross = price * 1.2)"
-            : "price-chain: \(rows) rows, Products1 → Products2 (\(options.filtered ? "quantity >= 100, " : "")price * 1.03, weight to a double) → Products3 (\(options.filteredTwice ? "active, " : "")gross = price * 1.2)",
+            : "price-chain: \(rows) rows, Products1 → Products2 (\(options.filtered ? "quantity >= 100, " : "")price * 1.03, weight to a double) → Products3 (\(options.secondFilter.map { "\($0.predicate), " } ?? "")gross = price * 1.2)",
         header: interleavedHeader(options, loadBefore: loadBefore, started: started),
         groups: [runs])
     report.footnotes = [

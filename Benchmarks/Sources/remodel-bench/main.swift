@@ -23,7 +23,7 @@ let usage = """
            remodel-bench item-images [--items N] [--size BYTES] [--external] [--rounds N] [--dir DIR] [--markdown]
            remodel-bench chain [--notes N] [--rounds N] [--dir DIR] [--markdown]
            remodel-bench note-folders [--notes N] [--rounds N] [--dir DIR] [--markdown]
-           remodel-bench price-chain [--rows N] [--filtered | --filtered-twice | --widening] [--rounds N] [--dir DIR] [--markdown]
+           remodel-bench price-chain [--rows N] [--filtered | --filtered-twice | --filtered-on-price | --widening] [--rounds N] [--dir DIR] [--markdown]
            remodel-bench decimal-copy [--rows N] [--rounds N] [--dir DIR] [--markdown]
            remodel-bench moody-chain [--rows N] [--fixtures DIR] [--rounds N] [--dir DIR] [--markdown]
            remodel-bench list
@@ -78,6 +78,9 @@ let usage = """
     --filtered-twice
                   price-chain: as --filtered, and the second step keeps only the active
                   products (a second filter, reading what the first copies: one pass)
+    --filtered-on-price
+                  price-chain: the second step keeps only the products whose price, as
+                  the first computes it, is over 50 (read as its expression: one pass)
     --widening    price-chain: the first step is inferred and makes quantity a double; the
                   second keeps only the products with a quantity of 100 or more and
                   computes gross
@@ -103,7 +106,7 @@ struct Options {
     var size: Int? = nil
     var external = false
     var filtered = false
-    var filteredTwice = false
+    var secondFilter: PriceChainSecondFilter? = nil
     var widening = false
     var dir: String? = nil
     var mappings: String? = nil
@@ -158,7 +161,8 @@ func parseOptions(_ arguments: [String]) -> Options {
         case "--items": options.items = positive(argument)
         case "--external": options.external = true
         case "--filtered": options.filtered = true
-        case "--filtered-twice": (options.filtered, options.filteredTwice) = (true, true)
+        case "--filtered-twice": (options.filtered, options.secondFilter) = (true, .active)
+        case "--filtered-on-price": options.secondFilter = .price
         case "--widening": options.widening = true
         case "--notes": options.notes = positive(argument)
         case "--size":
