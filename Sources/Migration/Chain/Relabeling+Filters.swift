@@ -47,10 +47,11 @@ extension Relabeling {
     /// (the same value, or the same number where the language compares numbers by value:
     /// ``SourceRenamer/Read``), as the expressions that compute them evaluated on the row
     /// (as writing converts them: ``SourceRenamer/onTheEvaluatedObject(_:)``), or as their
-    /// default where it writes none. Each B
-    /// attribute it does not write must pass its rules with its default, and each it
-    /// writes must be written as it is read back (``computes(_:_:with:)``), which the
-    /// pass's check then finds on every row. Throws why the filter cannot be composed so.
+    /// default where it writes none. Each B attribute it does not write must pass its
+    /// rules with its default, and each it writes must be written as it is read back
+    /// (``computes(_:_:with:)``), which the pass's check then finds on every row (unless it
+    /// is written without fail whatever the store holds, ``writesWithoutFail(_:_:from:in:)``).
+    /// Throws why the filter cannot be composed so.
     func composedFilter(
         of name: String, after written: EntityMapping, from sourceEntity: EntityDescription?, in source: ObjectModel,
         functions: FunctionRegistry
@@ -126,8 +127,7 @@ extension Relabeling {
             throw Refusal(
                 "its filter of \(name), \(text), reads more of the attributes \(before) writes than their values")
         }
-        let fetchesAll: Bool
-        if case .constant(true) = older.kind { fetchesAll = true } else { fetchesAll = false }
+        let fetchesAll = if case .constant(true) = older.kind { true } else { false }
         let both = fetchesAll ? renamed : FormatPredicate(.and([older, renamed]))
         arguments[1] = FormatExpression(.constant(.string(both.description)))
         let composed = FormatExpression(

@@ -48,8 +48,9 @@ struct SQLNarrowing: Hashable {
 ///
 /// The fetched table is `t0`; relationships are followed with `EXISTS` subqueries over
 /// `t1`, `t2`, …. What it cannot translate exactly enough stays `1`: comparisons of two key
-/// paths, functions, arithmetic, MATCHES, decimal and UUID values, paths into tables that
-/// have unsaved changes (SQL would see them as they were saved).
+/// paths, functions, arithmetic other than a double's (``arithmetic(_:_:_:)``), MATCHES,
+/// decimal and UUID values, paths into tables that have unsaved changes (SQL would see
+/// them as they were saved).
 struct PredicateTranslator {
     private let bindings: [String: EntityBinding]
     private let unsavedTables: Set<String>
@@ -105,10 +106,8 @@ struct PredicateTranslator {
 
     /// `path OP constant`, with ANY/ALL when the path crosses one to-many relationship.
     private mutating func comparison(_ c: Comparison, _ entity: EntityBinding, _ alias: String) -> SQLNarrowing? {
-        guard let (path, op, constant) = Self.keyPathAndConstant(c), let (steps, end) = resolve(path, from: entity)
-        else {
-            return nil
-        }
+        guard let (path, op, constant) = Self.keyPathAndConstant(c) else { return arithmetic(c, entity, alias) }
+        guard let (steps, end) = resolve(path, from: entity) else { return nil }
         let toMany = steps.firstIndex { if case .toMany = $0 { true } else { false } }
         let toManys = steps.filter { if case .toMany = $0 { true } else { false } }.count
         guard toManys == (c.modifier == .direct ? 0 : 1) else { return nil }
@@ -148,19 +147,103 @@ struct PredicateTranslator {
     /// (`10 < price` is `price > 10`, `{1, 2} CONTAINS x` is `x IN {1, 2}`).
     private static func keyPathAndConstant(_ c: Comparison) -> ([String], ComparisonOperator, Value)? {
         if let path = keyPath(c.lhs), let value = constant(c.rhs) { return (path, c.op, value) }
-        guard c.modifier == .direct, let value = constant(c.lhs), let path = keyPath(c.rhs) else { return nil }
-        let mirrored: ComparisonOperator
-        switch c.op {
-        case .equalTo, .notEqualTo: mirrored = c.op
-        case .lessThan: mirrored = .greaterThan
-        case .lessThanOrEqualTo: mirrored = .greaterThanOrEqualTo
-        case .greaterThan: mirrored = .lessThan
-        case .greaterThanOrEqualTo: mirrored = .lessThanOrEqualTo
-        case .contains: mirrored = .in
-        case .in: mirrored = .contains
-        default: return nil
-        }
+        guard c.modifier == .direct, let value = constant(c.lhs), let path = keyPath(c.rhs),
+            let mirrored = mirrored(c.op)
+        else { return nil }
         return (path, mirrored, value)
+    }
+
+    /// `op` with its operands swapped: `a < b` is `b > a`.
+    private static func mirrored(_ op: ComparisonOperator) -> ComparisonOperator? {
+        switch op {
+        case .equalTo, .notEqualTo: op
+        case .lessThan: .greaterThan
+        case .lessThanOrEqualTo: .greaterThanOrEqualTo
+        case .greaterThan: .lessThan
+        case .greaterThanOrEqualTo: .lessThanOrEqualTo
+        case .contains: .in
+        case .in: .contains
+        default: nil
+        }
+    }
+
+    // MARK: - Arithmetic
+
+    /// An arithmetic term over the fetched row's own number attributes and number
+    /// constants (``doubleTerm(_:_:_:)``).
+    private struct DoubleTerm {
+        var sql: String
+        /// Whether the language's value is a double: a double attribute or constant.
+        var isDouble: Bool
+        /// The columns it reads, each with the storage class its type is written in.
+        var columns: [(column: String, storage: String)]
+    }
+
+    /// `e` as SQL where every operation in it gives a double in the language (one of its
+    /// operands a double attribute, a double constant or such an operation; `+`, `-`,
+    /// `*`, `/`, negation): SQLite's REAL arithmetic is then the language's IEEE 754
+    /// arithmetic, and an integer is converted to a double as both convert it. Integer
+    /// arithmetic (which the language reports on overflow, and SQLite turns to REAL) and
+    /// `**` are not translated. Nil for anything else.
+    private mutating func doubleTerm(_ e: FormatExpression, _ entity: EntityBinding, _ alias: String) -> DoubleTerm? {
+        switch e.kind {
+        case .constant(.integer(let i)): return DoubleTerm(sql: parameter(.integer(i)), isDouble: false, columns: [])
+        case .constant(.double(let d)) where !d.isNaN:
+            return DoubleTerm(sql: parameter(.real(d)), isDouble: true, columns: [])
+        case .negate(let a):
+            guard let term = doubleTerm(a, entity, alias), term.isDouble else { return nil }
+            return DoubleTerm(sql: "(-\(term.sql))", isDouble: true, columns: term.columns)
+        case .arithmetic(let op, let a, let b) where op != .power:
+            guard let l = doubleTerm(a, entity, alias), let r = doubleTerm(b, entity, alias), l.isDouble || r.isDouble
+            else { return nil }
+            return DoubleTerm(sql: "(\(l.sql) \(op.rawValue) \(r.sql))", isDouble: true, columns: l.columns + r.columns)
+        default:
+            guard let path = Self.keyPath(e), let (steps, end) = resolve(path, from: entity), steps.isEmpty,
+                case .attribute(let type, let name) = end
+            else { return nil }
+            let column = "\(alias).\(name)"
+            switch type {
+            case .int16, .int32, .int64:
+                return DoubleTerm(sql: column, isDouble: false, columns: [(column, "integer")])
+            case .double: return DoubleTerm(sql: column, isDouble: true, columns: [(column, "real")])
+            default: return nil
+            }
+        }
+    }
+
+    /// A comparison of a double's arithmetic (``doubleTerm(_:_:_:)``, `price * 1.03 > 50`)
+    /// with a constant. Left to the predicate: a row where the term is NULL in SQL (a nil
+    /// operand, which the language reports as an error; a NaN, which SQLite makes NULL; a
+    /// division by zero, which SQLite makes NULL and the language infinity), and one whose
+    /// column holds another storage class than its type's.
+    private mutating func arithmetic(_ c: Comparison, _ entity: EntityBinding, _ alias: String) -> SQLNarrowing? {
+        func isArithmetic(_ e: FormatExpression) -> Bool {
+            switch e.kind {
+            case .arithmetic, .negate: true
+            default: false
+            }
+        }
+        guard c.modifier == .direct, c.options.isEmpty else { return nil }
+        var (term, op, other) = (c.lhs, c.op, c.rhs)
+        if !isArithmetic(term) {
+            guard isArithmetic(c.rhs), let mirrored = Self.mirrored(c.op), mirrored != .contains else { return nil }
+            (term, op, other) = (c.rhs, mirrored, c.lhs)
+        }
+        guard let constant = Self.constant(other), !constant.isNull, let value = doubleTerm(term, entity, alias),
+            value.isDouble
+        else { return nil }
+        let operand = Operand(value: value.sql, column: nil, storage: [], kind: .number)
+        guard let test = test(operand, op == .notEqualTo ? .equalTo : op, c.options, constant) else { return nil }
+        var undecided = ["(\(value.sql)) IS NULL"]
+        if !storeIsWellTyped {
+            for (column, storage) in value.columns {
+                undecided.append("typeof(\(column)) NOT IN ('\(storage)', 'null')")
+            }
+        }
+        let narrowing = SQLNarrowing(
+            whenTrue: SQL.any([test] + undecided), whenFalse: SQL.any([SQL.not(test)] + undecided),
+            uncertain: SQL.any(undecided))
+        return op == .notEqualTo ? narrowing.negated : narrowing
     }
 
     private static func keyPath(_ e: FormatExpression) -> [String]? {
