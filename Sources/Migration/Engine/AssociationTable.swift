@@ -2,12 +2,15 @@
 /// mapping: a compact, two-way table.
 ///
 /// Each side is stored as runs: consecutive associations whose objects are of one entity
-/// with consecutive primary keys make one run of 14 bytes (entity, first key, first
-/// position). The engine reads source rows in primary-key order and the destination
+/// with consecutive primary keys make one run of 22 bytes (entity, first key, first
+/// position, mask). The engine reads source rows in primary-key order and the destination
 /// allocates keys in order, so a mapping over a table without gaps is one run on each side
-/// however many rows it has; the worst case (no two keys consecutive) is 14 bytes per
-/// association and side. Lookups are binary searches over the runs; a side whose keys
-/// arrive out of order gets a sorted index of its runs (4 bytes each) when first searched.
+/// however many rows it has. Keys that ascend with gaps (the rows a filter keeps) share a
+/// run for each window of 64 keys, a bit for each key: a filter that keeps a scattered
+/// half of a million rows makes 16,000 runs, not 250,000. The worst case (no two keys
+/// within 64 of each other) is 22 bytes per association and side. Lookups are binary
+/// searches over the runs; a side whose keys arrive out of order gets a sorted index of
+/// its runs (4 bytes each) when first searched.
 struct AssociationTable {
     /// One side of the table.
     struct Side {
@@ -17,8 +20,12 @@ struct AssociationTable {
         private var runEntity: [UInt16] = []
         private var runKey: [Int64] = []
         private var runStart: [UInt32] = []
+        /// Per run: 0 where its keys are consecutive from its first; else the keys of a
+        /// window of 64 from its first, a bit for each (bit i: the first key + i), in order.
+        private var runMask: [UInt64] = []
         /// Runs ascend by (table, key) without overlapping: lookups search them directly.
         private var inOrder = true
+        /// The most keys a run spans, from its first to its last.
         private var longestRun = 0
         private var sortedRuns: [UInt32]? = nil
 
@@ -31,33 +38,74 @@ struct AssociationTable {
             (run + 1 < runStart.count ? Int(runStart[run + 1]) : count) - Int(runStart[run])
         }
 
+        /// The keys a run spans, from its first to its last.
+        private func span(_ run: Int) -> Int {
+            runMask[run] == 0 ? length(run) : 64 - runMask[run].leadingZeroBitCount
+        }
+
+        /// The position of `key` within `run` (a run of its table), if the run holds it.
+        private func offset(of key: Int64, in run: Int) -> Int? {
+            guard key.isAmong(span(run), from: runKey[run]) else { return nil }
+            let distance = Int(key - runKey[run])
+            let mask = runMask[run]
+            guard mask != 0 else { return distance }
+            guard mask & (1 << UInt64(distance)) != 0 else { return nil }
+            return (mask & ((1 << UInt64(distance)) - 1)).nonzeroBitCount
+        }
+
         mutating func append(entity: UInt16, key: Int64) {
             let last = runStart.count - 1
-            if last >= 0, runEntity[last] == entity, key.follows(runKey[last], by: length(last)) {
-                count += 1
-                longestRun = max(longestRun, length(last))
-                sortedRuns = nil
+            if last >= 0, runEntity[last] == entity {
+                if runMask[last] == 0, key.follows(runKey[last], by: length(last)) {
+                    count += 1
+                    longestRun = max(longestRun, length(last))
+                    sortedRuns = nil
+                    return
+                }
+                // A key after the run's last, in the window of 64 from its first: a bit.
+                if key.isAmong(64, from: runKey[last]), key - runKey[last] >= Int64(span(last)) {
+                    if runMask[last] == 0 { runMask[last] = (1 << UInt64(length(last))) - 1 }
+                    let distance = Int(key - runKey[last])
+                    runMask[last] |= 1 << UInt64(distance)
+                    count += 1
+                    longestRun = max(longestRun, distance + 1)
+                    sortedRuns = nil
+                    return
+                }
+            }
+            startRun(entity: entity, key: key)
+        }
+
+        /// Appends `count` objects of `entity` with consecutive keys from `key`.
+        mutating func append(entity: UInt16, key: Int64, count n: Int) {
+            guard n > 1 else {
+                if n == 1 { append(entity: entity, key: key) }
                 return
             }
+            let last = runStart.count - 1
+            if last >= 0, runEntity[last] == entity, runMask[last] == 0, key.follows(runKey[last], by: length(last)) {
+                count += n
+            } else {
+                startRun(entity: entity, key: key)
+                count += n - 1
+            }
+            longestRun = max(longestRun, length(runStart.count - 1))
+            sortedRuns = nil
+        }
+
+        /// A new run of one object.
+        private mutating func startRun(entity: UInt16, key: Int64) {
+            let last = runStart.count - 1
             if last >= 0, inOrder {
-                let previous = (tableOfEntity[Int(runEntity[last])], runKey[last] + Int64(length(last) - 1))
+                let previous = (tableOfEntity[Int(runEntity[last])], runKey[last] + Int64(span(last) - 1))
                 if (tableOfEntity[Int(entity)], key) <= previous { inOrder = false }
             }
             runEntity.append(entity)
             runKey.append(key)
             runStart.append(UInt32(count))
+            runMask.append(0)
             count += 1
             longestRun = max(longestRun, 1)
-            sortedRuns = nil
-        }
-
-        /// Appends `count` objects of `entity` with consecutive keys from `key`.
-        mutating func append(entity: UInt16, key: Int64, count n: Int) {
-            guard n > 0 else { return }
-            append(entity: entity, key: key)
-            guard n > 1 else { return }
-            count += n - 1
-            longestRun = max(longestRun, length(runStart.count - 1))
             sortedRuns = nil
         }
 
@@ -68,7 +116,17 @@ struct AssociationTable {
                 let mid = (low + high) / 2
                 if Int(runStart[mid]) <= position { low = mid } else { high = mid }
             }
-            return (runEntity[low], runKey[low] + Int64(position - Int(runStart[low])))
+            var offset = position - Int(runStart[low])
+            if runMask[low] != 0 {
+                // (The offset-th key of the window: its bit, the lower ones cleared.)
+                var mask = runMask[low]
+                while offset > 0 {
+                    mask &= mask - 1
+                    offset -= 1
+                }
+                offset = mask.trailingZeroBitCount
+            }
+            return (runEntity[low], runKey[low] + Int64(offset))
         }
 
         /// The positions, in order, of the associations whose object on this side is
@@ -76,8 +134,11 @@ struct AssociationTable {
         mutating func positions(entity: UInt16, key: Int64) -> [Int] {
             let table = tableOfEntity[Int(entity)]
             func start(_ run: Int) -> (UInt16, Int64) { (tableOfEntity[Int(runEntity[run])], runKey[run]) }
-            func covers(_ run: Int) -> Bool {
-                tableOfEntity[Int(runEntity[run])] == table && key.isAmong(length(run), from: runKey[run])
+            func position(_ run: Int) -> Int? {
+                guard tableOfEntity[Int(runEntity[run])] == table, let offset = offset(of: key, in: run) else {
+                    return nil
+                }
+                return Int(runStart[run]) + offset
             }
             if inOrder {
                 // The last run starting at or before (table, key) is the only candidate.
@@ -86,8 +147,8 @@ struct AssociationTable {
                     let mid = (low + high) / 2
                     if start(mid) <= (table, key) { low = mid + 1 } else { high = mid }
                 }
-                guard low > 0, covers(low - 1) else { return [] }
-                return [Int(runStart[low - 1]) + Int(key - runKey[low - 1])]
+                guard low > 0, let found = position(low - 1) else { return [] }
+                return [found]
             }
             if sortedRuns == nil {
                 sortedRuns = (0..<UInt32(runStart.count)).sorted { start(Int($0)) < start(Int($1)) }
@@ -105,7 +166,7 @@ struct AssociationTable {
                 let run = Int(index[i])
                 let (t, k) = start(run)
                 if t != table || !key.isAmong(longestRun, from: k) { break }
-                if covers(run) { result.append(Int(runStart[run]) + Int(key - runKey[run])) }
+                if let found = position(run) { result.append(found) }
                 i -= 1
             }
             return result.sorted()

@@ -59,7 +59,7 @@ final class EntityMappingRunner {
     /// The association of a stage 1 run as SQL with counted keys, in runs, until a
     /// statement needs it as its keys table (``writeKeysTableIfNeeded()``): the links of
     /// the mapping whose rows hold the keys mostly need none.
-    var unwrittenKeyRuns: [(source: Int64, destination: Int64, count: Int)]?
+    var unwrittenKeyRuns: [KeyRun]?
     /// Whether its keys table exists: stage 1 ran as SQL, or wrote it afterwards.
     var hasKeysTable: Bool {
         if execution.instancesAsSQL { return true }

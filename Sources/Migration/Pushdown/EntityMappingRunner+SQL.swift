@@ -95,9 +95,11 @@ extension EntityMappingRunner {
             source: prepared.sourceEntity!.name, destination: plan.destinationEntity)
         {
             for run in pairs.runs {
-                manager.associate(
-                    source: (entities.source, run.source), destination: (entities.destination, run.destination),
-                    count: run.count, runner: self)
+                run.forEachStretch { source, destination, count in
+                    manager.associate(
+                        source: (entities.source, source), destination: (entities.destination, destination),
+                        count: count, runner: self)
+                }
             }
         }
         report.sourceInstances += written.count
@@ -244,7 +246,7 @@ extension EntityMappingRunner {
             ?? plan.validatesAttributes
         keyOffset = !counted && count > 0 ? (low, high, offset.partialValue) : nil
         if !counted {
-            pairs.runs = count > 0 ? [(low, first, count)] : []
+            pairs.runs = count > 0 ? [KeyRun(source: low, destination: first, count: count)] : []
             try database.execute(
                 "CREATE TEMP VIEW remodel_keys_\(index) AS SELECT Z_PK AS source, Z_PK + \(offset.partialValue) AS destination "
                     + "FROM src.\(plan.sourceTable) WHERE Z_ENT = \(plan.sourceEntityNumber)")
@@ -550,8 +552,38 @@ extension EntityMappingRunner {
         return true
     }
 
+    /// Source keys associated with consecutive destination keys: `count` sources with
+    /// consecutive keys from `source` where `mask` is 0; else the keys of a window of 64
+    /// from `source`, a bit for each (bit i: `source + i`), in order. So a filter that keeps a
+    /// scattered half of the rows records a run for each 64 keys, not for each row kept.
+    struct KeyRun {
+        var source: Int64
+        var destination: Int64
+        var count: Int
+        var mask: UInt64 = 0
+
+        /// The source keys it spans, from its first to its last.
+        var span: Int { mask == 0 ? count : 64 - mask.leadingZeroBitCount }
+
+        /// Calls `body` with each stretch of consecutive source keys, and their destinations.
+        func forEachStretch<E: Error>(_ body: (_ source: Int64, _ destination: Int64, _ count: Int) throws(E) -> Void)
+            throws(E)
+        {
+            guard mask != 0 else { return try body(source, destination, count) }
+            var bits = mask, done = 0
+            while bits != 0 {
+                let first = bits.trailingZeroBitCount
+                let ones = (~(bits >> UInt64(first))).trailingZeroBitCount
+                try body(source + Int64(first), destination + Int64(done), ones)
+                done += ones
+                bits &= ~((UInt64.max >> UInt64(64 - ones)) << UInt64(first))
+            }
+        }
+    }
+
     /// An association of source keys with destination keys (a stage 1 as SQL, or the
-    /// interpreter's for a key table), in runs of consecutive keys on both sides.
+    /// interpreter's for a key table), in runs of consecutive destination keys
+    /// (``KeyRun``).
     final class KeyPairs {
         /// The pairs, in a value of its own: recording one, once per row written, is one
         /// access to the class's storage, not one per field. (Only the statement that
@@ -568,7 +600,7 @@ extension EntityMappingRunner {
         /// attributes (``SQLMappingPlan/validatesAttributes``).
         var validated = false
 
-        var runs: [(source: Int64, destination: Int64, count: Int)] {
+        var runs: [KeyRun] {
             get { counter.runs }
             set { counter.runs = newValue }
         }
@@ -589,7 +621,7 @@ extension EntityMappingRunner {
         }
 
         struct Counter {
-            var runs: [(source: Int64, destination: Int64, count: Int)] = []
+            var runs: [KeyRun] = []
             var count = 0
             /// The next destination key.
             var next: Int64 = 0
@@ -609,13 +641,20 @@ extension EntityMappingRunner {
             /// Records that `source` made `destination`.
             mutating func append(source: Int64, destination: Int64) {
                 count += 1
-                if let last = runs.last, source.follows(last.source, by: last.count),
-                    destination.follows(last.destination, by: last.count)
-                {
-                    runs[runs.count - 1].count += 1
-                } else {
-                    runs.append((source, destination, 1))
+                if let last = runs.last, destination.follows(last.destination, by: last.count) {
+                    if last.mask == 0, source.follows(last.source, by: last.count) {
+                        runs[runs.count - 1].count += 1
+                        return
+                    }
+                    // A source after the run's last, in the window of 64 from its first: a bit.
+                    if source.isAmong(64, from: last.source), source - last.source >= Int64(last.span) {
+                        if last.mask == 0 { runs[runs.count - 1].mask = UInt64.max >> UInt64(64 - last.count) }
+                        runs[runs.count - 1].mask |= 1 << UInt64(source - last.source)
+                        runs[runs.count - 1].count += 1
+                        return
+                    }
                 }
+                runs.append(KeyRun(source: source, destination: destination, count: 1))
             }
         }
     }

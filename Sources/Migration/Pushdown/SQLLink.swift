@@ -224,7 +224,7 @@ struct SQLLink {
     /// Creates the key table of the entity mapping at `index` from runs of consecutive
     /// keys on both sides.
     static func createKeysTable(
-        _ index: Int, from runs: [(source: Int64, destination: Int64, count: Int)], in database: Database
+        _ index: Int, from runs: [EntityMappingRunner.KeyRun], in database: Database
     ) throws(SQLiteError) {
         try database.execute(
             "CREATE TEMP TABLE \(keysTable(index)) (source INTEGER PRIMARY KEY, destination INTEGER NOT NULL)")
@@ -232,10 +232,12 @@ struct SQLLink {
             "WITH RECURSIVE r(k) AS (SELECT ?1 UNION ALL SELECT k + 1 FROM r WHERE k < ?2) INSERT INTO \(keysTable(index)) SELECT k, k - ?1 + ?3 FROM r"
         )
         for run in runs {
-            try fill.bind(run.source, at: 1)
-            try fill.bind(run.source + Int64(run.count - 1), at: 2)
-            try fill.bind(run.destination, at: 3)
-            try fill.run()
+            try run.forEachStretch { (source, destination, count) throws(SQLiteError) in
+                try fill.bind(source, at: 1)
+                try fill.bind(source + Int64(count - 1), at: 2)
+                try fill.bind(destination, at: 3)
+                try fill.run()
+            }
         }
     }
 
