@@ -68,9 +68,7 @@ import Testing
         let statement = try store.database.prepare(
             "SELECT Z_PK, coalesce((\(conditions.whenTrue)), 0), coalesce((\(conditions.whenFalse)), 0) FROM ZITEM AS t0"
         )
-        for (i, value) in conditions.parameters.prefix(Int(statement.parameterCount)).enumerated() {
-            try statement.bind(value, at: Int32(i + 1))
-        }
+        try statement.bind(upTo: conditions.parameters)
         var sql: [Int64: (Bool, Bool)] = [:]
         while try statement.step() {
             sql[statement.int64(at: 0)] = (statement.int64(at: 1) != 0, statement.int64(at: 2) != 0)

@@ -273,11 +273,8 @@ extension Relabeling {
         try store.database.registerValueFunctions()
         for scan in scans {
             let statement = try store.database.prepare(scan.sql)
-            // (Up to the last one the conditions name: a constant may be read only by the
-            // value itself.)
-            for (i, value) in scan.parameters.prefix(Int(statement.parameterCount)).enumerated() {
-                try statement.bind(value, at: Int32(i + 1))
-            }
+            // (A constant may be read only by the value itself, not by its conditions.)
+            try statement.bind(upTo: scan.parameters)
             if try statement.step() { return false }
         }
         return true

@@ -241,9 +241,7 @@ extension Relabeling {
             let statement = try store.database.prepare(
                 "SELECT count(*), coalesce(sum(CASE WHEN (\(conditions.whenFalse)) THEN 1 ELSE 0 END), 0) \(table) "
                     + "AND (\(conditions.whenTrue))")
-            for (i, value) in conditions.parameters.prefix(Int(statement.parameterCount)).enumerated() {
-                try statement.bind(value, at: Int32(i + 1))
-            }
+            try statement.bind(upTo: conditions.parameters)
             guard try statement.step() else { return nil }
             let (accepted, untold) = (Int(statement.int64(at: 0)), Int(statement.int64(at: 1)))
             guard untold == 0 else { return nil }

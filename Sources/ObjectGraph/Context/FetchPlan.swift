@@ -115,10 +115,7 @@ struct FetchPlan {
         -> Statement
     {
         let statement = try database.prepare(sql)
-        // A statement may use only some of them (`whenTrue` without those of `whenFalse`).
-        for (i, value) in parameters.prefix(Int(statement.parameterCount)).enumerated() {
-            try statement.bind(value, at: Int32(i + 1))
-        }
+        try statement.bind(upTo: parameters)
         return statement
     }
 

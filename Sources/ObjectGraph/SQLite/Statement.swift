@@ -97,6 +97,15 @@ public final class Statement {
         try check(sqlite3_bind_null(handle, index))
     }
 
+    /// Binds `values` to `?1`, `?2`, … in order, up to the last parameter the statement
+    /// names: a condition built with others may use only some of their constants
+    /// (`whenTrue` without those of `whenFalse`).
+    public func bind(upTo values: [SQLiteValue]) throws(SQLiteError) {
+        for (i, value) in values.prefix(Int(parameterCount)).enumerated() {
+            try bind(value, at: Int32(i + 1))
+        }
+    }
+
     public func bind(_ value: SQLiteValue, at index: Int32) throws(SQLiteError) {
         switch value {
         case .null: try bindNull(at: index)
