@@ -39,9 +39,7 @@ struct AssociationTable {
         }
 
         /// The keys a run spans, from its first to its last.
-        private func span(_ run: Int) -> Int {
-            runMask[run] == 0 ? length(run) : 64 - runMask[run].leadingZeroBitCount
-        }
+        private func span(_ run: Int) -> Int { KeyWindow.span(count: length(run), mask: runMask[run]) }
 
         /// The position of `key` within `run` (a run of its table), if the run holds it.
         private func offset(of key: Int64, in run: Int) -> Int? {
@@ -62,13 +60,10 @@ struct AssociationTable {
                     sortedRuns = nil
                     return
                 }
-                // A key after the run's last, in the window of 64 from its first: a bit.
-                if key.isAmong(64, from: runKey[last]), key - runKey[last] >= Int64(span(last)) {
-                    if runMask[last] == 0 { runMask[last] = (1 << UInt64(length(last))) - 1 }
-                    let distance = Int(key - runKey[last])
-                    runMask[last] |= 1 << UInt64(distance)
+                if let mask = KeyWindow.adding(key, to: runKey[last], count: length(last), mask: runMask[last]) {
+                    runMask[last] = mask
                     count += 1
-                    longestRun = max(longestRun, distance + 1)
+                    longestRun = max(longestRun, Int(key - runKey[last]) + 1)
                     sortedRuns = nil
                     return
                 }
@@ -209,6 +204,26 @@ struct AssociationTable {
     /// The association at `position`.
     subscript(position: Int) -> (source: (entity: UInt16, key: Int64), destination: (entity: UInt16, key: Int64)) {
         (sources.object(at: position), destinations.object(at: position))
+    }
+}
+
+/// Keys that ascend with gaps, kept in runs of a window of 64 keys (``AssociationTable``'s
+/// sides, ``EntityMappingRunner/KeyRun``): a run of `count` keys from its first is
+/// consecutive where its mask is 0; else it holds the keys of its window whose bits are
+/// set (bit i: the first key + i).
+enum KeyWindow {
+    /// The keys a run spans, from its first to its last.
+    static func span(count: Int, mask: UInt64) -> Int { mask == 0 ? count : 64 - mask.leadingZeroBitCount }
+
+    /// The mask of the run from `first` (`count` keys, `mask`) with `key` added, where
+    /// `key` comes after the run's last and in the window of 64 from its first; nil
+    /// otherwise.
+    static func adding(_ key: Int64, to first: Int64, count: Int, mask: UInt64) -> UInt64? {
+        guard key.isAmong(64, from: first) else { return nil }
+        let distance = Int(key - first)
+        guard distance >= span(count: count, mask: mask) else { return nil }
+        // (A run of consecutive keys there holds fewer than 64.)
+        return (mask == 0 ? UInt64.max >> UInt64(64 - count) : mask) | 1 << UInt64(distance)
     }
 }
 

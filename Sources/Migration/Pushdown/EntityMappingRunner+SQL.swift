@@ -562,9 +562,6 @@ extension EntityMappingRunner {
         var count: Int
         var mask: UInt64 = 0
 
-        /// The source keys it spans, from its first to its last.
-        var span: Int { mask == 0 ? count : 64 - mask.leadingZeroBitCount }
-
         /// Calls `body` with each stretch of consecutive source keys, and their destinations.
         func forEachStretch<E: Error>(_ body: (_ source: Int64, _ destination: Int64, _ count: Int) throws(E) -> Void)
             throws(E)
@@ -646,10 +643,8 @@ extension EntityMappingRunner {
                         runs[runs.count - 1].count += 1
                         return
                     }
-                    // A source after the run's last, in the window of 64 from its first: a bit.
-                    if source.isAmong(64, from: last.source), source - last.source >= Int64(last.span) {
-                        if last.mask == 0 { runs[runs.count - 1].mask = UInt64.max >> UInt64(64 - last.count) }
-                        runs[runs.count - 1].mask |= 1 << UInt64(source - last.source)
+                    if let mask = KeyWindow.adding(source, to: last.source, count: last.count, mask: last.mask) {
+                        runs[runs.count - 1].mask = mask
                         runs[runs.count - 1].count += 1
                         return
                     }
