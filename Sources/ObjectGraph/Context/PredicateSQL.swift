@@ -175,8 +175,8 @@ struct PredicateTranslator {
         var sql: String
         /// Whether the language's value is a double: a double attribute or constant.
         var isDouble: Bool
-        /// The columns it reads, each with the storage class its type is written in.
-        var columns: [(column: String, storage: String)]
+        /// The attributes it reads.
+        var reads: [Operand]
     }
 
     /// `e` as SQL where every operation in it gives a double in the language (one of its
@@ -187,27 +187,23 @@ struct PredicateTranslator {
     /// `**` are not translated. Nil for anything else.
     private mutating func doubleTerm(_ e: FormatExpression, _ entity: EntityBinding, _ alias: String) -> DoubleTerm? {
         switch e.kind {
-        case .constant(.integer(let i)): return DoubleTerm(sql: parameter(.integer(i)), isDouble: false, columns: [])
+        case .constant(.integer(let i)): return DoubleTerm(sql: parameter(.integer(i)), isDouble: false, reads: [])
         case .constant(.double(let d)) where !d.isNaN:
-            return DoubleTerm(sql: parameter(.real(d)), isDouble: true, columns: [])
+            return DoubleTerm(sql: parameter(.real(d)), isDouble: true, reads: [])
         case .negate(let a):
             guard let term = doubleTerm(a, entity, alias), term.isDouble else { return nil }
-            return DoubleTerm(sql: "(-\(term.sql))", isDouble: true, columns: term.columns)
+            return DoubleTerm(sql: "(-\(term.sql))", isDouble: true, reads: term.reads)
         case .arithmetic(let op, let a, let b) where op != .power:
             guard let l = doubleTerm(a, entity, alias), let r = doubleTerm(b, entity, alias), l.isDouble || r.isDouble
             else { return nil }
-            return DoubleTerm(sql: "(\(l.sql) \(op.rawValue) \(r.sql))", isDouble: true, columns: l.columns + r.columns)
+            return DoubleTerm(sql: "(\(l.sql) \(op.rawValue) \(r.sql))", isDouble: true, reads: l.reads + r.reads)
         default:
+            // (An integer's or a double's column, read as it is.)
             guard let path = Self.keyPath(e), let (steps, end) = resolve(path, from: entity), steps.isEmpty,
-                case .attribute(let type, let name) = end
+                case .attribute(let type, _) = end, [.int16, .int32, .int64, .double].contains(type)
             else { return nil }
-            let column = "\(alias).\(name)"
-            switch type {
-            case .int16, .int32, .int64:
-                return DoubleTerm(sql: column, isDouble: false, columns: [(column, "integer")])
-            case .double: return DoubleTerm(sql: column, isDouble: true, columns: [(column, "real")])
-            default: return nil
-            }
+            let read = operand(end, alias)
+            return DoubleTerm(sql: read.value, isDouble: type == .double, reads: [read])
         }
     }
 
@@ -235,11 +231,7 @@ struct PredicateTranslator {
         let operand = Operand(value: value.sql, column: nil, storage: [], kind: .number)
         guard let test = test(operand, op == .notEqualTo ? .equalTo : op, c.options, constant) else { return nil }
         var undecided = ["(\(value.sql)) IS NULL"]
-        if !storeIsWellTyped {
-            for (column, storage) in value.columns {
-                undecided.append("typeof(\(column)) NOT IN ('\(storage)', 'null')")
-            }
-        }
+        if !storeIsWellTyped { undecided += value.reads.compactMap(\.ofAnotherClass) }
         let narrowing = SQLNarrowing(
             whenTrue: SQL.any([test] + undecided), whenFalse: SQL.any([SQL.not(test)] + undecided),
             uncertain: SQL.any(undecided))
@@ -387,6 +379,13 @@ struct PredicateTranslator {
         /// The storage classes the context reads exactly; others are left to the predicate.
         var storage: [String]
         var kind: Kind
+
+        /// True on a row whose column holds another storage class than those (which the
+        /// context reads otherwise than SQLite compares it); nil where it has none.
+        var ofAnotherClass: String? {
+            guard let column, !storage.isEmpty else { return nil }
+            return "typeof(\(column)) NOT IN (\((storage + ["null"]).map { "'\($0)'" }.joined(separator: ", ")))"
+        }
     }
 
     private mutating func operand(_ end: End, _ alias: String) -> Operand {
@@ -452,10 +451,7 @@ struct PredicateTranslator {
         // another storage class than the type's, and text that is not plain ASCII (case
         // folding, canonical equivalence and grapheme clusters are the language's).
         var undecided: [String] = []
-        if let column = operand.column, !operand.storage.isEmpty, !storeIsWellTyped {
-            let classes = (operand.storage + ["null"]).map { "'\($0)'" }.joined(separator: ", ")
-            undecided.append("typeof(\(column)) NOT IN (\(classes))")
-        }
+        if !storeIsWellTyped, let other = operand.ofAnotherClass { undecided.append(other) }
         // Only the empty text equals the empty string, whatever else text holds: no
         // character is canonically equivalent to nothing, and repaired UTF-8 is never empty.
         let equalsEmpty = op == .equalTo && options.isEmpty && constant == .string("")
