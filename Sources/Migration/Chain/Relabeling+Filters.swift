@@ -8,7 +8,7 @@ import ObjectGraph
 extension Relabeling {
     /// The predicate of `expression`, a source expression of `entity` (a B entity, of
     /// `model`) that fetches some of its instances, where a pass can compose it with the
-    /// step before (``composedFilter(of:after:from:in:functions:)``): the standard fetch of
+    /// step before (``composedFilter(of:after:from:in:layout:functions:)``): the standard fetch of
     /// `entity` from the source context, a predicate that reads no variable, and an entity
     /// that stands alone and has no relationships (its objects are then linked to nothing,
     /// so the rows the filter leaves behind change no link and no count of another
@@ -37,7 +37,7 @@ extension Relabeling {
 
     /// What the step's filter of `name` (a B entity) makes of `written`, an entity mapping
     /// of the step before (A → B, with its implicit property mappings) that makes its
-    /// objects from `sourceEntity` (of `source`): the source expression that fetches the
+    /// objects from `sourceEntity` (of `source`, laid out as `layout`): the source expression that fetches the
     /// rows both filters select, the count of what `written` makes, and the values it
     /// writes (attribute, expression), which the pass must check over every row it
     /// fetches, those the filter then leaves behind included: the step before writes them
@@ -54,7 +54,7 @@ extension Relabeling {
     /// Throws why the filter cannot be composed so.
     func composedFilter(
         of name: String, after written: EntityMapping, from sourceEntity: EntityDescription?, in source: ObjectModel,
-        functions: FunctionRegistry
+        layout: StoreLayout, functions: FunctionRegistry
     ) throws(Refusal) -> (sourceExpression: String, count: MiddleCount, writes: [(AttributeDescription, String)]) {
         let middle = step.source
         let before = "entity mapping \(written.name) of the step before"
@@ -72,7 +72,6 @@ extension Relabeling {
             throw Refusal(
                 "it filters \(name), which \(before) makes otherwise than by fetching an entity without sub-entities")
         }
-        let layout = StoreLayout(model: source)
         var writes: [(AttributeDescription, String)] = []
         var defaults: [String: Value] = [:], reads: [String: SourceRenamer.Read] = [:]
         var computed: [String: FormatExpression] = [:]

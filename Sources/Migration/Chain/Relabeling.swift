@@ -93,7 +93,7 @@ struct Relabeling {
     /// Per B entity: the predicate of the fetch that selects the rows the step copies,
     /// where it copies only some (``filter(of:_:in:)``). After the step whose mapping runs,
     /// and right after it, the pass fetches the rows that both steps' filters select
-    /// (``composedFilter(of:after:from:in:functions:)``); never before a step.
+    /// (``composedFilter(of:after:from:in:layout:functions:)``); never before a step.
     private(set) var filters: [String: String] = [:]
 
     /// A property of an entity of the version the step reads (B).
@@ -581,8 +581,10 @@ struct Relabeling {
             // What the step filters, fetched with what the step before fetches.
             var fetch = written.sourceExpression
             if filters[name] != nil {
+                if layout == nil { layout = StoreLayout(model: source) }
                 let filtered = try composedFilter(
-                    of: name, after: written, from: sourceEntity, in: source, functions: policies.functions)
+                    of: name, after: written, from: sourceEntity, in: source, layout: layout!,
+                    functions: policies.functions)
                 for (attribute, expression) in filtered.writes where !check(attribute, expression) {
                     throw Refusal("it filters \(name), which \(before) makes from no source")
                 }
