@@ -52,19 +52,20 @@ extension StoreMigrator {
             let run = fusing ? fusedRun(from: index, of: steps, leading: true) : nil
             let count = run?.steps.count ?? 1
             let renamings = (run?.leading ?? []) + [nil] + (run?.trailing ?? [])
-            let dropping = renamings.indices.filter { renamings[$0]?.dropped.isEmpty == false }.map { index + $0 }
-            let computing = renamings.indices.filter { renamings[$0]?.computed.isEmpty == false }.map { index + $0 }
-            // (Those after it are put in key order as the pass writes them.)
-            let ordering = (run?.leading ?? []).enumerated().filter { !$0.element.inKeyOrder.isEmpty }.map {
-                index + $0.offset
-            }
-            let linking = (run?.leading ?? []).enumerated().filter { !$0.element.computedLinks.isEmpty }.map {
-                index + $0.offset
-            }
             let base = index + (run?.leading.count ?? 0)
-            let filtering = (run?.trailing ?? []).enumerated().filter { !$0.element.filters.isEmpty }.map {
-                base + 1 + $0.offset
+            /// The renaming steps of the pass (those before its base step only, where
+            /// `before`; after it only, where `after`) that `has` says of, by index.
+            func marked(before: Bool = false, after: Bool = false, _ has: (Relabeling) -> Bool) -> [Int] {
+                renamings.indices.filter { i in
+                    renamings[i].map(has) == true && (!before || index + i < base) && (!after || index + i > base)
+                }.map { index + $0 }
             }
+            let dropping = marked { !$0.dropped.isEmpty }
+            let computing = marked { !$0.computed.isEmpty }
+            // (Those after it are put in key order as the pass writes them.)
+            let ordering = marked(before: true) { !$0.inKeyOrder.isEmpty }
+            let linking = marked(before: true) { !$0.computedLinks.isEmpty }
+            let filtering = marked(after: true) { !$0.filters.isEmpty }
             var pass = Pass(
                 steps: index..<(index + count), base: base, dropping: dropping, computing: computing,
                 inKeyOrder: ordering, linking: linking, filtering: filtering)
