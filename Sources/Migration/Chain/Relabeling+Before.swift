@@ -297,11 +297,13 @@ extension Relabeling {
                     let target = store.layout.entities[relationship.destination]
                 else { return false }
                 if !relationship.isOptional { broken.append("\(key) IS NULL") }
-                let rows = try validator.everyKeyIsARow(of: target.table, "\(target.number)", known: &knownKeys)
+                // (A row of the destination or of one of its sub-entities.)
+                let numbers = target.numbers.map(String.init).joined(separator: ", ")
+                let rows = try validator.everyKeyIsARow(of: target.table, numbers, known: &knownKeys)
                 let missing = StoreValidator.namesNoRow(
                     key,
                     lookup:
-                        "NOT EXISTS (SELECT 1 FROM \(target.table) d WHERE d.Z_PK = \(layout.table).\(key) AND d.Z_ENT = \(target.number))",
+                        "NOT EXISTS (SELECT 1 FROM \(target.table) d WHERE d.Z_PK = \(layout.table).\(key) AND d.Z_ENT IN (\(numbers)))",
                     keysThatAreRows: rows)
                 broken.append("(\(key) IS NOT NULL AND (typeof(\(key)) <> 'integer' OR \(missing)))")
             }
@@ -332,11 +334,22 @@ extension Relabeling {
             where relationship.isToMany && !relationship.isTransient && carried[relationship.name] != nil {
                 guard let side = layout.joinTables[relationship.name] else { continue }
                 guard let target = store.layout.entities[relationship.destination] else { return false }
+                // (Either side may be a row of a sub-entity, which inherits the relationship
+                // or is among its targets.)
                 func missing(_ column: String, _ rows: StoreLayout.EntityLayout) -> String {
-                    "\(column) IS NULL OR \(column) NOT IN (SELECT Z_PK FROM \(rows.table) WHERE Z_ENT = \(rows.number))"
+                    let numbers = rows.numbers.map(String.init).joined(separator: ", ")
+                    return
+                        "\(column) IS NULL OR \(column) NOT IN (SELECT Z_PK FROM \(rows.table) WHERE Z_ENT IN (\(numbers)))"
                 }
+                // (Its owners are the rows of every entity that has it: the one that
+                // declares it, and that one's sub-entities.)
+                let declaring =
+                    store.model.ancestors(of: entity).last {
+                        store.model.allRelationships(of: $0).contains { $0.name == relationship.name }
+                    }?.name ?? name
+                guard let owners = store.layout.entities[declaring] else { return false }
                 if try finds(
-                    "SELECT 1 FROM \(side.table) WHERE \(missing(side.sourceColumn, layout)) OR \(missing(side.destinationColumn, target)) LIMIT 1"
+                    "SELECT 1 FROM \(side.table) WHERE \(missing(side.sourceColumn, owners)) OR \(missing(side.destinationColumn, target)) LIMIT 1"
                 ) {
                     return false
                 }
