@@ -564,3 +564,32 @@ extension RealModelsDifferentialTests {
         }
     }
 }
+
+extension RealModelsDifferentialTests {
+    /// CoreDataPlus's SampleModel → SampleModel2 → SampleModel3, inferred: the first step
+    /// renames (a person's `cars`, of `Car`, `SportCar` and `LuxuryCar` rows in one table,
+    /// each entity copied by a mapping of its own), and runs with the second. From the
+    /// store Apple's Core Data wrote, and from generated stores whose cars' keys
+    /// interleave the three entities (the renaming numbers them entity by entity), each
+    /// ends as it does step by step: the same rows and counts.
+    @Test func coreDataPlusInferredRunsInOnePass() throws {
+        guard SharedFixtures.isAvailable else { try Test.cancel(SharedFixtures.missingMessage) }
+        let folder = XcodeMappingTests.coreDataPlus
+        let models = try ObjectModel.loadVersions(at: folder.appendingPathComponent("SampleModel.xcdatamodeld"))
+        #expect(models.map(\.version) == ["SampleModel", "SampleModel2", "SampleModel3"])
+        let directory = try TemporaryDirectory()
+        var sources = [folder.appendingPathComponent("Fixtures/SampleModel_V1.sqlite").path]
+        for seed in UInt64(1)...3 {
+            sources.append(directory.path("S\(seed).sqlite"))
+            try GeneratedRows.makeStore(
+                at: sources.last!, model: models[0], seed: 11_300 + seed, consistent: true, wellTyped: true,
+                interleaved: true)
+        }
+        for source in sources {
+            let (oneByOne, fused) = try StepFusionTests.bothWays(
+                models, [], source: source, at: directory.path("S.sqlite"), source)
+            if case .failure = oneByOne.outcome { Issue.record("step by step failed: \(oneByOne.outcome)") }
+            #expect(fused.fused == [true, false], "\(source)")
+        }
+    }
+}

@@ -94,9 +94,12 @@ import TestSupport
                 if attribute.name != old.name { attribute.renamingIdentifier = old.name }
                 return attribute
             }
-            var added = AttributeDescription(name: "added", type: .int16)
-            added.defaultValue = .integer(7)
-            entity.attributes.append(added)
+            // (A sub-entity inherits its parent's.)
+            if old.parent == nil {
+                var added = AttributeDescription(name: "added", type: .int16)
+                added.defaultValue = .integer(7)
+                entity.attributes.append(added)
+            }
             entity.relationships = old.relationships.map { old in
                 var relationship = old
                 relationship.name = propertyNames[entity.renamingIdentifier ?? entity.name]![old.name]!
@@ -233,7 +236,7 @@ import TestSupport
         policies.register("Hooked") { LinksWithInstancesTests.Hooked() }
         var fusedChains = 0, fusedBefore = 0, fusedFiles = 0, fusedFilesBefore = 0, fusedDropping = 0,
             fusedDroppingAfter = 0, fusedSelf = 0, fusedCheckedAhead = 0, fusedOrdered = 0,
-            fusedComputing = 0, failures = 0
+            fusedComputing = 0, fusedIntoAHierarchy = 0, failures = 0
         let count = ProcessInfo.processInfo.environment["REMODEL_FUSION_SEEDS"].flatMap { UInt64($0) } ?? 120
         for seed in UInt64(1)...count {
             var random = SeededGenerator(seed: seed)
@@ -372,6 +375,11 @@ import TestSupport
             if written > 0, fused.fused.last == true { fusedFiles += 1 }
             if written > 1, v0 != nil, fused.fused.first == true { fusedFilesBefore += 1 }
             if computes, fused.fused.first == true { fusedComputing += 1 }
+            if let parent = configuration.parent, fused.fused.contains(true),
+                configuration.pairs.contains(where: { $0.from == parent || $0.to == parent })
+            {
+                fusedIntoAHierarchy += 1
+            }
             if case .failure = oneByOne.outcome { failures += 1 }
             if fused.fused.contains(true), fused.chunksCheckedAhead > 0 { fusedCheckedAhead += 1 }
             // (The renaming step before reads version 0's relationships; the one after,
@@ -405,6 +413,10 @@ import TestSupport
             fusedOrdered > count / 60, "\(fusedOrdered) chains fused with a renaming step that has an ordered to-many")
         // And renaming steps that compute.
         #expect(fusedComputing > count / 40, "\(fusedComputing) chains fused with a step that computes")
+        // And chains with a relationship to an entity with a sub-entity.
+        #expect(
+            fusedIntoAHierarchy > count / 80,
+            "\(fusedIntoAHierarchy) chains fused with a relationship to an entity with a sub-entity")
         // And passes whose chunks were checked ahead.
         #expect(fusedCheckedAhead > count / 40, "\(fusedCheckedAhead) chains fused with chunks checked ahead")
     }
@@ -802,6 +814,80 @@ import TestSupport
     /// A renaming of entities that share a table, before a step that reads them together
     /// (a fetch that includes sub-entities): the rows come in another order after the
     /// renaming, which numbers them entity by entity, so the renaming runs on its own.
+    /// A renaming of people whose cars are `Car` and `SportCar` rows of one table, each
+    /// entity copied by a mapping of its own, before or after a step that computes the
+    /// cars' models. Where the renaming copies cars, then people, then sport cars, a
+    /// person's `cars` and `favorites` (a many-to-many) gain only their sport cars when it
+    /// links them, and its report counts those owners alone; a car's `fans` counts cars,
+    /// not sport cars, which share its table. Ordered, the cars keep their order (the
+    /// renaming, inferred, sets a car's owner only through the people's `cars`). After the
+    /// step, the renaming numbers the table's rows entity after entity in the order of its
+    /// mappings: where that is the order the step writes them in (cars, then sport cars),
+    /// it joins the pass; sport cars first, it runs on its own.
+    @Test(arguments: [
+        (true, false, ["Car", "Person", "SportCar"], true), (false, false, ["Car", "Person", "SportCar"], true),
+        (true, true, ["Person", "Car", "SportCar"], true), (true, true, ["Car", "Person", "SportCar"], true),
+        (false, true, ["Person", "SportCar", "Car"], false)
+    ])
+    func aRenamingOfRelationshipsIntoAHierarchyJoinsThePass(
+        _ renamingFirst: Bool, _ ordered: Bool, _ order: [String], _ joins: Bool
+    ) throws {
+        func version(_ name: String, renamed: Bool, from old: String? = nil) throws -> ObjectModel {
+            let person = renamed ? "Driver" : "Person"
+            let identifier = old.map { #", "renamingIdentifier": "\#($0)""# } ?? ""
+            return try model(
+                #"{"version": "\#(name)", "entities": {"\#(person)": {"attributes": {"name": "string"}\#(identifier), "relationships": {"cars": {"destination": "Car", "inverse": "owner", "toMany": true, "ordered": \#(ordered)}, "favorites": {"destination": "Car", "inverse": "fans", "toMany": true}}}, "Car": {"attributes": {"model": "string"}, "relationships": {"owner": {"destination": "\#(person)", "inverse": "cars"}, "fans": {"destination": "\#(person)", "inverse": "favorites", "toMany": true}}}, "SportCar": {"parent": "Car", "attributes": {"speed": "int32"}}}}"#
+            )
+        }
+        let models = [
+            try version("A", renamed: false),
+            try version("B", renamed: renamingFirst, from: renamingFirst ? "Person" : nil),
+            try version("C", renamed: true, from: renamingFirst ? nil : "Person")
+        ]
+        let a = models[0]
+        // The renaming's mappings in `order`; the other step's computes each car's model.
+        let (renamingFrom, renamingTo) = renamingFirst ? (models[0], models[1]) : (models[1], models[2])
+        let inferred = try MappingModel.inferred(from: renamingFrom, to: renamingTo)
+        let renaming = MappingModel(
+            sourceModel: inferred.sourceModel, destinationModel: inferred.destinationModel,
+            entityMappings: order.map { entity in inferred.entityMappings.first { $0.sourceEntity == entity }! },
+            file: "renaming.mapping.json")
+        let (computingFrom, computingTo) = renamingFirst ? (models[1], models[2]) : (models[0], models[1])
+        var computing = try MappingModel.inferred(from: computingFrom, to: computingTo)
+        computing.entityMappings = computing.entityMappings.map { mapping in
+            var mapping = mapping
+            if mapping.sourceEntity == "Car" || mapping.sourceEntity == "SportCar" {
+                mapping.attributeMappings.removeAll { $0.name == "model" }
+                mapping.attributeMappings.append(
+                    PropertyMapping(name: "model", valueExpression: "FUNCTION($source.model, 'uppercaseString')"))
+            }
+            return mapping
+        }
+        computing.file = "computing.mapping.json"
+        let directory = try TemporaryDirectory()
+        let source = directory.path("A.sqlite")
+        try seededStore(
+            at: source, model: a,
+            seed: #"""
+                {"Person": [{"$id": "p1", "name": "p1"}, {"$id": "p2", "name": "p2"}, {"$id": "p3", "name": "p3"}, {"$id": "p4", "name": "p4"}],
+                 "Car": [{"model": "c1", "owner": {"$ref": "p1"}, "fans": [{"$ref": "p2"}, {"$ref": "p3"}]}, {"model": "c2", "owner": {"$ref": "p2"}}, {"model": "c3", "fans": [{"$ref": "p1"}]}],
+                 "SportCar": [{"model": "s1", "speed": 1, "owner": {"$ref": "p3"}, "fans": [{"$ref": "p4"}]}, {"model": "s2", "speed": 2, "owner": {"$ref": "p1"}}, {"model": "s3", "speed": 3, "owner": {"$ref": "p1"}, "fans": [{"$ref": "p1"}, {"$ref": "p2"}]}, {"model": "s4", "speed": 4}]}
+                """#)
+        let (oneByOne, fused) = try Self.bothWays(
+            models, [renaming, computing], source: source, at: directory.path("Cars.sqlite"),
+            "renaming first: \(renamingFirst), ordered: \(ordered), \(order)")
+        guard case .store(_, let counts) = oneByOne.outcome else {
+            Issue.record("step by step failed: \(oneByOne.outcome)")
+            return
+        }
+        let migrator = StoreMigrator(models: models, mappings: [renaming, computing])
+        let apart = migrator.passes(of: try migrator.plan(from: "A", to: "C")).compactMap(\.apart)
+        #expect(fused.fused.contains(true) == joins, "\(apart)")
+        // (The renaming's people gain sport cars from two owners, and favorites from three.)
+        let people = (renamingFirst ? 0 : 3) + order.firstIndex(of: "Person")!
+        if !ordered, order == ["Car", "Person", "SportCar"] { #expect(counts[people][2] == 2 + 3) }
+    }
+
     @Test func aRenamingOfAHierarchyRunsOnItsOwnBeforeAFetchOfSeveralOfItsEntities() throws {
         let a = try model(
             #"{"version": "A", "entities": {"Person": {"attributes": {"name": "string"}}, "Employee": {"parent": "Person", "attributes": {"salary": "int64"}}}}"#
@@ -832,7 +918,7 @@ import TestSupport
     /// to a table of its own), their rows are numbered 1, 2, 3… entity by entity, in the
     /// order the step wrote them: the pass writes them so, and takes the renaming. Put into
     /// one (a table they share), their rows are numbered entity after entity in the order
-    /// of the renaming's mappings, which need not be the order the step writes them in:
+    /// of the renaming's mappings, which here is not the order the step writes them in:
     /// the renaming runs on its own. The step writes its mappings of a table in the
     /// order opposite to the renaming's (`Teacher` before `Student`), and links both ways.
     @Test(arguments: [(true, [false, true]), (false, [false, false])])

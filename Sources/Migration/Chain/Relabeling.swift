@@ -24,8 +24,9 @@ import ObjectGraph
 ///   with the step after it, which reads nothing of it either; after a step that writes
 ///   it, only where writing it can neither fail nor break a rule
 ///   (``writesWithoutFail(_:_:from:in:)``), and never a relationship;
-/// - no relationship has no inverse, targets an entity with sub-entities, or holds data
-///   stored outside the store; an ordered one is a to-many of a one-to-many between two
+/// - no relationship has no inverse or holds data stored outside the store (one to an
+///   entity with sub-entities is counted member entity by member entity,
+///   ``countInAHierarchy(_:of:at:rows:in:layout:locate:)``); an ordered one is a to-many of a one-to-many between two
 ///   entities whose order the step keeps (``keepsItsOrder(_:of:_:)``: its members'
 ///   to-one set only through it, as inference maps it, or set after it), and no other
 ///   relationship is left without an expression;
@@ -50,11 +51,11 @@ struct Relabeling {
     /// Per B entity: the stored properties the step does not carry, and reads nothing of.
     private(set) var dropped: [String: Set<String>] = [:]
     /// Per B entity: its relationships in the order the step links them, object by object.
-    private var linkOrder: [String: [String]] = [:]
+    private(set) var linkOrder: [String: [String]] = [:]
     /// Per B entity: the to-ones the step sets only through their inverses, ordered
     /// to-manys it fills (as inference maps them, with no expression: the ordered side
     /// alone says who belongs and in which order).
-    private var throughInverse: [String: Set<String>] = [:]
+    private(set) var throughInverse: [String: Set<String>] = [:]
     /// Per B entity: where its copy or transform comes among the step's entity mappings,
     /// the order the step links their relationships in.
     private(set) var places: [String: Int] = [:]
@@ -66,7 +67,8 @@ struct Relabeling {
     /// numbers the rows of each table entity by entity, in the order of its mappings.
     /// Where none is, each entity's rows are numbered 1, 2, 3… in its own table, in the
     /// order of their keys, which is the order the step before wrote them in: after a step,
-    /// the pass writes them so (``compose(_:source:policies:)``).
+    /// the pass writes them so (``compose(_:source:policies:)``); where one is, only where
+    /// the step before writes the table's entities in that order (``numbersAsWritten(by:)``).
     private(set) var copiesIntoAHierarchy = false
     /// Per B entity: the C attributes the step computes (``computes(_:_:with:)``),
     /// each with its expression, `$source` a B object. Only a step made with the
@@ -273,17 +275,16 @@ struct Relabeling {
                 guard let relationship = toRelationships.first(where: { $0.name == names[old.name] }) else {
                     throw Refusal("it carries \(described) to no relationship")
                 }
-                // (Its targets of one entity each, in the order of their keys the step keeps,
-                // or puts them in; or in no order, made unordered.)
+                // (Its targets in the order of their keys the step keeps, or puts them in;
+                // or in no order, made unordered.)
                 let unordered = old.isOrdered && !relationship.isOrdered
                 let reordered = old.isOrdered && !unordered && !keepsItsOrder(old, of: from, middle)
                 guard let inverse = old.inverse else { throw Refusal("\(described) has no inverse") }
                 guard old.destination != name || Self.linksOneByOne(old, in: from, middle) else {
                     throw Refusal("\(described) is a one-to-one (or its own inverse) within its entity")
                 }
-                guard let targets = middle.entity(named: old.destination), middle.subentities(of: targets).isEmpty
-                else {
-                    throw Refusal("\(described) targets an entity with sub-entities")
+                guard let targets = middle.entity(named: old.destination) else {
+                    throw Refusal("\(described) targets no entity of \(middle.version)")
                 }
                 var kept = relationship
                 if unordered { kept.isOrdered = true }
@@ -412,7 +413,9 @@ struct Relabeling {
             let members = model.entity(named: relationship.destination),
             model.allRelationships(of: members).first(where: { $0.name == name })?.isToMany == false,
             linkOrder[members.name]?.contains(name) == true, let owners = places[entity.name],
-            let others = places[members.name]
+            let others = places[members.name],
+            // (Members of several mappings would join mapping after mapping.)
+            model.descendants(of: members, includingSelf: false).allSatisfy({ places[$0.name] == nil })
         else { return false }
         return others < owners
     }
@@ -431,9 +434,38 @@ struct Relabeling {
             let members = model.entity(named: relationship.destination),
             model.allRelationships(of: members).first(where: { $0.name == name })?.isToMany == false
         else { return false }
-        if throughInverse[members.name]?.contains(name) == true { return true }
-        guard let owners = places[entity.name], let others = places[members.name] else { return false }
-        return owners < others
+        // (Members of several entities, a mapping each, are each linked so.)
+        let kinds = model.descendants(of: members).map(\.name).filter { places[$0] != nil }
+        guard let owners = places[entity.name], !kinds.isEmpty else {
+            return throughInverse[members.name]?.contains(name) == true
+        }
+        return kinds.allSatisfy { throughInverse[$0]?.contains(name) == true || owners < places[$0]! }
+    }
+
+    /// Whether the step numbers the rows the step before writes (by `mapping`, to B) as
+    /// that step numbers them, where it copies entities into a hierarchy
+    /// (``copiesIntoAHierarchy``): it numbers the rows of each C table entity after
+    /// entity, in the order of its mappings (``places``), and each entity's rows in the
+    /// order of their keys. So where the step before writes each table's rows entity after
+    /// entity in that order too, each entity's rows by mappings in a row, a pass that
+    /// writes C at once gives every row the key the step would.
+    private func numbersAsWritten(by mapping: MappingModel) -> Bool {
+        let new = step.destination
+        // Per C table: the B entity written last, and its place among the step's mappings.
+        var last: [String: (entity: String, place: Int)] = [:]
+        for written in mapping.entityMappings where written.sourceEntity != nil {
+            guard let made = written.destinationEntity, let to = entities[made].flatMap(new.entity(named:)) else {
+                continue
+            }
+            guard let place = places[made] else { return false }
+            let table = new.ancestors(of: to).last?.name ?? to.name
+            if let previous = last[table] {
+                if previous.entity == made { continue }
+                guard previous.place < place else { return false }
+            }
+            last[table] = (made, place)
+        }
+        return true
     }
 
     /// Whether each entity of `entities` (B → C) has ancestors of one shape in both
@@ -533,8 +565,10 @@ struct Relabeling {
         guard mapping.destinationModel == middle.version else {
             throw Refusal("the step before writes \(mapping.destinationModel), not \(middle.version)")
         }
-        guard !copiesIntoAHierarchy else {
-            throw Refusal("it copies entities into a hierarchy, which after a step it cannot")
+        guard !copiesIntoAHierarchy || numbersAsWritten(by: mapping) else {
+            throw Refusal(
+                "it copies entities into a hierarchy in another order than \(mapping.sourceModel) → \(middle.version) writes them"
+            )
         }
         if let link = computedLinks.sorted(by: { ($0.entity, $0.relationship) < ($1.entity, $1.relationship) }).first {
             throw Refusal(
@@ -836,6 +870,12 @@ struct Relabeling {
                 guard old.isToMany else {
                     // (One set through its inverse is set by the other mapping.)
                     if throughInverse[from]?.contains(old.name) != true { entry.relationshipsSet += instances }
+                    continue
+                }
+                if let counted = try countInAHierarchy(
+                    old, of: from, at: index, rows: rows, in: database, layout: layout, locate: locate)
+                {
+                    entry.relationshipsSet += counted
                     continue
                 }
                 if old.destination == from, let inverse = old.inverse {
