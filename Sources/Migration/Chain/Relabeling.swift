@@ -83,6 +83,11 @@ struct Relabeling {
     /// (``putsInKeyOrder(_:of:_:)``): the step after reads them in the order it reads
     /// where that order is the key order, which the pass checks (``holdsInKeyOrder``).
     private(set) var inKeyOrder: Set<Member> = []
+    /// The ordered to-manys (B entity, relationship) whose order the step keeps
+    /// (``keepsItsOrder(_:of:_:)``): it links each owner's members in the order the store
+    /// gives (by position, then key), so they come out at 1, 2, 3… whatever positions
+    /// they had. After a step, the pass gives them those positions (``givePositions``).
+    private(set) var keptInOrder: Set<Member> = []
     /// The C relationships the step links through a chain of B relationships
     /// (``ComputedLink``): read through before a step that reads nothing of them, which
     /// the pass checks, counted as the step counts them; never written through.
@@ -312,6 +317,7 @@ struct Relabeling {
                     throw Refusal("it sets \(described) only through its inverse, which is no ordered to-many it fills")
                 }
                 if reordered { inKeyOrder.insert(Member(name, old.name)) }
+                if old.isOrdered && !unordered && !reordered { keptInOrder.insert(Member(name, old.name)) }
             }
         }
     }
@@ -576,7 +582,7 @@ struct Relabeling {
             )
         }
         // (An ordered to-many the step puts in key order is written in the step before's
-        // order, then put in key order: ``putInKeyOrder(in:layout:locate:)``.)
+        // order, then put in key order: ``givePositions(in:layout:locate:)``.)
         var checks: [ComputedValue] = []
         // (What the step's filters leave behind: the step before's objects, counted.)
         var counts: [MiddleCount] = []
@@ -940,7 +946,7 @@ struct Relabeling {
         in database: Database, layout: StoreLayout,
         locate: (_ entity: String, _ property: String?) -> (entity: String, property: String?)
     ) throws(SQLiteError) -> Bool {
-        for members in membersInKeyOrder(layout: layout, locate: locate) {
+        for members in members(of: inKeyOrder, layout: layout, locate: locate) {
             guard let members else { return false }
             let statement = try database.prepare(
                 "SELECT 1 FROM (SELECT row_number() OVER (PARTITION BY \(members.key) ORDER BY \(members.order), Z_PK) AS a, "
@@ -957,30 +963,36 @@ struct Relabeling {
     /// the step's names there, as ``locateAfter(_:)`` does): each member joins its owner's
     /// end in key order, so each owner's members are at 1, 2, 3… by key, whatever order
     /// the step before wrote. This is what the step's own run writes: its keys are the
-    /// ones it reads, or numbered anew in their order (it copies into no hierarchy after a
-    /// step, ``compose(_:source:policies:)``).
-    /// A relationship a later step makes unordered has no positions left to give.
-    func putInKeyOrder(
+    /// ones it reads, or numbered anew in their order (``compose(_:source:policies:)``).
+    /// The members of each one whose order it keeps (``keptInOrder``) are numbered 1, 2,
+    /// 3… in the order they have (by position, then key), as the step links them: the
+    /// step before may leave gaps and ties (a member moved to another owner keeps none of
+    /// its place). A relationship a later step makes unordered has no positions left to give.
+    func givePositions(
         in database: Database, layout: StoreLayout,
         locate: (_ entity: String, _ property: String?) -> (entity: String, property: String?)
     ) throws(SQLiteError) {
-        for case let members? in membersInKeyOrder(layout: layout, locate: locate) {
-            try database.execute(
-                "UPDATE \(members.table) SET \(members.order) = o.n FROM (SELECT Z_PK AS k, "
-                    + "row_number() OVER (PARTITION BY \(members.key) ORDER BY Z_PK) AS n FROM \(members.table) "
-                    + "WHERE \(members.key) IS NOT NULL AND Z_ENT IN (\(members.entities))) AS o "
-                    + "WHERE \(members.table).Z_PK = o.k AND \(members.table).\(members.order) IS NOT o.n")
+        for (set, order) in [(inKeyOrder, { (_: String) in "Z_PK" }), (keptInOrder, { "\($0), Z_PK" })] {
+            for case let members? in self.members(of: set, layout: layout, locate: locate) {
+                try database.execute(
+                    "UPDATE \(members.table) SET \(members.order) = o.n FROM (SELECT Z_PK AS k, "
+                        + "row_number() OVER (PARTITION BY \(members.key) ORDER BY \(order(members.order))) AS n "
+                        + "FROM \(members.table) "
+                        + "WHERE \(members.key) IS NOT NULL AND Z_ENT IN (\(members.entities))) AS o "
+                        + "WHERE \(members.table).Z_PK = o.k AND \(members.table).\(members.order) IS NOT o.n")
+            }
         }
     }
 
-    /// Where the members of each ordered to-many of ``inKeyOrder`` are, in a store laid
-    /// out as `layout` (`locate` finding the step's names there): their table, their
-    /// to-one's key and position columns, their entities' numbers; nil for one that has no
-    /// such columns there.
-    private func membersInKeyOrder(
-        layout: StoreLayout, locate: (_ entity: String, _ property: String?) -> (entity: String, property: String?)
+    /// Where the members of each ordered to-many of `set` (``inKeyOrder`` or
+    /// ``keptInOrder``) are, in a store laid out as `layout` (`locate` finding the step's
+    /// names there): their table, their to-one's key and position columns, their entities'
+    /// numbers; nil for one that has no such columns there.
+    private func members(
+        of set: Set<Member>, layout: StoreLayout,
+        locate: (_ entity: String, _ property: String?) -> (entity: String, property: String?)
     ) -> [(table: String, key: String, order: String, entities: String)?] {
-        inKeyOrder.sorted(by: { ($0.entity, $0.property) < ($1.entity, $1.property) }).map { member in
+        set.sorted(by: { ($0.entity, $0.property) < ($1.entity, $1.property) }).map { member in
             guard
                 let relationship = step.source.entity(named: member.entity).flatMap({ entity in
                     step.source.allRelationships(of: entity).first { $0.name == member.property }

@@ -342,13 +342,13 @@ extension StoreMigrator {
                     done(run.steps[..<run.leading.count])
                 }
                 do {
-                    // (Opened to write only where a step after puts an ordered to-many's
-                    // members in key order, as it would have.)
-                    let ordering = run.trailing.contains { !$0.inKeyOrder.isEmpty }
+                    // (Opened to write only where a step after gives an ordered to-many's
+                    // members positions: in key order, or 1, 2, 3… in their order.)
+                    let ordering = run.trailing.contains { !$0.inKeyOrder.isEmpty || !$0.keptInOrder.isEmpty }
                     let store = try Store.open(
                         at: temporary, model: last.destination, mode: ordering ? .readWrite : .readOnly)
-                    for i in run.trailing.indices where !run.trailing[i].inKeyOrder.isEmpty {
-                        try run.trailing[i].putInKeyOrder(
+                    for i in run.trailing.indices {
+                        try run.trailing[i].givePositions(
                             in: store.database, layout: store.layout,
                             locate: run.trailing[i].locateAfter(run.trailing[(i + 1)...]))
                     }
