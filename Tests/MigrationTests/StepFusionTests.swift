@@ -241,7 +241,7 @@ import TestSupport
         policies.register("Hooked") { LinksWithInstancesTests.Hooked() }
         var fusedChains = 0, fusedBefore = 0, fusedFiles = 0, fusedFilesBefore = 0, fusedDropping = 0,
             fusedDroppingAfter = 0, fusedSelf = 0, fusedCheckedAhead = 0, fusedOrdered = 0,
-            fusedComputing = 0, fusedIntoAHierarchy = 0, failures = 0
+            fusedComputing = 0, fusedIntoAHierarchy = 0, fusedOneToOneWithin = 0, failures = 0
         let environment = ProcessInfo.processInfo.environment
         let count = environment["REMODEL_FUSION_SEEDS"].flatMap { UInt64($0) } ?? 120
         let first = environment["REMODEL_FUSION_SEEDS_FROM"].flatMap { UInt64($0) } ?? 1
@@ -384,6 +384,11 @@ import TestSupport
             if written > 0, fused.fused.last == true { fusedFiles += 1 }
             if written > 1, v0 != nil, fused.fused.first == true { fusedFilesBefore += 1 }
             if computes, fused.fused.first == true { fusedComputing += 1 }
+            if fused.fused.contains(true),
+                configuration.pairs.contains(where: { $0.kind == .oneToOne && $0.from == $0.to })
+            {
+                fusedOneToOneWithin += 1
+            }
             if let parent = configuration.parent, fused.fused.contains(true),
                 configuration.pairs.contains(where: { $0.from == parent || $0.to == parent })
             {
@@ -426,6 +431,10 @@ import TestSupport
         #expect(
             fusedIntoAHierarchy > count / 80,
             "\(fusedIntoAHierarchy) chains fused with a relationship to an entity with a sub-entity")
+        // And chains with a one-to-one within an entity.
+        #expect(
+            fusedOneToOneWithin > count / 80,
+            "\(fusedOneToOneWithin) chains fused with a one-to-one within an entity")
         // And passes whose chunks were checked ahead.
         #expect(fusedCheckedAhead > count / 40, "\(fusedCheckedAhead) chains fused with chunks checked ahead")
     }
@@ -895,6 +904,70 @@ import TestSupport
         // (The renaming's people gain sport cars from two owners, and favorites from three.)
         let people = (renamingFirst ? 0 : 3) + order.firstIndex(of: "Person")!
         if !ordered, order == ["Car", "Person", "SportCar"] { #expect(counts[people][2] == 2 + 3) }
+    }
+
+    /// A renaming of one-to-ones within an entity (a node's `next` and `previous`, a
+    /// person's `spouse`, its own inverse), before or after a step that computes names. Each
+    /// side counts every instance, and the partners come out the same. From a store whose
+    /// partners disagree (a node's `previous` that is not the node whose `next` it is), the
+    /// renaming first would take a partner from an earlier node: the pass leaves the store
+    /// to the steps one by one.
+    @Test(arguments: [(true, false, true), (false, false, true), (true, true, false)])
+    func aRenamingOfOneToOnesWithinAnEntityJoinsThePass(_ renamingFirst: Bool, _ disagreeing: Bool, _ joins: Bool)
+        throws
+    {
+        func version(_ name: String, renamed: Bool, from old: Bool = false) throws -> ObjectModel {
+            let (next, spouse) = renamed ? ("following", "partner") : ("next", "spouse")
+            let (nextID, spouseID) =
+                old ? (#", "renamingIdentifier": "next""#, #", "renamingIdentifier": "spouse""#) : ("", "")
+            return try model(
+                #"{"version": "\#(name)", "entities": {"Node": {"attributes": {"name": "string"}, "relationships": {"\#(next)": {"destination": "Node", "inverse": "previous"\#(nextID)}, "previous": {"destination": "Node", "inverse": "\#(next)"}}}, "Person": {"attributes": {"name": "string"}, "relationships": {"\#(spouse)": {"destination": "Person", "inverse": "\#(spouse)"\#(spouseID)}}}}}"#
+            )
+        }
+        let models = [
+            try version("A", renamed: false),
+            try version("B", renamed: renamingFirst, from: renamingFirst),
+            try version("C", renamed: true, from: !renamingFirst)
+        ]
+        let (from, to) = renamingFirst ? (models[1], models[2]) : (models[0], models[1])
+        var computing = try MappingModel.inferred(from: from, to: to)
+        computing.entityMappings = computing.entityMappings.map { mapping in
+            var mapping = mapping
+            mapping.attributeMappings.removeAll { $0.name == "name" }
+            mapping.attributeMappings.append(
+                PropertyMapping(name: "name", valueExpression: "TERNARY($source.name == nil, '-', $source.name)"))
+            return mapping
+        }
+        computing.file = "computing.mapping.json"
+        let directory = try TemporaryDirectory()
+        let source = directory.path("A.sqlite")
+        let store = try seededStore(
+            at: source, model: models[0],
+            seed: #"""
+                {"Node": [{"$id": "n1", "name": "n1", "next": {"$ref": "n2"}}, {"$id": "n2", "name": "n2", "next": {"$ref": "n3"}}, {"$id": "n3", "name": "n3", "next": {"$ref": "n4"}}, {"$id": "n4", "name": "n4"}, {"name": "n5"}],
+                 "Person": [{"$id": "p1", "name": "p1", "spouse": {"$ref": "p2"}}, {"$id": "p2", "name": "p2"}, {"name": "p3"}]}
+                """#)
+        if disagreeing {
+            let layout = try #require(store.layout.entities["Node"])
+            let previous = try #require(layout.toOneColumns["previous"]?.key)
+            // (n2's `previous` names n4, whose `next` is nothing; n1's `next` is still n2.)
+            try store.database.execute(
+                "UPDATE \(layout.table) SET \(previous) = (SELECT Z_PK FROM \(layout.table) WHERE ZNAME = 'n4') WHERE ZNAME = 'n2'"
+            )
+        }
+        let (oneByOne, fused) = try Self.bothWays(
+            models, [computing], source: source, at: directory.path("Nodes.sqlite"),
+            "renaming first: \(renamingFirst), disagreeing: \(disagreeing)")
+        guard case .store(_, let counts) = oneByOne.outcome else {
+            Issue.record("step by step failed: \(oneByOne.outcome)")
+            return
+        }
+        let migrator = StoreMigrator(models: models, mappings: [computing])
+        let apart = migrator.passes(of: try migrator.plan(from: "A", to: "C")).compactMap(\.apart)
+        #expect(apart.isEmpty, "\(apart)")
+        #expect(fused.fused.contains(true) == joins)
+        // (Each node counts both its sides, each person its spouse.)
+        #expect(counts.prefix(2).map { $0[2] } == [5 * 2, 3], "\(counts)")
     }
 
     @Test func aRenamingOfAHierarchyRunsOnItsOwnBeforeAFetchOfSeveralOfItsEntities() throws {

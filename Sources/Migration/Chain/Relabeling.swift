@@ -30,9 +30,9 @@ import ObjectGraph
 ///   entities whose order the step keeps (``keepsItsOrder(_:of:_:)``: its members'
 ///   to-one set only through it, as inference maps it, or set after it), and no other
 ///   relationship is left without an expression;
-///   one between an entity's own objects is to-many one way or both and not its own
-///   inverse (the links and files of the others are not known to come out the same; the
-///   counts of these are the interpreter's, object by object, ``report(in:layout:locate:)``).
+///   one between an entity's own objects is no to-many that is its own inverse
+///   (``linksOneByOne(_:in:_:)``; the counts of these are the interpreter's, object by
+///   object, ``report(in:layout:locate:)``).
 ///
 /// Made to compute (``init(_:computingWith:)``), it may also give a C attribute a value it
 /// computes, where writing that value and reading it back gives the value (``computed``,
@@ -286,7 +286,7 @@ struct Relabeling {
                 let reordered = old.isOrdered && !unordered && !keepsItsOrder(old, of: from, middle)
                 guard let inverse = old.inverse else { throw Refusal("\(described) has no inverse") }
                 guard old.destination != name || Self.linksOneByOne(old, in: from, middle) else {
-                    throw Refusal("\(described) is a one-to-one (or its own inverse) within its entity")
+                    throw Refusal("\(described) is its own inverse, a to-many")
                 }
                 guard let targets = middle.entity(named: old.destination) else {
                     throw Refusal("\(described) targets no entity of \(middle.version)")
@@ -396,15 +396,18 @@ struct Relabeling {
 
     /// Whether `relationship`, between objects of `entity`, is one whose links the step
     /// makes and counts as ``report(in:layout:locate:)`` tells them: to-many one way or
-    /// both, not its own inverse (a one-to-one's partners are set and unset object by
-    /// object, which takes a partner from an earlier object where two keys disagree).
+    /// both, not its own inverse; or a one-to-one (a node's `next` and `previous`, or a
+    /// person's `spouse`, its own inverse), each side counted for every instance. A
+    /// one-to-one's partners are set and unset object by object, which takes a partner
+    /// from an earlier object where two keys disagree: a store from elsewhere is read
+    /// through only where they agree (``copiesExactly(_:)``), and a store the run wrote
+    /// holds no others.
     private static func linksOneByOne(
         _ relationship: RelationshipDescription, in entity: EntityDescription, _ model: ObjectModel
     ) -> Bool {
-        guard let name = relationship.inverse, name != relationship.name,
-            let inverse = model.allRelationships(of: entity).first(where: { $0.name == name })
+        guard let name = relationship.inverse, model.allRelationships(of: entity).contains(where: { $0.name == name })
         else { return false }
-        return relationship.isToMany || inverse.isToMany
+        return name != relationship.name || !relationship.isToMany
     }
 
     /// Whether the step puts the members of the ordered to-many `relationship` of
