@@ -970,6 +970,63 @@ import TestSupport
         #expect(counts.prefix(2).map { $0[2] } == [5 * 2, 3], "\(counts)")
     }
 
+    /// A renaming of an ordered to-many within an entity (a folder's `children`, whose
+    /// `parent` inference sets only through it), before or after a step that computes
+    /// names: the renaming links each folder's children in the order the store gives, and
+    /// counts every folder that has one. The step after it moves no child, so it keeps the
+    /// order; before it, it reads the store's.
+    @Test(arguments: [true, false])
+    func aRenamingOfAnOrderedToManyWithinAnEntityJoinsThePass(_ renamingFirst: Bool) throws {
+        func version(_ name: String, renamed: Bool, from old: Bool = false) throws -> ObjectModel {
+            let children = renamed ? "subfolders" : "children"
+            let identifier = old ? #", "renamingIdentifier": "children""# : ""
+            return try model(
+                #"{"version": "\#(name)", "entities": {"Folder": {"attributes": {"name": "string"}, "relationships": {"\#(children)": {"destination": "Folder", "inverse": "parent", "toMany": true, "ordered": true\#(identifier)}, "parent": {"destination": "Folder", "inverse": "\#(children)"}}}}}"#
+            )
+        }
+        let models = [
+            try version("A", renamed: false),
+            try version("B", renamed: renamingFirst, from: renamingFirst),
+            try version("C", renamed: true, from: !renamingFirst)
+        ]
+        let (from, to) = renamingFirst ? (models[1], models[2]) : (models[0], models[1])
+        var computing = try MappingModel.inferred(from: from, to: to)
+        computing.entityMappings = computing.entityMappings.map { mapping in
+            var mapping = mapping
+            mapping.attributeMappings.removeAll { $0.name == "name" }
+            mapping.attributeMappings.append(
+                PropertyMapping(name: "name", valueExpression: "TERNARY($source.name == nil, '-', $source.name)"))
+            return mapping
+        }
+        computing.file = "computing.mapping.json"
+        let directory = try TemporaryDirectory()
+        let source = directory.path("A.sqlite")
+        // (Children in an order other than their keys': f5 before f3 in f1.)
+        let store = try seededStore(
+            at: source, model: models[0],
+            seed: #"""
+                {"Folder": [{"$id": "f1", "name": "f1", "children": [{"$ref": "f2"}, {"$ref": "f5"}, {"$ref": "f3"}]}, {"$id": "f2", "name": "f2", "children": [{"$ref": "f4"}]}, {"$id": "f3", "name": "f3"}, {"$id": "f4", "name": "f4"}, {"$id": "f5", "name": "f5"}, {"name": "f6"}]}
+                """#)
+        let layout = try #require(store.layout.entities["Folder"])
+        let order = try #require(layout.toOneColumns["parent"]?.order)
+        // (And positions with a gap and a tie, which the renaming numbers 1, 2, 3… again.)
+        try store.database.execute("UPDATE \(layout.table) SET \(order) = \(order) * 2 WHERE ZNAME = 'f3'")
+        try store.database.execute("UPDATE \(layout.table) SET \(order) = 1 WHERE ZNAME = 'f5'")
+        let (oneByOne, fused) = try Self.bothWays(
+            models, [computing], source: source, at: directory.path("Folders.sqlite"),
+            "renaming first: \(renamingFirst)")
+        guard case .store(_, let counts) = oneByOne.outcome else {
+            Issue.record("step by step failed: \(oneByOne.outcome)")
+            return
+        }
+        let migrator = StoreMigrator(models: models, mappings: [computing])
+        let apart = migrator.passes(of: try migrator.plan(from: "A", to: "C")).compactMap(\.apart)
+        #expect(apart.isEmpty, "\(apart)")
+        #expect(fused.fused.contains(true))
+        // (The renaming counts the two folders with children.)
+        #expect(counts[renamingFirst ? 0 : 1][2] == 2, "\(counts)")
+    }
+
     @Test func aRenamingOfAHierarchyRunsOnItsOwnBeforeAFetchOfSeveralOfItsEntities() throws {
         let a = try model(
             #"{"version": "A", "entities": {"Person": {"attributes": {"name": "string"}}, "Employee": {"parent": "Person", "attributes": {"salary": "int64"}}}}"#

@@ -24,12 +24,7 @@ extension Relabeling {
         let members = step.source.descendants(of: targets).map(\.name).filter { places[$0] != nil }
         let ownersShare = rows.numbers != [rows.number] || rows.superNumber != 0
         guard members.count > 1 || ownersShare else { return nil }
-        var gains: String?
-        if members.contains(from), let links = linkOrder[from], let own = links.firstIndex(of: old.name),
-            let other = links.firstIndex(of: inverse)
-        {
-            gains = own < other ? ">=" : ">"
-        }
+        let gains = members.contains(from) ? self.gains(linking: old.name, and: inverse, of: from) : nil
         let later = members.filter {
             $0 != from && (places[$0]! > index || throughInverse[$0]?.contains(inverse) == true)
         }
@@ -50,7 +45,7 @@ extension Relabeling {
                 }
                 + sameKeys.map { table, column, numbers in
                     "EXISTS (SELECT 1 FROM \(table) AS m WHERE m.\(column) = o.Z_PK AND m.Z_ENT IN (\(numbers)) "
-                        + "AND m.Z_PK \(gains!) o.Z_PK)"
+                        + "AND \(gains!("m.Z_PK", "o.Z_PK")))"
                 }
             return try count(
                 "SELECT count(*) FROM \(rows.table) AS o WHERE o.Z_ENT = \(rows.number) AND ("
@@ -70,7 +65,7 @@ extension Relabeling {
             }
             + sameRows.map { table, _, numbers in
                 "\(pairs) JOIN \(table) AS m ON m.Z_PK = j.\(side.destinationColumn) WHERE m.Z_ENT IN (\(numbers)) "
-                    + "AND j.\(side.destinationColumn) \(gains!) j.\(side.sourceColumn)"
+                    + "AND \(gains!("j.\(side.destinationColumn)", "j.\(side.sourceColumn)"))"
             }
         return try count("SELECT count(DISTINCT k) FROM (" + selects.joined(separator: " UNION ALL ") + ")")
     }

@@ -394,6 +394,24 @@ struct Relabeling {
         return false
     }
 
+    /// Where the step links a to-many `relationship` of `entity` and its inverse to-one
+    /// between objects of `entity`, in its mapping, object by object in key order: the SQL
+    /// condition (of a member's key and its owner's) that the owner gains that member when
+    /// its to-many is linked. From the owner itself on where the to-many is linked first,
+    /// after it where second (the pairs before it were made from the other side); always
+    /// where the to-one is set only through the to-many (``throughInverse``). Nil where
+    /// the step links the to-many nowhere.
+    func gains(linking relationship: String, and inverse: String, of entity: String) -> ((String, String) -> String)? {
+        let order = linkOrder[entity] ?? []
+        guard let own = order.firstIndex(of: relationship) else { return nil }
+        if let other = order.firstIndex(of: inverse) {
+            let comparison = own < other ? ">=" : ">"
+            return { member, owner in "\(member) \(comparison) \(owner)" }
+        }
+        guard throughInverse[entity]?.contains(inverse) == true else { return nil }
+        return { member, _ in "\(member) IS NOT NULL" }
+    }
+
     /// Whether `relationship`, between objects of `entity`, is one whose links the step
     /// makes and counts as ``report(in:layout:locate:)`` tells them: to-many one way or
     /// both, not its own inverse; or a one-to-one (a node's `next` and `previous`, or a
@@ -439,10 +457,15 @@ struct Relabeling {
     private func keepsItsOrder(
         _ relationship: RelationshipDescription, of entity: EntityDescription, _ model: ObjectModel
     ) -> Bool {
-        guard relationship.destination != entity.name, let name = relationship.inverse,
-            let members = model.entity(named: relationship.destination),
+        guard let name = relationship.inverse, let members = model.entity(named: relationship.destination),
             model.allRelationships(of: members).first(where: { $0.name == name })?.isToMany == false
         else { return false }
+        // (Between an entity's own objects, only where the members' to-one is set through
+        // it: their owners are linked in key order, and each member's own link sets only
+        // its own members.)
+        guard relationship.destination != entity.name else {
+            return throughInverse[entity.name]?.contains(name) == true
+        }
         // (Members of several entities, a mapping each, are each linked so.)
         let kinds = model.descendants(of: members).map(\.name).filter { places[$0] != nil }
         guard let owners = places[entity.name], !kinds.isEmpty else {
@@ -892,19 +915,16 @@ struct Relabeling {
                     // owner gains a member from itself on when its to-many is linked
                     // first, after itself when second (the pairs before it were made from
                     // the other side).
-                    let order = linkOrder[from] ?? []
-                    guard let own = order.firstIndex(of: old.name), let other = order.firstIndex(of: inverse) else {
-                        continue
-                    }
-                    let gains = own < other ? ">=" : ">"
+                    // (Its members' to-one set only through it, every owner gains them all.)
+                    guard let gains = gains(linking: old.name, and: inverse, of: from) else { continue }
                     if let column = locate(from, inverse).property.flatMap({ rows.toOneColumns[$0] }) {
                         entry.relationshipsSet += try count(
                             "SELECT count(DISTINCT m.\(column.key)) FROM \(rows.table) AS m "
-                                + "WHERE m.Z_ENT = \(rows.number) AND m.Z_PK \(gains) m.\(column.key)")
+                                + "WHERE m.Z_ENT = \(rows.number) AND \(gains("m.Z_PK", "m.\(column.key)"))")
                     } else if let side = locate(from, old.name).property.flatMap({ rows.joinTables[$0] }) {
                         entry.relationshipsSet += try count(
                             "SELECT count(DISTINCT \(side.sourceColumn)) FROM \(side.table) "
-                                + "WHERE \(side.destinationColumn) \(gains) \(side.sourceColumn)")
+                                + "WHERE \(gains(side.destinationColumn, side.sourceColumn))")
                     }
                     continue
                 }
