@@ -131,6 +131,37 @@ import TestSupport
 }
 
 extension RealModelsDifferentialTests {
+    /// Every two consecutive inferable steps of the real projects' models, run with
+    /// steps fused and one by one, from generated stores whose entities' keys interleave:
+    /// one as Core Data keeps a store (well-typed, one-to-ones agreeing), one damaged.
+    /// Each chain ends the same both ways; most run in one pass (AltStore's hierarchies
+    /// and ordered relationships, Moody's, CoreDataPlus's cars).
+    @Test func everyTwoInferableStepsInAChainEndTheSameInOnePass() throws {
+        guard SharedFixtures.isAvailable else { try Test.cancel(SharedFixtures.missingMessage) }
+        let directory = try TemporaryDirectory()
+        var chains = 0, fused = 0
+        for (f, versions) in try Self.modelFolders().enumerated() where versions.count >= 3 {
+            for i in 0..<(versions.count - 2)
+            where Self.infers(versions[i], versions[i + 1]) && Self.infers(versions[i + 1], versions[i + 2]) {
+                let models = Array(versions[i...(i + 2)])
+                for (s, kept) in [true, false].enumerated() {
+                    let source = directory.path("\(f)-\(i)-\(s).sqlite")
+                    try GeneratedRows.makeStore(
+                        at: source, model: models[0], seed: UInt64(9_000 + f * 100 + i * 2 + s), consistent: kept,
+                        wellTyped: kept, interleaved: true)
+                    let (_, chain) = try StepFusionTests.bothWays(
+                        models, [], source: source, at: directory.path("chain.sqlite"),
+                        "\(models.map(\.version)), \(kept ? "kept" : "damaged")")
+                    chains += 1
+                    if chain.fused.contains(true) { fused += 1 }
+                }
+            }
+        }
+        #expect(chains >= 30 && fused > chains / 2, "\(fused) of \(chains) chains in one pass")
+    }
+}
+
+extension RealModelsDifferentialTests {
     /// The projects' Xcode mapping models (AltStore's fifteen, Moody's four, CoreDataPlus's
     /// and MWKCoreData's one each), their custom policies and functions stood in for (by
     /// default ones, or, for the last two, by ones that do what the projects' do, as
