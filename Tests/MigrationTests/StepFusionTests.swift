@@ -832,6 +832,62 @@ import TestSupport
     /// A renaming of entities that share a table, before a step that reads them together
     /// (a fetch that includes sub-entities): the rows come in another order after the
     /// renaming, which numbers them entity by entity, so the renaming runs on its own.
+    /// Versions A, B and C of a chain whose renaming step is the first or the last:
+    /// `version(name, renamed, from)` gives each, with the new names where `renamed`, and
+    /// the old ones as renaming identifiers where `from` (the version the renaming reaches).
+    static func aroundARenaming(
+        renamingFirst: Bool, _ version: (String, Bool, Bool) throws -> ObjectModel
+    ) throws -> [ObjectModel] {
+        [
+            try version("A", false, false), try version("B", renamingFirst, renamingFirst),
+            try version("C", true, !renamingFirst)
+        ]
+    }
+
+    /// The mapping of the step beside a renaming in `models` (A → B → C, the renaming
+    /// first or last): the inferred one, with `attribute` of each entity in `entities`
+    /// (all, with nil) computed by `expression`.
+    static func computing(
+        _ models: [ObjectModel], renamingFirst: Bool, _ attribute: String = "name",
+        as expression: String = "TERNARY($source.name == nil, '-', $source.name)", of entities: Set<String>? = nil
+    ) throws -> MappingModel {
+        let (from, to) = renamingFirst ? (models[1], models[2]) : (models[0], models[1])
+        var computing = try MappingModel.inferred(from: from, to: to)
+        computing.entityMappings = computing.entityMappings.map { mapping in
+            var mapping = mapping
+            guard entities?.contains(mapping.sourceEntity ?? "") ?? true else { return mapping }
+            mapping.attributeMappings.removeAll { $0.name == attribute }
+            mapping.attributeMappings.append(PropertyMapping(name: attribute, valueExpression: expression))
+            return mapping
+        }
+        computing.file = "computing.mapping.json"
+        return computing
+    }
+
+    /// Runs the chain `models` (A → B → C) both ways (``bothWays``), which `plan` runs in
+    /// one pass: the counts step by step and the fused run; nil, the failure recorded,
+    /// where step by step fails.
+    static func aroundARenamingBothWays(
+        _ models: [ObjectModel], _ mappings: [MappingModel], source: String, at path: String,
+        _ what: String, sourceLocation: Testing.SourceLocation = #_sourceLocation
+    ) throws -> (counts: [[Int]], fused: Chain)? {
+        let (oneByOne, fused) = try bothWays(models, mappings, source: source, at: path, what)
+        let apart = try Self.apart(models, mappings)
+        #expect(apart.isEmpty, "\(what): \(apart)", sourceLocation: sourceLocation)
+        guard case .store(_, let counts) = oneByOne.outcome else {
+            Issue.record("step by step failed: \(oneByOne.outcome)", sourceLocation: sourceLocation)
+            return nil
+        }
+        return (counts, fused)
+    }
+
+    /// Why each pass of the chain `models` (from A to C) with `mappings` runs apart from
+    /// the one before, as `plan` says it.
+    static func apart(_ models: [ObjectModel], _ mappings: [MappingModel]) throws -> [StoreMigrator.Pass.Apart] {
+        let migrator = StoreMigrator(models: models, mappings: mappings)
+        return migrator.passes(of: try migrator.plan(from: "A", to: "C")).compactMap(\.apart)
+    }
+
     /// A renaming of people whose cars are `Car` and `SportCar` rows of one table, each
     /// entity copied by a mapping of its own, before or after a step that computes the
     /// cars' models. Where the renaming copies cars, then people, then sport cars, a
@@ -850,18 +906,14 @@ import TestSupport
     func aRenamingOfRelationshipsIntoAHierarchyJoinsThePass(
         _ renamingFirst: Bool, _ ordered: Bool, _ order: [String], _ joins: Bool
     ) throws {
-        func version(_ name: String, renamed: Bool, from old: String? = nil) throws -> ObjectModel {
+        func version(_ name: String, renamed: Bool, from old: Bool) throws -> ObjectModel {
             let person = renamed ? "Driver" : "Person"
-            let identifier = old.map { #", "renamingIdentifier": "\#($0)""# } ?? ""
+            let identifier = old ? #", "renamingIdentifier": "Person""# : ""
             return try model(
                 #"{"version": "\#(name)", "entities": {"\#(person)": {"attributes": {"name": "string"}\#(identifier), "relationships": {"cars": {"destination": "Car", "inverse": "owner", "toMany": true, "ordered": \#(ordered)}, "favorites": {"destination": "Car", "inverse": "fans", "toMany": true}}}, "Car": {"attributes": {"model": "string"}, "relationships": {"owner": {"destination": "\#(person)", "inverse": "cars"}, "fans": {"destination": "\#(person)", "inverse": "favorites", "toMany": true}}}, "SportCar": {"parent": "Car", "attributes": {"speed": "int32"}}}}"#
             )
         }
-        let models = [
-            try version("A", renamed: false),
-            try version("B", renamed: renamingFirst, from: renamingFirst ? "Person" : nil),
-            try version("C", renamed: true, from: renamingFirst ? nil : "Person")
-        ]
+        let models = try Self.aroundARenaming(renamingFirst: renamingFirst, version)
         let a = models[0]
         // The renaming's mappings in `order`; the other step's computes each car's model.
         let (renamingFrom, renamingTo) = renamingFirst ? (models[0], models[1]) : (models[1], models[2])
@@ -870,18 +922,9 @@ import TestSupport
             sourceModel: inferred.sourceModel, destinationModel: inferred.destinationModel,
             entityMappings: order.map { entity in inferred.entityMappings.first { $0.sourceEntity == entity }! },
             file: "renaming.mapping.json")
-        let (computingFrom, computingTo) = renamingFirst ? (models[1], models[2]) : (models[0], models[1])
-        var computing = try MappingModel.inferred(from: computingFrom, to: computingTo)
-        computing.entityMappings = computing.entityMappings.map { mapping in
-            var mapping = mapping
-            if mapping.sourceEntity == "Car" || mapping.sourceEntity == "SportCar" {
-                mapping.attributeMappings.removeAll { $0.name == "model" }
-                mapping.attributeMappings.append(
-                    PropertyMapping(name: "model", valueExpression: "FUNCTION($source.model, 'uppercaseString')"))
-            }
-            return mapping
-        }
-        computing.file = "computing.mapping.json"
+        let computing = try Self.computing(
+            models, renamingFirst: renamingFirst, "model", as: "FUNCTION($source.model, 'uppercaseString')",
+            of: ["Car", "SportCar"])
         let directory = try TemporaryDirectory()
         let source = directory.path("A.sqlite")
         try seededStore(
@@ -898,8 +941,7 @@ import TestSupport
             Issue.record("step by step failed: \(oneByOne.outcome)")
             return
         }
-        let migrator = StoreMigrator(models: models, mappings: [renaming, computing])
-        let apart = migrator.passes(of: try migrator.plan(from: "A", to: "C")).compactMap(\.apart)
+        let apart = try Self.apart(models, [renaming, computing])
         #expect(fused.fused.contains(true) == joins, "\(apart)")
         // (The renaming's people gain sport cars from two owners, and favorites from three.)
         let people = (renamingFirst ? 0 : 3) + order.firstIndex(of: "Person")!
@@ -916,7 +958,7 @@ import TestSupport
     func aRenamingOfOneToOnesWithinAnEntityJoinsThePass(_ renamingFirst: Bool, _ disagreeing: Bool, _ joins: Bool)
         throws
     {
-        func version(_ name: String, renamed: Bool, from old: Bool = false) throws -> ObjectModel {
+        func version(_ name: String, renamed: Bool, from old: Bool) throws -> ObjectModel {
             let (next, spouse) = renamed ? ("following", "partner") : ("next", "spouse")
             let (nextID, spouseID) =
                 old ? (#", "renamingIdentifier": "next""#, #", "renamingIdentifier": "spouse""#) : ("", "")
@@ -924,21 +966,8 @@ import TestSupport
                 #"{"version": "\#(name)", "entities": {"Node": {"attributes": {"name": "string"}, "relationships": {"\#(next)": {"destination": "Node", "inverse": "previous"\#(nextID)}, "previous": {"destination": "Node", "inverse": "\#(next)"}}}, "Person": {"attributes": {"name": "string"}, "relationships": {"\#(spouse)": {"destination": "Person", "inverse": "\#(spouse)"\#(spouseID)}}}}}"#
             )
         }
-        let models = [
-            try version("A", renamed: false),
-            try version("B", renamed: renamingFirst, from: renamingFirst),
-            try version("C", renamed: true, from: !renamingFirst)
-        ]
-        let (from, to) = renamingFirst ? (models[1], models[2]) : (models[0], models[1])
-        var computing = try MappingModel.inferred(from: from, to: to)
-        computing.entityMappings = computing.entityMappings.map { mapping in
-            var mapping = mapping
-            mapping.attributeMappings.removeAll { $0.name == "name" }
-            mapping.attributeMappings.append(
-                PropertyMapping(name: "name", valueExpression: "TERNARY($source.name == nil, '-', $source.name)"))
-            return mapping
-        }
-        computing.file = "computing.mapping.json"
+        let models = try Self.aroundARenaming(renamingFirst: renamingFirst, version)
+        let computing = try Self.computing(models, renamingFirst: renamingFirst)
         let directory = try TemporaryDirectory()
         let source = directory.path("A.sqlite")
         let store = try seededStore(
@@ -955,16 +984,11 @@ import TestSupport
                 "UPDATE \(layout.table) SET \(previous) = (SELECT Z_PK FROM \(layout.table) WHERE ZNAME = 'n4') WHERE ZNAME = 'n2'"
             )
         }
-        let (oneByOne, fused) = try Self.bothWays(
-            models, [computing], source: source, at: directory.path("Nodes.sqlite"),
-            "renaming first: \(renamingFirst), disagreeing: \(disagreeing)")
-        guard case .store(_, let counts) = oneByOne.outcome else {
-            Issue.record("step by step failed: \(oneByOne.outcome)")
-            return
-        }
-        let migrator = StoreMigrator(models: models, mappings: [computing])
-        let apart = migrator.passes(of: try migrator.plan(from: "A", to: "C")).compactMap(\.apart)
-        #expect(apart.isEmpty, "\(apart)")
+        guard
+            let (counts, fused) = try Self.aroundARenamingBothWays(
+                models, [computing], source: source, at: directory.path("Nodes.sqlite"),
+                "renaming first: \(renamingFirst), disagreeing: \(disagreeing)")
+        else { return }
         #expect(fused.fused.contains(true) == joins)
         // (Each node counts both its sides, each person its spouse.)
         #expect(counts.prefix(2).map { $0[2] } == [5 * 2, 3], "\(counts)")
@@ -977,28 +1001,15 @@ import TestSupport
     /// order; before it, it reads the store's.
     @Test(arguments: [true, false])
     func aRenamingOfAnOrderedToManyWithinAnEntityJoinsThePass(_ renamingFirst: Bool) throws {
-        func version(_ name: String, renamed: Bool, from old: Bool = false) throws -> ObjectModel {
+        func version(_ name: String, renamed: Bool, from old: Bool) throws -> ObjectModel {
             let children = renamed ? "subfolders" : "children"
             let identifier = old ? #", "renamingIdentifier": "children""# : ""
             return try model(
                 #"{"version": "\#(name)", "entities": {"Folder": {"attributes": {"name": "string"}, "relationships": {"\#(children)": {"destination": "Folder", "inverse": "parent", "toMany": true, "ordered": true\#(identifier)}, "parent": {"destination": "Folder", "inverse": "\#(children)"}}}}}"#
             )
         }
-        let models = [
-            try version("A", renamed: false),
-            try version("B", renamed: renamingFirst, from: renamingFirst),
-            try version("C", renamed: true, from: !renamingFirst)
-        ]
-        let (from, to) = renamingFirst ? (models[1], models[2]) : (models[0], models[1])
-        var computing = try MappingModel.inferred(from: from, to: to)
-        computing.entityMappings = computing.entityMappings.map { mapping in
-            var mapping = mapping
-            mapping.attributeMappings.removeAll { $0.name == "name" }
-            mapping.attributeMappings.append(
-                PropertyMapping(name: "name", valueExpression: "TERNARY($source.name == nil, '-', $source.name)"))
-            return mapping
-        }
-        computing.file = "computing.mapping.json"
+        let models = try Self.aroundARenaming(renamingFirst: renamingFirst, version)
+        let computing = try Self.computing(models, renamingFirst: renamingFirst)
         let directory = try TemporaryDirectory()
         let source = directory.path("A.sqlite")
         // (Children in an order other than their keys': f5 before f3 in f1.)
@@ -1012,16 +1023,11 @@ import TestSupport
         // (And positions with a gap and a tie, which the renaming numbers 1, 2, 3… again.)
         try store.database.execute("UPDATE \(layout.table) SET \(order) = \(order) * 2 WHERE ZNAME = 'f3'")
         try store.database.execute("UPDATE \(layout.table) SET \(order) = 1 WHERE ZNAME = 'f5'")
-        let (oneByOne, fused) = try Self.bothWays(
-            models, [computing], source: source, at: directory.path("Folders.sqlite"),
-            "renaming first: \(renamingFirst)")
-        guard case .store(_, let counts) = oneByOne.outcome else {
-            Issue.record("step by step failed: \(oneByOne.outcome)")
-            return
-        }
-        let migrator = StoreMigrator(models: models, mappings: [computing])
-        let apart = migrator.passes(of: try migrator.plan(from: "A", to: "C")).compactMap(\.apart)
-        #expect(apart.isEmpty, "\(apart)")
+        guard
+            let (counts, fused) = try Self.aroundARenamingBothWays(
+                models, [computing], source: source, at: directory.path("Folders.sqlite"),
+                "renaming first: \(renamingFirst)")
+        else { return }
         #expect(fused.fused.contains(true))
         // (The renaming counts the two folders with children.)
         #expect(counts[renamingFirst ? 0 : 1][2] == 2, "\(counts)")
