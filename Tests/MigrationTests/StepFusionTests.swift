@@ -834,13 +834,15 @@ import TestSupport
     /// renaming, which numbers them entity by entity, so the renaming runs on its own.
     /// Versions A, B and C of a chain whose renaming step is the first or the last:
     /// `version(name, renamed, from)` gives each, with the new names where `renamed`, and
-    /// the old ones as renaming identifiers where `from` (the version the renaming reaches).
+    /// the old ones as renaming identifiers where `from` (from the version the renaming
+    /// reaches on: an identifier is compared with the one of the version before, which
+    /// is its name where it has none).
     static func aroundARenaming(
         renamingFirst: Bool, _ version: (String, Bool, Bool) throws -> ObjectModel
     ) throws -> [ObjectModel] {
         [
             try version("A", false, false), try version("B", renamingFirst, renamingFirst),
-            try version("C", true, !renamingFirst)
+            try version("C", true, true)
         ]
     }
 
@@ -967,7 +969,10 @@ import TestSupport
             )
         }
         let models = try Self.aroundARenaming(renamingFirst: renamingFirst, version)
-        let computing = try Self.computing(models, renamingFirst: renamingFirst)
+        // (Upper-cased: no value SQL can check, so the step is the one whose mapping runs,
+        // and a renaming before it is read through.)
+        let computing = try Self.computing(
+            models, renamingFirst: renamingFirst, as: "FUNCTION($source.name, 'uppercaseString')")
         let directory = try TemporaryDirectory()
         let source = directory.path("A.sqlite")
         let store = try seededStore(
@@ -978,10 +983,11 @@ import TestSupport
                 """#)
         if disagreeing {
             let layout = try #require(store.layout.entities["Node"])
-            let previous = try #require(layout.toOneColumns["previous"]?.key)
-            // (n2's `previous` names n4, whose `next` is nothing; n1's `next` is still n2.)
+            // (n3's `next` names n2 too, whose `previous` is n1: linked object by object,
+            // n3 takes n2 from n1; n4's `previous` still names n3.)
+            let next = try #require(layout.toOneColumns["next"]?.key)
             try store.database.execute(
-                "UPDATE \(layout.table) SET \(previous) = (SELECT Z_PK FROM \(layout.table) WHERE ZNAME = 'n4') WHERE ZNAME = 'n2'"
+                "UPDATE \(layout.table) SET \(next) = (SELECT Z_PK FROM \(layout.table) WHERE ZNAME = 'n2') WHERE ZNAME = 'n3'"
             )
         }
         guard
