@@ -240,6 +240,8 @@ extension Relabeling {
         func finds(_ sql: String) throws -> Bool { try database.prepare(sql).step() }
         let validator = StoreValidator(store: store)
         var knownKeys: [String: ClosedRange<Int64>?] = [:]
+        // (A join table an entity's sub-entities share, checked once.)
+        var joinsChecked: Set<String> = []
         var countsBounded = false
         for name in properties.keys.sorted() {
             guard let entity = store.model.entity(named: name), let layout = store.layout.entities[name] else {
@@ -348,11 +350,9 @@ extension Relabeling {
                         store.model.allRelationships(of: $0).contains { $0.name == relationship.name }
                     }?.name ?? name
                 guard let owners = store.layout.entities[declaring] else { return false }
-                if try finds(
+                let check =
                     "SELECT 1 FROM \(side.table) WHERE \(missing(side.sourceColumn, owners)) OR \(missing(side.destinationColumn, target)) LIMIT 1"
-                ) {
-                    return false
-                }
+                if joinsChecked.insert(check).inserted, try finds(check) { return false }
             }
         }
         return try !countsBounded || validator.failures(limit: 1).isEmpty

@@ -30,10 +30,6 @@ extension Relabeling {
         }
         let same = gains != nil ? [from] : []
         guard !later.isEmpty || !same.isEmpty else { return 0 }
-        func count(_ sql: String) throws(SQLiteError) -> Int {
-            let statement = try database.prepare(sql)
-            return try statement.step() ? Int(statement.int64(at: 0)) : 0
-        }
         // Members that hold the owner's key in a to-one: each owner looked up in the index
         // of its members' keys.
         if let laterKeys = Self.rows(of: later, inverse, in: layout, locate: locate),
@@ -47,9 +43,9 @@ extension Relabeling {
                     "EXISTS (SELECT 1 FROM \(table) AS m WHERE m.\(column) = o.Z_PK AND m.Z_ENT IN (\(numbers)) "
                         + "AND \(gains!("m.Z_PK", "o.Z_PK")))"
                 }
-            return try count(
+            return try Self.count(
                 "SELECT count(*) FROM \(rows.table) AS o WHERE o.Z_ENT = \(rows.number) AND ("
-                    + exists.joined(separator: " OR ") + ")")
+                    + exists.joined(separator: " OR ") + ")", in: database)
         }
         // Members in a join table: the owners of the pairs whose member gains them.
         guard let side = locate(from, old.name).property.flatMap({ rows.joinTables[$0] }),
@@ -67,7 +63,8 @@ extension Relabeling {
                 "\(pairs) JOIN \(table) AS m ON m.Z_PK = j.\(side.destinationColumn) WHERE m.Z_ENT IN (\(numbers)) "
                     + "AND \(gains!("j.\(side.destinationColumn)", "j.\(side.sourceColumn)"))"
             }
-        return try count("SELECT count(DISTINCT k) FROM (" + selects.joined(separator: " UNION ALL ") + ")")
+        return try Self.count(
+            "SELECT count(DISTINCT k) FROM (" + selects.joined(separator: " UNION ALL ") + ")", in: database)
     }
 
     /// Where the rows of `entities` (B entities, found in `layout` by `locate`) are, a

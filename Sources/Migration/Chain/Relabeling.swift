@@ -878,10 +878,7 @@ struct Relabeling {
         chain: (_ entity: String, _ property: String) -> [(entity: String, property: String)]? = { _, _ in nil }
     ) throws(SQLiteError) -> MigrationReport {
         let mappings = step.mapping.entityMappings
-        func count(_ sql: String) throws(SQLiteError) -> Int {
-            let statement = try database.prepare(sql)
-            return try statement.step() ? Int(statement.int64(at: 0)) : 0
-        }
+        func count(_ sql: String) throws(SQLiteError) -> Int { try Self.count(sql, in: database) }
         var report = MigrationReport(entityMappings: [], seconds: 0)
         for (index, mapping) in mappings.enumerated() {
             var entry = MigrationReport.EntityMappingReport(name: mapping.name)
@@ -911,11 +908,8 @@ struct Relabeling {
                     continue
                 }
                 if old.destination == from, let inverse = old.inverse {
-                    // Both sides linked by this mapping, object by object in key order: an
-                    // owner gains a member from itself on when its to-many is linked
-                    // first, after itself when second (the pairs before it were made from
-                    // the other side).
-                    // (Its members' to-one set only through it, every owner gains them all.)
+                    // Both sides linked by this mapping, object by object in key order: the
+                    // owners that gain a member as ``gains(linking:and:of:)`` says.
                     guard let gains = gains(linking: old.name, and: inverse, of: from) else { continue }
                     if let column = locate(from, inverse).property.flatMap({ rows.toOneColumns[$0] }) {
                         entry.relationshipsSet += try count(
@@ -995,31 +989,41 @@ struct Relabeling {
         in database: Database, layout: StoreLayout,
         locate: (_ entity: String, _ property: String?) -> (entity: String, property: String?)
     ) throws(SQLiteError) {
-        for (set, order, kept) in [
-            (inKeyOrder, { (_: String) in "Z_PK" }, false), (keptInOrder, { "\($0), Z_PK" }, true)
-        ] {
-            for case let members? in self.members(of: set, layout: layout, locate: locate) {
-                // (Where each owner's members are at 1, 2, 3… already, which they mostly
-                // are, one scan by the index of their key says so: n distinct integers
-                // from 1 to n. Half the time of the numbering, which then changes nothing.)
-                if kept,
-                    try !database.prepare(
-                        "SELECT 1 FROM \(members.table) WHERE \(members.key) IS NOT NULL AND Z_ENT IN (\(members.entities)) "
-                            + "GROUP BY \(members.key) HAVING min(\(members.order)) IS NOT 1 "
-                            + "OR max(\(members.order)) IS NOT count(*) OR count(DISTINCT \(members.order)) <> count(*) "
-                            + "OR max(typeof(\(members.order)) <> 'integer') LIMIT 1"
-                    ).step()
-                {
-                    continue
-                }
-                try database.execute(
-                    "UPDATE \(members.table) SET \(members.order) = o.n FROM (SELECT Z_PK AS k, "
-                        + "row_number() OVER (PARTITION BY \(members.key) ORDER BY \(order(members.order))) AS n "
-                        + "FROM \(members.table) "
-                        + "WHERE \(members.key) IS NOT NULL AND Z_ENT IN (\(members.entities))) AS o "
-                        + "WHERE \(members.table).Z_PK = o.k AND \(members.table).\(members.order) IS NOT o.n")
-            }
+        for case let members? in self.members(of: inKeyOrder, layout: layout, locate: locate) {
+            try Self.number(members, by: "Z_PK", in: database)
         }
+        for case let members? in self.members(of: keptInOrder, layout: layout, locate: locate) {
+            // (Where each owner's members are at 1, 2, 3… already, which they mostly are,
+            // one scan by the index of their key says so: n distinct integers from 1 to n.
+            // Half the time of the numbering, which then changes nothing.)
+            let numbered = try !database.prepare(
+                "SELECT 1 FROM \(members.table) WHERE \(members.key) IS NOT NULL AND Z_ENT IN (\(members.entities)) "
+                    + "GROUP BY \(members.key) HAVING min(\(members.order)) IS NOT 1 "
+                    + "OR max(\(members.order)) IS NOT count(*) OR count(DISTINCT \(members.order)) <> count(*) "
+                    + "OR max(typeof(\(members.order)) <> 'integer') LIMIT 1"
+            ).step()
+            if !numbered { try Self.number(members, by: "\(members.order), Z_PK", in: database) }
+        }
+    }
+
+    /// Numbers each owner's `members` 1, 2, 3… in their position column, in the order of
+    /// `order` (SQL over the members' columns), writing only the rows that change.
+    private static func number(
+        _ members: (table: String, key: String, order: String, entities: String), by order: String,
+        in database: Database
+    ) throws(SQLiteError) {
+        try database.execute(
+            "UPDATE \(members.table) SET \(members.order) = o.n FROM (SELECT Z_PK AS k, "
+                + "row_number() OVER (PARTITION BY \(members.key) ORDER BY \(order)) AS n FROM \(members.table) "
+                + "WHERE \(members.key) IS NOT NULL AND Z_ENT IN (\(members.entities))) AS o "
+                + "WHERE \(members.table).Z_PK = o.k AND \(members.table).\(members.order) IS NOT o.n")
+    }
+
+    /// The integer `sql` (a count) gives in `database`: its first row's first column, 0
+    /// where it gives no row.
+    static func count(_ sql: String, in database: Database) throws(SQLiteError) -> Int {
+        let statement = try database.prepare(sql)
+        return try statement.step() ? Int(statement.int64(at: 0)) : 0
     }
 
     /// Where the members of each ordered to-many of `set` (``inKeyOrder`` or
