@@ -210,6 +210,19 @@ struct XcodeMappingTests {
                 == "no policy named 'REPLACE_AT_RUNTIME.V2to3MakerPolicy' is registered; register a Swift stand-in for it: `policies.register(\"V2to3MakerPolicy\") { MyPolicy() }` (docs/engine.md, \"Custom policies\")"
         )
         #expect(problems.count == 3)
+        // The plan of the mapping that checks says why its link to those cars is
+        // interpreted; with the stand-in, it is SQL.
+        let person = { (policies: PolicyRegistry) in
+            MigrationManager.plannedExecutions(
+                mapping, source: models[1], destination: models[2], policies: policies, options: .init(),
+                sourceIsWellTyped: false
+            ).first { $0.0 == "PersonToPerson" }?.1
+        }
+        #expect(
+            person(PolicyRegistry())?.relationshipsReason == "'cars': no entity mapping that checks makes its targets")
+        var policies = PolicyRegistry()
+        policies.register("V2to3MakerPolicy") { MakerPolicy() }
+        #expect(person(policies)?.relationshipsAsSQL == true)
     }
 
     /// MWKCoreData: v1 → v2 inferred, v2 → v3 through its mapping model, with a Swift

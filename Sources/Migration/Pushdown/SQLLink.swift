@@ -336,8 +336,11 @@ struct SQLLink {
             guard candidates.count == 1 else {
                 // (A mapping that does not check is not prepared: `plan` lists it, and a
                 // run refuses the step.)
-                if candidates.isEmpty, lookup == Self.mappingLookup {
-                    throw Refusal("'\(name)': \(argument), which makes its targets, does not check")
+                if candidates.isEmpty {
+                    throw Refusal(
+                        lookup == Self.mappingLookup
+                            ? "'\(name)': \(argument), which makes its targets, does not check"
+                            : "'\(name)': no entity mapping that checks makes its targets")
                 }
                 throw Refusal("'\(name)': no single entity mapping makes its targets")
             }
