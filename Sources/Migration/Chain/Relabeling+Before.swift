@@ -24,11 +24,6 @@ extension Relabeling {
         guard mapping.sourceModel == middle.version else {
             throw Refusal("the step after reads \(mapping.sourceModel), not \(middle.version)")
         }
-        if let member = unorders.sorted(by: { ($0.entity, $0.property) < ($1.entity, $1.property) }).first {
-            throw Refusal(
-                "it makes \(member.entity).\(member.property) unordered: read through, the step after would read it in order"
-            )
-        }
         if let entity = filters.keys.sorted().first {
             throw Refusal("it copies only the rows of \(entity) its filter selects, which before a step it cannot")
         }
@@ -95,7 +90,8 @@ extension Relabeling {
                 let readingBack = written.withEachPropertyMapping({ property in
                     var property = property
                     guard let expression = property.valueExpression else { return property }
-                    guard let text = renamer.expression(expression, source: name) else {
+                    let into = destination.allRelationships(of: to).first { $0.name == property.name }
+                    guard let text = renamer.expression(expression, source: name, into: into) else {
                         unread = property
                         return nil
                     }
@@ -174,9 +170,17 @@ extension Relabeling {
                 defaults[name, default: [:]][attribute.name] = attribute.defaultValue ?? .null
             }
         }
+        // What it makes unordered, each a set of the same members.
+        var unordered: [String: Set<String>] = [:]
+        for member in unorders {
+            guard let entity = entities[member.entity], let name = properties[member.entity]?[member.property] else {
+                continue
+            }
+            unordered[entity, default: []].insert(name)
+        }
         return SourceRenamer(
             model: middle, entities: entityNames, properties: propertyNames, defaults: defaults, computed: values,
-            readInPredicates: asTheyAre)
+            readInPredicates: asTheyAre, unordered: unordered)
     }
 
     /// Whether the step carries an attribute whose values reading parses
@@ -383,6 +387,11 @@ struct SourceRenamer {
     /// Per B entity: the computed attributes a predicate evaluated on a row reads as an A
     /// attribute (``Read``).
     var readInPredicates: [String: [String: Read]] = [:]
+    /// Per B entity: the to-manys the renaming step makes unordered, read through in the
+    /// older version's order. Only a lookup of one into an unordered to-many reads it
+    /// (``expression(_:source:into:)``): it finds the same objects, in no order that
+    /// stays.
+    var unordered: [String: Set<String>] = [:]
 
     /// A computed attribute whose value is an A attribute's: the same value (an integer
     /// widened to a wider integer), or the same number as another kind (an Integer 16 or
@@ -418,9 +427,14 @@ struct SourceRenamer {
     /// source handed over whole; or, failing those, the expression as it is.
     func whyNot(_ text: String, source: String) -> String {
         guard let parsed = try? FormatParser(text).parseExpression() else { return "\(text) does not parse" }
-        for key in Relabeling.keysRead(by: parsed).sorted()
-        where properties[source]?[key] == nil && defaults[source]?[key] == nil && computed[source]?[key] == nil {
-            return "it reads \(source).\(key), which the step before does not carry from its source"
+        for key in Relabeling.keysRead(by: parsed).sorted() {
+            if properties[source]?[key] == nil && defaults[source]?[key] == nil && computed[source]?[key] == nil {
+                return "it reads \(source).\(key), which the step before does not carry from its source"
+            }
+            if unordered[source]?.contains(key) == true {
+                return
+                    "it reads \(source).\(key), which the step before makes unordered, in an order: read through, it would be the older version's (only a lookup into an unordered to-many reads it)"
+            }
         }
         var whole = false, throughComputed: String?
         parsed.forEachSubexpression { e in
@@ -441,12 +455,19 @@ struct SourceRenamer {
         return "\(text) cannot be read through the step before"
     }
 
-    /// A property mapping's expression, `$source` an instance of `source` (a B entity).
-    func expression(_ text: String, source: String) -> String? {
-        guard let parsed = try? FormatParser(text).parseExpression(),
-            let renamed = rename(parsed, Scope(source: source))
-        else { return nil }
-        return renamed.description
+    /// A property mapping's expression, `$source` an instance of `source` (a B entity),
+    /// filling `relationship` where it fills one. A lookup of the members of a to-many
+    /// the step makes unordered (``unordered``) is read where `relationship` is an
+    /// unordered to-many: it finds the same objects, which it holds in no order.
+    func expression(_ text: String, source: String, into relationship: RelationshipDescription? = nil) -> String? {
+        guard let parsed = try? FormatParser(text).parseExpression() else { return nil }
+        var renamer = self
+        if let relationship, relationship.isToMany, !relationship.isOrdered,
+            let read = SQLLink.lookup(parsed)?.relationship, unordered[source]?.contains(read) == true
+        {
+            renamer.unordered[source]?.remove(read)
+        }
+        return renamer.rename(parsed, Scope(source: source))?.description
     }
 
     /// An entity mapping's source expression: the standard fetch of `entity` (a B entity),
@@ -654,9 +675,9 @@ struct SourceRenamer {
                 if component == "@count" { current = nil }
                 continue
             }
-            guard let old = properties[name]?[component], let description = model.entity(named: name) else {
-                return nil
-            }
+            guard let old = properties[name]?[component], let description = model.entity(named: name),
+                unordered[name]?.contains(component) != true
+            else { return nil }
             renamed.append(old)
             current = model.allRelationships(of: description).first { $0.name == component }?.destination
         }
