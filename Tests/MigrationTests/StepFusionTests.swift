@@ -145,11 +145,12 @@ import TestSupport
             index == 0 || Bool.random(using: &random) ? name + "Old" : name
         }
         let pairs = configuration.pairs.map { pair in
-            RandomLinkDifferentialTests.Pair(
-                kind: pair.kind, from: pair.from, to: pair.to,
-                near: Bool.random(using: &random) ? pair.near + "Old" : pair.near,
-                far: Bool.random(using: &random) ? pair.far + "Old" : pair.far, nearOrdered: pair.nearOrdered,
-                farOrdered: pair.farOrdered)
+            let near = Bool.random(using: &random) ? pair.near + "Old" : pair.near
+            let far = Bool.random(using: &random) ? pair.far + "Old" : pair.far
+            // (A relationship that is its own inverse keeps one name.)
+            return RandomLinkDifferentialTests.Pair(
+                kind: pair.kind, from: pair.from, to: pair.to, near: near, far: pair.isOwnInverse ? near : far,
+                nearOrdered: pair.nearOrdered, farOrdered: pair.farOrdered)
         }
         let old = RandomLinkDifferentialTests.Configuration(
             entities: entities, pairs: pairs, parent: configuration.parent)
@@ -241,7 +242,8 @@ import TestSupport
         policies.register("Hooked") { LinksWithInstancesTests.Hooked() }
         var fusedChains = 0, fusedBefore = 0, fusedFiles = 0, fusedFilesBefore = 0, fusedDropping = 0,
             fusedDroppingAfter = 0, fusedSelf = 0, fusedCheckedAhead = 0, fusedOrdered = 0,
-            fusedComputing = 0, fusedIntoAHierarchy = 0, fusedOneToOneWithin = 0, failures = 0
+            fusedComputing = 0, fusedIntoAHierarchy = 0, fusedOneToOneWithin = 0, fusedOwnInverse = 0,
+            failures = 0
         let environment = ProcessInfo.processInfo.environment
         let count = environment["REMODEL_FUSION_SEEDS"].flatMap { UInt64($0) } ?? 120
         let first = environment["REMODEL_FUSION_SEEDS_FROM"].flatMap { UInt64($0) } ?? 1
@@ -261,6 +263,7 @@ import TestSupport
                         near: pair.near, far: pair.far, nearOrdered: pair.nearOrdered, farOrdered: pair.farOrdered)
                 }
             }
+            configuration = RandomLinkDifferentialTests.withOwnInverses(configuration, seed: seed)
             if seed % 4 != 0 {
                 for i in configuration.pairs.indices {
                     for version in seed % 2 == 1 ? [0, 1] : [1] {
@@ -389,6 +392,9 @@ import TestSupport
             {
                 fusedOneToOneWithin += 1
             }
+            if fused.fused.contains(true), configuration.pairs.contains(where: \.isOwnInverse) {
+                fusedOwnInverse += 1
+            }
             if let parent = configuration.parent, fused.fused.contains(true),
                 configuration.pairs.contains(where: { $0.from == parent || $0.to == parent })
             {
@@ -435,6 +441,8 @@ import TestSupport
         #expect(
             fusedOneToOneWithin > count / 80,
             "\(fusedOneToOneWithin) chains fused with a one-to-one within an entity")
+        // And chains with a relationship that is its own inverse.
+        #expect(fusedOwnInverse > 0, "\(fusedOwnInverse) chains fused with a relationship that is its own inverse")
         // And passes whose chunks were checked ahead.
         #expect(fusedCheckedAhead > count / 40, "\(fusedCheckedAhead) chains fused with chunks checked ahead")
     }
@@ -1001,6 +1009,41 @@ import TestSupport
         #expect(fused.fused.contains(true) == joins)
         // (Each node counts both its sides, each person its spouse.)
         #expect(counts.prefix(2).map { $0[2] } == [5 * 2, 3], "\(counts)")
+    }
+
+    /// A renaming of a to-many that is its own inverse (a person's `friends`), before or
+    /// after a step that computes names. A context reads an owner's members from the join
+    /// table rows that name it first, and links them so: each owner with a member gains
+    /// them when its own link runs, whether or not the rows that name it second hold the
+    /// same pairs, and the report counts it. The renaming copies the rows as they are.
+    @Test(arguments: [true, false])
+    func aRenamingOfAToManyThatIsItsOwnInverseJoinsThePass(_ renamingFirst: Bool) throws {
+        func version(_ name: String, renamed: Bool, from old: Bool) throws -> ObjectModel {
+            let friends = renamed ? "companions" : "friends"
+            let identifier = old ? #", "renamingIdentifier": "friends""# : ""
+            return try model(
+                #"{"version": "\#(name)", "entities": {"Person": {"attributes": {"name": "string"}, "relationships": {"\#(friends)": {"destination": "Person", "inverse": "\#(friends)", "toMany": true\#(identifier)}}}}}"#
+            )
+        }
+        let models = try Self.aroundARenaming(renamingFirst: renamingFirst, version)
+        let computing = try Self.computing(models, renamingFirst: renamingFirst)
+        let directory = try TemporaryDirectory()
+        let source = directory.path("A.sqlite")
+        // (p2 and p4 name each other; p1 names p2 and p3, which name it not; p3 is its own
+        // friend; p5 has none.)
+        try seededStore(
+            at: source, model: models[0],
+            seed: #"""
+                {"Person": [{"$id": "p1", "name": "p1", "friends": [{"$ref": "p2"}, {"$ref": "p3"}]}, {"$id": "p2", "name": "p2", "friends": [{"$ref": "p4"}]}, {"$id": "p3", "name": "p3", "friends": [{"$ref": "p3"}]}, {"$id": "p4", "name": "p4", "friends": [{"$ref": "p2"}]}, {"name": "p5"}]}
+                """#)
+        guard
+            let (counts, fused) = try Self.aroundARenamingBothWays(
+                models, [computing], source: source, at: directory.path("People.sqlite"),
+                "renaming first: \(renamingFirst)")
+        else { return }
+        #expect(fused.fused.contains(true))
+        // (p1 to p4 have a member each.)
+        #expect(counts[renamingFirst ? 0 : 1][2] == 4, "\(counts)")
     }
 
     /// A renaming of an ordered to-many within an entity (a folder's `children`, whose

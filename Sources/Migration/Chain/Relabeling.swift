@@ -30,9 +30,9 @@ import ObjectGraph
 ///   entities whose order the step keeps (``keepsItsOrder(_:of:_:)``: its members'
 ///   to-one set only through it, as inference maps it, or set after it), and no other
 ///   relationship is left without an expression;
-///   one between an entity's own objects is no to-many that is its own inverse
-///   (``linksOneByOne(_:in:_:)``; the counts of these are the interpreter's, object by
-///   object, ``report(in:layout:locate:)``).
+///   one between an entity's own objects is no to-many that is its own inverse and
+///   ordered or in a hierarchy (``linksOneByOne(_:in:_:)``; the counts of these are the
+///   interpreter's, object by object, ``report(in:layout:locate:)``).
 ///
 /// Made to compute (``init(_:computingWith:)``), it may also give a C attribute a value it
 /// computes, where writing that value and reading it back gives the value (``computed``,
@@ -286,7 +286,7 @@ struct Relabeling {
                 let reordered = old.isOrdered && !unordered && !keepsItsOrder(old, of: from, middle)
                 guard let inverse = old.inverse else { throw Refusal("\(described) has no inverse") }
                 guard old.destination != name || Self.linksOneByOne(old, in: from, middle) else {
-                    throw Refusal("\(described) is its own inverse, a to-many")
+                    throw Refusal("\(described) is its own inverse, a to-many ordered or in a hierarchy")
                 }
                 guard let targets = middle.entity(named: old.destination) else {
                     throw Refusal("\(described) targets no entity of \(middle.version)")
@@ -404,6 +404,9 @@ struct Relabeling {
     func gains(linking relationship: String, and inverse: String, of entity: String) -> ((String, String) -> String)? {
         let order = linkOrder[entity] ?? []
         guard let own = order.firstIndex(of: relationship) else { return nil }
+        // (Its own inverse, a to-many: each owner's link adds the rows that name it first,
+        // as the context reads it, and no other's adds any.)
+        if relationship == inverse { return { member, _ in "\(member) IS NOT NULL" } }
         if let other = order.firstIndex(of: inverse) {
             let comparison = own < other ? ">=" : ">"
             return { member, owner in "\(member) \(comparison) \(owner)" }
@@ -414,18 +417,22 @@ struct Relabeling {
 
     /// Whether `relationship`, between objects of `entity`, is one whose links the step
     /// makes and counts as ``report(in:layout:locate:)`` tells them: to-many one way or
-    /// both, not its own inverse; or a one-to-one (a node's `next` and `previous`, or a
-    /// person's `spouse`, its own inverse), each side counted for every instance. A
-    /// one-to-one's partners are set and unset object by object, which takes a partner
-    /// from an earlier object where two keys disagree: a store from elsewhere is read
-    /// through only where they agree (``copiesExactly(_:)``), and a store the run wrote
-    /// holds no others.
+    /// both; a one-to-one (a node's `next` and `previous`, or a person's `spouse`, its own
+    /// inverse), each side counted for every instance; or an unordered to-many that is its
+    /// own inverse (a person's `friends`) of an entity alone in its table, whose members
+    /// a context reads from the join table rows that name the owner first, and links so:
+    /// each owner with a member counted (``gains(linking:and:of:)``). A one-to-one's
+    /// partners are set and unset object by object, which takes a partner from an earlier
+    /// object where two keys disagree: a store from elsewhere is read through only where
+    /// they agree (``copiesExactly(_:)``), and a store the run wrote holds no others.
     private static func linksOneByOne(
         _ relationship: RelationshipDescription, in entity: EntityDescription, _ model: ObjectModel
     ) -> Bool {
         guard let name = relationship.inverse, model.allRelationships(of: entity).contains(where: { $0.name == name })
         else { return false }
-        return name != relationship.name || !relationship.isToMany
+        guard name == relationship.name, relationship.isToMany else { return true }
+        return !relationship.isOrdered && entity.parent == nil
+            && model.descendants(of: entity, includingSelf: false).isEmpty
     }
 
     /// Whether the step puts the members of the ordered to-many `relationship` of
