@@ -304,7 +304,7 @@ extension Relabeling {
                 else { return false }
                 if !relationship.isOptional { broken.append("\(key) IS NULL") }
                 // (A row of the destination or of one of its sub-entities.)
-                let numbers = target.numbers.map(String.init).joined(separator: ", ")
+                let numbers = target.numberList
                 let rows = try validator.everyKeyIsARow(of: target.table, numbers, known: &knownKeys)
                 let missing = StoreValidator.namesNoRow(
                     key,
@@ -343,7 +343,7 @@ extension Relabeling {
                 // (Either side may be a row of a sub-entity, which inherits the relationship
                 // or is among its targets.)
                 func missing(_ column: String, _ rows: StoreLayout.EntityLayout) -> String {
-                    let numbers = rows.numbers.map(String.init).joined(separator: ", ")
+                    let numbers = rows.numberList
                     return
                         "\(column) IS NULL OR \(column) NOT IN (SELECT Z_PK FROM \(rows.table) WHERE Z_ENT IN (\(numbers)))"
                 }

@@ -1051,7 +1051,7 @@ struct Relabeling {
             guard let rows = layout.entities[entity], let column = property.flatMap({ rows.toOneColumns[$0] }),
                 let order = column.order
             else { return nil }
-            return (rows.table, column.key, order, rows.numbers.map(String.init).joined(separator: ", "))
+            return (rows.table, column.key, order, rows.numberList)
         }
     }
 

@@ -41,7 +41,7 @@ extension ObjectContext {
 
     /// `Book has primary keys 9 to 12 (4 objects)`, or `there are no Book objects`.
     private func keyRange(of binding: EntityBinding) throws(ContextError) -> String {
-        let numbers = binding.layout.numbers.map(String.init).joined(separator: ",")
+        let numbers = binding.layout.numberList
         let statement = try statement(
             "SELECT count(*), min(Z_PK), max(Z_PK) FROM \(binding.layout.table) WHERE Z_ENT IN (\(numbers))")
         defer { statement.reset() }

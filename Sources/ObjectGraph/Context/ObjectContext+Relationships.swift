@@ -202,7 +202,7 @@ extension ObjectContext {
         {
             var saved: [Int64: Int64] = [:]  // saved positions, when ordered
             if !object.isInserted {
-                let numbers = destinationBinding.layout.numbers.map(String.init).joined(separator: ",")
+                let numbers = destinationBinding.layout.numberList
                 let order = column.order.map { ($0 + ", ", ", " + $0) } ?? ("", "")
                 let statement = try statement(
                     "SELECT Z_PK, Z_ENT\(order.1) FROM \(table) WHERE \(column.key) = ? AND Z_ENT IN (\(numbers)) ORDER BY \(order.0)Z_PK"

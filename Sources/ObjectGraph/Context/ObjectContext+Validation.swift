@@ -62,7 +62,7 @@ extension ObjectContext {
                 if let before { delta[before, default: 0] -= 1 }
                 if let now { delta[now, default: 0] += 1 }
             }
-            let numbers = destination.layout.numbers.map(String.init).joined(separator: ",")
+            let numbers = destination.layout.numberList
             count = { key throws(ContextError) in
                 try self.savedCount(
                     "SELECT count(*) FROM \(destination.layout.table) WHERE \(column.key) = ? AND Z_ENT IN (\(numbers))",

@@ -340,7 +340,7 @@ struct PredicateTranslator {
         let table = schema + destination.layout.table
         switch link {
         case .inverse(let column):
-            let numbers = destination.layout.numbers.map(String.init).joined(separator: ", ")
+            let numbers = destination.layout.numberList
             return "FROM \(table) \(inner) WHERE \(inner).\(column) = \(outer).Z_PK AND \(inner).Z_ENT IN (\(numbers))"
         case .joinTable(let side):
             return

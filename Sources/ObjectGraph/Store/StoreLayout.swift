@@ -24,6 +24,8 @@ public struct StoreLayout: Sendable {
         public let table: String
         /// This entity's and its sub-entities' numbers: what a fetch of the entity selects.
         public let numbers: [Int]
+        /// ``numbers`` as SQL lists them, `Z_ENT IN (<numberList>)`.
+        public var numberList: String { numbers.map(String.init).joined(separator: ", ") }
         /// Column of each stored attribute (inherited ones included), by attribute name.
         public let attributeColumns: [String: String]
         /// Columns of each to-one relationship, by relationship name, and of each hidden

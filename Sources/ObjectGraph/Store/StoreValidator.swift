@@ -128,7 +128,7 @@ public struct StoreValidator {
         for root in model.entities where root.parent == nil {
             guard damage.count < limit, let rootLayout = layout.entities[root.name] else { continue }
             let table = rootLayout.table
-            let known = rootLayout.numbers.map(String.init).joined(separator: ",")
+            let known = rootLayout.numberList
             do {
                 let statement = try store.database.prepare(
                     "SELECT Z_PK, Z_ENT FROM \(table) WHERE Z_ENT NOT IN (\(known)) OR Z_ENT IS NULL ORDER BY Z_PK LIMIT \(limit - damage.count)"
@@ -185,7 +185,7 @@ public struct StoreValidator {
                 guard let columns = entityLayout.toOneColumns[relationship.name],
                     let destination = layout.entities[relationship.destination]
                 else { continue }
-                let numbers = destination.numbers.map(String.init).joined(separator: ",")
+                let numbers = destination.numberList
                 let key = "\(entityLayout.table).\(columns.key)"
                 let missing = Self.namesNoRow(
                     key,
@@ -364,7 +364,7 @@ public struct StoreValidator {
             let columns = destination.toOneColumns[inverse]
         else { return nil }
         return
-            "(SELECT count(*) FROM \(destination.table) d WHERE d.\(columns.key) = o.Z_PK AND d.Z_ENT IN (\(destination.numbers.map(String.init).joined(separator: ","))))"
+            "(SELECT count(*) FROM \(destination.table) d WHERE d.\(columns.key) = o.Z_PK AND d.Z_ENT IN (\(destination.numberList)))"
     }
 
     private func describe(_ value: SQLiteValue) -> String {
