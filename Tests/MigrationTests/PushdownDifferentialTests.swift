@@ -2427,7 +2427,19 @@ extension PushdownDifferentialTests {
                 #""amount": "decimal", "id": "uuid""#,
                 #""amount": "TERNARY($source.amount == nil, 0, $source.amount * 2)""#, nil, true
             ),
-            (#""amount": "decimal", "id": "uuid""#, #""amount": "$source.amount""#, "amount > 10 OR id == nil", true)
+            (#""amount": "decimal", "id": "uuid""#, #""amount": "$source.amount""#, "amount > 10 OR id == nil", true),
+            // (A double written to a Decimal attribute: 1.03 times n, n / 7, and for the
+            // last ten rows magnitudes no Decimal holds, finite and infinite.)
+            (#""amount": "decimal""#, #""amount": "$source.n * 1.03""#, nil, false),
+            (#""amount": "decimal""#, #""amount": "$source.n / 7.0""#, nil, false),
+            (
+                #""amount": "decimal""#,
+                #""amount": "TERNARY($source.n > 590, $source.n * 1e306, $source.n * 0.1)""#, nil, false
+            ),
+            (
+                #""amount": {"type": "decimal", "optional": false}"#,
+                #""amount": "TERNARY($source.n > 590, $source.n * 1e306, $source.n * 0.1)""#, nil, false
+            )
         ] as [(String, String, String?, Bool)], [false, true])
     func decimalsAndUUIDsAreReadAsTheInterpreterReadsThem(
         _ form: (attributes: String, mappings: String, predicate: String?, evaluated: Bool), oddUUIDs: Bool
@@ -2476,6 +2488,12 @@ extension PushdownDifferentialTests {
                 return
             }
             #expect(message.contains("cannot hold data {length = 2, bytes = 0x0102}"), "\(message)")
+            return
+        }
+        // (A required decimal given a double no Decimal holds fails both ways, with the
+        // same error.)
+        if case .failure(let message) = interpreted, !attributes.contains("default") {
+            #expect(message.contains("Item/591: 'amount' is required but has no value"), "\(message)")
             return
         }
         let execution = try #require(report?.entityMappings.first?.execution)

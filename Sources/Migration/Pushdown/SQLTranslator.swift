@@ -842,6 +842,8 @@ struct SQLTranslator {
         // is what writing a Decimal gives.)
         case (.decimal, .decimal), (.decimal, .double), (.uuid, .uuid):
             return x
+        // (A double a Decimal attribute takes is converted as the interpreter converts it.)
+        case (.double, .decimal): return "remodel_decimal_written(\(x))"
         default:
             throw Refusal(
                 "a \(term.kind) value for the \(attribute.type.rawValue) attribute \(attribute.name) is converted by the interpreter"

@@ -32,6 +32,10 @@ extension Database {
     /// - `remodel_decimal(x)`: a Decimal attribute's column `x` read as a context reads it
     ///   (``EntityBinding/read(_:as:)``) and written back: the double a Decimal or Double
     ///   attribute then holds; NULL stays NULL.
+    /// - `remodel_decimal_written(x)`: a double `x` written to a Decimal attribute, as
+    ///   the interpreter converts it (``Value/decimal(_:)``) and a store holds the decimal
+    ///   (``Value/double(_:)``): NULL for NaN and the infinities, which no Decimal holds;
+    ///   NULL stays NULL.
     /// - `remodel_decimal_unheld(x)`: 1 for a double no Decimal holds, which a Decimal
     ///   attribute reads as 0 (``AttributeCoercion/decimalHolds(_:)``); 0 for anything else.
     /// - `remodel_uuid(x)`: a UUID attribute's column `x` read as a context reads it and
@@ -145,6 +149,24 @@ extension Database {
                     sqlite3_result_double(context, Value.double(decimal))
                 } else {
                     sqlite3_result_null(context)
+                }
+            }, nil, nil, nil)
+        guard rc == SQLITE_OK else { throw error(rc) }
+        rc = sqlite3_create_function_v2(
+            handle, "remodel_decimal_written", 1, flags, nil,
+            { context, _, arguments in
+                guard let context, let value = arguments?[0] else { return }
+                guard sqlite3_value_type(value) != SQLITE_NULL else {
+                    sqlite3_result_null(context)
+                    return
+                }
+                let double = sqlite3_value_double(value)
+                // (A double a Decimal keeps is written as it is, told without converting it.)
+                if AttributeCoercion.keepsDecimal(double) {
+                    sqlite3_result_double(context, double)
+                } else {
+                    let written = Value.double(Value.decimal(double))
+                    if written.isNaN { sqlite3_result_null(context) } else { sqlite3_result_double(context, written) }
                 }
             }, nil, nil, nil)
         guard rc == SQLITE_OK else { throw error(rc) }
