@@ -96,6 +96,36 @@ extension Relabeling {
             failing: failing.isEmpty ? "0" : failing.map { "(\($0))" }.joined(separator: " OR "), readBack: readBack)
     }
 
+    /// The SQL that is true on a row where `expression`, written to the Decimal attribute
+    /// `attribute` and read back as the decimal its column says, would be written again
+    /// as another double (one no Decimal keeps: -0, beyond the magnitudes whose shortest
+    /// text a Decimal holds); true too where the translation's guards hold, where SQL
+    /// cannot decide a condition, and where the written value breaks a rule of the
+    /// attribute. A renaming after the step that writes it carries it only where no row
+    /// is such a row. Nil where SQL cannot say it (``computes(_:_:with:)`` is the check
+    /// for values the step after reads).
+    static func writtenAgain(
+        _ expression: String, _ attribute: AttributeDescription, with translator: inout SQLTranslator
+    )
+        -> String?
+    {
+        guard attribute.type == .decimal, !attribute.isTransient, attribute.derivationExpression == nil,
+            attribute.validationPredicates.isEmpty, let parsed = try? FormatExpression(parsing: expression)
+        else { return nil }
+        translator.beginMapping()
+        let before = translator.guards.count
+        guard let term = try? translator.term(parsed), let written = try? translator.written(term, to: attribute),
+            translator.stringChains.isEmpty
+        else { return nil }
+        let undecided = translator.endMapping()
+        var failing = translator.guards[before...].map(\.condition) + (undecided.map { [$0] } ?? [])
+        failing.append("remodel_decimal(\(written)) IS NOT (\(written))")
+        // (What no Decimal holds, NaN and the infinities, is written as NULL, and read
+        // back and written again as NULL; a rule takes it for no value.)
+        failing += StoreValidator.attributeRules(attribute, value: "(\(written))").map(\.condition)
+        return failing.map { "(\($0))" }.joined(separator: " OR ")
+    }
+
     /// `expression`, the step's value for `attribute` over an object of `entity` (laid out
     /// as `layout`), as the attribute reads it back (``converted(_:by:)``); nil where that
     /// cannot be told (``computes(_:_:with:)``).
@@ -164,6 +194,10 @@ extension Relabeling {
         /// one does (a step with a filter): the check leaves out the rows SQL knows it
         /// rejects.
         var filter: String? = nil
+        /// Whether the step after only writes the value again, reading nothing of it: a
+        /// Decimal attribute it carries, which it reads back as a decimal
+        /// (``writtenAgain(_:_:with:)``), not as the expression's value.
+        var isWrittenAgain = false
     }
 
     /// The step's computed attributes as a pass that starts before the relabelings
@@ -210,7 +244,7 @@ extension Relabeling {
             result.append(
                 ComputedValue(
                     entity: entity, attribute: value.attribute, expression: expression.description,
-                    filter: filter?.description))
+                    filter: filter?.description, isWrittenAgain: value.isWrittenAgain))
         }
         return result
     }
@@ -233,9 +267,11 @@ extension Relabeling {
             var translator = translator(of: entity, in: layout, functions: functions)
             var conditions: [String] = []
             for value in group {
-                guard let failing = computes(value.expression, value.attribute, with: &translator)?.failing else {
-                    return nil
-                }
+                guard
+                    let failing = value.isWrittenAgain
+                        ? writtenAgain(value.expression, value.attribute, with: &translator)
+                        : computes(value.expression, value.attribute, with: &translator)?.failing
+                else { return nil }
                 if let text = value.filter, let predicate = try? FormatPredicate(parsing: text),
                     let rejects = layout.rowConditions(of: predicate, on: name)
                 {

@@ -641,13 +641,18 @@ struct Relabeling {
                 MappingCompiler.standardFetch
             ).flatMap { $0.entity == sourceEntity?.name ? $0.predicate : nil }
             /// Checks that the step before writes `attribute` (by `expression`) as this step
-            /// reads it back; false where it cannot (a mapping with no source entity).
-            func check(_ attribute: AttributeDescription, _ expression: String) -> Bool {
+            /// reads it back, or (`writtenAgain`) as this step writes it again; false where
+            /// it cannot (a mapping with no source entity).
+            func check(_ attribute: AttributeDescription, _ expression: String, writtenAgain: Bool = false) -> Bool {
                 guard let sourceEntity else { return false }
-                if !checks.contains(where: { $0.entity == sourceEntity.name && $0.attribute.name == attribute.name }) {
+                if !checks.contains(where: {
+                    $0.entity == sourceEntity.name && $0.attribute.name == attribute.name
+                        && $0.isWrittenAgain == writtenAgain
+                }) {
                     checks.append(
                         ComputedValue(
-                            entity: sourceEntity.name, attribute: attribute, expression: expression, filter: filter))
+                            entity: sourceEntity.name, attribute: attribute, expression: expression, filter: filter,
+                            isWrittenAgain: writtenAgain))
                 }
                 return true
             }
@@ -749,15 +754,19 @@ struct Relabeling {
             // (A decimal the step before writes is read back as the decimal its double's
             // shortest text says: written again, the same double where a Decimal holds
             // that text. The double nearest a decimal or an integer is such a double; one
-            // computed otherwise may be none, unchecked.)
-            if let decimal = attributes.first(where: { attribute in
-                guard attribute.type == .decimal, names[attribute.name] != nil,
-                    let text = written.propertyMapping(named: attribute.name)?.valueExpression
-                else { return false }
-                return !Self.readsADecimalOrAnInteger(text, of: sourceEntity, in: source)
-            }) {
-                throw Refusal(
-                    "it carries \(name).\(decimal.name), a Decimal \(before) writes, which writing again may change")
+            // computed otherwise may be none, which the pass's scan checks row by row.)
+            for decimal in attributes where decimal.type == .decimal && names[decimal.name] != nil {
+                guard let text = written.propertyMapping(named: decimal.name)?.valueExpression,
+                    !Self.readsADecimalOrAnInteger(text, of: sourceEntity, in: source)
+                else { continue }
+                if layout == nil { layout = StoreLayout(model: source) }
+                guard check(decimal, text, writtenAgain: true),
+                    Self.translates(checks.filter(\.isWrittenAgain), in: layout!, functions: policies.functions)
+                else {
+                    throw Refusal(
+                        "it carries \(name).\(decimal.name), a Decimal \(before) writes as \(text), which writing again may change, and SQL cannot check"
+                    )
+                }
             }
             guard
                 var renamed = written.withEachPropertyMapping({ property in
