@@ -210,15 +210,16 @@ struct Relabeling {
                 }
                 linkOrder[from.name, default: []].append(old.name)
             }
-            // A to-one with no expression whose inverse is an ordered to-many is carried
-            // through that inverse, if the step fills it (checked with the relationships,
-            // below); any other relationship with no expression is not carried.
+            // A to-one or an unordered to-many with no expression whose inverse is an
+            // ordered to-many is carried through that inverse, if the step fills it
+            // (checked with the relationships, below); any other relationship with no
+            // expression is not carried.
             for property in mapping.relationshipMappings where property.valueExpression == nil {
                 guard let relationship = toRelationships.first(where: { $0.name == property.name }),
                     let old = fromRelationships.first(where: {
                         $0.name == (relationship.renamingIdentifier ?? relationship.name)
                     }),
-                    !old.isToMany, let inverse = old.inverse,
+                    !old.isOrdered, let inverse = old.inverse,
                     middle.entity(named: old.destination).flatMap({ targets in
                         middle.allRelationships(of: targets).first { $0.name == inverse }
                     })?.isOrdered == true
@@ -460,13 +461,24 @@ struct Relabeling {
     /// (``places``) before its members'. The step sets the owners' to-many in the order the
     /// store gives, and each member's to-one set after it keeps its place; were the
     /// members linked first, each would join its owner's end in key order, whatever order
-    /// the store gave.
+    /// the store gave. So too a many-to-many between two entities ordered on this side
+    /// alone, whose owners' mapping comes before its members' (each entity a mapping of
+    /// its own): the members' links, after, find every pair made.
     private func keepsItsOrder(
         _ relationship: RelationshipDescription, of entity: EntityDescription, _ model: ObjectModel
     ) -> Bool {
         guard let name = relationship.inverse, let members = model.entity(named: relationship.destination),
-            model.allRelationships(of: members).first(where: { $0.name == name })?.isToMany == false
+            let inverse = model.allRelationships(of: members).first(where: { $0.name == name })
         else { return false }
+        if inverse.isToMany {
+            guard !inverse.isOrdered, relationship.destination != entity.name,
+                model.descendants(of: members, includingSelf: false).allSatisfy({ places[$0.name] == nil }),
+                model.descendants(of: entity, includingSelf: false).allSatisfy({ places[$0.name] == nil })
+            else { return false }
+            if throughInverse[members.name]?.contains(name) == true { return true }
+            guard let owners = places[entity.name], let others = places[members.name] else { return false }
+            return owners < others
+        }
         // (Between an entity's own objects, only where the members' to-one is set through
         // it: their owners are linked in key order, and each member's own link sets only
         // its own members.)
@@ -912,11 +924,12 @@ struct Relabeling {
             entry.relationshipsSet += instances * computedLinks.filter { $0.entity == from && !$0.isToMany }.count
             for old in step.source.allRelationships(of: step.source.entity(named: from)!)
             where !old.isTransient && properties[from]?[old.name] != nil {
+                // (One set through its inverse is set by the other mapping.)
                 guard old.isToMany else {
-                    // (One set through its inverse is set by the other mapping.)
                     if throughInverse[from]?.contains(old.name) != true { entry.relationshipsSet += instances }
                     continue
                 }
+                if throughInverse[from]?.contains(old.name) == true { continue }
                 if let counted = try countInAHierarchy(
                     old, of: from, at: index, rows: rows, in: database, layout: layout, locate: locate)
                 {
@@ -982,9 +995,9 @@ struct Relabeling {
         for members in members(of: inKeyOrder, layout: layout, locate: locate) {
             guard let members else { return false }
             let statement = try database.prepare(
-                "SELECT 1 FROM (SELECT row_number() OVER (PARTITION BY \(members.key) ORDER BY \(members.order), Z_PK) AS a, "
-                    + "row_number() OVER (PARTITION BY \(members.key) ORDER BY Z_PK) AS b FROM \(members.table) "
-                    + "WHERE \(members.key) IS NOT NULL AND Z_ENT IN (\(members.entities))) WHERE a <> b LIMIT 1")
+                "SELECT 1 FROM (SELECT row_number() OVER (PARTITION BY \(members.key) ORDER BY \(members.order), \(members.member)) AS a, "
+                    + "row_number() OVER (PARTITION BY \(members.key) ORDER BY \(members.member)) AS b FROM \(members.table) "
+                    + "WHERE \(members.key) IS NOT NULL\(members.rows)) WHERE a <> b LIMIT 1")
             if try statement.step() { return false }
         }
         return true
@@ -1006,33 +1019,44 @@ struct Relabeling {
         locate: (_ entity: String, _ property: String?) -> (entity: String, property: String?)
     ) throws(SQLiteError) {
         for case let members? in self.members(of: inKeyOrder, layout: layout, locate: locate) {
-            try Self.number(members, by: "Z_PK", in: database)
+            try Self.number(members, by: members.member, in: database)
         }
         for case let members? in self.members(of: keptInOrder, layout: layout, locate: locate) {
             // (Where each owner's members are at 1, 2, 3… already, which they mostly are,
             // one scan by the index of their key says so: n distinct integers from 1 to n.
             // Half the time of the numbering, which then changes nothing.)
             let numbered = try !database.prepare(
-                "SELECT 1 FROM \(members.table) WHERE \(members.key) IS NOT NULL AND Z_ENT IN (\(members.entities)) "
+                "SELECT 1 FROM \(members.table) WHERE \(members.key) IS NOT NULL\(members.rows) "
                     + "GROUP BY \(members.key) HAVING min(\(members.order)) IS NOT 1 "
                     + "OR max(\(members.order)) IS NOT count(*) OR count(DISTINCT \(members.order)) <> count(*) "
                     + "OR max(typeof(\(members.order)) <> 'integer') LIMIT 1"
             ).step()
-            if !numbered { try Self.number(members, by: "\(members.order), Z_PK", in: database) }
+            if !numbered { try Self.number(members, by: "\(members.order), \(members.member)", in: database) }
         }
+    }
+
+    /// Where an ordered to-many's members are: in their own table, by their to-one
+    /// (`member` their `Z_PK`, `rows` the condition on their entities), or in a join table
+    /// (`member` its column of their keys, no condition).
+    private struct OrderedMembers {
+        let table: String, key: String, order: String, member: String
+        /// ` AND Z_ENT IN (…)`, or nothing.
+        let rows: String
     }
 
     /// Numbers each owner's `members` 1, 2, 3… in their position column, in the order of
     /// `order` (SQL over the members' columns), writing only the rows that change.
-    private static func number(
-        _ members: (table: String, key: String, order: String, entities: String), by order: String,
-        in database: Database
-    ) throws(SQLiteError) {
+    private static func number(_ members: OrderedMembers, by order: String, in database: Database)
+        throws(SQLiteError)
+    {
+        // (A member's row is its key's, or in a join table its pair's.)
+        let pair = members.member == "Z_PK" ? "" : " AND \(members.table).\(members.key) = o.owner"
         try database.execute(
-            "UPDATE \(members.table) SET \(members.order) = o.n FROM (SELECT Z_PK AS k, "
-                + "row_number() OVER (PARTITION BY \(members.key) ORDER BY \(order)) AS n FROM \(members.table) "
-                + "WHERE \(members.key) IS NOT NULL AND Z_ENT IN (\(members.entities))) AS o "
-                + "WHERE \(members.table).Z_PK = o.k AND \(members.table).\(members.order) IS NOT o.n")
+            "UPDATE \(members.table) SET \(members.order) = o.n FROM (SELECT \(members.key) AS owner, "
+                + "\(members.member) AS k, row_number() OVER (PARTITION BY \(members.key) ORDER BY \(order)) AS n "
+                + "FROM \(members.table) WHERE \(members.key) IS NOT NULL\(members.rows)) AS o "
+                + "WHERE \(members.table).\(members.member) = o.k\(pair) AND \(members.table).\(members.order) IS NOT o.n"
+        )
     }
 
     /// The integer `sql` (a count) gives in `database`: its first row's first column, 0
@@ -1044,23 +1068,31 @@ struct Relabeling {
 
     /// Where the members of each ordered to-many of `set` (``inKeyOrder`` or
     /// ``keptInOrder``) are, in a store laid out as `layout` (`locate` finding the step's
-    /// names there): their table, their to-one's key and position columns, their entities'
-    /// numbers; nil for one that has no such columns there.
+    /// names there): their table with their to-one's key and position columns, or the
+    /// relationship's join table; nil for one that has no such columns there.
     private func members(
         of set: Set<Member>, layout: StoreLayout,
         locate: (_ entity: String, _ property: String?) -> (entity: String, property: String?)
-    ) -> [(table: String, key: String, order: String, entities: String)?] {
+    ) -> [OrderedMembers?] {
         set.sorted(by: { ($0.entity, $0.property) < ($1.entity, $1.property) }).map { member in
             guard
                 let relationship = step.source.entity(named: member.entity).flatMap({ entity in
                     step.source.allRelationships(of: entity).first { $0.name == member.property }
                 }), let inverse = relationship.inverse
             else { return nil }
+            let (owners, name) = locate(member.entity, member.property)
+            if let side = name.flatMap({ layout.entities[owners]?.joinTables[$0] }) {
+                guard let order = side.orderColumn else { return nil }
+                return OrderedMembers(
+                    table: side.table, key: side.sourceColumn, order: order, member: side.destinationColumn, rows: "")
+            }
             let (entity, property) = locate(relationship.destination, inverse)
             guard let rows = layout.entities[entity], let column = property.flatMap({ rows.toOneColumns[$0] }),
                 let order = column.order
             else { return nil }
-            return (rows.table, column.key, order, rows.numberList)
+            return OrderedMembers(
+                table: rows.table, key: column.key, order: order, member: "Z_PK",
+                rows: " AND Z_ENT IN (\(rows.numberList))")
         }
     }
 
