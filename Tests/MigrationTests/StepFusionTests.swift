@@ -1114,6 +1114,62 @@ import TestSupport
         #expect(renaming.sorted() == (songsFirst ? [0, 4] : [0, 2]), "\(what): \(counts)")
     }
 
+    /// After a step, the pass gives an ordered many-to-many a renaming keeps in order the
+    /// positions the renaming gives, in its join table: each owner's members 1, 2, 3… in
+    /// the order a context reads them (gaps, a position that is no integer, one missing).
+    /// (A step's links only add pairs, each at its owner's end, so no run has given it
+    /// positions to number yet: the scan before finds none. Here the store is made so.)
+    @Test func thePassNumbersAnOrderedManyToManyInItsJoinTable() throws {
+        func version(_ name: String, _ songs: String, _ identifier: String = "") throws -> ObjectModel {
+            try model(
+                #"{"version": "\#(name)", "entities": {"Playlist": {"attributes": {"name": "string"}, "relationships": {"\#(songs)": {"destination": "Song", "inverse": "playlists", "toMany": true, "ordered": true\#(identifier)}}}, "Song": {"attributes": {"name": "string"}, "relationships": {"playlists": {"destination": "Playlist", "inverse": "\#(songs)", "toMany": true}}}}}"#
+            )
+        }
+        let (b, c) = (try version("B", "songs"), try version("C", "tracks", #", "renamingIdentifier": "songs""#))
+        let relabeling = try Relabeling(try StoreMigrator(models: [b, c], mappings: []).plan(from: "B", to: "C")[0])
+        #expect(relabeling.keptInOrder == [Relabeling.Member("Playlist", "songs")])
+        let directory = try TemporaryDirectory()
+        let store = try seededStore(
+            at: directory.path("C.sqlite"), model: c,
+            seed: #"""
+                {"Playlist": [{"name": "p1", "tracks": [{"$ref": "s1"}, {"$ref": "s2"}, {"$ref": "s3"}, {"$ref": "s4"}, {"$ref": "s5"}]}, {"name": "p2", "tracks": [{"$ref": "s2"}, {"$ref": "s1"}]}],
+                 "Song": [{"$id": "s1", "name": "s1"}, {"$id": "s2", "name": "s2"}, {"$id": "s3", "name": "s3"}, {"$id": "s4", "name": "s4"}, {"$id": "s5", "name": "s5"}]}
+                """#)
+        let side = try #require(store.layout.entities["Playlist"]?.joinTables["tracks"])
+        let order = try #require(side.orderColumn)
+        let (owner, member) = (side.sourceColumn, side.destinationColumn)
+        // (p1's songs at 7, 3.5, 3, NULL, 2: a context reads s5 s2 s3 s1 s4, the one
+        // without a position last, and 3.5 as 3, tied with s3 and before it, as SQL gives
+        // them.)
+        try store.database.execute(
+            "UPDATE \(side.table) SET \(order) = CASE \(member) WHEN 1 THEN 7 WHEN 2 THEN 3.5 WHEN 3 THEN 3 WHEN 4 THEN NULL ELSE 2 END WHERE \(owner) = 1"
+        )
+        func positions() throws -> [[Int64]] {
+            let statement = try store.database.prepare(
+                "SELECT \(owner), \(member), \(order) FROM \(side.table) ORDER BY \(owner), \(member)")
+            var rows: [[Int64]] = []
+            while try statement.step() {
+                rows.append([statement.int64(at: 0), statement.int64(at: 1), statement.int64(at: 2)])
+            }
+            return rows
+        }
+        // (The order a context reads, which numbering must keep.)
+        func read() throws -> [String] {
+            let context = ObjectContext(store: try Store.open(at: directory.path("C.sqlite"), model: c))
+            let p1 = try #require(
+                try context.fetch(FetchRequest(entityName: "Playlist", predicate: "name == 'p1'")).first)
+            return try (p1.value(forKey: "tracks").collectionElements ?? []).compactMap {
+                guard case .string(let name)? = $0.managedObject?["name"] else { return nil }
+                return name
+            }
+        }
+        let before = try read()
+        #expect(before == ["s5", "s3", "s2", "s1", "s4"])
+        try relabeling.givePositions(in: store.database, layout: store.layout, locate: relabeling.locateAfter([]))
+        #expect(try positions() == [[1, 1, 4], [1, 2, 3], [1, 3, 2], [1, 4, 5], [1, 5, 1], [2, 1, 2], [2, 2, 1]])
+        #expect(try read() == before)
+    }
+
     /// A renaming of a to-many that is its own inverse (a person's `friends`), before or
     /// after a step that computes names. A context reads an owner's members from the join
     /// table rows that name it first, and links them so: each owner with a member gains

@@ -995,7 +995,7 @@ struct Relabeling {
         for members in members(of: inKeyOrder, layout: layout, locate: locate) {
             guard let members else { return false }
             let statement = try database.prepare(
-                "SELECT 1 FROM (SELECT row_number() OVER (PARTITION BY \(members.key) ORDER BY \(members.order), \(members.member)) AS a, "
+                "SELECT 1 FROM (SELECT row_number() OVER (PARTITION BY \(members.key) ORDER BY \(members.asAContextReads)) AS a, "
                     + "row_number() OVER (PARTITION BY \(members.key) ORDER BY \(members.member)) AS b FROM \(members.table) "
                     + "WHERE \(members.key) IS NOT NULL\(members.rows)) WHERE a <> b LIMIT 1")
             if try statement.step() { return false }
@@ -1031,7 +1031,7 @@ struct Relabeling {
                     + "OR max(\(members.order)) IS NOT count(*) OR count(DISTINCT \(members.order)) <> count(*) "
                     + "OR max(typeof(\(members.order)) <> 'integer') LIMIT 1"
             ).step()
-            if !numbered { try Self.number(members, by: "\(members.order), \(members.member)", in: database) }
+            if !numbered { try Self.number(members, by: members.asAContextReads, in: database) }
         }
     }
 
@@ -1042,6 +1042,11 @@ struct Relabeling {
         let table: String, key: String, order: String, member: String
         /// ` AND Z_ENT IN (…)`, or nothing.
         let rows: String
+
+        /// The order a context reads an owner's members in, as SQL: by position read as
+        /// an integer, those without one last, ties in the order SQL gives them (by the
+        /// position as it is, then key; ``ObjectContext/ordered(_:position:)``).
+        var asAContextReads: String { "\(order) IS NULL, CAST(\(order) AS INTEGER), \(order), \(member)" }
     }
 
     /// Numbers each owner's `members` 1, 2, 3… in their position column, in the order of
