@@ -62,11 +62,7 @@ extension Relabeling {
             attribute.type != .string || (attribute.minValue == nil && attribute.maxValue == nil),
             let parsed = try? FormatExpression(parsing: expression)
         else { return nil }
-        translator.beginMapping()
-        let before = translator.guards.count
-        guard let term = try? translator.term(parsed), let written = try? translator.written(term, to: attribute),
-            translator.stringChains.isEmpty
-        else { return nil }
+        guard let (term, written, unsaid) = write(parsed, to: attribute, with: &translator) else { return nil }
         let readBack: String?
         if written == term.sql, Self.readsBack(term.kind, as: attribute.type) {
             readBack = nil
@@ -77,8 +73,7 @@ extension Relabeling {
         } else {
             return nil
         }
-        let undecided = translator.endMapping()
-        var failing = translator.guards[before...].map(\.condition) + (undecided.map { [$0] } ?? [])
+        var failing = unsaid
         if term.kind == .double || term.kind == .date {
             // (SQL's NULL where the value is NaN: the store keeps NaN as NULL.)
             if let nullness = term.nullness {
@@ -112,18 +107,28 @@ extension Relabeling {
         guard attribute.type == .decimal, !attribute.isTransient, attribute.derivationExpression == nil,
             attribute.validationPredicates.isEmpty, let parsed = try? FormatExpression(parsing: expression)
         else { return nil }
-        translator.beginMapping()
-        let before = translator.guards.count
-        guard let term = try? translator.term(parsed), let written = try? translator.written(term, to: attribute),
-            translator.stringChains.isEmpty
-        else { return nil }
-        let undecided = translator.endMapping()
-        var failing = translator.guards[before...].map(\.condition) + (undecided.map { [$0] } ?? [])
+        guard var (_, written, failing) = write(parsed, to: attribute, with: &translator) else { return nil }
         failing.append("remodel_decimal(\(written)) IS NOT (\(written))")
         // (What no Decimal holds, NaN and the infinities, is written as NULL, and read
         // back and written again as NULL; a rule takes it for no value.)
         failing += StoreValidator.attributeRules(attribute, value: "(\(written))").map(\.condition)
         return failing.map { "(\($0))" }.joined(separator: " OR ")
+    }
+
+    /// `expression` translated in one mapping of `translator` and written to `attribute`:
+    /// its term, the SQL of what the attribute's column then holds, and the conditions on
+    /// which that is not the interpreter's value (the translation's guards, and what SQL
+    /// cannot decide). Nil where SQL cannot say it.
+    private static func write(
+        _ expression: FormatExpression, to attribute: AttributeDescription, with translator: inout SQLTranslator
+    ) -> (term: SQLTerm, written: String, unsaid: [String])? {
+        translator.beginMapping()
+        let before = translator.guards.count
+        guard let term = try? translator.term(expression), let written = try? translator.written(term, to: attribute),
+            translator.stringChains.isEmpty
+        else { return nil }
+        let undecided = translator.endMapping()
+        return (term, written, translator.guards[before...].map(\.condition) + (undecided.map { [$0] } ?? []))
     }
 
     /// `expression`, the step's value for `attribute` over an object of `entity` (laid out
