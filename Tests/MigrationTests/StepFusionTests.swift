@@ -243,7 +243,7 @@ import TestSupport
         var fusedChains = 0, fusedBefore = 0, fusedFiles = 0, fusedFilesBefore = 0, fusedDropping = 0,
             fusedDroppingAfter = 0, fusedSelf = 0, fusedCheckedAhead = 0, fusedOrdered = 0,
             fusedComputing = 0, fusedIntoAHierarchy = 0, fusedOneToOneWithin = 0, fusedOwnInverse = 0,
-            failures = 0
+            fusedOrderedManyToMany = 0, failures = 0
         let environment = ProcessInfo.processInfo.environment
         let count = environment["REMODEL_FUSION_SEEDS"].flatMap { UInt64($0) } ?? 120
         let first = environment["REMODEL_FUSION_SEEDS_FROM"].flatMap { UInt64($0) } ?? 1
@@ -404,11 +404,18 @@ import TestSupport
             if fused.fused.contains(true), fused.chunksCheckedAhead > 0 { fusedCheckedAhead += 1 }
             // (The renaming step before reads version 0's relationships; the one after,
             // version 1's.)
-            func ordered(_ version: Int) -> Bool {
-                configuration.pairs.contains { $0.nearOrdered[version] || $0.farOrdered[version] }
+            func ordered(_ version: Int, manyToMany: Bool = false) -> Bool {
+                configuration.pairs.contains {
+                    ($0.nearOrdered[version] || $0.farOrdered[version]) && (!manyToMany || $0.kind == .manyToMany)
+                }
             }
             if (v0 != nil && fused.fused.first == true && ordered(0)) || (fused.fused.last == true && ordered(1)) {
                 fusedOrdered += 1
+            }
+            if (v0 != nil && fused.fused.first == true && ordered(0, manyToMany: true))
+                || (fused.fused.last == true && ordered(1, manyToMany: true))
+            {
+                fusedOrderedManyToMany += 1
             }
             try? FileManager.default.removeItem(atPath: source)
         }
@@ -441,6 +448,12 @@ import TestSupport
         #expect(
             fusedOneToOneWithin > count / 80,
             "\(fusedOneToOneWithin) chains fused with a one-to-one within an entity")
+        // And renaming steps with an ordered many-to-many, over a longer search.
+        if count >= 1000 {
+            #expect(
+                fusedOrderedManyToMany > 0,
+                "\(fusedOrderedManyToMany) chains fused with a renaming step that has an ordered many-to-many")
+        }
         // And chains with a relationship that is its own inverse.
         #expect(fusedOwnInverse > 0, "\(fusedOwnInverse) chains fused with a relationship that is its own inverse")
         // And passes whose chunks were checked ahead.
