@@ -1183,6 +1183,66 @@ import TestSupport
         #expect(try read() == before)
     }
 
+    /// A renaming of a folder's ordered `children` whose `parent` it links too, as an
+    /// Xcode mapping model maps them (either first), before or after a step that computes
+    /// names. Object by object in key order, a folder's children whose own link ran first
+    /// join its end in key order, and its own link adds the others as the store holds
+    /// them: after the step, the pass numbers them so; before it, the pass reads the
+    /// store through where it holds them so, and leaves it to the steps one by one where
+    /// not (f3's children f5, f1, f6, which the renaming makes f1, f5, f6). A folder that is
+    /// its own child (f7) is among those linked first where the parent is linked first:
+    /// f7, f8 then, f8, f7 otherwise. The same stores and counts either way.
+    @Test(arguments: [
+        (true, false, true), (true, true, true), (true, false, false), (true, true, false), (false, false, false),
+        (false, true, false)
+    ])
+    func aRenamingOfAnOrderedToManyWithinAnEntityWhoseToOneItLinksJoinsThePass(
+        _ renamingFirst: Bool, _ parentFirst: Bool, _ heldSo: Bool
+    ) throws {
+        func version(_ name: String, renamed: Bool, from old: Bool) throws -> ObjectModel {
+            let children = renamed ? "subfolders" : "children"
+            let identifier = old ? #", "renamingIdentifier": "children""# : ""
+            return try model(
+                #"{"version": "\#(name)", "entities": {"Folder": {"attributes": {"name": "string"}, "relationships": {"\#(children)": {"destination": "Folder", "inverse": "parent", "toMany": true, "ordered": true\#(identifier)}, "parent": {"destination": "Folder", "inverse": "\#(children)"}}}}}"#
+            )
+        }
+        let models = try Self.aroundARenaming(renamingFirst: renamingFirst, version)
+        let (from, to) = renamingFirst ? (models[0], models[1]) : (models[1], models[2])
+        var renaming = try MappingModel.inferred(from: from, to: to)
+        let links = renaming.entityMappings[0].relationshipMappings
+        let parent = try #require(links.first { $0.name == "parent" })
+        let children = try #require(links.first { $0.name != "parent" })
+        var linked = parent
+        linked.valueExpression = MappingInference.relationshipRead("parent")
+        renaming.entityMappings[0].relationshipMappings = parentFirst ? [linked, children] : [children, linked]
+        renaming.file = "renaming.mapping.json"
+        let mappings = [
+            try Self.computing(models, renamingFirst: renamingFirst, as: "FUNCTION($source.name, 'uppercaseString')"),
+            renaming
+        ]
+        let directory = try TemporaryDirectory()
+        let source = directory.path("A.sqlite")
+        let f3 =
+            heldSo
+            ? #"[{"$ref": "f1"}, {"$ref": "f5"}, {"$ref": "f6"}]"#
+            : #"[{"$ref": "f5"}, {"$ref": "f1"}, {"$ref": "f6"}]"#
+        let f7 = heldSo == parentFirst ? #"[{"$ref": "f7"}, {"$ref": "f8"}]"# : #"[{"$ref": "f8"}, {"$ref": "f7"}]"#
+        try seededStore(
+            at: source, model: models[0],
+            seed: #"""
+                {"Folder": [{"$id": "f1", "name": "f1"}, {"$id": "f2", "name": "f2"}, {"$id": "f3", "name": "f3", "children": \#(f3)}, {"$id": "f4", "name": "f4"}, {"$id": "f5", "name": "f5"}, {"$id": "f6", "name": "f6", "children": [{"$ref": "f2"}, {"$ref": "f4"}]}, {"$id": "f7", "name": "f7", "children": \#(f7)}, {"$id": "f8", "name": "f8"}]}
+                """#)
+        let what = "renaming first: \(renamingFirst), parent first: \(parentFirst), held so: \(heldSo)"
+        let (oneByOne, fused) = try Self.bothWays(
+            models, mappings, source: source, at: directory.path("Folders.sqlite"), what)
+        guard case .store = oneByOne.outcome else {
+            Issue.record("step by step failed: \(oneByOne.outcome)")
+            return
+        }
+        #expect(try Self.apart(models, mappings).isEmpty, "\(what)")
+        #expect(fused.fused == (renamingFirst ? [heldSo, false] : [false, true]), "\(what)")
+    }
+
     /// A renaming of a to-many that is its own inverse (a person's `friends`), before or
     /// after a step that computes names. A context reads an owner's members from the join
     /// table rows that name it first, and links them so: each owner with a member gains

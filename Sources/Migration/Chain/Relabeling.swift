@@ -88,6 +88,15 @@ struct Relabeling {
     /// gives (by position, then key), so they come out at 1, 2, 3… whatever positions
     /// they had. After a step, the pass gives them those positions (``givePositions``).
     private(set) var keptInOrder: Set<Member> = []
+    /// The ordered to-manys (B entity, relationship) between an entity's own objects whose
+    /// to-one the step links too (a folder's ordered `children` and its `parent`, as an
+    /// Xcode mapping model maps them), object by object in key order: an owner's members
+    /// whose own link ran first (keys below the owner's, or up to it where the to-one is
+    /// linked before the to-many: the value) join its end in key order; the owner's link
+    /// then adds the others in the order the store gives. Before a step, the pass reads
+    /// them through where the store holds them so (``holdsInKeyOrder``); after one, it
+    /// numbers them so (``givePositions``).
+    private(set) var membersLinkedFirst: [Member: Bool] = [:]
     /// The C relationships the step links through a chain of B relationships
     /// (``ComputedLink``): read through before a step that reads nothing of them, which
     /// the pass checks, counted as the step counts them; never written through.
@@ -284,7 +293,9 @@ struct Relabeling {
                 // (Its targets in the order of their keys the step keeps, or puts them in;
                 // or in no order, made unordered.)
                 let unordered = old.isOrdered && !relationship.isOrdered
-                let reordered = old.isOrdered && !unordered && !keepsItsOrder(old, of: from, middle)
+                let linkedFirst = unordered ? nil : membersLinkedFirst(old, of: from, middle)
+                let reordered =
+                    old.isOrdered && !unordered && linkedFirst == nil && !keepsItsOrder(old, of: from, middle)
                 guard let inverse = old.inverse else { throw Refusal("\(described) has no inverse") }
                 guard old.destination != name || Self.linksOneByOne(old, in: from, middle) else {
                     throw Refusal("\(described) is its own inverse, a to-many ordered or in a hierarchy")
@@ -318,7 +329,11 @@ struct Relabeling {
                     throw Refusal("it sets \(described) only through its inverse, which is no ordered to-many it fills")
                 }
                 if reordered { inKeyOrder.insert(Member(name, old.name)) }
-                if old.isOrdered && !unordered && !reordered { keptInOrder.insert(Member(name, old.name)) }
+                if let linkedFirst {
+                    membersLinkedFirst[Member(name, old.name)] = linkedFirst
+                } else if old.isOrdered && !unordered && !reordered {
+                    keptInOrder.insert(Member(name, old.name))
+                }
             }
         }
     }
@@ -491,6 +506,25 @@ struct Relabeling {
             return throughInverse[members.name]?.contains(name) == true
         }
         return kinds.allSatisfy { throughInverse[$0]?.contains(name) == true || owners < places[$0]! }
+    }
+
+    /// For an ordered to-many `relationship` of `entity` between its own objects whose
+    /// to-one the step links too, in the same mapping (``membersLinkedFirst``): whether the
+    /// to-one is linked first, so that an owner's own link puts it among its members linked
+    /// first. Nil for any other relationship, and where the entity shares its table with
+    /// another the step copies (rows of several mappings, linked mapping after mapping).
+    private func membersLinkedFirst(
+        _ relationship: RelationshipDescription, of entity: EntityDescription, _ model: ObjectModel
+    ) -> Bool? {
+        guard relationship.isOrdered, relationship.destination == entity.name, let name = relationship.inverse,
+            model.allRelationships(of: entity).first(where: { $0.name == name })?.isToMany == false,
+            let order = linkOrder[entity.name], let own = order.firstIndex(of: relationship.name),
+            let other = order.firstIndex(of: name),
+            model.descendants(of: model.rootEntity(of: entity)).allSatisfy({
+                $0.name == entity.name || places[$0.name] == nil
+            })
+        else { return nil }
+        return other < own
     }
 
     /// Whether the step numbers the rows the step before writes (by `mapping`, to B) as
@@ -992,15 +1026,24 @@ struct Relabeling {
         in database: Database, layout: StoreLayout,
         locate: (_ entity: String, _ property: String?) -> (entity: String, property: String?)
     ) throws(SQLiteError) -> Bool {
-        for members in members(of: inKeyOrder, layout: layout, locate: locate) {
-            guard let members else { return false }
+        let orders =
+            members(of: inKeyOrder, layout: layout, locate: locate).map { members in
+                members.map { ($0, $0.member) }
+            }
+            + membersLinkedFirst.keys.sorted(by: { ($0.entity, $0.property) < ($1.entity, $1.property) }).map {
+                member in
+                members(of: [member], layout: layout, locate: locate)[0].map {
+                    ($0, $0.linkedFirst(upToTheOwner: membersLinkedFirst[member]!))
+                }
+            }
+        for case let (members, order)? in orders {
             let statement = try database.prepare(
                 "SELECT 1 FROM (SELECT row_number() OVER (PARTITION BY \(members.key) ORDER BY \(members.asAContextReads)) AS a, "
-                    + "row_number() OVER (PARTITION BY \(members.key) ORDER BY \(members.member)) AS b FROM \(members.table) "
+                    + "row_number() OVER (PARTITION BY \(members.key) ORDER BY \(order)) AS b FROM \(members.table) "
                     + "WHERE \(members.key) IS NOT NULL\(members.rows)) WHERE a <> b LIMIT 1")
             if try statement.step() { return false }
         }
-        return true
+        return orders.allSatisfy { $0 != nil }
     }
 
     /// Gives the members of each ordered to-many the step puts in key order
@@ -1020,6 +1063,12 @@ struct Relabeling {
     ) throws(SQLiteError) {
         for case let members? in self.members(of: inKeyOrder, layout: layout, locate: locate) {
             try Self.number(members, by: members.member, in: database)
+        }
+        for (member, upToTheOwner) in membersLinkedFirst.sorted(by: {
+            ($0.key.entity, $0.key.property) < ($1.key.entity, $1.key.property)
+        }) {
+            guard let members = self.members(of: [member], layout: layout, locate: locate)[0] else { continue }
+            try Self.number(members, by: members.linkedFirst(upToTheOwner: upToTheOwner), in: database)
         }
         for case let members? in self.members(of: keptInOrder, layout: layout, locate: locate) {
             // (Where each owner's members are at 1, 2, 3… already, which they mostly are,
@@ -1047,6 +1096,14 @@ struct Relabeling {
         /// an integer, those without one last, ties in the order SQL gives them (by the
         /// position as it is, then key; ``ObjectContext/ordered(_:position:)``).
         var asAContextReads: String { "\(order) IS NULL, CAST(\(order) AS INTEGER), \(order), \(member)" }
+
+        /// The order an owner's members come out in where those whose own link ran first
+        /// (``membersLinkedFirst``) joined its end in key order (keys below the owner's,
+        /// or `upToTheOwner`), and the owner's link added the others as a context reads.
+        func linkedFirst(upToTheOwner: Bool) -> String {
+            let first = "\(member) \(upToTheOwner ? "<=" : "<") \(key)"
+            return "NOT (\(first)), CASE WHEN \(first) THEN \(member) END, \(asAContextReads)"
+        }
     }
 
     /// Numbers each owner's `members` 1, 2, 3… in their position column, in the order of
