@@ -897,6 +897,26 @@ import TestSupport
         ]
     }
 
+    /// The inferred renaming from `from` to `to` as a mapping file that also links the
+    /// unordered side of an ordered relationship, `relationship`, which inference sets
+    /// only through the ordered side: by the lookup inference gives a relationship, and
+    /// first among its mapping's links.
+    static func renaming(_ from: ObjectModel, _ to: ObjectModel, linking relationship: String) throws -> MappingModel {
+        var renaming = try MappingModel.inferred(from: from, to: to)
+        for i in renaming.entityMappings.indices {
+            guard
+                let j = renaming.entityMappings[i].relationshipMappings.firstIndex(where: {
+                    $0.name == relationship
+                })
+            else { continue }
+            var linked = renaming.entityMappings[i].relationshipMappings.remove(at: j)
+            linked.valueExpression = MappingInference.relationshipRead(relationship)
+            renaming.entityMappings[i].relationshipMappings.insert(linked, at: 0)
+        }
+        renaming.file = "renaming.mapping.json"
+        return renaming
+    }
+
     /// The mapping of the step beside a renaming in `models` (A → B → C, the renaming
     /// first or last): the inferred one, with `attribute` of each entity in `entities`
     /// (all, with nil) computed by `expression`.
@@ -1082,16 +1102,10 @@ import TestSupport
         ]
         if linksBoth {
             let (from, to) = renamingFirst ? (models[0], models[1]) : (models[1], models[2])
-            var renaming = try MappingModel.inferred(from: from, to: to)
-            let songs = try #require(renaming.entityMappings.firstIndex { $0.sourceEntity == "Song" })
-            let playlists = try #require(
-                renaming.entityMappings[songs].relationshipMappings.firstIndex { $0.name == "playlists" })
-            renaming.entityMappings[songs].relationshipMappings[playlists].valueExpression =
-                MappingInference.relationshipRead("playlists")
+            var renaming = try Self.renaming(from, to, linking: "playlists")
             renaming.entityMappings.sort {
                 ($0.sourceEntity == "Song") == songsFirst && $1.sourceEntity != $0.sourceEntity
             }
-            renaming.file = "renaming.mapping.json"
             mappings.append(renaming)
         }
         let directory = try TemporaryDirectory()
@@ -1208,14 +1222,8 @@ import TestSupport
         }
         let models = try Self.aroundARenaming(renamingFirst: renamingFirst, version)
         let (from, to) = renamingFirst ? (models[0], models[1]) : (models[1], models[2])
-        var renaming = try MappingModel.inferred(from: from, to: to)
-        let links = renaming.entityMappings[0].relationshipMappings
-        let parent = try #require(links.first { $0.name == "parent" })
-        let children = try #require(links.first { $0.name != "parent" })
-        var linked = parent
-        linked.valueExpression = MappingInference.relationshipRead("parent")
-        renaming.entityMappings[0].relationshipMappings = parentFirst ? [linked, children] : [children, linked]
-        renaming.file = "renaming.mapping.json"
+        var renaming = try Self.renaming(from, to, linking: "parent")
+        if !parentFirst { renaming.entityMappings[0].relationshipMappings.reverse() }
         let mappings = [
             try Self.computing(models, renamingFirst: renamingFirst, as: "FUNCTION($source.name, 'uppercaseString')"),
             renaming
