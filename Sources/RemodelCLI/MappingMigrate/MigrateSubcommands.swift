@@ -156,8 +156,9 @@ struct PlanCommand: ParsableCommand {
                     ),
                     part(
                         pass.inKeyOrder,
-                        "puts ordered relationships in key order: in the pass where the store holds them so already",
-                        "put ordered relationships in key order: in the pass where the store holds them so already")
+                        "puts ordered relationships in the order its links give (by key, or an owner's earlier members first): in the pass where the store holds them so already",
+                        "put ordered relationships in the order their links give (by key, or an owner's earlier members first): in the pass where the store holds them so already"
+                    )
                 ].compactMap { $0 }
                 let last = steps[pass.steps.upperBound - 1]
                 print(
