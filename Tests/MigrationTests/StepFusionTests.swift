@@ -175,8 +175,13 @@ import TestSupport
     /// none), attributes read as `$source.a`, relationships looked up through the mapping
     /// that makes their targets, and now and then a same-named property left out for the
     /// engine to map.
+    ///
+    /// `bothSides` (the version it reaches) links each relationship inference sets only
+    /// through its ordered inverse too, as Xcode fills every relationship mapping: the
+    /// order then depends on which mapping links first.
     static func asXcodeWritesIt(
-        _ inferred: MappingModel, from source: ObjectModel, _ random: inout SeededGenerator
+        _ inferred: MappingModel, from source: ObjectModel, bothSides destination: ObjectModel? = nil,
+        _ random: inout SeededGenerator
     ) throws -> MappingModel {
         func name(_ mapping: EntityMapping) -> String {
             guard mapping.type == .copy || mapping.type == .transform else { return mapping.name }
@@ -204,10 +209,20 @@ import TestSupport
                 return PropertyMapping(name: property.name, valueExpression: "$source.\(read)")
             }
             mapping.relationshipMappings = try original.relationshipMappings.compactMap { property in
-                guard property.valueExpression != nil else { return property }
-                let lookup = try #require(
-                    property.valueExpression.map { try FormatExpression(parsing: $0) }.flatMap(SQLLink.lookup))
-                let relationship = try #require(lookup.relationship)
+                let relationship: String
+                if property.valueExpression == nil {
+                    // (Set through its ordered inverse by inference.)
+                    guard let destination,
+                        let described = original.destinationEntity.flatMap(destination.entity(named:)).flatMap({
+                            destination.allRelationships(of: $0).first { $0.name == property.name }
+                        })
+                    else { return property }
+                    relationship = described.renamingIdentifier ?? described.name
+                } else {
+                    let lookup = try #require(
+                        property.valueExpression.map { try FormatExpression(parsing: $0) }.flatMap(SQLLink.lookup))
+                    relationship = try #require(lookup.relationship)
+                }
                 let targets = try #require(
                     source.allRelationships(of: entity).first { $0.name == relationship }
                         .flatMap { source.entity(named: $0.destination) })
@@ -217,7 +232,11 @@ import TestSupport
                 }
                 // (Xcode looks them up by relationship where several mappings make them.)
                 guard makers.count == 1 else { return property }
-                if relationship == property.name, Int.random(in: 0..<3, using: &random) == 0 { return nil }
+                if property.valueExpression != nil, relationship == property.name,
+                    Int.random(in: 0..<3, using: &random) == 0
+                {
+                    return nil
+                }
                 return PropertyMapping(
                     name: property.name,
                     valueExpression:
@@ -243,7 +262,7 @@ import TestSupport
         var fusedChains = 0, fusedBefore = 0, fusedFiles = 0, fusedFilesBefore = 0, fusedDropping = 0,
             fusedDroppingAfter = 0, fusedSelf = 0, fusedCheckedAhead = 0, fusedOrdered = 0,
             fusedComputing = 0, fusedIntoAHierarchy = 0, fusedOneToOneWithin = 0, fusedOwnInverse = 0,
-            fusedOrderedManyToMany = 0, failures = 0
+            fusedOrderedManyToMany = 0, linkedBothSides = 0, failures = 0
         let environment = ProcessInfo.processInfo.environment
         let count = environment["REMODEL_FUSION_SEEDS"].flatMap { UInt64($0) } ?? 120
         let first = environment["REMODEL_FUSION_SEEDS_FROM"].flatMap { UInt64($0) } ?? 1
@@ -339,9 +358,18 @@ import TestSupport
             // them for steps that only copy; a third of the time the last one alone.
             var mappings = first
             let written = Int.random(in: 0..<3, using: &random)
+            // Half of those link both sides of an ordered relationship, as Xcode does.
+            // (Drawn apart, so that the chains drawn before stay the same.)
+            var linking = SeededGenerator(seed: seed &* 0x27D4_EB2F)
+            var bothSidesOrdered = false
             for (older, newer) in [(v2, v3), (v0, v1)].prefix(written) {
                 guard let older, let inferred = try? MappingModel.inferred(from: older, to: newer) else { continue }
-                mappings.append(try Self.asXcodeWritesIt(inferred, from: older, &random))
+                let bothSides = Bool.random(using: &linking)
+                if bothSides, newer.entities.contains(where: { !$0.relationships.filter(\.isOrdered).isEmpty }) {
+                    bothSidesOrdered = true
+                }
+                mappings.append(
+                    try Self.asXcodeWritesIt(inferred, from: older, bothSides: bothSides ? newer : nil, &random))
             }
             // Half the time the renaming step before has a mapping model that computes
             // each name instead of copying it: a step that computes (docs/engine.md, "Steps
@@ -392,6 +420,7 @@ import TestSupport
             {
                 fusedOneToOneWithin += 1
             }
+            if bothSidesOrdered, fused.fused.contains(true) { linkedBothSides += 1 }
             if fused.fused.contains(true), configuration.pairs.contains(where: \.isOwnInverse) {
                 fusedOwnInverse += 1
             }
@@ -454,6 +483,8 @@ import TestSupport
                 fusedOrderedManyToMany > 0,
                 "\(fusedOrderedManyToMany) chains fused with a renaming step that has an ordered many-to-many")
         }
+        // And renaming steps that link both sides of an ordered relationship, in a pass.
+        #expect(linkedBothSides > 0, "no chain fused with a step that links both sides of an ordered relationship")
         // And chains with a relationship that is its own inverse.
         #expect(fusedOwnInverse > 0, "\(fusedOwnInverse) chains fused with a relationship that is its own inverse")
         // And passes whose chunks were checked ahead.
