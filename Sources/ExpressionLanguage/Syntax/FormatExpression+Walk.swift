@@ -86,3 +86,93 @@ private func namesOfVariables(_ walk: ((FormatExpression) -> Void) -> Void) -> [
     }
     return names
 }
+
+extension FormatExpression {
+    /// This expression with each expression directly inside it replaced by what
+    /// `expression` makes of it, and each predicate (a TERNARY's, a SUBQUERY's) by what
+    /// `predicate` makes of it; nil where one of them gives nil. A FUNCTION call's
+    /// selector is kept as it is; leaves (constants, variables, SELF, key paths of SELF)
+    /// come back unchanged. For rewriters that handle some kinds themselves and leave the
+    /// others to this.
+    public func mappingChildren(
+        _ expression: (FormatExpression) -> FormatExpression?,
+        predicates predicate: (FormatPredicate) -> FormatPredicate?
+    ) -> FormatExpression? {
+        func all(_ list: [FormatExpression]) -> [FormatExpression]? {
+            var mapped: [FormatExpression] = []
+            for element in list {
+                guard let element = expression(element) else { return nil }
+                mapped.append(element)
+            }
+            return mapped
+        }
+        switch kind {
+        case .constant, .evaluatedObject, .variable, .anyKey, .keyPath(nil, _):
+            return self
+        case .keyPath(let operand?, let path):
+            return expression(operand).map { FormatExpression(.keyPath(operand: $0, path: path)) }
+        case .aggregate(let elements):
+            return all(elements).map { FormatExpression(.aggregate($0)) }
+        case .arithmetic(let op, let a, let b):
+            guard let a = expression(a), let b = expression(b) else { return nil }
+            return FormatExpression(.arithmetic(op, a, b))
+        case .negate(let a):
+            return expression(a).map { FormatExpression(.negate($0)) }
+        case .function(let selector, let arguments):
+            return all(arguments).map { FormatExpression(.function(selector: selector, arguments: $0)) }
+        case .index(let base, let index):
+            guard let base = expression(base) else { return nil }
+            guard case .expression(let i) = index else { return FormatExpression(.index(base, index)) }
+            return expression(i).map { FormatExpression(.index(base, .expression($0))) }
+        case .functionCall(let target, let selector, let arguments):
+            guard let target = expression(target), let arguments = all(arguments) else { return nil }
+            return FormatExpression(.functionCall(target: target, selector: selector, arguments: arguments))
+        case .cast(let a, let type):
+            guard let a = expression(a), let type = expression(type) else { return nil }
+            return FormatExpression(.cast(a, type: type))
+        case .ternary(let p, let a, let b):
+            guard let p = predicate(p), let a = expression(a), let b = expression(b) else { return nil }
+            return FormatExpression(.ternary(p, a, b))
+        case .subquery(let collection, let variable, let inner):
+            guard let collection = expression(collection), let inner = predicate(inner) else { return nil }
+            return FormatExpression(.subquery(collection: collection, variable: variable, predicate: inner))
+        case .fetch(let request, let context, let countOnly):
+            guard let request = expression(request), let context = expression(context),
+                let countOnly = expression(countOnly)
+            else { return nil }
+            return FormatExpression(.fetch(request: request, context: context, countOnly: countOnly))
+        case .assignment(let variable, let value):
+            return expression(value).map { FormatExpression(.assignment(variable: variable, value: $0)) }
+        }
+    }
+}
+
+extension FormatPredicate {
+    /// This predicate with each comparison's operands replaced by what `expression` makes
+    /// of them, and each predicate directly inside it by what `predicate` makes of it; nil
+    /// where one of them gives nil (``FormatExpression/mappingChildren(_:predicates:)``).
+    public func mappingChildren(
+        _ expression: (FormatExpression) -> FormatExpression?,
+        predicates predicate: (FormatPredicate) -> FormatPredicate?
+    ) -> FormatPredicate? {
+        func all(_ list: [FormatPredicate]) -> [FormatPredicate]? {
+            var mapped: [FormatPredicate] = []
+            for element in list {
+                guard let element = predicate(element) else { return nil }
+                mapped.append(element)
+            }
+            return mapped
+        }
+        switch kind {
+        case .constant:
+            return self
+        case .comparison(var comparison):
+            guard let lhs = expression(comparison.lhs), let rhs = expression(comparison.rhs) else { return nil }
+            (comparison.lhs, comparison.rhs) = (lhs, rhs)
+            return FormatPredicate(.comparison(comparison))
+        case .and(let list): return all(list).map { FormatPredicate(.and($0)) }
+        case .or(let list): return all(list).map { FormatPredicate(.or($0)) }
+        case .not(let inner): return predicate(inner).map { FormatPredicate(.not($0)) }
+        }
+    }
+}

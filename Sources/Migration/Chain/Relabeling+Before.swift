@@ -491,23 +491,10 @@ struct SourceRenamer {
     }
 
     func rename(_ predicate: FormatPredicate, _ scope: Scope) -> FormatPredicate? {
-        switch predicate.kind {
-        case .constant: return predicate
-        case .comparison(var comparison):
-            if let read = numberRead(comparison, scope) { return FormatPredicate(.comparison(read)) }
-            guard let lhs = rename(comparison.lhs, scope), let rhs = rename(comparison.rhs, scope) else { return nil }
-            comparison.lhs = lhs
-            comparison.rhs = rhs
-            return FormatPredicate(.comparison(comparison))
-        case .and(let list):
-            let renamed = list.compactMap { rename($0, scope) }
-            return renamed.count == list.count ? FormatPredicate(.and(renamed)) : nil
-        case .or(let list):
-            let renamed = list.compactMap { rename($0, scope) }
-            return renamed.count == list.count ? FormatPredicate(.or(renamed)) : nil
-        case .not(let inner):
-            return rename(inner, scope).map { FormatPredicate(.not($0)) }
+        if case .comparison(let comparison) = predicate.kind, let read = numberRead(comparison, scope) {
+            return FormatPredicate(.comparison(read))
         }
+        return predicate.mappingChildren({ rename($0, scope) }, predicates: { rename($0, scope) })
     }
 
     /// The comparisons that order or match numbers by value.
@@ -554,8 +541,8 @@ struct SourceRenamer {
             return renamed.count == list.count ? renamed : nil
         }
         switch expression.kind {
-        case .constant, .anyKey, .evaluatedObject:
-            return expression
+        case .constant, .anyKey, .evaluatedObject, .aggregate, .arithmetic, .negate, .function, .index, .cast, .ternary:
+            return expression.mappingChildren({ rename($0, scope) }, predicates: { rename($0, scope) })
         case .variable(let name):
             // `$manager` and SUBQUERY variables as values; the source object handed over
             // whole is read by whatever takes it.
@@ -586,25 +573,6 @@ struct SourceRenamer {
             }
             guard let renamed = renamePath(path, from: entity) else { return nil }
             return FormatExpression(.keyPath(operand: renamedOperand, path: renamed.path))
-        case .aggregate(let list):
-            return all(list).map { FormatExpression(.aggregate($0)) }
-        case .arithmetic(let op, let a, let b):
-            guard let a = rename(a, scope), let b = rename(b, scope) else { return nil }
-            return FormatExpression(.arithmetic(op, a, b))
-        case .negate(let a):
-            return rename(a, scope).map { FormatExpression(.negate($0)) }
-        case .function(let selector, let arguments):
-            return all(arguments).map { FormatExpression(.function(selector: selector, arguments: $0)) }
-        case .index(let a, let index):
-            guard let a = rename(a, scope) else { return nil }
-            guard case .expression(let i) = index else { return FormatExpression(.index(a, index)) }
-            return rename(i, scope).map { FormatExpression(.index(a, .expression($0))) }
-        case .cast(let a, let type):
-            guard let a = rename(a, scope), let type = rename(type, scope) else { return nil }
-            return FormatExpression(.cast(a, type: type))
-        case .ternary(let p, let a, let b):
-            guard let p = rename(p, scope), let a = rename(a, scope), let b = rename(b, scope) else { return nil }
-            return FormatExpression(.ternary(p, a, b))
         case .subquery(let collection, let variable, let predicate):
             guard let renamed = rename(collection, scope), let entity = entity(of: collection, scope) else {
                 return nil
@@ -706,57 +674,17 @@ struct SourceRenamer {
     /// than `$source` (`$manager` is bound in a mapping, not in a fetch), `$source` in a
     /// `SUBQUERY`'s predicate (whose object is the element), a `FETCH`, an assignment.
     static func onTheEvaluatedObject(_ expression: FormatExpression) -> FormatExpression? {
-        func all(_ list: [FormatExpression]) -> [FormatExpression]? {
-            let rewritten = list.compactMap(onTheEvaluatedObject)
-            return rewritten.count == list.count ? rewritten : nil
-        }
         func predicate(_ p: FormatPredicate) -> FormatPredicate? {
-            switch p.kind {
-            case .constant: return p
-            case .comparison(var comparison):
-                guard let lhs = onTheEvaluatedObject(comparison.lhs), let rhs = onTheEvaluatedObject(comparison.rhs)
-                else { return nil }
-                (comparison.lhs, comparison.rhs) = (lhs, rhs)
-                return FormatPredicate(.comparison(comparison))
-            case .and(let list):
-                let rewritten = list.compactMap(predicate)
-                return rewritten.count == list.count ? FormatPredicate(.and(rewritten)) : nil
-            case .or(let list):
-                let rewritten = list.compactMap(predicate)
-                return rewritten.count == list.count ? FormatPredicate(.or(rewritten)) : nil
-            case .not(let inner):
-                return predicate(inner).map { FormatPredicate(.not($0)) }
-            }
+            p.mappingChildren(onTheEvaluatedObject, predicates: predicate)
         }
         switch expression.kind {
-        case .constant, .anyKey: return expression
         case .evaluatedObject, .keyPath(nil, _), .fetch, .assignment: return nil
         case .variable(let name): return name == "source" ? FormatExpression(.evaluatedObject) : nil
         case .keyPath(let operand?, let path):
             if case .variable("source") = operand.kind { return FormatExpression(.keyPath(operand: nil, path: path)) }
-            return onTheEvaluatedObject(operand).map { FormatExpression(.keyPath(operand: $0, path: path)) }
-        case .aggregate(let list): return all(list).map { FormatExpression(.aggregate($0)) }
-        case .arithmetic(let op, let a, let b):
-            guard let a = onTheEvaluatedObject(a), let b = onTheEvaluatedObject(b) else { return nil }
-            return FormatExpression(.arithmetic(op, a, b))
-        case .negate(let a): return onTheEvaluatedObject(a).map { FormatExpression(.negate($0)) }
-        case .function(let selector, let arguments):
-            return all(arguments).map { FormatExpression(.function(selector: selector, arguments: $0)) }
-        case .index(let a, let index):
-            guard let a = onTheEvaluatedObject(a) else { return nil }
-            guard case .expression(let i) = index else { return FormatExpression(.index(a, index)) }
-            return onTheEvaluatedObject(i).map { FormatExpression(.index(a, .expression($0))) }
-        case .functionCall(let target, let selector, let arguments):
-            guard let target = onTheEvaluatedObject(target), let arguments = all(arguments) else { return nil }
-            return FormatExpression(.functionCall(target: target, selector: selector, arguments: arguments))
-        case .cast(let a, let type):
-            guard let a = onTheEvaluatedObject(a), let type = onTheEvaluatedObject(type) else { return nil }
-            return FormatExpression(.cast(a, type: type))
-        case .ternary(let p, let a, let b):
-            guard let p = predicate(p), let a = onTheEvaluatedObject(a), let b = onTheEvaluatedObject(b) else {
-                return nil
-            }
-            return FormatExpression(.ternary(p, a, b))
+            return expression.mappingChildren(onTheEvaluatedObject, predicates: predicate)
+        case .constant, .anyKey, .aggregate, .arithmetic, .negate, .function, .index, .functionCall, .cast, .ternary:
+            return expression.mappingChildren(onTheEvaluatedObject, predicates: predicate)
         case .subquery(let collection, let variable, let inner):
             // (Its predicate as it is: reading its variable alone, not SELF.)
             var readsSelf = false

@@ -107,8 +107,8 @@ extension Relabeling {
         guard attribute.type == .decimal, !attribute.isTransient, attribute.derivationExpression == nil,
             attribute.validationPredicates.isEmpty, let parsed = try? FormatExpression(parsing: expression)
         else { return nil }
-        guard var (_, written, failing) = write(parsed, to: attribute, with: &translator) else { return nil }
-        failing.append("remodel_decimal(\(written)) IS NOT (\(written))")
+        guard let (_, written, unsaid) = write(parsed, to: attribute, with: &translator) else { return nil }
+        var failing = unsaid + ["remodel_decimal(\(written)) IS NOT (\(written))"]
         // (What no Decimal holds, NaN and the infinities, is written as NULL, and read
         // back and written again as NULL; a rule takes it for no value.)
         failing += StoreValidator.attributeRules(attribute, value: "(\(written))").map(\.condition)
