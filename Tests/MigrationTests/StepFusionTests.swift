@@ -709,9 +709,33 @@ import TestSupport
         if reordered {
             #expect(
                 passes.last?.apart?.before
-                    == "entity mapping ShelfToShelf of the step after fills books: it reads Shelf.books, which the step before makes unordered, in an order: read through, it would be the older version's (only a lookup into an unordered to-many reads it)"
+                    == "entity mapping ShelfToShelf of the step after fills books: it reads Shelf.books, which the step before makes unordered, in an order: read through, it would be the older version's (only a lookup into an unordered to-many, or a count, reads it)"
             )
         }
+    }
+
+    /// What the step after may read of a to-many the renaming before makes unordered: its
+    /// count, and a lookup of it into an unordered to-many; not its members in an order,
+    /// nor a lookup of them into an ordered one.
+    @Test func aToManyMadeUnorderedIsReadThroughByItsCountAndByALookup() throws {
+        let shelf = try model(
+            #"{"version": "B", "entities": {"Shelf": {"attributes": {"label": "string"}, "relationships": {"books": {"destination": "Book", "inverse": "shelf", "toMany": true}}}, "Book": {"attributes": {"title": "string"}, "relationships": {"shelf": {"destination": "Shelf", "inverse": "books"}}}}}"#
+        )
+        let renamer = SourceRenamer(
+            model: shelf, entities: ["Shelf": "Shelf", "Book": "Book"],
+            properties: ["Shelf": ["label": "label", "books": "volumes"], "Book": ["title": "title", "shelf": "shelf"]],
+            unordered: ["Shelf": ["books"]])
+        let lookup =
+            "FUNCTION($manager, 'destinationInstancesForEntityMappingNamed:sourceInstances:', 'BookToBook', $source.books)"
+        var unordered = RelationshipDescription(name: "books", destination: "Book")
+        unordered.isToMany = true
+        var ordered = unordered
+        ordered.isOrdered = true
+        #expect(renamer.expression("$source.books.@count", source: "Shelf") == "$source.volumes.@count")
+        #expect(renamer.expression(lookup, source: "Shelf", into: unordered)?.contains("$source.volumes") == true)
+        #expect(renamer.expression(lookup, source: "Shelf", into: ordered) == nil)
+        #expect(renamer.expression("$source.books[FIRST].title", source: "Shelf") == nil)
+        #expect(renamer.expression("$source.books.title", source: "Shelf") == nil)
     }
 
     /// Two renamings before a step that cannot read through both: the first computes `n2`

@@ -389,8 +389,8 @@ struct SourceRenamer {
     var readInPredicates: [String: [String: Read]] = [:]
     /// Per B entity: the to-manys the renaming step makes unordered, read through in the
     /// older version's order. Only a lookup of one into an unordered to-many reads it
-    /// (``expression(_:source:into:)``): it finds the same objects, in no order that
-    /// stays.
+    /// (``expression(_:source:into:)``: it finds the same objects, in no order that
+    /// stays), and its count.
     var unordered: [String: Set<String>] = [:]
 
     /// A computed attribute whose value is an A attribute's: the same value (an integer
@@ -433,7 +433,7 @@ struct SourceRenamer {
             }
             if unordered[source]?.contains(key) == true {
                 return
-                    "it reads \(source).\(key), which the step before makes unordered, in an order: read through, it would be the older version's (only a lookup into an unordered to-many reads it)"
+                    "it reads \(source).\(key), which the step before makes unordered, in an order: read through, it would be the older version's (only a lookup into an unordered to-many, or a count, reads it)"
             }
         }
         var whole = false, throughComputed: String?
@@ -633,7 +633,7 @@ struct SourceRenamer {
     func renamePath(_ path: [String], from entity: String) -> (path: [String], entity: String?)? {
         var current: String? = entity
         var renamed: [String] = []
-        for component in path {
+        for (index, component) in path.enumerated() {
             guard let name = current else {
                 renamed.append(component)
                 continue
@@ -643,8 +643,9 @@ struct SourceRenamer {
                 if component == "@count" { current = nil }
                 continue
             }
+            // (A to-many made unordered is read in no order only by its count.)
             guard let old = properties[name]?[component], let description = model.entity(named: name),
-                unordered[name]?.contains(component) != true
+                unordered[name]?.contains(component) != true || path.dropFirst(index + 1).first == "@count"
             else { return nil }
             renamed.append(old)
             current = model.allRelationships(of: description).first { $0.name == component }?.destination
