@@ -25,20 +25,22 @@ extension Relabeling {
         return added
     }
 
-    /// `mapping`, an entity mapping of the step after (`among` its mappings) from the B
-    /// entity `entity` to `to` (of `destination`), with each relationship it fills with
-    /// the targets of a relationship this step adds, looked up (by an entity mapping of the
-    /// step after, or as that relationship's: ``looksUpWhatItAdds(_:of:among:)``), left
-    /// without an expression; and how many of those are to-ones. The step leaves that
-    /// relationship empty in every row (its inverse is one it adds too: one it carried
-    /// would carry this one), so the lookup gives no object. A to-many given none is left
-    /// as it is and counted as no link (`EntityMappingRunner`'s `setRelationship`, which
-    /// SQL's links match): as with no expression. A to-one is set to nil and counted,
-    /// object by object: as with no expression where nothing links its inverse (`linked`),
-    /// but for the count, which the pass adds (``StoreMigrator/FusedRun/unsetToOnes``).
+    /// `mapping`, an entity mapping of the step after (`among` its mappings, at `index`)
+    /// from the B entity `entity` to `to` (of `destination`), with each relationship it
+    /// fills with the targets of a relationship this step adds, looked up (by an entity
+    /// mapping of the step after, or as that relationship's:
+    /// ``looksUpWhatItAdds(_:of:among:)``), left without an expression; and how many of
+    /// those are to-ones. The step leaves that relationship empty in every row (its
+    /// inverse is one it adds too: one it carried would carry this one), so the lookup
+    /// gives no object. A to-many given none is left as it is and counted as no link
+    /// (`EntityMappingRunner`'s `setRelationship`, which SQL's links match): as with no
+    /// expression. A to-one is set to nil and counted, object by object: as with no
+    /// expression where nothing links its inverse before it (`linked`: the first mapping
+    /// that does, after this one, finds every to-one still nil), but for the count, which
+    /// the pass adds (``StoreMigrator/FusedRun/unsetToOnes``).
     func withoutLookupsOfWhatItAdds(
         _ mapping: EntityMapping, of entity: String, to: EntityDescription, in destination: ObjectModel,
-        among mappings: MappingModel, linked: Set<RelationshipKey>
+        among mappings: MappingModel, at index: Int, linked: [RelationshipKey: Int]
     ) -> (mapping: EntityMapping, unsetToOnes: Int) {
         var result = mapping
         var unset = 0
@@ -50,7 +52,8 @@ extension Relabeling {
             else { continue }
             if !relationship.isToMany {
                 guard let inverse = destination.inverse(of: relationship),
-                    !linked.contains(RelationshipKey(entity: relationship.destination, name: inverse.name))
+                    (linked[RelationshipKey(entity: relationship.destination, name: inverse.name)].map { $0 > index }
+                        ?? true)
                 else { continue }
                 unset += 1
             }
@@ -67,13 +70,15 @@ extension Relabeling {
 
     /// The relationships of `destination` that the step after (`mapping`) links from
     /// anything but a relationship this step adds (``looksUpWhatItAdds(_:of:among:)``):
-    /// each under its entity and the entities above it.
+    /// each under its entity and the entities above it, with the index of the first of
+    /// its entity mappings that does.
     func linkedRelationships(of mapping: MappingModel, destination: ObjectModel, compiler: MappingCompiler)
-        -> Set<RelationshipKey>
+        -> [RelationshipKey: Int]
     {
         let middle = step.destination
-        var linked: Set<RelationshipKey> = []
-        for original in mapping.entityMappings where original.type == .copy || original.type == .transform {
+        var linked: [RelationshipKey: Int] = [:]
+        for (index, original) in mapping.entityMappings.enumerated()
+        where original.type == .copy || original.type == .transform {
             guard let to = original.destinationEntity.flatMap(destination.entity(named:)) else { continue }
             let from = original.sourceEntity.flatMap(middle.entity(named:))
             // (What makes nothing links nothing.)
@@ -82,7 +87,8 @@ extension Relabeling {
             for property in written.relationshipMappings where property.valueExpression != nil {
                 if let from, looksUpWhatItAdds(property.valueExpression, of: from.name, among: mapping) { continue }
                 for entity in [to] + destination.ancestors(of: to) {
-                    linked.insert(RelationshipKey(entity: entity.name, name: property.name))
+                    let key = RelationshipKey(entity: entity.name, name: property.name)
+                    if linked[key] == nil { linked[key] = index }
                 }
             }
         }

@@ -74,7 +74,7 @@ extension Relabeling {
             var (written, unset) = withoutLookupsOfWhatItAdds(
                 Self.listingEveryProperty(
                     of: to, in: destination, compiler.withImplicitMappings(original, middle.entity(named: name), to)),
-                of: name, to: to, in: destination, among: mapping, linked: linked)
+                of: name, to: to, in: destination, among: mapping, at: index, linked: linked)
             if unset > 0 { unsetToOnes[original.name] = unset }
             written.sourceEntity = renamed
             if let expression = written.sourceExpression {
