@@ -97,6 +97,13 @@ struct Relabeling {
     /// them through where the store holds them so (``holdsInKeyOrder``); after one, it
     /// numbers them so (``givePositions``).
     private(set) var membersLinkedFirst: [Member: Bool] = [:]
+    /// Whether the step gives an ordered to-many an order of its own (``inKeyOrder``,
+    /// ``membersLinkedFirst``): read through, the store must hold it so already
+    /// (``holdsInKeyOrder``).
+    var ordersItsOwnWay: Bool { !inKeyOrder.isEmpty || !membersLinkedFirst.isEmpty }
+    /// Whether, written through, the pass gives an ordered to-many the positions the step
+    /// would (``givePositions``): an order of its own, or 1, 2, 3… (``keptInOrder``).
+    var givesPositions: Bool { ordersItsOwnWay || !keptInOrder.isEmpty }
     /// The C relationships the step links through a chain of B relationships
     /// (``ComputedLink``): read through before a step that reads nothing of them, which
     /// the pass checks, counted as the step counts them; never written through.
@@ -1026,16 +1033,7 @@ struct Relabeling {
         in database: Database, layout: StoreLayout,
         locate: (_ entity: String, _ property: String?) -> (entity: String, property: String?)
     ) throws(SQLiteError) -> Bool {
-        let orders =
-            members(of: inKeyOrder, layout: layout, locate: locate).map { members in
-                members.map { ($0, $0.member) }
-            }
-            + membersLinkedFirst.keys.sorted(by: { ($0.entity, $0.property) < ($1.entity, $1.property) }).map {
-                member in
-                members(of: [member], layout: layout, locate: locate)[0].map {
-                    ($0, $0.linkedFirst(upToTheOwner: membersLinkedFirst[member]!))
-                }
-            }
+        let orders = orderedByTheStep(layout: layout, locate: locate)
         for case let (members, order)? in orders {
             let statement = try database.prepare(
                 "SELECT 1 FROM (SELECT row_number() OVER (PARTITION BY \(members.key) ORDER BY \(members.asAContextReads)) AS a, "
@@ -1061,14 +1059,8 @@ struct Relabeling {
         in database: Database, layout: StoreLayout,
         locate: (_ entity: String, _ property: String?) -> (entity: String, property: String?)
     ) throws(SQLiteError) {
-        for case let members? in self.members(of: inKeyOrder, layout: layout, locate: locate) {
-            try Self.number(members, by: members.member, in: database)
-        }
-        for (member, upToTheOwner) in membersLinkedFirst.sorted(by: {
-            ($0.key.entity, $0.key.property) < ($1.key.entity, $1.key.property)
-        }) {
-            guard let members = self.members(of: [member], layout: layout, locate: locate)[0] else { continue }
-            try Self.number(members, by: members.linkedFirst(upToTheOwner: upToTheOwner), in: database)
+        for case let (members, order)? in orderedByTheStep(layout: layout, locate: locate) {
+            try Self.number(members, by: order, in: database)
         }
         for case let members? in self.members(of: keptInOrder, layout: layout, locate: locate) {
             // (Where each owner's members are at 1, 2, 3… already, which they mostly are,
@@ -1128,10 +1120,26 @@ struct Relabeling {
         return try statement.step() ? Int(statement.int64(at: 0)) : 0
     }
 
-    /// Where the members of each ordered to-many of `set` (``inKeyOrder`` or
-    /// ``keptInOrder``) are, in a store laid out as `layout` (`locate` finding the step's
-    /// names there): their table with their to-one's key and position columns, or the
-    /// relationship's join table; nil for one that has no such columns there.
+    /// The members of each ordered to-many the step gives an order of its own, with that
+    /// order as SQL: by key for those it puts in key order (``inKeyOrder``), those linked
+    /// first first for the others (``membersLinkedFirst``); nil for one that has no
+    /// columns in `layout` (``members(of:layout:locate:)``).
+    private func orderedByTheStep(
+        layout: StoreLayout, locate: (_ entity: String, _ property: String?) -> (entity: String, property: String?)
+    ) -> [(members: OrderedMembers, order: String)?] {
+        let linkedFirst = membersLinkedFirst.keys.sorted(by: { ($0.entity, $0.property) < ($1.entity, $1.property) })
+        return members(of: inKeyOrder, layout: layout, locate: locate).map { members in members.map { ($0, $0.member) }
+        }
+            + zip(linkedFirst, members(of: Set(linkedFirst), layout: layout, locate: locate)).map { member, members in
+                members.map { ($0, $0.linkedFirst(upToTheOwner: membersLinkedFirst[member]!)) }
+            }
+    }
+
+    /// Where the members of each ordered to-many of `set` (``inKeyOrder``,
+    /// ``membersLinkedFirst`` or ``keptInOrder``; in the order of their names) are, in a
+    /// store laid out as `layout` (`locate` finding the step's names there): their table
+    /// with their to-one's key and position columns, or the relationship's join table; nil
+    /// for one that has no such columns there.
     private func members(
         of set: Set<Member>, layout: StoreLayout,
         locate: (_ entity: String, _ property: String?) -> (entity: String, property: String?)

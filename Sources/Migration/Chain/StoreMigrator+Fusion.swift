@@ -63,7 +63,7 @@ extension StoreMigrator {
             let dropping = marked { !$0.dropped.isEmpty }
             let computing = marked { !$0.computed.isEmpty }
             // (Those after it are put in key order as the pass writes them.)
-            let ordering = marked(before: true) { !$0.inKeyOrder.isEmpty || !$0.membersLinkedFirst.isEmpty }
+            let ordering = marked(before: true) { $0.ordersItsOwnWay }
             let linking = marked(before: true) { !$0.computedLinks.isEmpty }
             let filtering = marked(after: true) { !$0.filters.isEmpty }
             var pass = Pass(
@@ -304,8 +304,7 @@ extension StoreMigrator {
                     if try !Relabeling.computesExactly(run.computed, in: store, functions: policies.functions) {
                         throw Refused()
                     }
-                    for i in run.leading.indices
-                    where !run.leading[i].inKeyOrder.isEmpty || !run.leading[i].membersLinkedFirst.isEmpty {
+                    for i in run.leading.indices where run.leading[i].ordersItsOwnWay {
                         let locate = run.leading[i].locateBefore(run.leading[..<i])
                         if try !run.leading[i].holdsInKeyOrder(in: store.database, layout: store.layout, locate: locate)
                         {
@@ -345,9 +344,7 @@ extension StoreMigrator {
                 do {
                     // (Opened to write only where a step after gives an ordered to-many's
                     // members positions: in key order, or 1, 2, 3… in their order.)
-                    let ordering = run.trailing.contains {
-                        !$0.inKeyOrder.isEmpty || !$0.keptInOrder.isEmpty || !$0.membersLinkedFirst.isEmpty
-                    }
+                    let ordering = run.trailing.contains(where: \.givesPositions)
                     let store = try Store.open(
                         at: temporary, model: last.destination, mode: ordering ? .readWrite : .readOnly)
                     for i in run.trailing.indices {
