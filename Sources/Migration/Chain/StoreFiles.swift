@@ -173,10 +173,19 @@ enum StoreFiles {
     static func followingLink(_ path: String) -> String {
         var path = path
         for _ in 0..<32 {  // SQLite's limit too; a loop ends as a missing store
-            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: path) else { break }
+            guard let target = linkTarget(path) else { break }
             path = target.hasPrefix("/") ? target : (directory(of: path) as NSString).appendingPathComponent(target)
         }
         return path
+    }
+
+    /// What the symbolic link at `path` names, or nil where `path` is not one (most
+    /// stores: `readlink` answers without an error thrown for each).
+    private static func linkTarget(_ path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink(path, &buffer, buffer.count - 1)
+        guard length > 0 else { return nil }
+        return String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     static func openElsewhere(_ path: String) -> String {
