@@ -335,9 +335,14 @@ import TestSupport
     static func run(
         _ mapping: MappingModel, _ v1: ObjectModel, _ v2: ObjectModel, source: String, to path: String,
         pushdown: Bool, policies: PolicyRegistry = PolicyRegistry(), sourceIsWellTyped: Bool = false,
-        sqlChunkRows: Int? = nil, after: (MigrationManager) -> Void = { _ in }
+        sqlChunkRows: Int? = nil, associationRunsInMemory: Int? = nil, after: (MigrationManager) -> Void = { _ in }
     ) throws -> (Outcome, MigrationReport?) {
         var options = MigrationOptions(chunkSize: 700, pushdown: pushdown)
+        if let associationRunsInMemory {
+            options.associationRunsInMemory = associationRunsInMemory
+            // (So that `after` finds the associations, which it then releases.)
+            options.keepsResults = true
+        }
         if let sqlChunkRows {
             // (Many chunks, each from the second on checked ahead and written without a check.)
             options.sqlChunkRows = sqlChunkRows
@@ -358,7 +363,7 @@ import TestSupport
         }
     }
 
-    /// ``run(_:_:_:source:to:pushdown:policies:after:)`` with the interpreter
+    /// `run(…)` with the interpreter
     /// (`i<name>.sqlite`) and with SQL (`s<name>.sqlite`).
     static func bothWays(
         _ mapping: MappingModel, _ v1: ObjectModel, _ v2: ObjectModel, source: String, in directory: TemporaryDirectory,

@@ -56,10 +56,11 @@ final class EntityMappingRunner {
     /// Whether stage 1, run as SQL, checked every rule of its rows' attributes as it wrote
     /// them, and none was broken (``SQLMappingPlan/validation``).
     var attributesValidated = false
-    /// The association of a stage 1 run as SQL with counted keys, in runs, until a
-    /// statement needs it as its keys table (``writeKeysTableIfNeeded()``): the links of
-    /// the mapping whose rows hold the keys mostly need none.
-    var unwrittenKeyRuns: [KeyRun]?
+    /// Whether stage 1 ran as SQL with counted keys and its keys table is not written yet:
+    /// it is written from the associations when a statement needs it
+    /// (``writeKeysTableIfNeeded()``); the links of the mapping whose rows hold the keys
+    /// mostly need none.
+    var keysTableUnwritten = false
     /// Whether its keys table exists: stage 1 ran as SQL, or wrote it afterwards.
     var hasKeysTable: Bool {
         if execution.instancesAsSQL { return true }
@@ -404,7 +405,7 @@ final class EntityMappingRunner {
 
     /// Stage 2: one `createRelationships` per associated destination instance, then end.
     func createAllRelationships(
-        associations count: Int, destination: (Int) -> (entity: String, key: Int64),
+        associations count: Int, destination: (Int) throws(MigrationError) -> (entity: String, key: Int64),
         progress: (Int, Int?, Double) -> Void
     ) throws(MigrationError) {
         // The default policy without relationship mappings does nothing per instance.
@@ -418,7 +419,7 @@ final class EntityMappingRunner {
             }
             let started = ContinuousClock.now
             for position in 0..<count {
-                let (entity, key) = destination(position)
+                let (entity, key) = try destination(position)
                 let object: ManagedObject
                 do {
                     object = try manager.destinationContext.object(entityName: entity, primaryKey: key)

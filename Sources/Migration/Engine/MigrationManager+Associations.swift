@@ -48,6 +48,23 @@ extension MigrationManager {
         runner.report.destinationInstances += count
     }
 
+    /// Forgets the associations `runner` recorded: its stage 1 starts again.
+    func forgetAssociations(of runner: EntityMappingRunner) {
+        runner.report.destinationInstances -= associations[runner.index].count
+        associations[runner.index].removeAll()
+    }
+
+    /// `body`'s lookup in the associations, whose scratch database (where a large table
+    /// keeps most of its runs) may fail to be read.
+    func lookUp<T>(_ body: () throws(SQLiteError) -> T) throws(MigrationError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw MigrationError(
+                .destinationStore, "cannot read the associations' scratch database: \(error)", underlying: error)
+        }
+    }
+
     /// How many more rows a row inserter may write before ``saveIfNeeded()`` saves, if
     /// nothing else changes in the destination context meanwhile.
     func rowsBeforeSave() -> Int {
@@ -67,7 +84,9 @@ extension MigrationManager {
         for object in sourceInstances {
             guard let entity = sourceEntityIndex[object.entity.name] else { continue }
             for t in tables {
-                for d in associations[t].destinations(ofSource: entity, key: object.objectID.primaryKey) {
+                for d in try lookUp({ () throws(SQLiteError) in
+                    try associations[t].destinations(ofSource: entity, key: object.objectID.primaryKey)
+                }) {
                     let id = try destinationContext.objectID(
                         entityName: destinationModel.entities[Int(d.entity)].name, primaryKey: d.key)
                     if seen.insert(id).inserted { result.append(try destinationContext.object(with: id)) }
@@ -88,7 +107,9 @@ extension MigrationManager {
         for object in destinationInstances {
             guard let entity = destinationEntityIndex[object.entity.name] else { continue }
             for t in tables {
-                for s in associations[t].sources(ofDestination: entity, key: object.objectID.primaryKey) {
+                for s in try lookUp({ () throws(SQLiteError) in
+                    try associations[t].sources(ofDestination: entity, key: object.objectID.primaryKey)
+                }) {
                     let id = try sourceContext.objectID(
                         entityName: sourceModel.entities[Int(s.entity)].name, primaryKey: s.key)
                     if seen.insert(id).inserted { result.append(try sourceContext.object(with: id)) }

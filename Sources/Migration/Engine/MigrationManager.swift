@@ -343,7 +343,9 @@ public final class MigrationManager: KeyValueCoding {
         let sourceTables = sourceModel.entities.map { tableIndex(source.layout, $0.name) }
         let destinationTables = destinationModel.entities.map { tableIndex(destination.layout, $0.name) }
         associations = prepared.entityMappings.map { _ in
-            AssociationTable(sourceTables: sourceTables, destinationTables: destinationTables)
+            AssociationTable(
+                sourceTables: sourceTables, destinationTables: destinationTables,
+                spillsAfter: options.associationRunsInMemory)
         }
         sqlLinksWritten = []
         interpretedLinks = false
@@ -397,8 +399,10 @@ public final class MigrationManager: KeyValueCoding {
             try runner.stage { () throws(MigrationError) in
                 try runner.createAllRelationships(
                     associations: associationCount(runner),
-                    destination: { position in
-                        let d = self.associations[runner.index][position].destination
+                    destination: { position throws(MigrationError) in
+                        let d = try self.lookUp { () throws(SQLiteError) in
+                            try self.associations[runner.index].destinations.object(at: position)
+                        }
                         return (self.destinationModel.entities[Int(d.entity)].name, d.key)
                     }
                 ) { rows, total, rate in
@@ -482,7 +486,8 @@ public final class MigrationManager: KeyValueCoding {
             let key = Int64(object[object.index(after: slash)...]),
             let entity = destinationEntityIndex[String(object[..<slash])]
         else { return nil }
-        for runner in runners where !associations[runner.index].sources(ofDestination: entity, key: key).isEmpty {
+        for runner in runners
+        where (try? associations[runner.index].sources(ofDestination: entity, key: key).isEmpty) == false {
             return runner.mapping.name
         }
         return nil

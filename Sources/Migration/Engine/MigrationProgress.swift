@@ -79,6 +79,9 @@ public struct MigrationOptions: Sendable, Hashable {
     /// Whether the rows of a store from elsewhere are checked ahead of the statements that
     /// write them (``CheckAhead``).
     var checkAhead = CheckAhead.Mode.beside
+    /// The runs a side of an entity mapping's associations keeps in memory before it moves
+    /// them to its scratch database (smaller in tests, to read most of them from there).
+    var associationRunsInMemory = AssociationTable.runsInMemory
 
     public init(chunkSize: Int = 5_000, chunkBytes: Int = 32 << 20, pushdown: Bool = true, keepsResults: Bool = false) {
         self.chunkSize = max(1, chunkSize)

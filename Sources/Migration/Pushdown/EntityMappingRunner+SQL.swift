@@ -18,7 +18,23 @@ extension EntityMappingRunner {
     {
         let context = manager.destinationContext
         let database = context.store.database
+        guard
+            let entities = manager.associationEntities(
+                source: prepared.sourceEntity!.name, destination: plan.destinationEntity)
+        else {
+            execution.instancesReason = "its entities are not in the models' association tables"
+            return false
+        }
         let pairs = KeyPairs()
+        // (The pairs go to the association as each chunk is written: the key pairs stay
+        // as small as a chunk, and the association keeps most of a large table on disk.)
+        pairs.record = { [unowned self] run in
+            run.forEachStretch { source, destination, count in
+                manager.associate(
+                    source: (entities.source, source), destination: (entities.destination, destination),
+                    count: count, runner: self)
+            }
+        }
         let written: Range<Int64>
         // Keys of links to mappings whose key tables exist by now.
         let prelinks = (manager.prelinks[index] ?? []).filter { manager.runner(at: $0.keysOf).hasKeysTable }
@@ -77,6 +93,10 @@ extension EntityMappingRunner {
                     .destinationStore, "cannot write the \(plan.destinationEntity) rows with SQL: \(error)",
                     underlying: error)
         }
+        if pairs.guarded != nil || pairs.sqlFailure != nil {
+            // The interpreter runs the mapping, and associates its instances itself.
+            manager.forgetAssociations(of: self)
+        }
         if let guarded = pairs.guarded {
             execution.instancesAsSQL = false
             execution.evaluations = 0
@@ -91,17 +111,7 @@ extension EntityMappingRunner {
             execution.instancesReason = "SQLite refused the statement (\(failure))"
             return false
         }
-        if let entities = manager.associationEntities(
-            source: prepared.sourceEntity!.name, destination: plan.destinationEntity)
-        {
-            for run in pairs.runs {
-                run.forEachStretch { source, destination, count in
-                    manager.associate(
-                        source: (entities.source, source), destination: (entities.destination, destination),
-                        count: count, runner: self)
-                }
-            }
-        }
+        pairs.recordRuns()
         report.sourceInstances += written.count
         writtenKeys = written
         attributesValidated = pairs.validated && !pairs.invalid
@@ -251,7 +261,7 @@ extension EntityMappingRunner {
                 "CREATE TEMP VIEW remodel_keys_\(index) AS SELECT Z_PK AS source, Z_PK + \(offset.partialValue) AS destination "
                     + "FROM src.\(plan.sourceTable) WHERE Z_ENT = \(plan.sourceEntityNumber)")
         } else {
-            unwrittenKeyRuns = pairs.runs
+            keysTableUnwritten = true
         }
         return pairs.count
     }
@@ -540,6 +550,7 @@ extension EntityMappingRunner {
                 return false
             }
             done += database.changes
+            pairs.recordRuns()
             try manager.checkCancelled()
             progress(done, total, Double(done) / max(1e-9, (ContinuousClock.now - started).seconds))
             if to >= keys.upperBound { break }
@@ -566,14 +577,8 @@ extension EntityMappingRunner {
         func forEachStretch<E: Error>(_ body: (_ source: Int64, _ destination: Int64, _ count: Int) throws(E) -> Void)
             throws(E)
         {
-            guard mask != 0 else { return try body(source, destination, count) }
-            var bits = mask, done = 0
-            while bits != 0 {
-                let first = bits.trailingZeroBitCount
-                let ones = (~(bits >> UInt64(first))).trailingZeroBitCount
-                try body(source + Int64(first), destination + Int64(done), ones)
-                done += ones
-                bits &= ~((UInt64.max >> UInt64(64 - ones)) << UInt64(first))
+            try KeyWindow.forEachStretch(count: count, mask: mask) { distance, offset, n throws(E) in
+                try body(source + Int64(distance), destination + Int64(offset), n)
             }
         }
     }
@@ -596,6 +601,15 @@ extension EntityMappingRunner {
         /// Whether the statements that wrote the rows checked the rules of their
         /// attributes (``SQLMappingPlan/validatesAttributes``).
         var validated = false
+        /// Where ``recordRuns()`` hands the runs recorded so far.
+        var record: ((KeyRun) -> Void)?
+
+        /// Hands the runs recorded so far to ``record``, and forgets them.
+        func recordRuns() {
+            guard let record else { return }
+            for run in counter.runs { record(run) }
+            counter.runs.removeAll(keepingCapacity: true)
+        }
 
         var runs: [KeyRun] {
             get { counter.runs }
@@ -781,11 +795,16 @@ extension EntityMappingRunner {
         }
     }
 
-    /// Writes its keys table from ``unwrittenKeyRuns``, if it has not been written.
+    /// Writes its keys table from its associations, if it has not been written.
     func writeKeysTableIfNeeded() throws(SQLiteError) {
-        guard let runs = unwrittenKeyRuns else { return }
-        unwrittenKeyRuns = nil
-        try SQLLink.createKeysTable(index, from: runs, in: manager.destinationContext.store.database)
+        guard keysTableUnwritten else { return }
+        keysTableUnwritten = false
+        let table = manager.associations[index]
+        try SQLLink.createKeysTable(index, in: manager.destinationContext.store.database) { write throws(SQLiteError) in
+            try table.forEachStretch { source, destination, count throws(SQLiteError) in
+                try write(source.key, destination.key, count)
+            }
+        }
     }
 
     /// The keys tables a link's statements join: this mapping's and its target's.
@@ -922,7 +941,7 @@ extension EntityMappingRunner {
                 // Every row of the source entity rather than the keys table: a superset of
                 // the rows migrated when the table is not written yet, and the same rows
                 // when the keys are an offset (a view whose join would look each row up).
-                let everyRow = (unwrittenKeyRuns != nil || keyOffset != nil) && dangling.canCheckEveryRow
+                let everyRow = (keysTableUnwritten || keyOffset != nil) && dangling.canCheckEveryRow
                 if !everyRow { try writeKeysTableIfNeeded() }
                 let statement = try context.store.database.prepare(
                     dangling.sql(

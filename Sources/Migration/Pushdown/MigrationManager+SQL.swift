@@ -136,22 +136,27 @@ extension MigrationManager {
             let d = runner.prepared.destinationEntity.flatMap({ destinationEntityIndex[$0.name] })
         else { return }
         let table = associations[runner.index]
-        let pairs = EntityMappingRunner.KeyPairs()
-        var last = Int64.min
-        for position in 0..<table.count {
-            let (source, destination) = table[position]
-            guard source.entity == s, destination.entity == d, source.key > last else {
-                let entities = (sourceModel.entities[Int(s)].name, destinationModel.entities[Int(d)].name)
-                runner.keysFromAssociations = .failure(
-                    SQLTranslator.Refusal("did not make one \(entities.1) per \(entities.0)"))
-                return
-            }
-            last = source.key
-            pairs.append(source: source.key, destination: destination.key)
-        }
+        var refusal: SQLTranslator.Refusal?
         do {
             try save()
-            try SQLLink.createKeysTable(runner.index, from: pairs.runs, in: database)
+            var last = Int64.min
+            try SQLLink.createKeysTable(runner.index, in: database) { write throws(SQLiteError) in
+                try table.forEachStretch { source, destination, count throws(SQLiteError) in
+                    guard refusal == nil else { return }
+                    guard source.entity == s, destination.entity == d, source.key > last else {
+                        let entities = (sourceModel.entities[Int(s)].name, destinationModel.entities[Int(d)].name)
+                        refusal = SQLTranslator.Refusal("did not make one \(entities.1) per \(entities.0)")
+                        return
+                    }
+                    last = source.key + Int64(count - 1)
+                    try write(source.key, destination.key, count)
+                }
+            }
+            if let refusal {
+                try database.execute("DROP TABLE \(SQLLink.keysTable(runner.index))")
+                runner.keysFromAssociations = .failure(refusal)
+                return
+            }
         } catch let error as MigrationError {
             throw error
         } catch {

@@ -221,23 +221,24 @@ struct SQLLink {
 
     static func keysTable(_ index: Int) -> String { "temp.remodel_keys_\(index)" }
 
-    /// Creates the key table of the entity mapping at `index` from runs of consecutive
-    /// keys on both sides.
+    /// Creates the keys table of entity mapping `index` and writes to it the stretches
+    /// `write` gives: `count` sources with consecutive keys from `source`, each made the
+    /// destination with the key as many after `destination`.
     static func createKeysTable(
-        _ index: Int, from runs: [EntityMappingRunner.KeyRun], in database: Database
+        _ index: Int, in database: Database,
+        from write: ((_ source: Int64, _ destination: Int64, _ count: Int) throws(SQLiteError) -> Void)
+            throws(SQLiteError) -> Void
     ) throws(SQLiteError) {
         try database.execute(
             "CREATE TEMP TABLE \(keysTable(index)) (source INTEGER PRIMARY KEY, destination INTEGER NOT NULL)")
         let fill = try database.prepare(
             "WITH RECURSIVE r(k) AS (SELECT ?1 UNION ALL SELECT k + 1 FROM r WHERE k < ?2) INSERT INTO \(keysTable(index)) SELECT k, k - ?1 + ?3 FROM r"
         )
-        for run in runs {
-            try run.forEachStretch { (source, destination, count) throws(SQLiteError) in
-                try fill.bind(source, at: 1)
-                try fill.bind(source + Int64(count - 1), at: 2)
-                try fill.bind(destination, at: 3)
-                try fill.run()
-            }
+        try write { source, destination, count throws(SQLiteError) in
+            try fill.bind(source, at: 1)
+            try fill.bind(source + Int64(count - 1), at: 2)
+            try fill.bind(destination, at: 3)
+            try fill.run()
         }
     }
 
