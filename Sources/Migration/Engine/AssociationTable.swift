@@ -19,6 +19,9 @@ import ObjectGraph
 /// indexed by position and by key; lookups there are a query, and lookups in order read
 /// the run they found again without one.
 struct AssociationTable {
+    /// An object on one side: its entity's index in its model, and its primary key.
+    typealias Object = (entity: UInt16, key: Int64)
+
     /// The runs a side keeps in memory before it moves them to its scratch database.
     static let runsInMemory = 1 << 16
 
@@ -194,7 +197,7 @@ struct AssociationTable {
         }
 
         /// The object at `position`.
-        func object(at position: Int) throws(SQLiteError) -> (entity: UInt16, key: Int64) {
+        func object(at position: Int) throws(SQLiteError) -> Object {
             let run = try run(containing: position)
             return (run.entity, run.key(at: position - run.start))
         }
@@ -270,44 +273,35 @@ struct AssociationTable {
         destinations = Side(tableOfEntity: destinations.tableOfEntity, spillsAfter: destinations.spillsAfter)
     }
 
-    mutating func associate(source: (entity: UInt16, key: Int64), destination: (entity: UInt16, key: Int64)) {
+    mutating func associate(source: Object, destination: Object) {
         sources.append(entity: source.entity, key: source.key)
         destinations.append(entity: destination.entity, key: destination.key)
     }
 
     /// Associates `count` sources with consecutive keys from `source.key` with as many
     /// destinations with consecutive keys from `destination.key`, pair by pair.
-    mutating func associate(source: (entity: UInt16, key: Int64), destination: (entity: UInt16, key: Int64), count: Int)
-    {
+    mutating func associate(source: Object, destination: Object, count: Int) {
         sources.append(entity: source.entity, key: source.key, count: count)
         destinations.append(entity: destination.entity, key: destination.key, count: count)
     }
 
     /// The destinations associated with a source, in the order they were associated.
-    mutating func destinations(ofSource entity: UInt16, key: Int64) throws(SQLiteError) -> [(
-        entity: UInt16, key: Int64
-    )] {
-        var result: [(entity: UInt16, key: Int64)] = []
-        for position in try sources.positions(entity: entity, key: key) {
-            result.append(try destinations.object(at: position))
+    mutating func destinations(ofSource entity: UInt16, key: Int64) throws(SQLiteError) -> [Object] {
+        try sources.positions(entity: entity, key: key).map { position throws(SQLiteError) in
+            try destinations.object(at: position)
         }
-        return result
     }
 
     /// The sources associated with a destination, in the order they were associated.
-    mutating func sources(ofDestination entity: UInt16, key: Int64) throws(SQLiteError) -> [(
-        entity: UInt16, key: Int64
-    )] {
-        var result: [(entity: UInt16, key: Int64)] = []
-        for position in try destinations.positions(entity: entity, key: key) {
-            result.append(try sources.object(at: position))
+    mutating func sources(ofDestination entity: UInt16, key: Int64) throws(SQLiteError) -> [Object] {
+        try destinations.positions(entity: entity, key: key).map { position throws(SQLiteError) in
+            try sources.object(at: position)
         }
-        return result
     }
 
     /// The association at `position`.
     func association(at position: Int) throws(SQLiteError) -> (
-        source: (entity: UInt16, key: Int64), destination: (entity: UInt16, key: Int64)
+        source: Object, destination: Object
     ) {
         (try sources.object(at: position), try destinations.object(at: position))
     }
@@ -316,7 +310,7 @@ struct AssociationTable {
     /// have consecutive keys, in order of position: `count` sources from `source` made as
     /// many destinations from `destination`, pair by pair.
     func forEachStretch(
-        _ body: (_ source: (entity: UInt16, key: Int64), _ destination: (entity: UInt16, key: Int64), _ count: Int)
+        _ body: (_ source: Object, _ destination: Object, _ count: Int)
             throws(SQLiteError) -> Void
     ) throws(SQLiteError) {
         try sources.forEachRun { run throws(SQLiteError) in
