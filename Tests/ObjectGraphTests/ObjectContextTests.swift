@@ -127,8 +127,11 @@ final class TemporaryStore {
     /// does not hold is not kept, and ``AttributeCoercion/keepsDecimal(_:)`` says so.
     @Test func aDecimalAttributeWritesBackTheDoubleItRead() throws {
         var random = SeededGenerator(seed: 7)
+        // (With magnitudes past 1e127, whose text Foundation's parser refuses: 8.7e+144 is
+        // read as 87 followed by 16 zeros, times 10^127.)
         let doubles =
             [19.99, 0.1, 1e-5, 860162.112142062, -2.5e-7, 1e20, 123456789.123456789]
+            + [1e128, 8.7e144, 2.9e144 * 3, -1.2345678901234567e150, 9.87654321e164, 1.7976931348623157e164]
             + (0..<2000).map { _ in Double.random(in: -1e9...1e9, using: &random) }
         for d in doubles {
             let decimal = try #require(Value.decimal(describing: d))
@@ -137,7 +140,9 @@ final class TemporaryStore {
             #expect(EntityBinding.sqliteValue(.decimal(decimal), as: .decimal) == .real(d), "\(d)")
         }
         #expect(Value.double(Decimal(string: "19.99")!) == 19.99)
-        for kept in [Double.nan, .infinity, -0.0, 1e300] { #expect(!AttributeCoercion.keepsDecimal(kept), "\(kept)") }
+        for kept in [Double.nan, .infinity, -0.0, 1e300, 1e166, 1e-130] {
+            #expect(!AttributeCoercion.keepsDecimal(kept), "\(kept)")
+        }
         // An infinity given to a Decimal attribute is NaN, as NSDecimalNumber makes it
         // (Foundation's Decimal(Double) stopped the program on it).
         for infinity in [Double.infinity, -.infinity] {
@@ -162,7 +167,7 @@ final class TemporaryStore {
             let d = Double(bitPattern: UInt64.random(in: 0...UInt64.max, using: &random))
             if d.isFinite { doubles.append(d) }
         }
-        for exponent in -130...130 {
+        for exponent in -130...170 {
             for _ in 0..<40 {
                 doubles.append(Double.random(in: 1..<10, using: &random) * pow(10, Double(exponent)))
             }
@@ -176,7 +181,7 @@ final class TemporaryStore {
     /// context reads it, the same from a row and from a SQL function's argument (as a
     /// migration's SQL hands a row to the interpreter): a decimal from an integer as
     /// itself, from numeric text as its number and other text as 0, from a double as its
-    /// shortest text says (0 where no Decimal holds it); a UUID from 16 bytes or text, in
+    /// shortest text says, past 1e127 too (0 where no Decimal holds it); a UUID from 16 bytes or text, in
     /// capitals, and from other bytes as data.
     @Test func decimalsAndUUIDsAreReadFromEveryStorageClass() throws {
         let database = try Database(path: ":memory:")
@@ -185,6 +190,9 @@ final class TemporaryStore {
             ("9007199254740993", .decimal, .decimal(Decimal(string: "9007199254740993")!)),
             ("19.99", .decimal, .decimal(Decimal(string: "19.99")!)), ("'12.50'", .decimal, .decimal(12.5)),
             ("'twelve'", .decimal, .decimal(0)), ("1e300", .decimal, .decimal(0)), ("x'3132'", .decimal, .decimal(12)),
+            // (Past a Decimal's largest exponent, 127, in the digits of its mantissa.)
+            ("8.7e144", .decimal, .decimal(Decimal(string: "870000000000000000e127")!)),
+            ("'-1.5E+130'", .decimal, .decimal(Decimal(string: "-1500e127")!)),
             ("NULL", .uuid, .null),
             ("'c9f4a6e2-0b1d-4c3e-9f7a-12ab34cd56ef'", .uuid, "C9F4A6E2-0B1D-4C3E-9F7A-12AB34CD56EF"),
             ("x'000102030405060708090a0b0c0d0e0f'", .uuid, "00010203-0405-0607-0809-0A0B0C0D0E0F"),

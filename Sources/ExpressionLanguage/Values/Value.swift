@@ -169,7 +169,35 @@ extension Value {
     /// nearest 0.1): what a Decimal attribute reads from its column; nil where a Decimal
     /// cannot hold that text.
     public static func decimal(describing double: Double) -> Decimal? {
-        Decimal(string: numberDescription(double))
+        decimal(parsing: numberDescription(double))
+    }
+
+    /// The decimal `text` spells (`-1.5`, `8.7e+144`), exactly; nil where a Decimal cannot
+    /// hold it. Foundation's parser refuses an exponent past a Decimal's largest, 127,
+    /// even where the digits and the zeros they need fit its mantissa of 38 digits: the
+    /// 8.7e+144 a store may hold is 87 followed by 16 zeros, times 10^127. Such a text is
+    /// parsed with its exponent folded into its digits so.
+    public static func decimal(parsing text: String) -> Decimal? {
+        if let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) { return decimal }
+        let parts = text.lowercased().split(separator: "e", omittingEmptySubsequences: false)
+        guard parts.count == 2, let exponent = Int(parts[1].hasPrefix("+") ? parts[1].dropFirst() : parts[1]) else {
+            return nil
+        }
+        var number = parts[0]
+        let sign = number.first == "-" ? "-" : ""
+        if number.first == "-" || number.first == "+" { number = number.dropFirst() }
+        let point = number.split(separator: ".", omittingEmptySubsequences: false)
+        guard point.count <= 2, point.allSatisfy({ $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }) else {
+            return nil
+        }
+        let fraction = point.count == 2 ? point[1] : ""
+        let digits = String((point[0] + fraction).drop { $0 == "0" })
+        // (The exponent of the digits read as an integer.)
+        let (scale, overflow) = exponent.subtractingReportingOverflow(fraction.count)
+        guard !overflow, !digits.isEmpty, scale > 127, digits.count + (scale - 127) <= 38 else { return nil }
+        return Decimal(
+            string: sign + digits + String(repeating: "0", count: scale - 127) + "e127",
+            locale: Locale(identifier: "en_US_POSIX"))
     }
 
     /// The decimal a double is, digit for digit as Foundation converts it; NaN for NaN

@@ -206,9 +206,9 @@ final class EntityBinding {
     /// class with one lookup; text by its pointer, which is nil only for NULL. A decimal
     /// is read from the storage class it has: an integer as itself, text as the number it
     /// spells (0 if none), a double (or a blob, as SQLite converts it) as the decimal its
-    /// shortest text says (``Value/decimal(describing:)``: written back, the same double),
-    /// 0 where no Decimal holds it. A UUID is read from 16 bytes, or from text, in capitals;
-    /// other bytes are read as data.
+    /// shortest text says (``Value/decimal(describing:)``: written back, the same double;
+    /// past 1e127 too), 0 where no Decimal holds it. A UUID is read from 16 bytes, or from
+    /// text, in capitals; other bytes are read as data.
     @inline(__always)
     static func read(_ value: OpaquePointer?, as type: AttributeType) -> Value? {
         switch type {
@@ -235,7 +235,7 @@ final class EntityBinding {
             case SQLITE_NULL: return .null
             case SQLITE_INTEGER: return .decimal(Decimal(sqlite3_value_int64(value)))
             case SQLITE_TEXT:
-                return .decimal(Decimal(string: text(of: value), locale: Locale(identifier: "en_US_POSIX")) ?? 0)
+                return .decimal(Value.decimal(parsing: text(of: value)) ?? 0)
             default: return .decimal(Value.decimal(describing: sqlite3_value_double(value)) ?? 0)
             }
         case .uuid:
