@@ -348,7 +348,7 @@ final class SpilledRuns {
         database = try Database(path: "")
         try database.execute("PRAGMA journal_mode = OFF")
         try database.execute("PRAGMA synchronous = OFF")
-        try database.execute("PRAGMA cache_size = -512")
+        try database.execute("PRAGMA cache_size = -128")
         try database.execute(
             "CREATE TABLE run (start INTEGER PRIMARY KEY, tbl INTEGER NOT NULL, entity INTEGER NOT NULL, "
                 + "key INTEGER NOT NULL, count INTEGER NOT NULL, mask INTEGER NOT NULL)")

@@ -342,10 +342,10 @@ public final class MigrationManager: KeyValueCoding {
         contexts = (sourceContext, destinationContext)
         let sourceTables = sourceModel.entities.map { tableIndex(source.layout, $0.name) }
         let destinationTables = destinationModel.entities.map { tableIndex(destination.layout, $0.name) }
+        let runsInMemory = max(1, options.associationRunsInMemory / max(1, 2 * prepared.entityMappings.count))
         associations = prepared.entityMappings.map { _ in
             AssociationTable(
-                sourceTables: sourceTables, destinationTables: destinationTables,
-                spillsAfter: options.associationRunsInMemory)
+                sourceTables: sourceTables, destinationTables: destinationTables, spillsAfter: runsInMemory)
         }
         sqlLinksWritten = []
         interpretedLinks = false

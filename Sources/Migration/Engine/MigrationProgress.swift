@@ -79,9 +79,11 @@ public struct MigrationOptions: Sendable, Hashable {
     /// Whether the rows of a store from elsewhere are checked ahead of the statements that
     /// write them (``CheckAhead``).
     var checkAhead = CheckAhead.Mode.beside
-    /// The runs a side of an entity mapping's associations keeps in memory before it moves
-    /// them to its scratch database (smaller in tests, to read most of them from there).
-    var associationRunsInMemory = AssociationTable.runsInMemory
+    /// The runs the associations of a run keep in memory, the two sides of every entity
+    /// mapping's together, each side its share, before a side moves its runs to its
+    /// scratch database (smaller in tests, to read most of them from there): a run of many
+    /// entity mappings keeps no more in memory than a run of one.
+    var associationRunsInMemory = 2 * AssociationTable.runsInMemory
 
     public init(chunkSize: Int = 5_000, chunkBytes: Int = 32 << 20, pushdown: Bool = true, keepsResults: Bool = false) {
         self.chunkSize = max(1, chunkSize)
