@@ -87,6 +87,18 @@ private func namesOfVariables(_ walk: ((FormatExpression) -> Void) -> Void) -> [
     return names
 }
 
+/// `list` with each element replaced by what `transform` makes of it; nil where it gives
+/// nil for one (``FormatExpression/mappingChildren(_:predicates:)``).
+private func mappingEach<Element>(_ list: [Element], _ transform: (Element) -> Element?) -> [Element]? {
+    var mapped: [Element] = []
+    mapped.reserveCapacity(list.count)
+    for element in list {
+        guard let element = transform(element) else { return nil }
+        mapped.append(element)
+    }
+    return mapped
+}
+
 extension FormatExpression {
     /// This expression with each expression directly inside it replaced by what
     /// `expression` makes of it, and each predicate (a TERNARY's, a SUBQUERY's) by what
@@ -98,14 +110,7 @@ extension FormatExpression {
         _ expression: (FormatExpression) -> FormatExpression?,
         predicates predicate: (FormatPredicate) -> FormatPredicate?
     ) -> FormatExpression? {
-        func all(_ list: [FormatExpression]) -> [FormatExpression]? {
-            var mapped: [FormatExpression] = []
-            for element in list {
-                guard let element = expression(element) else { return nil }
-                mapped.append(element)
-            }
-            return mapped
-        }
+        func all(_ list: [FormatExpression]) -> [FormatExpression]? { mappingEach(list, expression) }
         switch kind {
         case .constant, .evaluatedObject, .variable, .anyKey, .keyPath(nil, _):
             return self
@@ -155,14 +160,7 @@ extension FormatPredicate {
         _ expression: (FormatExpression) -> FormatExpression?,
         predicates predicate: (FormatPredicate) -> FormatPredicate?
     ) -> FormatPredicate? {
-        func all(_ list: [FormatPredicate]) -> [FormatPredicate]? {
-            var mapped: [FormatPredicate] = []
-            for element in list {
-                guard let element = predicate(element) else { return nil }
-                mapped.append(element)
-            }
-            return mapped
-        }
+        func all(_ list: [FormatPredicate]) -> [FormatPredicate]? { mappingEach(list, predicate) }
         switch kind {
         case .constant:
             return self

@@ -178,7 +178,9 @@ extension Value {
     /// 8.7e+144 a store may hold is 87 followed by 16 zeros, times 10^127. Such a text is
     /// parsed with its exponent folded into its digits so.
     public static func decimal(parsing text: String) -> Decimal? {
-        if let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) { return decimal }
+        // (No locale: a point separates the fraction, as in a POSIX locale, without one
+        // made for each value read.)
+        if let decimal = Decimal(string: text) { return decimal }
         let parts = text.lowercased().split(separator: "e", omittingEmptySubsequences: false)
         guard parts.count == 2, let exponent = Int(parts[1].hasPrefix("+") ? parts[1].dropFirst() : parts[1]) else {
             return nil
@@ -195,9 +197,7 @@ extension Value {
         // (The exponent of the digits read as an integer.)
         let (scale, overflow) = exponent.subtractingReportingOverflow(fraction.count)
         guard !overflow, !digits.isEmpty, scale > 127, digits.count + (scale - 127) <= 38 else { return nil }
-        return Decimal(
-            string: sign + digits + String(repeating: "0", count: scale - 127) + "e127",
-            locale: Locale(identifier: "en_US_POSIX"))
+        return Decimal(string: sign + digits + String(repeating: "0", count: scale - 127) + "e127")
     }
 
     /// The decimal a double is, digit for digit as Foundation converts it; NaN for NaN
